@@ -1,0 +1,148 @@
+"""Named agents for any game: generic agents, each game's partner bots, populations, baselines.
+
+An agent spec is a string::
+
+    random                       uniformly random legal actions (every game)
+    <bot>                        a partner bot of the game (``tom-envs list`` shows them)
+    population:<name>            a bot drawn from a named population at every episode (seeded)
+    rmax                         tabular RMax (baselines/rmax.py)
+    <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str)
+    module.path:Class            any importable Agent class (keyword arguments after a further ':')
+
+The partner registry is therefore the game modules' ``bot_names``/``make_bot``/``populations``,
+read through :data:`tom_envs.registration.GAMES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from tom_envs.core.agents import Agent, AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
+from tom_envs.core.game import GameBundle
+from tom_envs.registration import GameSpec
+
+#: Generic agents that work in every game, by name -> "module:attr" entry point.
+GENERIC_AGENTS: dict[str, tuple[str, str]] = {
+    "random": ("tom_envs.core.agents:RandomAgent", "uniformly random legal actions"),
+    "rmax": ("baselines.rmax:RMaxAgent", "tabular RMax with a frequency-count partner model"),
+}
+
+
+def _load(entry: str) -> Callable[..., Any]:
+    module, _, attr = entry.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"rmax:known_threshold=2:gamma=0.9"`` -> ``("rmax", {"known_threshold": 2, "gamma": 0.9})``."""
+    parts = spec.split(":")
+    head = parts[0]
+    rest = parts[1:]
+    if head == "population" and rest:
+        head, rest = f"population:{rest[0]}", rest[1:]
+    elif "." in head and rest and "=" not in rest[0]:
+        head, rest = f"{head}:{rest[0]}", rest[1:]
+    kwargs = {}
+    for item in rest:
+        key, eq, val = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"agent spec {spec!r}: expected key=value after ':', got {item!r}")
+        kwargs[key] = _value(val)
+    return head, kwargs
+
+
+class PopulationAgent(BaseAgent):
+    """Plays as one member of a population, drawn anew (from the episode seed) each episode.
+
+    ``current`` is the member playing this episode (evaluation reads its exact policy from it).
+    """
+
+    def __init__(self, name: str, members: list[str], factory: Callable[[str], Agent]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError(f"population {name!r} is empty")
+        self.name = f"population:{name}"
+        self.members = members
+        self._agents = {m: factory(m) for m in members}
+        self.current: Agent = self._agents[members[0]]
+
+    def reset(self, info: EpisodeInfo) -> None:
+        """Draw this episode's member, then reset it."""
+        super().reset(info)
+        member = self.members[int(self.rng.integers(len(self.members)))]
+        self.current = self._agents[member]
+        self.current.reset(info)
+
+    def act(self, turn: Turn) -> int | AgentAction:
+        """The current member acts."""
+        return self.current.act(turn)
+
+    def end_episode(self, turn: Turn) -> None:
+        """Forward to the current member."""
+        end = getattr(self.current, "end_episode", None)
+        if end is not None:
+            end(turn)
+
+
+def make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
+    """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
+    head, kwargs = parse_spec(spec)
+    module = game.load()
+    bundle = bundle or module.make_bundle(**game.kwargs)
+    if head.startswith("population:"):
+        pop = head.split(":", 1)[1]
+        pops = module.populations(**game.kwargs)
+        if pop not in pops:
+            raise KeyError(f"{game.name} has no population {pop!r}; choose from {sorted(pops)}")
+        return PopulationAgent(pop, pops[pop], lambda m: make_agent(m, game, bundle))
+    if head in module.bot_names(**game.kwargs):  # a game's own bot wins over a generic name
+        if kwargs:
+            raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")
+        return module.make_bot(head, bundle)
+    if head in GENERIC_AGENTS:
+        return _load(GENERIC_AGENTS[head][0])(**kwargs)
+    if ":" in head and "." in head.split(":")[0]:
+        return _load(head)(**kwargs)
+    raise KeyError(
+        f"unknown agent {spec!r} for {game.name}; generic: {sorted(GENERIC_AGENTS)}; bots: "
+        f"{module.bot_names(**game.kwargs)}; populations: "
+        f"{sorted('population:' + p for p in module.populations(**game.kwargs))}"
+    )
+
+
+def agent_names(game: GameSpec) -> dict[str, str]:
+    """Every agent name usable in ``game`` with a one-line description."""
+    module = game.load()
+    bundle = module.make_bundle(**game.kwargs)
+    out = {name: desc for name, (_, desc) in GENERIC_AGENTS.items()}
+    for bot in module.bot_names(**game.kwargs):
+        out[bot] = module.bot_description(bot, bundle)
+    for pop, members in module.populations(**game.kwargs).items():
+        out[f"population:{pop}"] = "one of " + ", ".join(members) + " per episode"
+    return out
+
+
+__all__ = [
+    "GENERIC_AGENTS",
+    "PopulationAgent",
+    "RandomAgent",
+    "agent_names",
+    "make_agent",
+    "parse_spec",
+]

@@ -1,0 +1,239 @@
+"""The ``tom-envs`` command.
+
+tom-envs list                          games, ids, bots, populations, single-agent views
+tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL trajectories
+tom-envs demo                          built-in agents on every game, one results table
+tom-envs reproduce paper004            the paper's tabular rows beside ours
+tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tom_envs.agents import agent_names, make_agent, parse_spec
+from tom_envs.registration import GAMES, game_spec, single_agent_specs
+from tom_envs.runner import Episode, format_table, run, summarize
+
+
+class Progress:
+    """A dependency-free progress bar on stderr (silent when stderr is not a terminal and CI)."""
+
+    def __init__(self, total: int, label: str = "") -> None:
+        self.total, self.label, self.t0 = total, label, time.perf_counter()
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, i: int, _: Any = None) -> None:
+        """Mark item ``i`` (0-based) done."""
+        if not self.enabled:
+            return
+        done = i + 1
+        width = 30
+        fill = int(width * done / max(self.total, 1))
+        rate = done / max(time.perf_counter() - self.t0, 1e-9)
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} "
+            f"({rate:.1f}/s)"
+        )
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _kv(items: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for item in items:
+        _, kwargs = parse_spec(f"x:{item}")
+        out.update(kwargs)
+    return out
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print every game with its ids, agents and single-agent views."""
+    for spec in GAMES:
+        print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
+        for name, desc in agent_names(spec).items():
+            print(f"    agent  {name:<28} {desc}")
+        for sa in single_agent_specs():
+            if sa.game is spec:
+                print(f"    gym    {sa.id}")
+    return 0
+
+
+def _summary_rows(episodes: list[Episode], label: dict[str, str]) -> list[dict[str, Any]]:
+    s = summarize(episodes)
+    row: dict[str, Any] = dict(label)
+    row["episodes"] = len(episodes)
+    for key, val in s.items():
+        row[key] = val
+    return [row]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Play the given agents and report."""
+    spec = game_spec(args.game)
+    kwargs = _kv(args.kw)
+    module = spec.load()
+    bundle = module.make_bundle(**{**spec.kwargs, **kwargs})
+    n = bundle.game.num_players
+    specs = list(args.agents)
+    if len(specs) == 1 and n > 1:
+        specs = specs * n
+    if len(specs) != n:
+        print(f"error: {spec.name} has {n} seats; give 1 or {n} agents", file=sys.stderr)
+        return 2
+    factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
+    for f in factories:  # fail fast on bad specs, before any episode
+        f()
+    out = (
+        Path(args.out)
+        if args.out
+        else Path("runs")
+        / spec.name
+        / ("-".join(s.replace(":", "_").replace("/", "_") for s in specs) + f"-seed{args.seed}")
+    )
+    bar = Progress(args.episodes, spec.name)
+    eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar)
+    summary = summarize(eps)
+    cols = ["metric", "mean ± 95% CI"]
+    rows = [{"metric": k, "mean ± 95% CI": v} for k, v in summary.items()]
+    print(f"{spec.id}: {' vs '.join(specs)}, {len(eps)} episodes, seeds {args.seed}..")
+    print(format_table(rows, cols))
+    print(f"trajectories: {out}/")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Built-in agents on every registered game; one table."""
+    rows = []
+    for spec in GAMES:
+        agents = list(spec.demo_agents) or ["random"]
+        module = spec.load()
+        bundle = module.make_bundle(**spec.kwargs)
+        n = bundle.game.num_players
+        agents = (agents * n)[:n] if len(agents) < n else agents
+        factories = [lambda s=s, g=spec, b=bundle: make_agent(s, g, b) for s in agents]
+        t0 = time.perf_counter()
+        eps = run(
+            spec,
+            factories,
+            args.episodes,
+            args.seed,
+            Path(args.out) / spec.name if args.out else None,
+            progress=Progress(args.episodes, spec.name),
+        )
+        s = summarize(eps)
+        row = {
+            "game": spec.name,
+            "agents": " vs ".join(agents),
+            "episodes": len(eps),
+            "return player_0": s["return/player_0"],
+            "return player_1": s.get("return/player_1", ""),
+            "ΔFunctional/T": s.get("functional_regret", ""),
+            "ToM %": s.get("tom_accuracy", ""),
+            "seconds": round(time.perf_counter() - t0, 2),
+        }
+        rows.append(row)
+    cols = [
+        "game",
+        "agents",
+        "episodes",
+        "return player_0",
+        "return player_1",
+        "ΔFunctional/T",
+        "ToM %",
+        "seconds",
+    ]
+    print(format_table(rows, cols))
+    if args.out:
+        print(f"trajectories: {args.out}/")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Reproduce a paper's table with the agents we have."""
+    if args.paper != "paper004":
+        print(f"error: unknown paper {args.paper!r}; available: paper004", file=sys.stderr)
+        return 2
+    from tom_envs.experiments.paper004 import reproduce
+
+    report, _ = reproduce(args.episodes, args.seed, progress=lambda m: print(m, file=sys.stderr))
+    print(report)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(report)
+        print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    """Regenerate docs/ from the env docstrings, or check they are current."""
+    from tom_envs.docs import write_docs
+
+    stale = write_docs(Path(args.dir), check=args.check)
+    if args.check and stale:
+        print(
+            "docs are stale (run `tom-envs docs`): " + ", ".join(map(str, stale)), file=sys.stderr
+        )
+        return 1
+    print("docs up to date" if args.check else f"docs written to {args.dir}/")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and docs)."""
+    p = argparse.ArgumentParser(
+        prog="tom-envs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="games, agents and ids").set_defaults(fn=cmd_list)
+    r = sub.add_parser("run", help="play agents on a game")
+    r.add_argument("game")
+    r.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random"],
+        help="one spec per seat (or one for all): random, a bot, population:NAME, rmax, "
+        "NAME:key=value",
+    )
+    r.add_argument("--episodes", type=int, default=10)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS)")
+    r.add_argument("--text", action="store_true", help="record text observations")
+    r.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
+    r.set_defaults(fn=cmd_run)
+    d = sub.add_parser("demo", help="built-in agents on every game")
+    d.add_argument("--episodes", type=int, default=20)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--out", help="also write trajectories here")
+    d.set_defaults(fn=cmd_demo)
+    rp = sub.add_parser("reproduce", help="reproduce a paper's table")
+    rp.add_argument("paper", choices=["paper004"])
+    rp.add_argument("--episodes", type=int, default=100)
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--out", help="also write the markdown report here")
+    rp.set_defaults(fn=cmd_reproduce)
+    dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
+    dc.add_argument("--dir", default="docs")
+    dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
+    dc.set_defaults(fn=cmd_docs)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tom-envs`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except (KeyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

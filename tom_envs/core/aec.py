@@ -1,0 +1,212 @@
+"""The one PettingZoo AEC adapter every game uses: it translates, it decides nothing.
+
+Sequential games: ``agent_selection`` is the seat the rules say must act. Simultaneous games: the
+seats that must act are asked one after another; their actions are held until the last one arrives,
+then the joint action is applied (as in PettingZoo's ``rps``). A held action is never visible to the
+seats asked after it: observations are computed from the rules state, which only changes when the
+joint action is applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+
+from tom_envs.core.game import (
+    SIMULTANEOUS,
+    GameBundle,
+    ParseResult,
+    TextObservation,
+    agent_index,
+    check_action,
+)
+
+
+def make_spaces(bundle: GameBundle) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+    """Observation and action spaces, one object per agent (PettingZoo's seeding needs identity)."""
+    enc, game = bundle.encoder, bundle.game
+    obs, act = {}, {}
+    for agent in bundle.agents:
+        obs[agent] = spaces.Dict(
+            {
+                "observation": spaces.Box(
+                    low=enc.low, high=enc.high, shape=enc.observation_shape, dtype=np.float32
+                ),
+                "action_mask": spaces.Box(0, 1, shape=(game.num_actions,), dtype=np.int8),
+            }
+        )
+        act[agent] = spaces.Discrete(game.num_actions)
+    return obs, act
+
+
+class TomAECEnv(AECEnv):
+    """PettingZoo AEC environment over a :class:`~tom_envs.core.game.GameBundle`.
+
+    Besides the PettingZoo API it offers the text layer for LLM loops and people:
+    :meth:`text_observation`, :meth:`parse_action` and :meth:`view` (the structured player view).
+
+    Args:
+        bundle: the configured game with its encoder and text interface.
+        name: PettingZoo metadata name, e.g. ``"matrix_rps_v0"``.
+        render_mode: ``None`` or ``"ansi"`` (a spectator's text of the whole state).
+        max_cycles: truncate after this many cycles (a cycle is one joint step in simultaneous
+            games and one move of every seat in sequential games); ``None`` for the rules' limit.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi"],
+        "name": "tom_env",
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        bundle: GameBundle,
+        name: str,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if max_cycles is not None and max_cycles < 1:
+            raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
+        self.bundle = bundle
+        self.game = bundle.game
+        self.metadata = {**self.metadata, "name": name}
+        self.render_mode = render_mode
+        self.max_cycles = max_cycles
+        self.possible_agents = bundle.agents
+        self._obs_spaces, self._act_spaces = make_spaces(bundle)
+        enc = bundle.encoder
+        self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
+        self._simultaneous = self.game.tags.dynamics == SIMULTANEOUS
+        self.game_state: Any = None
+        self.np_random, self._np_random_seed = seeding.np_random(None)
+
+    # ----------------------------------------------------------------- spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The Dict space of ``{"observation", "action_mask"}``."""
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Discrete over the game's action catalogue."""
+        return self._act_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start an episode; ``seed`` makes it reproducible (all chance comes from it)."""
+        if seed is not None:
+            self.np_random, self._np_random_seed = seeding.np_random(seed)
+        self.game_state = self.game.initial_state(self.np_random)
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._pending: dict[int, int] = {}
+        self._queue: list[int] = []
+        self._cycles = 0
+        self._moves = 0
+        self._joint_steps = 0
+        self._skip_agent_selection = None
+        self.last_events: tuple[str, ...] = ()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """Queue the seats that must act now and select the first."""
+        self._queue = list(self.game.current_players(self.game_state))
+        self.agent_selection = f"player_{self._queue[0]}" if self._queue else self.agents[0]
+
+    # ---------------------------------------------------------------- observe
+    def view(self, agent: str) -> Any:
+        """The structured player view (what bots and text read)."""
+        return self.game.observe(self.game_state, agent_index(agent))
+
+    def _acting(self, agent: str) -> bool:
+        return (
+            agent == self.agent_selection
+            and agent in self.terminations
+            and not (self.terminations[agent] or self.truncations[agent])
+        )
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Vector observation and action mask (all zeros unless it is ``agent``'s turn)."""
+        view = self.view(agent)
+        obs = self.bundle.encoder.encode(view)
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        if self._acting(agent):
+            legal = list(view.legal_actions)
+            if legal:
+                mask[legal] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Global state vector for centralised critics."""
+        return self.bundle.encoder.encode_state(self.game_state)
+
+    # ------------------------------------------------------------------- text
+    def text_observation(self, agent: str) -> TextObservation:
+        """Rules prompt, observation text and legal actions as text, from ``agent``'s view."""
+        return self.bundle.text.text_observation(self.view(agent))
+
+    def parse_action(self, agent: str, text: object) -> ParseResult:
+        """Parse free text into a legal action for ``agent``; never raises, gives feedback."""
+        view = self.view(agent)
+        if not self._acting(agent):
+            return ParseResult(None, f"it is not {agent}'s turn to act")
+        return self.bundle.text.parse_action(view, text)  # type: ignore[arg-type]
+
+    def render(self) -> str | None:
+        """``"ansi"``: the whole state as text (a spectator's view)."""
+        if self.render_mode is None:
+            return None
+        from tom_envs.core.render import spectator_text
+
+        return spectator_text(self.bundle, self.game_state)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------- step
+    def step(self, action: Any) -> None:
+        """Act for ``agent_selection``. Illegal or malformed actions raise, leaving no trace."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        player = agent_index(agent)
+        check_action(self.game, self.game_state, player, action)
+        self._cumulative_rewards[agent] = 0.0
+        self._pending[player] = int(action)
+        self._queue.pop(0)
+        self._moves += 1
+        if self._queue:  # simultaneous game, more seats to ask
+            self._clear_rewards()
+            self.agent_selection = f"player_{self._queue[0]}"
+            return
+        result = self.game.step(self.game_state, self._pending, self.np_random)
+        self._pending = {}
+        self.game_state = result.state
+        self.last_events = result.events
+        for i, a in enumerate(self.possible_agents):
+            if a in self.rewards:
+                self.rewards[a] = float(result.rewards[i])
+        self._accumulate_rewards()
+        self._joint_steps += 1
+        self._cycles = (
+            self._joint_steps if self._simultaneous else self._moves // self.game.num_players
+        )
+        if self.game.is_terminal(self.game_state):
+            self.terminations = dict.fromkeys(self.agents, True)
+        elif self.max_cycles is not None and self._cycles >= self.max_cycles:
+            self.truncations = dict.fromkeys(self.agents, True)
+        if any(self.terminations.values()) or any(self.truncations.values()):
+            self.agent_selection = self.agents[0]
+        else:
+            self._schedule()

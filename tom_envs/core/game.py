@@ -1,0 +1,319 @@
+"""The contract every game implements: a pure rules engine, one player view, two renderings.
+
+Nothing here imports gymnasium or pettingzoo. A game is four small objects:
+
+* :class:`Game` — the rules. ``initial_state(rng)``, ``current_players(state)``,
+  ``legal_actions(state, player)``, ``step(state, actions, rng)``, ``is_terminal(state)``.
+  States are immutable values (frozen dataclasses), so planners, tabular learners and replays can
+  keep, hash and branch from them.
+* ``observe(state, player) -> view`` — the **only** place that decides what a player may see.
+  A view is a frozen dataclass; it carries the player's legal actions.
+* :class:`Encoder` — the view as a vector for RL (plus the global state vector for centralised
+  critics). No game logic.
+* :class:`TextInterface` — the view as natural language for LLMs and people, the rules prompt, the
+  legal actions as text and a parser from free text to an action. No game logic.
+
+Both renderings are computed from the same view, so an RL agent and an LLM agent get the same
+information and hidden state cannot leak through one channel only.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+StateT = TypeVar("StateT")
+ViewT = TypeVar("ViewT")
+
+SEQUENTIAL = "sequential"
+SIMULTANEOUS = "simultaneous"
+
+
+@dataclass(frozen=True)
+class GameTags:
+    """Machine-readable facts about a game (after OpenSpiel's ``GameType``).
+
+    Attributes:
+        dynamics: ``"sequential"`` (one player acts at a time) or ``"simultaneous"``.
+        chance: ``"deterministic"`` or ``"stochastic"`` (dealing, random maps, random partners).
+        information: ``"perfect"`` or ``"imperfect"``.
+        utility: ``"zero_sum"``, ``"general_sum"`` or ``"identical"`` (fully cooperative).
+        communication: whether players can send free-text messages.
+    """
+
+    dynamics: str
+    chance: str
+    information: str
+    utility: str
+    communication: bool = False
+
+    def __post_init__(self) -> None:
+        if self.dynamics not in (SEQUENTIAL, SIMULTANEOUS):
+            raise ValueError(f"dynamics must be {SEQUENTIAL!r} or {SIMULTANEOUS!r}")
+
+
+@dataclass(frozen=True)
+class StepResult(Generic[StateT]):
+    """What :meth:`Game.step` returns: the next state, each player's reward and named events."""
+
+    state: StateT
+    rewards: tuple[float, ...]
+    events: tuple[str, ...] = ()
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range or illegal in the current state. The state is unchanged."""
+
+
+class Game(abc.ABC, Generic[StateT, ViewT]):
+    """A pure rules engine. Subclasses hold a frozen config and implement the abstract methods."""
+
+    #: Short machine name, e.g. ``"matrix"``.
+    name: str = "game"
+
+    @property
+    @abc.abstractmethod
+    def num_players(self) -> int:
+        """Number of seats."""
+
+    @property
+    @abc.abstractmethod
+    def num_actions(self) -> int:
+        """Size of the discrete action space (the same for every seat)."""
+
+    @property
+    @abc.abstractmethod
+    def tags(self) -> GameTags:
+        """Game-theoretic tags."""
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """Bounds on one step's reward for one player (used by optimistic learners)."""
+        return (-float("inf"), float("inf"))
+
+    @property
+    def max_steps(self) -> int | None:
+        """Upper bound on the number of joint steps in an episode, if the rules impose one."""
+        return None
+
+    @abc.abstractmethod
+    def initial_state(self, rng: np.random.Generator) -> StateT:
+        """A start state; every chance outcome is drawn from ``rng``."""
+
+    @abc.abstractmethod
+    def current_players(self, state: StateT) -> tuple[int, ...]:
+        """Seats that must act now: one for sequential games, all live seats for simultaneous."""
+
+    @abc.abstractmethod
+    def legal_actions(self, state: StateT, player: int) -> tuple[int, ...]:
+        """Legal actions of ``player`` in ``state`` (empty when it is not that player's turn)."""
+
+    @abc.abstractmethod
+    def apply(
+        self, state: StateT, actions: Mapping[int, int], rng: np.random.Generator
+    ) -> StepResult[StateT]:
+        """Apply already-validated actions (one per current player). Pure: never mutates ``state``."""
+
+    @abc.abstractmethod
+    def is_terminal(self, state: StateT) -> bool:
+        """True once the episode is over."""
+
+    @abc.abstractmethod
+    def observe(self, state: StateT, player: int) -> ViewT:
+        """The player's view: everything, and only, what ``player`` may see."""
+
+    def step(
+        self, state: StateT, actions: Mapping[int, int], rng: np.random.Generator
+    ) -> StepResult[StateT]:
+        """Validate ``actions`` and apply them.
+
+        Raises:
+            IllegalActionError: a seat that must act has no action, a seat that must not act has
+                one, or an action is out of range or illegal. ``state`` is left as it was.
+        """
+        if self.is_terminal(state):
+            raise IllegalActionError("the episode is over: no action can be applied")
+        expected = set(self.current_players(state))
+        given = set(actions)
+        if given != expected:
+            raise IllegalActionError(
+                f"players {sorted(expected)} must act now, got actions for {sorted(given)}"
+            )
+        for player, action in actions.items():
+            check_action(self, state, player, action)
+        return self.apply(state, {p: int(a) for p, a in actions.items()}, rng)
+
+    def legal_mask(self, state: StateT, player: int) -> np.ndarray:
+        """The legal actions as an int8 mask of length :attr:`num_actions`."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        legal = self.legal_actions(state, player)
+        if legal:
+            mask[list(legal)] = 1
+        return mask
+
+
+def check_action(game: Game[Any, Any], state: Any, player: int, action: Any) -> None:
+    """Raise :class:`IllegalActionError` with a clear message unless ``action`` is legal."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalActionError(
+            f"player {player}: action must be an integer, got {type(action).__name__} {action!r}"
+        )
+    if not 0 <= int(action) < game.num_actions:
+        raise IllegalActionError(
+            f"player {player}: action {int(action)} is out of range [0, {game.num_actions})"
+        )
+    legal = game.legal_actions(state, player)
+    if int(action) not in legal:
+        raise IllegalActionError(
+            f"player {player}: action {int(action)} is illegal now; legal actions: {list(legal)}"
+        )
+
+
+class Encoder(abc.ABC, Generic[ViewT, StateT]):
+    """Vector renderings: a player's view for its policy, the whole state for a centralised critic."""
+
+    @property
+    @abc.abstractmethod
+    def observation_shape(self) -> tuple[int, ...]:
+        """Shape of :meth:`encode`'s output."""
+
+    @property
+    @abc.abstractmethod
+    def state_shape(self) -> tuple[int, ...]:
+        """Shape of :meth:`encode_state`'s output."""
+
+    @property
+    def low(self) -> float:
+        """Lower bound of every entry (for the Box space)."""
+        return 0.0
+
+    @property
+    def high(self) -> float:
+        """Upper bound of every entry (for the Box space)."""
+        return 1.0
+
+    @abc.abstractmethod
+    def encode(self, view: ViewT) -> np.ndarray:
+        """The view as a float32 vector (egocentric: "my" features first)."""
+
+    @abc.abstractmethod
+    def encode_state(self, state: StateT) -> np.ndarray:
+        """The global state as a float32 vector (for ``env.state()``)."""
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What a text parser returns: an action, or ``None`` with feedback to show the agent.
+
+    Attributes:
+        action: the parsed legal action, or ``None`` when the text was not understood or illegal.
+        feedback: a sentence for the agent: what was understood, or what went wrong and what is
+            expected instead.
+        message: free text to broadcast to teammates (games with chat), if any.
+    """
+
+    action: int | None
+    feedback: str = ""
+    message: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        """True when an action was parsed."""
+        return self.action is not None
+
+
+@dataclass(frozen=True)
+class TextObservation:
+    """Everything an LLM loop needs for one decision, computed from one player view."""
+
+    rules: str
+    observation: str
+    legal_actions: Mapping[int, str] = field(default_factory=dict)
+
+    def prompt(self) -> str:
+        """Rules, observation and the numbered legal actions as one prompt."""
+        actions = "\n".join(f"- {text}" for text in self.legal_actions.values())
+        return f"{self.rules}\n\n{self.observation}\n\nLegal actions:\n{actions}"
+
+
+class TextInterface(abc.ABC, Generic[ViewT]):
+    """Natural-language rendering of a view, and the parser back from text to an action."""
+
+    @abc.abstractmethod
+    def rules_prompt(self, view: ViewT) -> str:
+        """The game's rules, written for the player who owns ``view``."""
+
+    @abc.abstractmethod
+    def observation_text(self, view: ViewT) -> str:
+        """What the player sees now, as text."""
+
+    @abc.abstractmethod
+    def action_text(self, view: ViewT, action: int) -> str:
+        """One action as the text an agent would write to choose it."""
+
+    def legal_actions_text(self, view: ViewT) -> dict[int, str]:
+        """Legal actions (read from the view) mapped to their text."""
+        return {a: self.action_text(view, a) for a in legal_actions_of(view)}
+
+    def text_observation(self, view: ViewT) -> TextObservation:
+        """Rules, observation and legal actions together."""
+        return TextObservation(
+            self.rules_prompt(view), self.observation_text(view), self.legal_actions_text(view)
+        )
+
+    def parse_action(self, view: ViewT, text: str) -> ParseResult:
+        """Free text to a legal action, with feedback. Never raises on any string.
+
+        The default accepts the exact action text, a unique action text inside a longer answer,
+        or the action's position in the legal list (``"2"``). Games override for richer syntax.
+        """
+        from tom_envs.core.text import match_action
+
+        return match_action(text, self.legal_actions_text(view))
+
+
+def legal_actions_of(view: Any) -> tuple[int, ...]:
+    """The legal actions stored in a view (every view has a ``legal_actions`` field)."""
+    return tuple(view.legal_actions)
+
+
+def view_fields(view: Any) -> dict[str, Any]:
+    """A view's fields as a dict (views are dataclasses)."""
+    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
+
+
+@dataclass(frozen=True)
+class GameBundle:
+    """A configured game with its two renderings: what the adapters and agents are given."""
+
+    game: Game[Any, Any]
+    encoder: Encoder[Any, Any]
+    text: TextInterface[Any]
+
+    @property
+    def agents(self) -> list[str]:
+        """Agent names, ``player_0 … player_{n-1}``."""
+        return agent_names(self.game.num_players)
+
+
+def agent_names(n: int) -> list[str]:
+    """``["player_0", …, "player_{n-1}"]``: the suite's naming in every game."""
+    return [f"player_{i}" for i in range(n)]
+
+
+def agent_index(agent: str) -> int:
+    """``"player_3" -> 3``."""
+    prefix, _, number = agent.rpartition("_")
+    if prefix != "player" or not number.isdigit():
+        raise ValueError(f"agent names look like 'player_0', got {agent!r}")
+    return int(number)
+
+
+def ordered(players: Sequence[int]) -> tuple[int, ...]:
+    """Players sorted by seat."""
+    return tuple(sorted(players))

@@ -1,0 +1,143 @@
+"""The PettingZoo Parallel adapter for simultaneous-move games (same rules, same renderings)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+
+from tom_envs.core.aec import make_spaces
+from tom_envs.core.game import (
+    SIMULTANEOUS,
+    GameBundle,
+    IllegalActionError,
+    ParseResult,
+    TextObservation,
+    agent_index,
+)
+
+
+class TomParallelEnv(ParallelEnv):
+    """PettingZoo Parallel environment over a simultaneous-move :class:`GameBundle`.
+
+    Seeded with the same ``reset(seed)`` it plays exactly the episodes of the AEC version.
+
+    Args:
+        bundle: the configured game (its ``tags.dynamics`` must be ``"simultaneous"``).
+        name: PettingZoo metadata name.
+        render_mode: ``None`` or ``"ansi"``.
+        max_cycles: truncate after this many joint steps; ``None`` for the rules' limit.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "tom_env"}
+
+    def __init__(
+        self,
+        bundle: GameBundle,
+        name: str,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
+    ) -> None:
+        if bundle.game.tags.dynamics != SIMULTANEOUS:
+            raise ValueError(f"{name} is sequential: it has no Parallel version")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if max_cycles is not None and max_cycles < 1:
+            raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
+        self.bundle = bundle
+        self.game = bundle.game
+        self.metadata = {**self.metadata, "name": name}
+        self.render_mode = render_mode
+        self.max_cycles = max_cycles
+        self.possible_agents = bundle.agents
+        self.agents: list[str] = []
+        self._obs_spaces, self._act_spaces = make_spaces(bundle)
+        enc = bundle.encoder
+        self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
+        self.game_state: Any = None
+        self.np_random, self._np_random_seed = seeding.np_random(None)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The Dict space of ``{"observation", "action_mask"}``."""
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Discrete over the game's action catalogue."""
+        return self._act_spaces[agent]
+
+    def view(self, agent: str) -> Any:
+        """The structured player view."""
+        return self.game.observe(self.game_state, agent_index(agent))
+
+    def _obs(self, agent: str) -> dict[str, np.ndarray]:
+        view = self.view(agent)
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        legal = list(view.legal_actions)
+        if legal and not self.game.is_terminal(self.game_state):
+            mask[legal] = 1
+        return {"observation": self.bundle.encoder.encode(view), "action_mask": mask}
+
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict]]:
+        """Start an episode; returns observations and infos for every agent."""
+        if seed is not None:
+            self.np_random, self._np_random_seed = seeding.np_random(seed)
+        self.game_state = self.game.initial_state(self.np_random)
+        self.agents = list(self.possible_agents)
+        self._cycles = 0
+        self.last_events: tuple[str, ...] = ()
+        return {a: self._obs(a) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        """Apply one joint action. Missing, extra, illegal or malformed actions raise."""
+        if not self.agents:
+            raise IllegalActionError("the episode is over: call reset()")
+        if set(actions) != set(self.agents):
+            raise IllegalActionError(
+                f"a joint action needs exactly the live agents {self.agents}, got {sorted(actions)}"
+            )
+        joint = {agent_index(a): act for a, act in actions.items()}
+        result = self.game.step(self.game_state, joint, self.np_random)
+        self.game_state = result.state
+        self.last_events = result.events
+        self._cycles += 1
+        terminal = self.game.is_terminal(self.game_state)
+        truncated = not terminal and self.max_cycles is not None and self._cycles >= self.max_cycles
+        agents = self.agents
+        obs = {a: self._obs(a) for a in agents}
+        rewards = {a: float(result.rewards[agent_index(a)]) for a in agents}
+        terms = dict.fromkeys(agents, terminal)
+        truncs = dict.fromkeys(agents, truncated)
+        infos: dict[str, dict] = {a: {} for a in agents}
+        if terminal or truncated:
+            self.agents = []
+        return obs, rewards, terms, truncs, infos
+
+    def state(self) -> np.ndarray:
+        """Global state vector for centralised critics."""
+        return self.bundle.encoder.encode_state(self.game_state)
+
+    def text_observation(self, agent: str) -> TextObservation:
+        """Rules prompt, observation text and legal actions as text, from ``agent``'s view."""
+        return self.bundle.text.text_observation(self.view(agent))
+
+    def parse_action(self, agent: str, text: object) -> ParseResult:
+        """Parse free text into a legal action for ``agent``; never raises."""
+        if agent not in self.agents:
+            return ParseResult(None, f"{agent} is not playing now")
+        return self.bundle.text.parse_action(self.view(agent), text)  # type: ignore[arg-type]
+
+    def render(self) -> str | None:
+        """``"ansi"``: the whole state as text."""
+        if self.render_mode is None:
+            return None
+        from tom_envs.core.render import spectator_text
+
+        return spectator_text(self.bundle, self.game_state)
+
+    def close(self) -> None:
+        """Nothing to release."""

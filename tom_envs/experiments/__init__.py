@@ -1,0 +1,1 @@
+"""Scripted experiments that reproduce the papers' tables with the suite's agents."""

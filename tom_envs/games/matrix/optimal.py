@@ -1,0 +1,140 @@
+"""Exact optimal responses to finite-state partners, and the paper's ToM metrics on one episode.
+
+``V_k(s)`` is the best expected return over the last ``k`` rounds against a partner in state ``s``:
+
+    Q_k(s, a) = sum_b pi(b | s) * (M[a, b] + V_{k-1}(delta(s, b, a))),   V_k(s) = max_a Q_k(s, a)
+
+where ``M`` is the focal player's payoff table, ``pi`` the partner's action distribution and
+``delta`` its state update. This is dynamic programming over the partner's finite-state policy: the
+"optimal T-step response to the true partner policy" of Definition 2.2, computed exactly.
+
+Metrics of one episode of T rounds (the paper's Sec. 2.1, "Metrics for Our Experiments"):
+
+* ``functional_regret`` = (V_T(s_1) - sum_t r_t) / T  (ΔFunctional/T). Against a stochastic partner
+  it is an unbiased estimate of the expected regret.
+* ``tom_regret`` (ΔToM/T): the regret per step of acting rationally on the agent's own predictions.
+  At each round t of the played episode, with partner state s_t and k = T - t + 1 rounds left, the
+  rational response to a predicted partner action p is ``argmax_a M[a, p] + V_{k-1}(delta(s_t, p, a))``
+  (the payoff table is known, the prediction replaces the partner's current action); its regret is
+  ``V_k(s_t) - Q_k(s_t, a)``. Perfect predictions give zero. Ties go to the lowest action.
+* ``tom_accuracy`` (ToM %): the share of rounds whose prediction equals the partner's action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from tom_envs.games.matrix.bots import PartnerPolicy
+from tom_envs.games.matrix.rules import MatrixConfig, payoff_matrix
+
+
+class OptimalResponse:
+    """Exact T-step optimal values against one partner policy, for the focal ``player``'s seat."""
+
+    def __init__(self, config: MatrixConfig, partner: PartnerPolicy, player: int = 0) -> None:
+        self.config = config
+        self.partner = partner
+        self.matrix = payoff_matrix(config, player)
+        self.n = config.num_actions
+        self._v: dict[tuple[int, Hashable], float] = {}
+        self._q: dict[tuple[int, Hashable], np.ndarray] = {}
+
+    def q_values(self, k: int, state: Hashable) -> np.ndarray:
+        """``Q_k(state, a)`` for every action ``a`` with ``k`` rounds left (k >= 1)."""
+        key = (k, state)
+        cached = self._q.get(key)
+        if cached is not None:
+            return cached
+        if k < 1:
+            raise ValueError("q_values needs at least one round left")
+        probs = self.partner.action_probs(state)
+        q = np.zeros(self.n)
+        for a in range(self.n):
+            total = 0.0
+            for b, p in enumerate(probs):
+                if p == 0.0:
+                    continue
+                nxt = self.partner.next_state(state, b, a)
+                total += p * (self.matrix[a, b] + self.value(k - 1, nxt))
+            q[a] = total
+        self._q[key] = q
+        return q
+
+    def value(self, k: int, state: Hashable) -> float:
+        """``V_k(state)``: best expected return over the last ``k`` rounds."""
+        if k <= 0:
+            return 0.0
+        key = (k, state)
+        v = self._v.get(key)
+        if v is None:
+            v = float(self.q_values(k, state).max())
+            self._v[key] = v
+        return v
+
+    def optimal_return(self, horizon: int | None = None) -> float:
+        """``V_T(s_1)``: the optimal expected return of a whole episode."""
+        t = self.config.horizon if horizon is None else horizon
+        return self.value(t, self.partner.initial_state())
+
+    def rational_response(self, k: int, state: Hashable, predicted: int) -> int:
+        """Best action if the partner plays ``predicted`` now and its true policy afterwards."""
+        vals = [
+            self.matrix[a, predicted]
+            + self.value(k - 1, self.partner.next_state(state, predicted, a))
+            for a in range(self.n)
+        ]
+        return int(np.argmax(vals))
+
+
+def episode_metrics(
+    config: MatrixConfig,
+    partner: PartnerPolicy,
+    history: Sequence[tuple[int, int]],
+    predictions: Sequence[int | None] | None = None,
+    player: int = 0,
+    solver: OptimalResponse | None = None,
+) -> dict[str, float]:
+    """ΔFunctional/T, ΔToM/T and ToM % of one played episode.
+
+    Args:
+        config: the game.
+        partner: the true partner policy (its seat is the other one).
+        history: ``(focal action, partner action)`` for every round played.
+        predictions: the focal agent's prediction of the partner's action each round (``None``
+            where it made none); omit to skip the ToM metrics.
+        player: the focal seat (payoffs are read from its side).
+        solver: a cached :class:`OptimalResponse` to reuse across episodes.
+
+    Returns:
+        ``return``, ``optimal_return``, ``functional_regret`` (per step), and when predictions are
+        given, ``tom_accuracy`` (percent of predicted rounds that were right) and ``tom_regret``
+        (per step; NaN unless every round has a prediction).
+    """
+    solver = solver or OptimalResponse(config, partner, player)
+    t_total = len(history)
+    if t_total == 0:
+        raise ValueError("an episode needs at least one round")
+    m = solver.matrix
+    ret = float(sum(m[a, b] for a, b in history))
+    opt = solver.optimal_return(t_total)
+    out = {"return": ret, "optimal_return": opt, "functional_regret": (opt - ret) / t_total}
+    if predictions is None:
+        return out
+    if len(predictions) != t_total:
+        raise ValueError(f"{len(predictions)} predictions for {t_total} rounds")
+    state = partner.initial_state()
+    tom_regret = 0.0
+    hits = made = 0
+    for t, ((a, b), pred) in enumerate(zip(history, predictions, strict=True)):
+        k = t_total - t
+        if pred is not None:
+            made += 1
+            hits += int(pred == b)
+            a_tom = solver.rational_response(k, state, int(pred))
+            tom_regret += solver.value(k, state) - float(solver.q_values(k, state)[a_tom])
+        state = partner.next_state(state, b, a)
+    out["tom_regret"] = tom_regret / t_total if made == t_total else float("nan")
+    out["tom_accuracy"] = 100.0 * hits / made if made else float("nan")
+    return out

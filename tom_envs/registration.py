@@ -1,0 +1,147 @@
+"""THE registration table: every game, its ids, its bots and its single-agent views.
+
+One table drives ``pettingzoo.make``, ``gymnasium.make``, the CLI, the conformance tests, the docs
+and the benchmarks. A game joins the suite by adding one :class:`GameSpec` here; its module must
+provide ``raw_env``, ``env``, ``make_bundle``, ``bot_names``, ``make_bot``, ``bot_description``,
+``populations`` (and ``parallel_env`` for simultaneous games).
+
+Ids::
+
+    pettingzoo.make("aec", "tom_envs/<Name>-v<N>")          every game
+    pettingzoo.make("parallel", "tom_envs/<Name>-v<N>")     simultaneous games
+    gymnasium.make("tom_envs/<Name>Vs<Bot>-v<N>")           seat 0 learns, the bot fills the others
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+import gymnasium
+import pettingzoo
+
+NAMESPACE = "tom_envs"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One registered game.
+
+    Attributes:
+        name: CamelCase id name (``"RockPaperScissors"``).
+        module: the game's env module (``"tom_envs.games.matrix.env"``).
+        kwargs: default keyword arguments of the env (variants are kwargs, not subclasses).
+        parallel: whether a Parallel version exists (simultaneous-move games).
+        summary: one line for listings.
+        version: the ``-vN`` suffix; bump it when rules, observations or rewards change.
+        demo_agents: the built-in agents ``tom-envs demo`` seats in this game.
+        max_cycles: default ``max_cycles`` passed by ``pettingzoo.make`` (``None``: rules' limit).
+    """
+
+    name: str
+    module: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    parallel: bool = False
+    summary: str = ""
+    version: int = 0
+    demo_agents: tuple[str, ...] = ()
+    max_cycles: int | None = None
+
+    @property
+    def id(self) -> str:
+        """``tom_envs/<Name>-v<N>``."""
+        return f"{NAMESPACE}/{self.name}-v{self.version}"
+
+    def load(self) -> ModuleType:
+        """Import the game's env module."""
+        return importlib.import_module(self.module)
+
+
+GAMES: tuple[GameSpec, ...] = (
+    GameSpec(
+        name="RockPaperScissors",
+        module="tom_envs.games.matrix.env",
+        kwargs={"game": "rps"},
+        parallel=True,
+        summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
+        demo_agents=("rmax", "population:single_action"),
+    ),
+    GameSpec(
+        name="BattleOfSexes",
+        module="tom_envs.games.matrix.env",
+        kwargs={"game": "ibs"},
+        parallel=True,
+        summary="iterated Battle of the Sexes, T=100 (paper 004)",
+        demo_agents=("rmax", "tit_for_tat"),
+    ),
+    GameSpec(
+        name="PrisonersDilemma",
+        module="tom_envs.games.matrix.env",
+        kwargs={"game": "ipd"},
+        parallel=True,
+        summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
+        demo_agents=("rmax", "tit_for_tat"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class SingleAgentSpec:
+    """A Gymnasium single-agent view: one game, the learner's seat, a named bot elsewhere."""
+
+    game: GameSpec
+    bot: str
+    seat: int = 0
+
+    @property
+    def id(self) -> str:
+        """``tom_envs/<Name>Vs<Bot>-v<N>``."""
+        camel = "".join(part.capitalize() for part in self.bot.split("_"))
+        return f"{NAMESPACE}/{self.game.name}Vs{camel}-v{self.game.version}"
+
+
+def game_spec(name_or_id: str) -> GameSpec:
+    """Find a game by id (``tom_envs/X-v0``), by ``X-v0`` or by ``X`` (case-insensitive)."""
+    key = name_or_id.lower().removeprefix(f"{NAMESPACE}/")
+    for spec in GAMES:
+        if key in (spec.name.lower(), f"{spec.name.lower()}-v{spec.version}"):
+            return spec
+    known = ", ".join(s.name for s in GAMES)
+    raise KeyError(f"unknown game {name_or_id!r}; registered games: {known}")
+
+
+@cache
+def single_agent_specs() -> tuple[SingleAgentSpec, ...]:
+    """Every single-agent view: each game against each of its bots, learner in seat 0."""
+    out = []
+    for spec in GAMES:
+        for bot in spec.load().bot_names(**spec.kwargs):
+            out.append(SingleAgentSpec(spec, bot))
+    return tuple(out)
+
+
+def register_all() -> None:
+    """Register every game with PettingZoo and every single-agent view with Gymnasium."""
+    for spec in GAMES:
+        if spec.id not in pettingzoo.aec_registry:
+            pettingzoo.register(
+                "aec", spec.id, f"{spec.module}:env", max_cycles=spec.max_cycles, kwargs=spec.kwargs
+            )
+        if spec.parallel and spec.id not in pettingzoo.parallel_registry:
+            pettingzoo.register(
+                "parallel",
+                spec.id,
+                f"{spec.module}:parallel_env",
+                max_cycles=spec.max_cycles,
+                kwargs=spec.kwargs,
+            )
+    for sa in single_agent_specs():
+        if sa.id not in gymnasium.registry:
+            gymnasium.register(
+                id=sa.id,
+                entry_point="tom_envs.core.single_agent:SingleAgentEnv",
+                kwargs={"game": sa.game.name, "partners": sa.bot, "seat": sa.seat},
+            )
