@@ -13,7 +13,7 @@ Trajectory schema (one JSON object per line)::
 
     {"type": "episode", "env_id", "seed", "agents": {agent: spec}, "env_kwargs", "version"}
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
-     "prediction", "rewards" (after a joint action, else null), "latency_s", "info",
+     "prediction", "message" (if any), "rewards" (after a joint action, else null), "latency_s", "info",
      "observation_text" (if requested), "observation" (if requested), "error" (if any)}
     {"type": "summary", "returns": {agent: float}, "length", "invalid": {agent: int},
      "metrics": {...}, "wall_time_s"}
@@ -230,6 +230,12 @@ def play_episode(
         )
         if error is not None:
             record["error"] = error
+        if choice.message is not None:
+            record["message"] = choice.message
+            try:
+                base.send_message(agent, choice.message)
+            except ValueError as exc:  # a bad message is recorded, the action still happens
+                record["message_error"] = str(exc)
         before = base.game_state
         env.step(int(action))
         decisions[agent] += 1

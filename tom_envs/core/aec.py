@@ -19,10 +19,12 @@ from pettingzoo import AECEnv
 from tom_envs.core.game import (
     SIMULTANEOUS,
     GameBundle,
+    IllegalActionError,
     ParseResult,
     TextObservation,
     agent_index,
     check_action,
+    check_messages,
 )
 
 
@@ -110,6 +112,7 @@ class TomAECEnv(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._pending: dict[int, int] = {}
+        self._messages: dict[int, str] = {}
         self._queue: list[int] = []
         self._cycles = 0
         self._moves = 0
@@ -173,6 +176,20 @@ class TomAECEnv(AECEnv):
     def close(self) -> None:
         """Nothing to release."""
 
+    # ------------------------------------------------------------------- chat
+    def send_message(self, agent: str, text: str) -> None:
+        """Attach a chat message to ``agent``'s next action (games with communication only).
+
+        The message is validated now and delivered with the action when it is applied; the game
+        decides who sees it. Raises :class:`~tom_envs.core.game.IllegalActionError` if ``agent``
+        is not the one to act, the game has no chat, or the text is not a valid message.
+        """
+        if not self._acting(agent):
+            raise IllegalActionError(f"it is not {agent}'s turn: it cannot send a message now")
+        player = agent_index(agent)
+        check_messages(self.game, {player}, {player: text})
+        self._messages[player] = text
+
     # ------------------------------------------------------------------- step
     def step(self, action: Any) -> None:
         """Act for ``agent_selection``. Illegal or malformed actions raise, leaving no trace."""
@@ -190,8 +207,10 @@ class TomAECEnv(AECEnv):
             self._clear_rewards()
             self.agent_selection = f"player_{self._queue[0]}"
             return
-        result = self.game.step(self.game_state, self._pending, self.np_random)
+        messages = {p: m for p, m in self._messages.items() if p in self._pending}
+        result = self.game.step(self.game_state, self._pending, self.np_random, messages or None)
         self._pending = {}
+        self._messages = {}
         self.game_state = result.state
         self.last_events = result.events
         for i, a in enumerate(self.possible_agents):

@@ -85,12 +85,14 @@ class AgentAction:
             counted fallback).
         prediction: probe answers, e.g. ``{"partner_action": 2}``.
         valid: False when the agent's own output was invalid and ``action`` is a fallback.
+        message: chat text to broadcast with the action (games with communication).
         info: anything else worth keeping (raw LLM text, tokens, re-prompts, ...).
     """
 
     action: int | None
     prediction: dict[str, Any] | None = None
     valid: bool = True
+    message: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
 

@@ -115,9 +115,17 @@ class Game(abc.ABC, Generic[StateT, ViewT]):
 
     @abc.abstractmethod
     def apply(
-        self, state: StateT, actions: Mapping[int, int], rng: np.random.Generator
+        self,
+        state: StateT,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
     ) -> StepResult[StateT]:
-        """Apply already-validated actions (one per current player). Pure: never mutates ``state``."""
+        """Apply already-validated actions (one per current player). Pure: never mutates ``state``.
+
+        ``messages`` (games with ``tags.communication`` only) maps a player who acts now to the free
+        text it broadcasts with its action; the game decides who sees it and when.
+        """
 
     @abc.abstractmethod
     def is_terminal(self, state: StateT) -> bool:
@@ -127,14 +135,23 @@ class Game(abc.ABC, Generic[StateT, ViewT]):
     def observe(self, state: StateT, player: int) -> ViewT:
         """The player's view: everything, and only, what ``player`` may see."""
 
+    #: Longest chat message accepted (characters); longer text is an error, not silently cut.
+    max_message_length: int = 2000
+
     def step(
-        self, state: StateT, actions: Mapping[int, int], rng: np.random.Generator
+        self,
+        state: StateT,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
     ) -> StepResult[StateT]:
-        """Validate ``actions`` and apply them.
+        """Validate ``actions`` (and ``messages``) and apply them.
 
         Raises:
             IllegalActionError: a seat that must act has no action, a seat that must not act has
-                one, or an action is out of range or illegal. ``state`` is left as it was.
+                one, an action is out of range or illegal, or a message is malformed, too long,
+                from a seat that does not act now, or sent in a game without communication.
+                ``state`` is left as it was.
         """
         if self.is_terminal(state):
             raise IllegalActionError("the episode is over: no action can be applied")
@@ -146,7 +163,9 @@ class Game(abc.ABC, Generic[StateT, ViewT]):
             )
         for player, action in actions.items():
             check_action(self, state, player, action)
-        return self.apply(state, {p: int(a) for p, a in actions.items()}, rng)
+        if messages:
+            check_messages(self, expected, messages)
+        return self.apply(state, {p: int(a) for p, a in actions.items()}, rng, messages or None)
 
     def legal_mask(self, state: StateT, player: int) -> np.ndarray:
         """The legal actions as an int8 mask of length :attr:`num_actions`."""
@@ -172,6 +191,24 @@ def check_action(game: Game[Any, Any], state: Any, player: int, action: Any) -> 
         raise IllegalActionError(
             f"player {player}: action {int(action)} is illegal now; legal actions: {list(legal)}"
         )
+
+
+def check_messages(game: Game[Any, Any], acting: set[int], messages: Mapping[int, str]) -> None:
+    """Raise :class:`IllegalActionError` unless every message is well formed and allowed."""
+    if not game.tags.communication:
+        raise IllegalActionError(f"{game.name} has no communication channel: messages not allowed")
+    for player, text in messages.items():
+        if player not in acting:
+            raise IllegalActionError(f"player {player} does not act now and cannot send a message")
+        if not isinstance(text, str):
+            raise IllegalActionError(
+                f"player {player}: a message must be text, got {type(text).__name__}"
+            )
+        if len(text) > game.max_message_length:
+            raise IllegalActionError(
+                f"player {player}: message of {len(text)} characters exceeds the limit of "
+                f"{game.max_message_length}"
+            )
 
 
 class Encoder(abc.ABC, Generic[ViewT, StateT]):

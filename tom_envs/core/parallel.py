@@ -92,8 +92,14 @@ class TomParallelEnv(ParallelEnv):
         self.last_events: tuple[str, ...] = ()
         return {a: self._obs(a) for a in self.agents}, {a: {} for a in self.agents}
 
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        """Apply one joint action. Missing, extra, illegal or malformed actions raise."""
+    def step(
+        self, actions: dict[str, Any], messages: dict[str, str] | None = None
+    ) -> tuple[dict, dict, dict, dict, dict]:
+        """Apply one joint action (and chat messages, in games with communication).
+
+        Missing, extra, illegal or malformed actions or messages raise ``IllegalActionError`` and
+        change nothing.
+        """
         if not self.agents:
             raise IllegalActionError("the episode is over: call reset()")
         if set(actions) != set(self.agents):
@@ -101,7 +107,13 @@ class TomParallelEnv(ParallelEnv):
                 f"a joint action needs exactly the live agents {self.agents}, got {sorted(actions)}"
             )
         joint = {agent_index(a): act for a, act in actions.items()}
-        result = self.game.step(self.game_state, joint, self.np_random)
+        chat = None
+        if messages:
+            unknown = set(messages) - set(self.agents)
+            if unknown:
+                raise IllegalActionError(f"messages from agents not playing: {sorted(unknown)}")
+            chat = {agent_index(a): m for a, m in messages.items()}
+        result = self.game.step(self.game_state, joint, self.np_random, chat)
         self.game_state = result.state
         self.last_events = result.events
         self._cycles += 1

@@ -213,7 +213,11 @@ class MatrixGame(Game[MatrixState, MatrixView]):
         return () if self.is_terminal(state) else tuple(range(self.num_actions))
 
     def apply(
-        self, state: MatrixState, actions: Mapping[int, int], rng: np.random.Generator
+        self,
+        state: MatrixState,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
     ) -> StepResult[MatrixState]:
         """Pay both players from the table and append the joint action to the history."""
         a, b = actions[0], actions[1]
