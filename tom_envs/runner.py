@@ -13,7 +13,8 @@ Trajectory schema (one JSON object per line)::
 
     {"type": "episode", "env_id", "seed", "agents": {agent: spec}, "env_kwargs", "version"}
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
-     "prediction", "message" (if any), "rewards" (after a joint action, else null), "latency_s", "info",
+     "prediction", "message" (if any), "probes" (question, reply, truth, correct; if asked),
+     "rewards" (after a joint action, else null), "latency_s", "info",
      "observation_text" (if requested), "observation" (if requested), "error" (if any)}
     {"type": "summary", "returns": {agent: float}, "length", "invalid": {agent: int},
      "metrics": {...}, "wall_time_s"}
@@ -36,6 +37,7 @@ import numpy as np
 
 from tom_envs.core.agents import Agent, AgentAction, EpisodeInfo, Turn, as_agent_action
 from tom_envs.core.game import agent_index
+from tom_envs.core.probes import ORDERS, score_answers
 from tom_envs.registration import GameSpec, game_spec
 
 SCHEMA_VERSION = 1
@@ -230,6 +232,15 @@ def play_episode(
         )
         if error is not None:
             record["error"] = error
+        answer_probes = getattr(agent_obj, "answer_probes", None)
+        probes = base.probes(agent) if answer_probes is not None else []
+        if probes:
+            try:
+                answers = answer_probes(turn, probes)
+            except Exception as exc:  # a failing probe answer is recorded, never fatal
+                answers = {}
+                record["probe_error"] = f"{type(exc).__name__}: {exc}"
+            record["probes"] = score_answers(probes, answers or {})
         if choice.message is not None:
             record["message"] = choice.message
             try:
@@ -250,14 +261,32 @@ def play_episode(
     episode.returns = returns
     episode.invalid = invalid
     episode.length = joint_steps
+    episode.metrics.update(probe_accuracy(episode.steps))
     hook = getattr(spec.load(), "episode_metrics_hook", None)
     if hook is not None:
         try:
-            episode.metrics = hook()(base.bundle, episode, agents)
+            episode.metrics.update(hook()(base.bundle, episode, agents))
         except Exception as exc:  # metrics must not lose the episode
             episode.metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"}  # type: ignore[dict-item]
     episode.wall_time_s = time.perf_counter() - t0
     return episode
+
+
+def probe_accuracy(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Probe accuracy (percent) per order and per kind, and the valid-action share, per agent."""
+    hits: dict[str, list[bool]] = {}
+    for step in steps:
+        for p in step.get("probes") or ():
+            order = ORDERS.get(p["order"], f"order{p['order']}")
+            for key in (f"probe_acc/{order}", f"probe_acc/{p['kind']}", "probe_acc/all"):
+                hits.setdefault(key, []).append(bool(p["correct"]))
+    out = {k: 100.0 * sum(v) / len(v) for k, v in hits.items()}
+    per_agent: dict[str, list[bool]] = {}
+    for step in steps:
+        per_agent.setdefault(step["agent"], []).append(bool(step["valid"]))
+    for agent, valid in per_agent.items():
+        out[f"valid_action_pct/{agent}"] = 100.0 * sum(valid) / len(valid)
+    return out
 
 
 def run(

@@ -176,6 +176,13 @@ class TomAECEnv(AECEnv):
     def close(self) -> None:
         """Nothing to release."""
 
+    def probes(self, agent: str) -> list[Any]:
+        """Theory-of-Mind probes to put to ``agent`` now, with ground truth (empty if none)."""
+        fn = self.bundle.probes
+        if fn is None or self.game_state is None:
+            return []
+        return list(fn(self.game_state, agent_index(agent)))
+
     # ------------------------------------------------------------------- chat
     def send_message(self, agent: str, text: str) -> None:
         """Attach a chat message to ``agent``'s next action (games with communication only).
@@ -194,6 +201,8 @@ class TomAECEnv(AECEnv):
     def step(self, action: Any) -> None:
         """Act for ``agent_selection``. Illegal or malformed actions raise, leaving no trace."""
         agent = self.agent_selection
+        if agent not in self.terminations:
+            raise IllegalActionError("the episode is over: call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -326,11 +326,16 @@ def view_fields(view: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class GameBundle:
-    """A configured game with its two renderings: what the adapters and agents are given."""
+    """A configured game with its two renderings: what the adapters and agents are given.
+
+    ``probes``, for games that offer Theory-of-Mind probes, maps ``(state, player)`` to the
+    :class:`~tom_envs.core.probes.Probe` questions to put to that player now.
+    """
 
     game: Game[Any, Any]
     encoder: Encoder[Any, Any]
     text: TextInterface[Any]
+    probes: Callable[[Any, int], list[Any]] | None = None
 
     @property
     def agents(self) -> list[str]:

@@ -143,6 +143,13 @@ class TomParallelEnv(ParallelEnv):
             return ParseResult(None, f"{agent} is not playing now")
         return self.bundle.text.parse_action(self.view(agent), text)  # type: ignore[arg-type]
 
+    def probes(self, agent: str) -> list[Any]:
+        """Theory-of-Mind probes to put to ``agent`` now, with ground truth (empty if none)."""
+        fn = self.bundle.probes
+        if fn is None or self.game_state is None:
+            return []
+        return list(fn(self.game_state, agent_index(agent)))
+
     def render(self) -> str | None:
         """``"ansi"``: the whole state as text."""
         if self.render_mode is None:

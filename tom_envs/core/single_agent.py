@@ -136,7 +136,9 @@ class SingleAgentEnv(gymnasium.Env):
         """The learner acts; partners reply; returns the learner's next observation."""
         if self.aec.agent_selection != self.agent:
             raise IllegalActionError("the episode is over: call reset()")
-        self.aec.step(action if not isinstance(action, np.ndarray) else int(action))
+        if isinstance(action, np.ndarray) and action.ndim == 0:
+            action = action[()]  # a 0-d array (as RL libraries return) -> numpy scalar, checked
+        self.aec.step(action)
         obs, reward, term, trunc = self._advance()
         if term or trunc:
             self._mask = np.zeros_like(self._mask)
