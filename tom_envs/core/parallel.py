@@ -72,11 +72,11 @@ class TomParallelEnv(ParallelEnv):
         """The structured player view."""
         return self.game.observe(self.game_state, agent_index(agent))
 
-    def _obs(self, agent: str) -> dict[str, np.ndarray]:
+    def _obs(self, agent: str, live: bool = True) -> dict[str, np.ndarray]:
         view = self.view(agent)
         mask = np.zeros(self.game.num_actions, dtype=np.int8)
         legal = list(view.legal_actions)
-        if legal and not self.game.is_terminal(self.game_state):
+        if legal and live and not self.game.is_terminal(self.game_state):
             mask[legal] = 1
         return {"observation": self.bundle.encoder.encode(view), "action_mask": mask}
 
@@ -120,7 +120,7 @@ class TomParallelEnv(ParallelEnv):
         terminal = self.game.is_terminal(self.game_state)
         truncated = not terminal and self.max_cycles is not None and self._cycles >= self.max_cycles
         agents = self.agents
-        obs = {a: self._obs(a) for a in agents}
+        obs = {a: self._obs(a, live=not truncated) for a in agents}  # done agents: zero masks
         rewards = {a: float(result.rewards[agent_index(a)]) for a in agents}
         terms = dict.fromkeys(agents, terminal)
         truncs = dict.fromkeys(agents, truncated)

@@ -1,0 +1,276 @@
+"""Text/vector parity: both renderings are functions of the player view, and text round-trips.
+
+An RL agent (vector) and an LLM agent (text) must get the same information: both renderings are
+computed from ``game.observe(state, player)`` and from nothing else. Checked here over random
+states of every registered game: equal views give equal vectors and equal texts; the env's
+observations are exactly the renderings of ``env.view(agent)``; every legal action's text parses
+back to that action; garbage never parses and never raises.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+from conformance_helpers import (
+    all_games,
+    assert_same,
+    budget,
+    bundle_of,
+    freeze,
+    legal_choice,
+    make_aec,
+    make_parallel,
+    parallel_games,
+    rules_episode,
+)
+
+from tom_envs.core.game import ParseResult, TextObservation, agent_index
+
+GARBAGE = (
+    "",
+    "   ",
+    "???",
+    "\n\t\r",
+    "\x00\x01\x02",
+    "🙂" * 50,
+    123,
+    4.5,
+    None,
+    b"bytes",
+    ["a list"],
+    {"a": "dict"},
+)
+#: Very long answers (checked on a few views only: they are slow to scan).
+LONG_GARBAGE = ("%$#@!" * 5000, "?" * 100_000)
+PARITY_SECONDS = 0.4
+MAX_VIEWS_PARSED = 300
+
+
+def random_views(spec, seconds=PARITY_SECONDS, episodes=30):
+    """``(state, player, view)`` over random rules-level episodes (every state, every seat)."""
+    bundle = bundle_of(spec)
+    game = bundle.game
+    rng = np.random.default_rng(7)
+    for seed in budget(range(episodes), seconds, minimum=2):
+        for st in rules_episode(bundle, seed, rng):
+            for p in range(game.num_players):
+                yield st.state, p, game.observe(st.state, p)
+
+
+def sample(items, k, seed=0):
+    items = list(items)
+    if len(items) <= k:
+        return items
+    idx = np.random.default_rng(seed).choice(len(items), size=k, replace=False)
+    return [items[i] for i in sorted(idx)]
+
+
+def check_parse_result(result, legal, what):
+    assert isinstance(result, ParseResult), f"{what}: parse_action returned {result!r}"
+    assert result.action is None or result.action in legal, f"{what}: illegal {result.action}"
+    assert isinstance(result.feedback, str)
+
+
+# ------------------------------------------------------------------ functions of the view
+@all_games
+def test_renderings_are_functions_of_the_view(spec) -> None:
+    bundle = bundle_of(spec)
+    enc, text = bundle.encoder, bundle.text
+    seen: dict = {}
+    repeats = 0
+    for i, (state, _, view) in enumerate(random_views(spec)):
+        vec = enc.encode(view)
+        assert isinstance(vec, np.ndarray) and vec.dtype == np.float32
+        assert vec.shape == tuple(enc.observation_shape)
+        assert np.all(vec >= enc.low) and np.all(vec <= enc.high), "vector outside [low, high]"
+        tobs = text.text_observation(view)
+        assert isinstance(tobs, TextObservation)
+        assert isinstance(tobs.rules, str) and tobs.rules.strip()
+        assert isinstance(tobs.observation, str) and tobs.observation.strip()
+        assert set(tobs.legal_actions) == set(view.legal_actions)
+        texts = list(tobs.legal_actions.values())
+        assert all(isinstance(t, str) and t.strip() for t in texts)
+        assert len(set(texts)) == len(texts), f"two legal actions share a text: {texts}"
+        assert isinstance(tobs.prompt(), str)
+        key = freeze(view)
+        value = (freeze(vec), freeze(tobs))
+        if key in seen:
+            repeats += 1
+            assert seen[key] == value, (
+                "equal views rendered differently (a rendering reads more than the view)"
+            )
+        else:
+            seen[key] = value
+        if i % 25 == 0:  # pure: a copy of the view renders the same, twice
+            twin = copy.deepcopy(view)
+            assert_same(enc.encode(twin), vec, "encode(copy of view)")
+            assert_same(text.text_observation(twin), tobs, "text_observation(copy of view)")
+            assert_same(freeze(view), key, "rendering mutated the view")
+            s = enc.encode_state(state)
+            assert isinstance(s, np.ndarray) and s.dtype == np.float32
+            assert s.shape == tuple(enc.state_shape)
+            assert np.all(s >= enc.low) and np.all(s <= enc.high), "state() outside [low, high]"
+    assert seen
+
+
+@all_games
+def test_aec_observations_are_renderings_of_the_view(spec) -> None:
+    env = make_aec(spec)
+    u = env.unwrapped
+    bundle = u.bundle
+    game, enc, text = bundle.game, bundle.encoder, bundle.text
+    rng = np.random.default_rng(8)
+
+    def check(agent, with_text):
+        view = u.view(agent)
+        assert_same(view, game.observe(u.game_state, agent_index(agent)), f"view of {agent}")
+        ob = u.observe(agent)
+        assert_same(ob["observation"], enc.encode(view), f"vector of {agent}")
+        if with_text:
+            assert_same(u.text_observation(agent), text.text_observation(view), f"text of {agent}")
+        if agent == u.agent_selection and not (u.terminations[agent] or u.truncations[agent]):
+            assert sorted(np.flatnonzero(ob["action_mask"]).tolist()) == sorted(view.legal_actions)
+
+    for seed in (0, 1):
+        env.reset(seed=seed)
+        for a in env.agents:
+            check(a, True)
+        for agent in env.agent_iter():
+            _, _, term, trunc, _ = env.last()
+            for a in env.agents:
+                check(a, a == agent)  # every agent's text is checked in its own turns
+            if term or trunc:
+                for a in env.agents:
+                    check(a, True)
+                env.step(None)
+            else:
+                env.step(legal_choice(rng, env.observe(agent)["action_mask"]))
+
+
+@parallel_games
+def test_parallel_observations_are_renderings_of_the_view(spec) -> None:
+    env = make_parallel(spec)
+    bundle = env.unwrapped.bundle
+    enc, text = bundle.encoder, bundle.text
+    rng = np.random.default_rng(9)
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        while True:
+            for a, ob in obs.items():
+                view = env.view(a)
+                assert_same(ob["observation"], enc.encode(view), f"vector of {a}")
+                assert_same(env.text_observation(a), text.text_observation(view), f"text of {a}")
+                if a in env.agents:
+                    assert sorted(np.flatnonzero(ob["action_mask"]).tolist()) == sorted(
+                        view.legal_actions
+                    )
+            if not env.agents:
+                break
+            obs = env.step({a: legal_choice(rng, obs[a]["action_mask"]) for a in env.agents})[0]
+
+
+# ------------------------------------------------------------------------------ parsing
+@all_games
+def test_every_legal_action_text_parses_back(spec) -> None:
+    text = bundle_of(spec).text
+    views = [v for _, _, v in random_views(spec, seconds=0.3) if v.legal_actions]
+    assert views, "random play produced no state with a legal action"
+    for view in sample(views, MAX_VIEWS_PARSED):
+        for a in view.legal_actions:
+            said = text.action_text(view, a)
+            result = text.parse_action(view, said)
+            check_parse_result(result, view.legal_actions, f"parse({said!r})")
+            assert result.action == a, f"{said!r} parsed as {result.action}, expected {a}"
+            assert result.feedback.strip()
+
+
+@all_games
+def test_garbage_never_parses_and_never_raises(spec) -> None:
+    text = bundle_of(spec).text
+    views = [v for _, _, v in random_views(spec, seconds=0.2)]
+    terminal = [v for v in views if not v.legal_actions]
+    for i, view in enumerate(sample(views, 8) + terminal[:2]):
+        for junk in GARBAGE + (LONG_GARBAGE if i < 2 else ()):
+            result = text.parse_action(view, junk)
+            check_parse_result(result, view.legal_actions, f"parse({str(junk)[:40]!r})")
+            assert result.action is None, f"garbage {str(junk)[:40]!r} parsed as {result.action}"
+            assert result.feedback.strip(), f"no feedback for garbage {str(junk)[:40]!r}"
+        # Tricky but harmless inputs: whatever comes back must be a legal action or None.
+        said = [text.action_text(view, a) for a in view.legal_actions]
+        for tricky in (
+            " or ".join(said),
+            " ".join(reversed(said)),
+            *(s.upper() for s in said),
+            *(f"<action>{s}</action>" for s in said),
+            "<action></action>",
+            "Action:",
+            "1",
+            "0",
+            "-1",
+            "99999999999999999999",
+            "x" * 5_000 + (said[0] if said else ""),
+        ):
+            check_parse_result(text.parse_action(view, tricky), view.legal_actions, repr(tricky[:60]))
+    for view in terminal[:2]:
+        result = text.parse_action(view, "1")
+        assert result.action is None and result.feedback.strip(), "parsed an action after the end"
+
+
+@all_games
+def test_env_parse_action_only_for_the_agent_to_act(spec) -> None:
+    env = make_aec(spec)
+    u = env.unwrapped
+    text = u.bundle.text
+    rng = np.random.default_rng(10)
+    env.reset(seed=0)
+    for n, agent in enumerate(env.agent_iter()):
+        _, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        view = u.view(agent)
+        said = {a: text.action_text(view, a) for a in view.legal_actions}
+        if n < 20 or n % 25 == 0:
+            for a, s in said.items():
+                assert u.parse_action(agent, s).action == a
+            for other in env.agents:
+                if other == agent:
+                    continue
+                for s in [*said.values(), "1"]:
+                    result = u.parse_action(other, s)
+                    assert isinstance(result, ParseResult)
+                    assert result.action is None and result.feedback.strip(), (
+                        f"{other} parsed {s!r} while it is {agent}'s turn"
+                    )
+        env.step(legal_choice(rng, env.observe(agent)["action_mask"]))
+        if all(u.terminations.get(a) or u.truncations.get(a) for a in env.agents):
+            # The episode is over: nobody may act, before and after the dead steps.
+            for other in env.possible_agents:
+                result = u.parse_action(other, "1")
+                assert result.action is None and result.feedback.strip()
+    for other in env.possible_agents:
+        result = u.parse_action(other, "1")
+        assert result.action is None and result.feedback.strip()
+
+
+@parallel_games
+def test_parallel_parse_action(spec) -> None:
+    env = make_parallel(spec)
+    text = env.unwrapped.bundle.text
+    rng = np.random.default_rng(11)
+    obs, _ = env.reset(seed=0)
+    steps = 0
+    while env.agents:
+        if steps < 10 or steps % 25 == 0:
+            for a in env.agents:
+                view = env.view(a)
+                for act in view.legal_actions:
+                    assert env.parse_action(a, text.action_text(view, act)).action == act
+                result = env.parse_action(a, None)
+                assert result.action is None and result.feedback.strip()
+        obs = env.step({a: legal_choice(rng, obs[a]["action_mask"]) for a in env.agents})[0]
+        steps += 1
+    for a in env.possible_agents:
+        result = env.parse_action(a, "1")
+        assert result.action is None and result.feedback.strip(), "parsed an action after the end"
