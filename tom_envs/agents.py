@@ -100,6 +100,18 @@ class PopulationAgent(BaseAgent):
             end(turn)
 
 
+def _build(entry: str, spec: str, kwargs: dict[str, Any]) -> Agent:
+    """Load ``entry`` and construct it; a bad spec raises KeyError/ValueError, never TypeError."""
+    try:
+        cls = _load(entry)
+    except (ImportError, AttributeError) as exc:
+        raise KeyError(f"agent spec {spec!r}: cannot load {entry!r} ({exc})") from exc
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # unknown or missing keyword arguments
+        raise ValueError(f"agent spec {spec!r}: {exc}") from exc
+
+
 def make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
     head, kwargs = parse_spec(spec)
@@ -116,9 +128,9 @@ def make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> A
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")
         return module.make_bot(head, bundle)
     if head in GENERIC_AGENTS:
-        return _load(GENERIC_AGENTS[head][0])(**kwargs)
+        return _build(GENERIC_AGENTS[head][0], spec, kwargs)
     if ":" in head and "." in head.split(":")[0]:
-        return _load(head)(**kwargs)
+        return _build(head, spec, kwargs)
     raise KeyError(
         f"unknown agent {spec!r} for {game.name}; generic: {sorted(GENERIC_AGENTS)}; bots: "
         f"{module.bot_names(**game.kwargs)}; populations: "

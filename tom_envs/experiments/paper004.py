@@ -132,9 +132,17 @@ def reproduce(
         lines.append(
             f"| {r.game} | {r.partner} | {'RMax' if is_rmax else 'uniform random'} | "
             f"{_fmt(r.functional_regret)} | {paper[0]} | {_fmt(r.tom_regret)} | {paper[1]} | "
-            f"{_fmt(r.tom_accuracy, 1)} | {paper[2]} | {_fmt(r.optimal_return, 1)} | {met} |"
+            f"{_fmt(r.tom_accuracy, 2)} | {paper[2]} | {_fmt(r.optimal_return, 1)} | {met} |"
         )
     lines += [
+        "",
+        "Settings (the paper gives none): known threshold m = 1 (the paper's partners are "
+        "deterministic given the last joint action, so one visit fixes an outcome); optimism "
+        "r_max = the table's largest payoff, valued on every remaining step; planning by exact "
+        "finite-horizon value iteration over the steps left (no discount: T is part of the game); "
+        "ties go to known actions first, then a seeded random choice; the partner model counts "
+        "the partner's actions per state and backs off to the states with the same own last "
+        "action, then to all states.",
         "",
         "Definitions (exact, by dynamic programming over the partner's finite-state policy): "
         "ΔFunctional/T = (V*_T - return)/T; ΔToM/T = mean over rounds of V*_k(s_t) - Q*_k(s_t, a), "

@@ -216,7 +216,7 @@ def partner_names(config: MatrixConfig) -> list[str]:
 
 def make_partner(name: str, config: MatrixConfig, player: int = 1) -> PartnerPolicy:
     """Build a partner policy by name for ``player``'s seat."""
-    if name.startswith("always_") and name[7:].isdigit():
+    if name.startswith("always_") and name in partner_names(config):
         return AlwaysAction(config, player, int(name[7:]))
     classes: dict[str, type[PartnerPolicy]] = {
         "tit_for_tat": TitForTat,

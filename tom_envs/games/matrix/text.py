@@ -107,6 +107,8 @@ class MatrixText(TextInterface[MatrixView]):
         second = match_action(text, bare)
         if second.valid:
             return ParseResult(second.action, f"understood: {full[second.action]}")
+        if second.feedback.startswith("ambiguous") and not result.feedback.startswith("ambiguous"):
+            return second  # "J or F" names two actions: say so, not "could not match"
         return result
 
     def render_state(self, state: MatrixState) -> str:
