@@ -1,0 +1,218 @@
+"""Throughput of one tom_envs game (run in the tom_envs venv; prints one JSON line).
+
+Modes (each plays uniformly random legal actions from a seeded numpy Generator, whole episodes,
+``reset(seed=episode)``, made through the public ``pettingzoo.make`` ids of ``tom_envs.GAMES``):
+
+* ``aec``      AEC loop; ``env.last()`` every step, so the acting agent's observation (vector and
+               action mask) is computed every step; the action is sampled from the mask.
+* ``parallel`` Parallel loop (simultaneous games only): each ``step()`` returns every agent's
+               observation; actions are sampled from each agent's mask.
+* ``text``     AEC loop with ``env.last(observe=False)`` and ``env.text_observation(agent)`` every
+               step; the action is sampled from the text observation's legal actions.
+* ``llm``      what an LLM loop does, minus the LLM: ``text_observation(agent).prompt()``, the text
+               of a random legal action, ``env.parse_action(agent, text)``, ``step(parsed)``.
+* ``rules``    the pure rules engine of the game's bundle (``make_bundle(**kwargs).game``):
+               ``current_players``, ``legal_actions``, ``step``; no observation at all.
+
+Usage:  python benchmarks/ours.py --game RockPaperScissors [--modes aec,parallel] [--seconds 3]
+        python benchmarks/ours.py --game RockPaperScissors --modes aec --profile   (cProfile top 25)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import pettingzoo  # noqa: E402
+from benchlib import EpisodeStats, Sampler, emit, measure  # noqa: E402
+
+import tom_envs  # noqa: E402  (registers every game with pettingzoo)
+from tom_envs.core.game import SIMULTANEOUS  # noqa: E402
+from tom_envs.registration import GameSpec, game_spec  # noqa: E402
+
+ALL_MODES = ("aec", "parallel", "text", "llm", "rules")
+
+
+def _per_joint(env: Any) -> int:
+    """AEC moves per joint step: every seat in a simultaneous game, one otherwise."""
+    game = env.unwrapped.game
+    return game.num_players if game.tags.dynamics == SIMULTANEOUS else 1
+
+
+def aec_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id)
+    per_joint = _per_joint(env)
+    flatnonzero, index = np.flatnonzero, sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        env.reset(seed=seed)
+        moves = 0
+        for _agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = flatnonzero(obs["action_mask"])
+                action = int(legal[index(len(legal))])
+                moves += 1
+            env.step(action)
+        return moves, moves / per_joint, 0
+
+    return episode
+
+
+def parallel_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("parallel", spec.id)
+    flatnonzero, index = np.flatnonzero, sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        obs, _infos = env.reset(seed=seed)
+        moves = joint = 0
+        while env.agents:
+            actions = {}
+            for a in env.agents:
+                legal = flatnonzero(obs[a]["action_mask"])
+                actions[a] = int(legal[index(len(legal))])
+            obs, _rew, _term, _trunc, _infos = env.step(actions)
+            joint += 1
+            moves += len(actions)
+        return moves, joint, 0
+
+    return episode
+
+
+def text_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id)
+    per_joint = _per_joint(env)
+    index = sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        env.reset(seed=seed)
+        moves = chars = 0
+        for agent in env.agent_iter():
+            _obs, _rew, term, trunc, _info = env.last(observe=False)
+            if term or trunc:
+                action = None
+            else:
+                tobs = env.text_observation(agent)
+                chars += len(tobs.rules) + len(tobs.observation)
+                legal = list(tobs.legal_actions)
+                action = legal[index(len(legal))]
+                moves += 1
+            env.step(action)
+        return moves, moves / per_joint, chars
+
+    return episode
+
+
+def llm_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id)
+    per_joint = _per_joint(env)
+    index = sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        env.reset(seed=seed)
+        moves = chars = 0
+        for agent in env.agent_iter():
+            _obs, _rew, term, trunc, _info = env.last(observe=False)
+            if term or trunc:
+                action = None
+            else:
+                tobs = env.text_observation(agent)
+                chars += len(tobs.prompt())
+                texts = list(tobs.legal_actions.values())
+                parsed = env.parse_action(agent, texts[index(len(texts))])
+                action = parsed.action
+                moves += 1
+            env.step(action)
+        return moves, moves / per_joint, chars
+
+    return episode
+
+
+def rules_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
+    game = spec.load().make_bundle(**spec.kwargs).game
+    index = sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        rng = np.random.default_rng(seed)
+        state = game.initial_state(rng)
+        moves = joint = 0
+        while not game.is_terminal(state):
+            actions = {}
+            for p in game.current_players(state):
+                legal = game.legal_actions(state, p)
+                actions[p] = legal[index(len(legal))]
+            state = game.step(state, actions, rng).state
+            joint += 1
+            moves += len(actions)
+        return moves, joint, 0
+
+    return episode
+
+
+MODE_FNS: dict[str, Callable[[GameSpec, Sampler], Callable[[int], EpisodeStats]]] = {
+    "aec": aec_episode_fn,
+    "parallel": parallel_episode_fn,
+    "text": text_episode_fn,
+    "llm": llm_episode_fn,
+    "rules": rules_episode_fn,
+}
+
+
+def modes_for(spec: GameSpec, wanted: list[str]) -> list[str]:
+    """The wanted modes this game supports (``parallel`` needs a Parallel version)."""
+    return [m for m in wanted if m != "parallel" or spec.parallel]
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--game", required=True, help="name or id of a game in tom_envs.GAMES")
+    p.add_argument("--modes", default=",".join(ALL_MODES))
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", action="store_true", help="cProfile the modes, print top 25")
+    args = p.parse_args(argv)
+    spec = game_spec(args.game)
+    wanted = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = set(wanted) - set(ALL_MODES)
+    if unknown:
+        p.error(f"unknown modes {sorted(unknown)}; choose from {ALL_MODES}")
+    results = []
+    for mode in modes_for(spec, wanted):
+        sampler = Sampler(args.seed)
+        fn = MODE_FNS[mode](spec, sampler)
+        params = {"game": spec.name, "id": spec.id, "mode": mode, "kwargs": spec.kwargs}
+        if args.profile:
+            import cProfile
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.enable()
+            res = measure(f"{spec.name}:{mode}", fn, args.seconds, params=params)
+            prof.disable()
+            print(
+                f"# {spec.name} {mode}: {res['moves_per_s']:,.0f} moves/s under cProfile",
+                file=sys.stderr,
+            )
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+        else:
+            res = measure(f"{spec.name}:{mode}", fn, args.seconds, params=params)
+        results.append(res)
+    emit(
+        "tom_envs",
+        {"tom_envs": tom_envs.__version__, "pettingzoo": pettingzoo.__version__},
+        results,
+    )
+
+
+if __name__ == "__main__":
+    main()
