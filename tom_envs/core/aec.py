@@ -83,6 +83,8 @@ class TomAECEnv(AECEnv):
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._n_actions = self.game.num_actions
         self._obs_spaces, self._act_spaces = make_spaces(bundle)
         enc = bundle.encoder
         self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
@@ -124,12 +126,13 @@ class TomAECEnv(AECEnv):
     def _schedule(self) -> None:
         """Queue the seats that must act now and select the first."""
         self._queue = list(self.game.current_players(self.game_state))
-        self.agent_selection = f"player_{self._queue[0]}" if self._queue else self.agents[0]
+        self.agent_selection = self.possible_agents[self._queue[0]] if self._queue else self.agents[0]
 
     # ---------------------------------------------------------------- observe
     def view(self, agent: str) -> Any:
         """The structured player view (what bots and text read)."""
-        return self.game.observe(self.game_state, agent_index(agent))
+        index = self._index.get(agent)
+        return self.game.observe(self.game_state, agent_index(agent) if index is None else index)
 
     def _acting(self, agent: str) -> bool:
         return (
@@ -142,7 +145,7 @@ class TomAECEnv(AECEnv):
         """Vector observation and action mask (all zeros unless it is ``agent``'s turn)."""
         view = self.view(agent)
         obs = self.bundle.encoder.encode(view)
-        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        mask = np.zeros(self._n_actions, dtype=np.int8)
         if self._acting(agent):
             legal = list(view.legal_actions)
             if legal:
@@ -206,7 +209,7 @@ class TomAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        player = agent_index(agent)
+        player = self._index[agent]
         check_action(self.game, self.game_state, player, action)
         self._cumulative_rewards[agent] = 0.0
         self._pending[player] = int(action)
@@ -214,10 +217,12 @@ class TomAECEnv(AECEnv):
         self._moves += 1
         if self._queue:  # simultaneous game, more seats to ask
             self._clear_rewards()
-            self.agent_selection = f"player_{self._queue[0]}"
+            self.agent_selection = self.possible_agents[self._queue[0]]
             return
+        # Every pending action was checked as it arrived and every message when it was sent; the
+        # queue guarantees exactly the seats that must act, so the rules apply directly.
         messages = {p: m for p, m in self._messages.items() if p in self._pending}
-        result = self.game.step(self.game_state, self._pending, self.np_random, messages or None)
+        result = self.game.apply(self.game_state, self._pending, self.np_random, messages or None)
         self._pending = {}
         self._messages = {}
         self.game_state = result.state

@@ -82,12 +82,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.matrix.bots import PartnerAgent, make_partner, partner_names
 from tom_envs.games.matrix.encode import MatrixEncoder
 from tom_envs.games.matrix.rules import MatrixConfig, MatrixGame
@@ -111,9 +110,9 @@ def raw_env(
     return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+def env(**kwargs: Any) -> OrderEnforcing:
     """The AEC environment with PettingZoo's order enforcement."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
 def parallel_env(

@@ -142,11 +142,24 @@ def action_names(config: MatrixConfig) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class MatrixState:
-    """Value-semantics state: rounds played, the joint actions so far and the scores."""
+    """Value-semantics state: rounds played, the joint actions so far and the scores.
+
+    ``mirrored`` is ``history`` from player_1's side, ``(player_1's, player_0's)`` per round,
+    kept beside it so that views never rebuild it (it is derived: equality ignores it).
+    """
 
     round: int
     history: tuple[tuple[int, int], ...]
     scores: tuple[float, float]
+    mirrored: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+
+    def history_of(self, player: int) -> tuple[tuple[int, int], ...]:
+        """The history as ``(player's action, other's action)`` per round."""
+        if player == 0:
+            return self.history
+        if len(self.mirrored) != len(self.history):  # built by hand without ``mirrored``
+            return tuple((b, a) for a, b in self.history)
+        return self.mirrored
 
 
 def payoff(config: MatrixConfig, player: int, own: int, other: int) -> float:
@@ -226,6 +239,7 @@ class MatrixGame(Game[MatrixState, MatrixView]):
             round=state.round + 1,
             history=(*state.history, (a, b)),
             scores=(state.scores[0] + r0, state.scores[1] + r1),
+            mirrored=(*state.history_of(1), (b, a)),
         )
         return StepResult(nxt, (r0, r1))
 

@@ -31,6 +31,8 @@ class MatrixText(TextInterface[MatrixView]):
         self.config = config
         self.names = action_names(config)
         self.score_words = config.preset.points_word == "score"
+        self._sentence: dict[tuple[int, int, int], str] = {}
+        self._rules: dict[int, str] = {}
 
     def option(self, action: int) -> str:
         """``"Option J"`` for action 0 with the letters name set."""
@@ -46,8 +48,22 @@ class MatrixText(TextInterface[MatrixView]):
         verb = ("win", "wins") if future else ("won", "won")
         return f"you {verb[0]} {_num(mine)} points and the other player {verb[1]} {_num(theirs)} points"
 
+    def _round_sentence(self, p: int, mine: int, other: int) -> str:
+        r_me = payoff(self.config, p, mine, other)
+        r_other = payoff(self.config, 1 - p, other, mine)
+        return (
+            f"you chose {self.option(mine)} and the other player chose {self.option(other)}. "
+            f"Thus, {self._outcome(False, r_me, r_other)}."
+        )
+
     def rules_prompt(self, view: MatrixView) -> str:
-        """Game description and payoffs, from ``view.player``'s side."""
+        """Game description and payoffs, from ``view.player``'s side (built once per seat)."""
+        cached = self._rules.get(view.player)
+        if cached is None:
+            cached = self._rules[view.player] = self._rules_text(view.player)
+        return cached
+
+    def _rules_text(self, player: int) -> str:
         n = self.config.num_actions
         opts = [self.option(a) for a in range(n)]
         choice = ", ".join(opts[:-1]) + f" and {opts[-1]}" if n > 2 else " and ".join(opts)
@@ -56,7 +72,7 @@ class MatrixText(TextInterface[MatrixView]):
             f"between {choice}. You will play {self.config.horizon} rounds in total with the same "
             "player. The rules of the game are as follows:"
         ]
-        p, q = view.player, 1 - view.player
+        p, q = player, 1 - player
         for a in range(n):
             for b in range(n):
                 mine = payoff(self.config, p, a, b)
@@ -72,14 +88,15 @@ class MatrixText(TextInterface[MatrixView]):
         lines = []
         if view.first_round > 1:
             lines.append(f"(Rounds 1 to {view.first_round - 1} are not shown.)")
-        p, q = view.player, 1 - view.player
+        p = view.player
+        first = view.first_round
+        sentence = self._sentence
         for i, (mine, other) in enumerate(view.history):
-            r_me = payoff(self.config, p, mine, other)
-            r_other = payoff(self.config, q, other, mine)
-            lines.append(
-                f"In round {view.first_round + i}, you chose {self.option(mine)} and the other "
-                f"player chose {self.option(other)}. Thus, {self._outcome(False, r_me, r_other)}."
-            )
+            key = (p, mine, other)
+            tail = sentence.get(key)
+            if tail is None:
+                tail = sentence[key] = self._round_sentence(p, mine, other)
+            lines.append(f"In round {first + i}, {tail}")
         unit = "" if self.score_words else " points"
         lines.append(
             f"Total so far: you {_num(view.my_score)}{unit}, the other player "

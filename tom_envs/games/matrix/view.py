@@ -52,9 +52,8 @@ def observe(game: MatrixGame, state: MatrixState, player: int) -> MatrixView:
     if player not in (0, 1):
         raise ValueError(f"player must be 0 or 1, got {player}")
     k = game.config.seen_rounds
-    window = state.history[-k:]
-    if player == 1:
-        window = tuple((b, a) for a, b in window)
+    history = state.history_of(player)
+    window = history if len(history) <= k else history[-k:]
     other = 1 - player
     return MatrixView(
         player=player,
