@@ -54,6 +54,7 @@ SUITES: dict[str, Suite] = {
     "pyspiel": Suite("peers/bench_pyspiel.py", "pyspiel", "OpenSpiel"),
     "pettingzoo": Suite("peers/bench_pettingzoo.py", "pettingzoo", "PettingZoo"),
     "textarena": Suite("peers/bench_textarena.py", "textarena", "TextArena"),
+    "hle": Suite("peers/bench_hanabi_hle.py", "hanabi_learning_environment", "HLE"),
 }
 
 
@@ -152,6 +153,15 @@ PEERS: dict[str, tuple[PeerCase, ...]] = {
         *textarena_env("IteratedPrisonersDilemma-v0", "ipd", num_rounds=100),  # our horizon
     ),
     "BattleOfSexes": (*openspiel_repeated("matrix_bos"),),
+    "Hanabi": (
+        PeerCase("hle:rl_env", "HLE rl_env Hanabi-Full (obs of every player)", "hle",
+                 {"mode": "rl_env"}, ("aec",)),
+        PeerCase("pyspiel:hanabi:obs", "OpenSpiel hanabi + obs tensors", "pyspiel",
+                 {"game": "hanabi", "obs": True}, ("aec",)),
+        PeerCase("pyspiel:hanabi:noobs", "OpenSpiel hanabi, no obs", "pyspiel",
+                 {"game": "hanabi", "obs": False}, ("rules",)),
+        PeerCase("hle:core", "HLE pyhanabi state, no obs", "hle", {"mode": "core"}, ("rules",)),
+    ),
 }
 
 # ----------------------------------------------------------------------------- jobs

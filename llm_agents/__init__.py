@@ -1,6 +1,42 @@
-"""LLM agents over the suite's text layer (``Turn.text()`` / ``Turn.parse()``).
+"""LLM agents over the suite's text layer (``Turn.text()`` / ``Turn.parse()``), for every game.
 
-The OpenAI-compatible client and the papers' prompting strategies are tracked in their own issue;
-this package exists so the distribution's layout is stable. Nothing here is a stub posing as an
-agent: the text interface every LLM agent needs is ``tom_envs.core.game.TextInterface``.
+Three parts, after BALROG (STYLE §12):
+
+* :mod:`llm_agents.client` — one client for any OpenAI-compatible endpoint (retries, one
+  :class:`LLMResponse` record, disk cache, async concurrency, constrained decoding);
+* :mod:`llm_agents.prompting` — the papers' prompting strategies as composable pieces;
+* :mod:`llm_agents.agent` — :class:`LLMAgent`, with episodic memory, the invalid-output policy and
+  ToM probe answering.
+
+:mod:`llm_agents.local` runs the bundled SmolLM2-135M on an in-process llama.cpp server (offline),
+:mod:`llm_agents.fake` is a scripted client for tests, :mod:`llm_agents.parallel` plays many
+episodes at once and :mod:`llm_agents.demo` adds an LLM game to ``tom-envs demo``. Importing this
+package does not import ``openai`` (the ``llm`` extra); building an :class:`OpenAIClient` does.
 """
+
+from llm_agents.agent import LLMAgent
+from llm_agents.client import (
+    BaseLLMClient,
+    DiskCache,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    OpenAIClient,
+    RetryPolicy,
+)
+from llm_agents.fake import ScriptedClient
+from llm_agents.prompting import build_strategy, strategy_names
+
+__all__ = [
+    "BaseLLMClient",
+    "DiskCache",
+    "LLMAgent",
+    "LLMError",
+    "LLMRequest",
+    "LLMResponse",
+    "OpenAIClient",
+    "RetryPolicy",
+    "ScriptedClient",
+    "build_strategy",
+    "strategy_names",
+]

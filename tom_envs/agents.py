@@ -6,7 +6,10 @@ An agent spec is a string::
     <bot>                        a partner bot of the game (``tom-envs list`` shows them)
     population:<name>            a bot drawn from a named population at every episode (seeded)
     rmax                         tabular RMax (baselines/rmax.py)
-    <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str)
+    llm:model=M:base_url=U       an LLM agent (llm_agents/agent.py; strategy=, local=true, ...)
+    checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (baselines/checkpoint.py)
+    <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str;
+                                 a value may hold ':', as in base_url=http://127.0.0.1:8000/v1)
     module.path:Class            any importable Agent class (keyword arguments after a further ':')
 
 The partner registry is therefore the game modules' ``bot_names``/``make_bot``/``populations``,
@@ -27,6 +30,15 @@ from tom_envs.registration import GameSpec
 GENERIC_AGENTS: dict[str, tuple[str, str]] = {
     "random": ("tom_envs.core.agents:RandomAgent", "uniformly random legal actions"),
     "rmax": ("baselines.rmax:RMaxAgent", "tabular RMax with a frequency-count partner model"),
+    "llm": (
+        "llm_agents.agent:LLMAgent",
+        "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
+        "local=true: the bundled SmolLM2)",
+    ),
+    "checkpoint": (
+        "baselines.checkpoint:CheckpointAgent",
+        "a trained policy: checkpoint:path=FILE (MAPPO .pt or SB3 .zip; needs the rl extra)",
+    ),
 }
 
 
@@ -58,13 +70,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         head, rest = f"population:{rest[0]}", rest[1:]
     elif "." in head and rest and "=" not in rest[0]:
         head, rest = f"{head}:{rest[0]}", rest[1:]
-    kwargs = {}
+    raw: dict[str, str] = {}
+    last = None
     for item in rest:
         key, eq, val = item.partition("=")
         if not eq or not key:
-            raise ValueError(f"agent spec {spec!r}: expected key=value after ':', got {item!r}")
-        kwargs[key] = _value(val)
-    return head, kwargs
+            if last is None:
+                raise ValueError(f"agent spec {spec!r}: expected key=value after ':', got {item!r}")
+            raw[last] += ":" + item  # a value holding ':' (base_url=http://host:8000/v1)
+            continue
+        raw[key] = val
+        last = key
+    return head, {k: _value(v) for k, v in raw.items()}
 
 
 class PopulationAgent(BaseAgent):

@@ -3,8 +3,9 @@
 tom-envs list                          games, ids, bots, populations, single-agent views
 tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL trajectories
 tom-envs demo                          built-in agents on every game, one results table
-tom-envs reproduce paper004            the paper's tabular rows beside ours
+tom-envs reproduce paper004            the paper's tabular rows beside ours (also paper000)
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
+tom-envs train mappo|ppo GAME ...      train a baseline (rl extra); --help lists its settings
 """
 
 from __future__ import annotations
@@ -152,16 +153,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(format_table(rows, cols))
     if args.out:
         print(f"trajectories: {args.out}/")
+    if not args.no_llm:
+        _llm_demo(args.seed)
     return 0
+
+
+def _llm_demo(seed: int) -> None:
+    """One LLM agent game on the bundled local model, when it is installed (llm_agents.demo)."""
+    try:
+        from llm_agents.demo import DEMO_COLUMNS, demo_note, run_local_demo
+    except ImportError as exc:  # pragma: no cover - llm_agents ships with the package
+        print(f"LLM agent game skipped: {exc}")
+        return
+    row = run_local_demo(seed=seed)
+    if row is None:
+        print(demo_note())
+        return
+    print("\nLLM agent on the local model (SmolLM2-135M-Instruct, llama.cpp, offline):")
+    print(format_table([row], DEMO_COLUMNS))
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """Reproduce a paper's table with the agents we have."""
-    if args.paper != "paper004":
-        print(f"error: unknown paper {args.paper!r}; available: paper004", file=sys.stderr)
+    papers = ("paper000", "paper004")
+    if args.paper not in papers:
+        print(
+            f"error: unknown paper {args.paper!r}; available: {', '.join(papers)}", file=sys.stderr
+        )
         return 2
-    from tom_envs.experiments.paper004 import reproduce
+    import importlib
 
+    reproduce = importlib.import_module(f"tom_envs.experiments.{args.paper}").reproduce
     report, _ = reproduce(args.episodes, args.seed, progress=lambda m: print(m, file=sys.stderr))
     print(report)
     if args.out:
@@ -183,6 +205,19 @@ def cmd_docs(args: argparse.Namespace) -> int:
         return 1
     print("docs up to date" if args.check else f"docs written to {args.dir}/")
     return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train MAPPO (baselines/mappo.py) or SB3 PPO (baselines/ppo_sb3.py) on a game."""
+    import importlib
+
+    module = {"mappo": "baselines.mappo", "ppo": "baselines.ppo_sb3"}[args.algo]
+    try:
+        main_fn = importlib.import_module(module).main
+    except ImportError as exc:
+        print(f"error: {exc}; install the rl extra (torch==2.13.0 first)", file=sys.stderr)
+        return 2
+    return int(main_fn(["--game", args.game, *args.options]))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,9 +246,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--episodes", type=int, default=20)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", help="also write trajectories here")
+    d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
     d.set_defaults(fn=cmd_demo)
     rp = sub.add_parser("reproduce", help="reproduce a paper's table")
-    rp.add_argument("paper", choices=["paper004"])
+    rp.add_argument("paper", choices=["paper000", "paper004"])
     rp.add_argument("--episodes", type=int, default=100)
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("--out", help="also write the markdown report here")
@@ -222,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--dir", default="docs")
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
     dc.set_defaults(fn=cmd_docs)
+    tr = sub.add_parser("train", help="train MAPPO or SB3 PPO on a game (needs the rl extra)")
+    tr.add_argument("algo", choices=["mappo", "ppo"])
+    tr.add_argument("game")
+    tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
+    tr.set_defaults(fn=cmd_train)
     return p
 
 

@@ -85,6 +85,58 @@ GAMES: tuple[GameSpec, ...] = (
         summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
         demo_agents=("rmax", "tit_for_tat"),
     ),
+    GameSpec(
+        name="BombDefusal",
+        module="tom_envs.games.bomb_defusal.env",
+        summary="3-player search & rescue bomb defusal with chat and ToM probes (paper 000)",
+        demo_agents=("heuristic",),
+    ),
+    GameSpec(
+        name="CollabCapture",
+        module="tom_envs.games.collab_capture.env",
+        parallel=True,
+        summary="two pursuers, doors and a greedy thief; scenario= the 4 door states (paper 002)",
+        demo_agents=("greedy", "optimal"),
+    ),
+    GameSpec(
+        name="CollabEscape",
+        module="tom_envs.games.collab_escape.env",
+        parallel=True,
+        summary="repair 2 generators, escape a killer; scenario=together|split (paper 002)",
+        demo_agents=("greedy", "optimal"),
+    ),
+    GameSpec(
+        name="Hanabi",
+        module="tom_envs.games.hanabi.env",
+        kwargs={"players": 2},
+        summary="Hanabi, 2-5 players (players=), HLE's rules and encoding, card-knowledge ToM "
+        "probes (paper 002)",
+        demo_agents=("convention",),
+    ),
+    GameSpec(
+        name="Guandan",
+        module="tom_envs.games.guandan.env",
+        summary="Guandan (掼蛋), 4 players in 2 teams, wild cards, tribute; language=en|zh; "
+        "match=True for a whole match (paper 001)",
+        demo_agents=("heuristic", "bestp_lowv"),
+    ),
+    GameSpec(
+        name="CoBlock",
+        module="tom_envs.games.coblock.env",
+        parallel=True,
+        summary="collaborative 3D blocks world, private goals and inventories, chat; "
+        "task_type=independent|skill_dependent|goal_dependent (paper 003)",
+        demo_agents=("cooperative", "cooperative"),
+    ),
+    GameSpec(
+        name="Overcooked",
+        module="tom_envs.games.overcooked.env",
+        kwargs={"layout": "cramped_room"},
+        parallel=True,
+        summary="two chefs cook onion soup; layout= the paper's 5 kitchens; overcooked-ai 1.1.0 "
+        "rules, App. A text, mid-level actions (paper 002)",
+        demo_agents=("planner", "greedy"),
+    ),
 )
 
 

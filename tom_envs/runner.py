@@ -17,7 +17,8 @@ Trajectory schema (one JSON object per line)::
      "rewards" (after a joint action, else null), "latency_s", "info",
      "observation_text" (if requested), "observation" (if requested), "error" (if any)}
     {"type": "summary", "returns": {agent: float}, "length", "invalid": {agent: int},
-     "metrics": {...}, "wall_time_s"}
+     "metrics": {...} (including ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``),
+     "wall_time_s"}
 """
 
 from __future__ import annotations
@@ -268,8 +269,27 @@ def play_episode(
             episode.metrics.update(hook()(base.bundle, episode, agents))
         except Exception as exc:  # metrics must not lose the episode
             episode.metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"}  # type: ignore[dict-item]
+    episode.metrics.update(usage_totals(episode.steps))
     episode.wall_time_s = time.perf_counter() - t0
     return episode
+
+
+def usage_totals(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Per-agent sums of the numbers agents report in ``info["usage"]`` (LLM calls, tokens, ...).
+
+    An agent that puts ``{"tokens_in": 312, "calls": 1}`` in a step's ``info["usage"]`` gets
+    ``usage/tokens_in/<agent>`` and ``usage/calls/<agent>`` in the episode's metrics.
+    """
+    out: dict[str, float] = {}
+    for step in steps:
+        usage = (step.get("info") or {}).get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        for key, value in usage.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                name = f"usage/{key}/{step['agent']}"
+                out[name] = out.get(name, 0.0) + float(value)
+    return out
 
 
 def probe_accuracy(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:

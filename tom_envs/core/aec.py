@@ -9,6 +9,8 @@ joint action is applied.
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,8 +30,54 @@ from tom_envs.core.game import (
 )
 
 
-def make_spaces(bundle: GameBundle) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
-    """Observation and action spaces, one object per agent (PettingZoo's seeding needs identity)."""
+class LegalDiscrete(spaces.Discrete):
+    """``Discrete`` whose unmasked :meth:`sample` draws an action that is legal now.
+
+    PettingZoo's own checkers (``state_test``, ``parallel_seed_test``) and its canonical Parallel
+    loop call ``env.action_space(agent).sample()`` without a mask; in a game with illegal actions
+    that would raise. Without a mask, this space asks its env for the agent's current legal-action
+    mask; when every action is legal, or none is (not this agent's turn, or the episode is over),
+    it samples exactly like ``Discrete``. ``sample(mask)`` is Gymnasium's. Pickled or copied, it
+    forgets its env and becomes a plain ``Discrete``.
+    """
+
+    def __init__(self, n: int, legal_mask: Callable[[], np.ndarray | None] | None = None) -> None:
+        super().__init__(n)
+        self._legal_mask = legal_mask
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        """A legal action now (see the class docstring), or Gymnasium's sample with a mask."""
+        if mask is None and probability is None and self._legal_mask is not None:
+            legal = self._legal_mask()
+            if legal is not None and 0 < int(legal.sum()) < self.n:
+                return super().sample(mask=legal.astype(np.int8))
+        return super().sample(mask=mask, probability=probability)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_legal_mask"] = None
+        return state
+
+
+def _mask_of(env: Any, agent: str) -> Callable[[], np.ndarray | None]:
+    """A callable giving ``env.sample_mask(agent)`` without keeping ``env`` alive."""
+    ref = weakref.ref(env)
+
+    def legal() -> np.ndarray | None:
+        owner = ref()
+        return None if owner is None else owner.sample_mask(agent)
+
+    return legal
+
+
+def make_spaces(
+    bundle: GameBundle, env: Any = None
+) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+    """Observation and action spaces, one object per agent (PettingZoo's seeding needs identity).
+
+    With ``env`` (which must offer ``sample_mask(agent)``), the action spaces are
+    :class:`LegalDiscrete`: their unmasked ``sample()`` gives a legal action.
+    """
     enc, game = bundle.encoder, bundle.game
     obs, act = {}, {}
     for agent in bundle.agents:
@@ -41,7 +89,8 @@ def make_spaces(bundle: GameBundle) -> tuple[dict[str, spaces.Space], dict[str, 
                 "action_mask": spaces.Box(0, 1, shape=(game.num_actions,), dtype=np.int8),
             }
         )
-        act[agent] = spaces.Discrete(game.num_actions)
+        legal = None if env is None else _mask_of(env, agent)
+        act[agent] = LegalDiscrete(game.num_actions, legal)
     return obs, act
 
 
@@ -85,7 +134,7 @@ class TomAECEnv(AECEnv):
         self.possible_agents = bundle.agents
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
-        self._obs_spaces, self._act_spaces = make_spaces(bundle)
+        self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
         self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
         self._simultaneous = self.game.tags.dynamics == SIMULTANEOUS
@@ -155,6 +204,14 @@ class TomAECEnv(AECEnv):
     def state(self) -> np.ndarray:
         """Global state vector for centralised critics."""
         return self.bundle.encoder.encode_state(self.game_state)
+
+    def sample_mask(self, agent: str) -> np.ndarray | None:
+        """The mask ``action_space(agent).sample()`` draws from (``None`` before ``reset``)."""
+        if self.game_state is None or agent not in getattr(self, "terminations", {}):
+            return None
+        if not self._acting(agent):
+            return None
+        return self.game.legal_mask(self.game_state, agent_index(agent))
 
     # ------------------------------------------------------------------- text
     def text_observation(self, agent: str) -> TextObservation:

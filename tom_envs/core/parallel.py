@@ -54,7 +54,7 @@ class TomParallelEnv(ParallelEnv):
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
         self.agents: list[str] = []
-        self._obs_spaces, self._act_spaces = make_spaces(bundle)
+        self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
         self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
         self.game_state: Any = None
@@ -79,6 +79,12 @@ class TomParallelEnv(ParallelEnv):
         if legal and live and not self.game.is_terminal(self.game_state):
             mask[legal] = 1
         return {"observation": self.bundle.encoder.encode(view), "action_mask": mask}
+
+    def sample_mask(self, agent: str) -> np.ndarray | None:
+        """The mask ``action_space(agent).sample()`` draws from (``None`` if ``agent`` is done)."""
+        if self.game_state is None or agent not in self.agents:
+            return None
+        return self.game.legal_mask(self.game_state, agent_index(agent))
 
     def reset(
         self, seed: int | None = None, options: dict | None = None

@@ -110,10 +110,13 @@ class SingleAgentEnv(gymnasium.Env):
                 float(rew),
                 self._decisions.get(player, 0),
             )
-            action = as_agent_action(self.partners[player].act(turn)).action
+            choice = as_agent_action(self.partners[player].act(turn))
+            action = choice.action
             if action is None or int(action) not in turn.legal_actions:
                 raise IllegalActionError(f"partner {self.partner_specs} chose illegal {action!r}")
             self._decisions[player] = self._decisions.get(player, 0) + 1
+            if choice.message is not None and self.bundle.game.tags.communication:
+                self.aec.send_message(agent, choice.message)  # partners' chat reaches the learner
             self.aec.step(int(action))
 
     def reset(

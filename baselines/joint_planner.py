@@ -1,0 +1,514 @@
+"""Optimal joint planning by exhaustive search, for small cooperative simultaneous-move games.
+
+The team (both seats, planned centrally) faces an MDP whose actions are joint actions; chance (the
+roaming killer of CollabEscape) is enumerated exactly by the rules' ``outcomes(state, joint)``. The
+planner enumerates every state reachable from the start, builds the transition table once, and
+computes by backward induction
+
+    V_0(s) = [s is a success]
+    V_k(s) = max_j  sum_{s'} P(s' | s, j) * V_{k-1}(s')         (success and failure absorb)
+
+so ``V_k(s)`` is the highest probability of reaching the goal within ``k`` turns (the capture in
+CollabCapture, the escape in CollabEscape). From it:
+
+* **optimal turns** of a deterministic game: the least ``k`` with ``V_k(s) = 1``;
+* **optimal success probability** within the turn limit ``H``: ``V_H(s)``, and without a limit the
+  fixed point ``V_inf`` (value iteration from 0 converges to it from below);
+* the **optimal joint policy** with ``k`` turns left: the joint action maximising
+  ``(Q_k, Q_{k-1}, ..., Q_1)`` lexicographically (most likely to succeed in time, then soonest),
+  then the first in the canonical order (product of each seat's legal actions in display order).
+  Every optimal bot computes the same choice from the same state, so two of them coordinate.
+
+The games provide, on their ``Game`` object: ``legal_actions``/``options``, ``outcomes(state,
+joint) -> ((p, next), ...)``, ``canonical(state)`` (the state without its turn counter and display
+fields), ``succeeded(state)``, ``failed(state)`` and ``config.max_turns``.
+
+The planner also scores play (used by the games' metrics and ToM probes):
+:meth:`JointPlanner.q_table` gives ``Q_k(s, (a, b))`` for every joint action, from which
+best responses to a partner's actual (or predicted) move are read.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from tom_envs.core.agents import AgentAction, BaseAgent, Turn
+from tom_envs.core.probes import Probe
+
+#: Values closer than this are ties (the values are probabilities and turn counts).
+TIE = 1e-9
+#: Value layers kept for games without a turn limit (tie-breaking uses the first ones).
+UNBOUNDED_LAYERS = 100
+#: Value iteration stops when no value moves by more than this (games without a turn limit).
+CONVERGENCE_TOL = 1e-13
+MAX_ITERATIONS = 100_000
+
+
+@dataclass
+class _Tables:
+    states: list[Hashable]
+    index: dict[Hashable, int]
+    kind: np.ndarray  # 0 running, 1 success, 2 failure
+    row_start: np.ndarray  # first row of each state (rows of a state are contiguous)
+    row_count: np.ndarray
+    row_joint: list[tuple[int, int]]
+    t_row: np.ndarray
+    t_next: np.ndarray
+    t_prob: np.ndarray
+
+
+class JointPlanner:
+    """Exact finite-horizon values and the optimal joint policy of one configured game.
+
+    Args:
+        game: the rules object (see the module docstring for what it must offer).
+        roots: start states to search from (default: the game's initial state).
+        horizon: turns to plan over: ``"limit"`` (default) for the game's ``config.max_turns``,
+            an int, or ``None`` for no limit (values then converge to ``V_inf``).
+    """
+
+    def __init__(
+        self, game: Any, roots: Sequence[Any] | None = None, horizon: int | str | None = "limit"
+    ) -> None:
+        self.game = game
+        if horizon == "limit":
+            horizon = game.config.max_turns
+        if horizon is not None and (not isinstance(horizon, int) or horizon < 0):
+            raise ValueError(f"horizon must be 'limit', None or an int >= 0, got {horizon!r}")
+        self.horizon: int | None = horizon
+        if roots is None:
+            roots = [game.initial_state(np.random.default_rng(0))]
+        self._tables = self._build([game.canonical(s) for s in roots])
+        self._solve()
+
+    # -------------------------------------------------------------------------- search
+    def _build(self, roots: list[Any]) -> _Tables:
+        game = self.game
+        states: list[Hashable] = []
+        index: dict[Hashable, int] = {}
+        kinds: list[int] = []
+
+        def add(s: Any) -> int:
+            i = index.get(s)
+            if i is None:
+                i = index[s] = len(states)
+                states.append(s)
+                kinds.append(1 if game.succeeded(s) else 2 if game.failed(s) else 0)
+            return i
+
+        for r in roots:
+            add(r)
+        row_start: list[int] = []
+        row_count: list[int] = []
+        row_joint: list[tuple[int, int]] = []
+        t_row: list[int] = []
+        t_next: list[int] = []
+        t_prob: list[float] = []
+        i = 0
+        while i < len(states):
+            s = states[i]
+            row_start.append(len(row_joint))
+            if kinds[i] != 0:
+                row_count.append(0)
+                i += 1
+                continue
+            joints = list(itertools.product(game.options(s, 0), game.options(s, 1)))
+            row_count.append(len(joints))
+            for joint in joints:
+                r = len(row_joint)
+                row_joint.append(joint)
+                for p, nxt in game.outcomes(s, {0: joint[0], 1: joint[1]}):
+                    t_row.append(r)
+                    t_next.append(add(game.canonical(nxt)))
+                    t_prob.append(p)
+            i += 1
+        return _Tables(
+            states,
+            index,
+            np.asarray(kinds, dtype=np.int8),
+            np.asarray(row_start, dtype=np.int64),
+            np.asarray(row_count, dtype=np.int64),
+            row_joint,
+            np.asarray(t_row, dtype=np.int64),
+            np.asarray(t_next, dtype=np.int64),
+            np.asarray(t_prob, dtype=np.float64),
+        )
+
+    # --------------------------------------------------------------------------- solve
+    def _backup(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One Bellman backup: ``(Q over rows, V over states)`` from the previous layer ``v``."""
+        t = self._tables
+        q = np.bincount(t.t_row, weights=t.t_prob * v[t.t_next], minlength=len(t.row_joint))
+        new = np.where(t.kind == 1, 1.0, 0.0)
+        running = t.row_count > 0
+        if running.any():
+            new[running] = np.maximum.reduceat(q, t.row_start[running])
+        return q, new
+
+    def _solve(self) -> None:
+        t = self._tables
+        v = np.where(t.kind == 1, 1.0, 0.0)
+        layers = [v]
+        limit = self.horizon if self.horizon is not None else UNBOUNDED_LAYERS
+        for _ in range(limit):
+            v = self._backup(v)[1]
+            layers.append(v)
+        self._layers = np.stack(layers)  # _layers[k] = V_k
+        self._v_inf = None
+        if self.horizon is None:
+            for _ in range(MAX_ITERATIONS):
+                nxt = self._backup(v)[1]
+                if np.max(np.abs(nxt - v)) < CONVERGENCE_TOL:
+                    v = nxt
+                    break
+                v = nxt
+            self._v_inf = v
+
+    # ------------------------------------------------------------------------- queries
+    @property
+    def num_states(self) -> int:
+        """States reachable from the roots (including absorbing ones)."""
+        return len(self._tables.states)
+
+    @property
+    def num_joint_actions(self) -> int:
+        """(state, joint action) pairs in the table."""
+        return len(self._tables.row_joint)
+
+    def _idx(self, state: Any) -> int:
+        key = self.game.canonical(state)
+        i = self._tables.index.get(key)
+        if i is None:
+            raise KeyError(f"state {key} is not reachable from the planner's roots")
+        return i
+
+    def turns_left(self, state: Any) -> int | None:
+        """Turns left before the limit (``None`` without a limit)."""
+        return None if self.horizon is None else max(0, self.horizon - int(state.turn))
+
+    def value(self, state: Any, k: int | None = None) -> float:
+        """``V_k(state)``: the best probability of success within ``k`` turns (default: the turns
+        left before the limit; without a limit, the unbounded value)."""
+        i = self._idx(state)
+        k = self.turns_left(state) if k is None else k
+        if k is None:
+            assert self._v_inf is not None
+            return float(self._v_inf[i])
+        if k >= len(self._layers):
+            raise ValueError(f"k={k} exceeds the {len(self._layers) - 1} layers kept")
+        return float(self._layers[k][i])
+
+    def success_curve(self, state: Any) -> np.ndarray:
+        """``[V_0, V_1, ..., V_K](state)`` over the kept layers."""
+        return self._layers[:, self._idx(state)].copy()
+
+    def optimal_turns(self, state: Any) -> int | None:
+        """Least ``k`` with ``V_k(state) = 1`` (sure success within ``k`` turns), if any kept."""
+        curve = self.success_curve(state)
+        hits = np.flatnonzero(curve >= 1.0 - TIE)
+        return int(hits[0]) if hits.size else None
+
+    def _rows(self, i: int) -> range:
+        t = self._tables
+        return range(int(t.row_start[i]), int(t.row_start[i] + t.row_count[i]))
+
+    def _q_rows(self, i: int, layer: np.ndarray) -> np.ndarray:
+        """``Q`` of the rows of state ``i`` against value layer ``layer`` (= V_{k-1})."""
+        t = self._tables
+        rows = self._rows(i)
+        lo, hi = np.searchsorted(t.t_row, [rows.start, rows.stop])
+        q = np.zeros(len(rows))
+        np.add.at(q, t.t_row[lo:hi] - rows.start, t.t_prob[lo:hi] * layer[t.t_next[lo:hi]])
+        return q
+
+    def q_table(self, state: Any, k: int | None = None) -> dict[tuple[int, int], float]:
+        """``Q_k(state, (a, b))`` for every joint action: success probability within ``k`` turns
+        when the team plays ``(a, b)`` now and optimally afterwards (default ``k``: turns left)."""
+        i = self._idx(state)
+        k = self.turns_left(state) if k is None else k
+        prev = self._v_inf if k is None else self._layers[k - 1] if k >= 1 else None
+        if prev is None:
+            return {j: 0.0 for j in self.joint_actions(state)}
+        q = self._q_rows(i, prev)
+        return {self._tables.row_joint[r]: float(q[n]) for n, r in enumerate(self._rows(i))}
+
+    def joint_actions(self, state: Any) -> list[tuple[int, int]]:
+        """The joint actions in canonical order."""
+        i = self._idx(state)
+        return [self._tables.row_joint[r] for r in self._rows(i)]
+
+    def optimal_joint_actions(self, state: Any, k: int | None = None) -> list[tuple[int, int]]:
+        """Every joint action optimal under the lexicographic order ``(Q_k, ..., Q_1)``."""
+        i = self._idx(state)
+        rows = list(self._rows(i))
+        if not rows:
+            return []
+        k = self.turns_left(state) if k is None else k
+        keep = np.ones(len(rows), dtype=bool)
+        layers: list[np.ndarray] = []
+        if k is None:
+            assert self._v_inf is not None
+            layers.append(self._v_inf)
+            k = len(self._layers) - 1
+        layers += [self._layers[kk - 1] for kk in range(min(k, len(self._layers) - 1), 0, -1)]
+        for prev in layers:
+            q = self._q_rows(i, prev)
+            best = q[keep].max()
+            keep &= q >= best - TIE
+            if keep.sum() == 1:
+                break
+        return [self._tables.row_joint[rows[n]] for n in np.flatnonzero(keep)]
+
+    def best_joint_action(self, state: Any, k: int | None = None) -> tuple[int, int]:
+        """The optimal joint action (first in canonical order among the optimal ones)."""
+        best = self.optimal_joint_actions(state, k)
+        if not best:
+            raise ValueError("no action in a terminal state")
+        return best[0]
+
+    def policy_outcome(self, state: Any, turns: int | None = None) -> dict[str, float]:
+        """Exact outcome distribution of the optimal joint policy from ``state``.
+
+        Propagates the state distribution turn by turn (chance enumerated exactly) for ``turns``
+        turns (default: the turns left, or the kept layers without a limit). Returns the
+        probabilities of success and failure, and the expected turns to success given success.
+        """
+        t = self._tables
+        k0 = self.turns_left(state)
+        total = (len(self._layers) - 1 if k0 is None else k0) if turns is None else turns
+        dist = {self._idx(state): 1.0}
+        success = failure = 0.0
+        weighted_turns = 0.0
+        for step in range(total):
+            nxt: dict[int, float] = {}
+            k = None if k0 is None else k0 - step
+            for i, mass in dist.items():
+                joint = self.best_joint_action(t.states[i], k)
+                r = self._rows(i).start + self._tables_row_offset(i, joint)
+                lo, hi = np.searchsorted(t.t_row, [r, r + 1])
+                for n, p in zip(t.t_next[lo:hi], t.t_prob[lo:hi], strict=True):
+                    m = mass * p
+                    if t.kind[n] == 1:
+                        success += m
+                        weighted_turns += m * (step + 1)
+                    elif t.kind[n] == 2:
+                        failure += m
+                    else:
+                        nxt[int(n)] = nxt.get(int(n), 0.0) + m
+            dist = nxt
+            if not dist:
+                break
+        return {
+            "success": success,
+            "failure": failure,
+            "expected_turns_given_success": weighted_turns / success if success else float("nan"),
+        }
+
+    def turns_to_success(self, state: Any, k: int | None = None) -> int:
+        """``T_k(state)``: least ``k' <= k`` with sure success within ``k'`` turns, else ``k + 1``
+        (a deterministic game's optimal turns, with failure costing one turn past the limit)."""
+        k = self.turns_left(state) if k is None else k
+        if k is None:
+            raise ValueError("turns_to_success needs a turn limit")
+        curve = self._layers[: k + 1, self._idx(state)]
+        hits = np.flatnonzero(curve >= 1.0 - TIE)
+        return int(hits[0]) if hits.size else k + 1
+
+    def q_turns(self, state: Any, k: int | None = None) -> dict[tuple[int, int], float]:
+        """Expected turns to success of each joint action played now, optimal play after it
+        (deterministic games: exact; failure counts as one turn past the limit)."""
+        t = self._tables
+        i = self._idx(state)
+        k = self.turns_left(state) if k is None else k
+        if k is None:
+            raise ValueError("q_turns needs a turn limit")
+        out = {}
+        for r in self._rows(i):
+            lo, hi = np.searchsorted(t.t_row, [r, r + 1])
+            total = 0.0
+            for n, p in zip(t.t_next[lo:hi], t.t_prob[lo:hi], strict=True):
+                if t.kind[n] == 1:
+                    cost = 1.0
+                elif t.kind[n] == 2 or k <= 1:
+                    cost = float(k + 1)
+                else:
+                    cost = 1.0 + min(self.turns_to_success(t.states[n], k - 1), k)
+                total += p * cost
+            out[t.row_joint[r]] = float(total)
+        return out
+
+    def _tables_row_offset(self, i: int, joint: tuple[int, int]) -> int:
+        rows = self._rows(i)
+        for n, r in enumerate(rows):
+            if self._tables.row_joint[r] == joint:
+                return n
+        raise KeyError(joint)
+
+
+# ------------------------------------------------------------------------------- helpers
+@lru_cache(maxsize=32)
+def planner_for(game_cls: type, config: Hashable) -> JointPlanner:
+    """A cached planner for a configured game (built once per process and configuration)."""
+    return JointPlanner(game_cls(config))
+
+
+# --------------------------------------------------------------------------------- agent
+class JointPlannerAgent(BaseAgent):
+    """Plays its seat's part of the optimal joint action and predicts the partner's part.
+
+    Two of these coordinate perfectly (both compute the same joint action from the same state).
+    With another partner it still plays as if the partner were optimal. The planner is built on
+    the first decision and shared by every agent of the same configuration in the process.
+
+    Args:
+        game: the configured rules object.
+        state_from_view: rebuilds the rules state from a player's (fully observable) view.
+    """
+
+    name = "optimal"
+
+    def __init__(self, game: Any, state_from_view: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.game_cls = type(game)
+        self.config = game.config
+        self.state_from_view = state_from_view
+
+    @property
+    def planner(self) -> JointPlanner:
+        """The shared planner of this configuration."""
+        return planner_for(self.game_cls, self.config)
+
+    def act(self, turn: Turn) -> AgentAction:
+        """My part of the optimal joint action; the partner's part as my prediction."""
+        joint_action = self.planner.best_joint_action(self.state_from_view(turn.view))
+        me = turn.player
+        return AgentAction(
+            int(joint_action[me]), prediction={"partner_action": int(joint_action[1 - me])}
+        )
+
+
+# -------------------------------------------------------------------------------- probes
+def next_action_probes(game: Any, text: Any) -> Callable[[Any, int], list[Probe]]:
+    """A ``bundle.probes`` function: "What action does my partner intend to take?".
+
+    The options are the partner's legal actions (as the partner's text names them); the truth is
+    the partner's part of the optimal joint plan. A question is asked only when that part is
+    unique (the same in every optimal joint action), as the paper kept only unambiguous questions.
+    """
+
+    def probes(state: Any, player: int) -> list[Probe]:
+        if game.is_terminal(state):
+            return []
+        planner = planner_for(type(game), game.config)
+        partner = 1 - player
+        intended = {j[partner] for j in planner.optimal_joint_actions(state)}
+        if len(intended) != 1:
+            return []
+        (truth,) = intended
+        pview = game.observe(state, partner)
+        options = tuple(text.action_text(pview, a) for a in pview.legal_actions)
+        mine = game.observe(state, player)
+        who = getattr(mine, "partner_name", f"player_{partner}")
+        return [
+            Probe(
+                id=f"turn{state.turn}.next_action.{who.lower()}",
+                kind="next_action",
+                order=1,
+                question=f"What action does my partner {who} intend to take this turn?",
+                options=options,
+                answer=text.action_text(pview, truth),
+                about={"partner": partner, "action": int(truth), "source": "optimal joint plan"},
+            )
+        ]
+
+    return probes
+
+
+# ------------------------------------------------------------------------------- metrics
+def replay(
+    game: Any, seed: int, steps: Sequence[Mapping[str, Any]]
+) -> tuple[list[tuple[Any, dict[int, int]]], Any]:
+    """``([(state, {seat: action}), ...], final state)`` of a recorded episode.
+
+    The env draws every chance outcome from ``seeding.np_random(seed)`` in ``reset`` and ``step``;
+    replaying the recorded joint actions through the same generator gives the same states.
+    """
+    from gymnasium.utils import seeding
+
+    rng, _ = seeding.np_random(seed)
+    state = game.initial_state(rng)
+    joints: dict[int, dict[int, int]] = {}
+    for step in steps:
+        seat = int(str(step["agent"]).rpartition("_")[2])
+        joints.setdefault(int(step["joint_step"]), {})[seat] = int(step["action"])
+    out = []
+    for t in sorted(joints):
+        joint_action = joints[t]
+        if len(joint_action) != game.num_players:
+            break  # an unfinished joint step (the episode was cut mid-turn)
+        out.append((state, joint_action))
+        state = game.step(state, joint_action, rng).state
+    return out, state
+
+
+def seat_metrics(
+    planner: JointPlanner,
+    trajectory: Sequence[tuple[Any, Mapping[int, int]]],
+    predictions: Mapping[int, Sequence[int | None]],
+    score: Callable[[JointPlanner, Any], dict[tuple[int, int], float]],
+) -> dict[str, float]:
+    """Per seat: best-response regret and, where predictions were made, ToM accuracy and regret.
+
+    ``score(planner, state)`` gives every joint action's value (higher is better) with optimal play
+    afterwards. For seat ``i`` at turn ``t``, with the partner's actual action ``b``:
+
+    * ``br_regret/player_i`` (summed over turns) = ``max_a score(a, b) - score(a_t, b)``: how much
+      the seat lost by not best-responding to what its partner actually did.
+    * ``tom_accuracy/player_i`` = percent of turns whose predicted partner action was right.
+    * ``tom_regret/player_i`` (summed) = the same regret for acting rationally on the prediction
+      (the seat's own action if it best-responds to the prediction, else the first that does).
+    """
+    out: dict[str, float] = {}
+    for seat in (0, 1):
+        br = tom = 0.0
+        hits = made = 0
+        preds = list(predictions.get(seat, ()))
+        for t, (state, joint_action) in enumerate(trajectory):
+            q = score(planner, state)
+            mine, theirs = joint_action[seat], joint_action[1 - seat]
+            value = {j[seat]: v for j, v in q.items() if j[1 - seat] == theirs}
+            best = max(value.values())
+            br += best - value[mine]
+            pred = preds[t] if t < len(preds) else None
+            if pred is None:
+                continue
+            made += 1
+            hits += int(pred == theirs)
+            on_pred = {j[seat]: v for j, v in q.items() if j[1 - seat] == pred}
+            if not on_pred:  # an illegal prediction: act as if it named nothing useful
+                continue
+            top = max(on_pred.values())
+            rational = [a for a, v in on_pred.items() if v >= top - TIE]
+            a_tom = mine if mine in rational else rational[0]
+            tom += best - value[a_tom]
+        out[f"br_regret/player_{seat}"] = float(br)
+        if made:
+            out[f"tom_accuracy/player_{seat}"] = 100.0 * hits / made
+            out[f"tom_regret/player_{seat}"] = float(tom)
+    return out
+
+
+def predictions_of(steps: Sequence[Mapping[str, Any]]) -> dict[int, list[int | None]]:
+    """Each seat's ``prediction["partner_action"]`` per turn (``None`` where it made none)."""
+    out: dict[int, list[int | None]] = {0: [], 1: []}
+    for step in sorted(steps, key=lambda s: (s["joint_step"], s["agent"])):
+        seat = int(str(step["agent"]).rpartition("_")[2])
+        pred = (step.get("prediction") or {}).get("partner_action")
+        out[seat].append(None if pred is None else int(pred))
+    return out

@@ -1,0 +1,638 @@
+"""One client for any OpenAI-compatible endpoint, with one response record (BALROG's split).
+
+:class:`OpenAIClient` talks to OpenAI, vLLM, Ollama, llama.cpp servers or anything else that speaks
+the OpenAI API, chosen by ``base_url``, ``model`` and a key from the arguments or the environment
+(``OPENAI_BASE_URL``, ``TOM_ENVS_LLM_MODEL``, ``OPENAI_API_KEY`` or the variable named by
+``api_key_env``). Everything that is not the wire format lives once, in :class:`BaseLLMClient`:
+
+* retries with exponential backoff (and ``Retry-After``) on rate limits, timeouts, connection
+  failures and server errors (:class:`RetryPolicy`); other errors fail at once;
+* one response record, :class:`LLMResponse`: text, model, tokens in/out, latency, cost when the
+  model is priced (``prices={"model": (usd_per_1M_in, usd_per_1M_out)}``), token log-probabilities;
+* a disk cache keyed by the full request (:class:`DiskCache`), so a re-run is reproducible and
+  free; the key never includes the API key;
+* async concurrency (:meth:`BaseLLMClient.acomplete`, :meth:`BaseLLMClient.complete_many` with at
+  most ``max_concurrency`` requests in flight);
+* constrained decoding: a request may carry a JSON schema (the agent sends an ``enum`` of the
+  legal actions). If the server refuses ``response_format=json_schema`` the client remembers it and
+  sends plain requests from then on (the agent then parses free text).
+
+API keys are kept in a private attribute, never in ``repr``, logs, cache files, responses or
+exception messages (:func:`redact`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("llm_agents")
+
+#: Bumped when the cached response format changes (old entries are then ignored).
+CACHE_VERSION = 1
+
+ENV_BASE_URL = "OPENAI_BASE_URL"
+ENV_MODEL = "TOM_ENVS_LLM_MODEL"
+ENV_API_KEY = "OPENAI_API_KEY"
+ENV_CACHE_DIR = "TOM_ENVS_LLM_CACHE"
+
+
+class LLMError(RuntimeError):
+    """A request failed for good (after any retries). The message never contains an API key."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying (raised by clients whose transport is not ``openai``)."""
+
+
+class SchemaUnsupported(LLMError):
+    """The server refused constrained decoding (``response_format`` / ``json_schema``)."""
+
+
+@dataclass
+class LLMRequest:
+    """Everything that determines an answer; its JSON (plus endpoint and model) is the cache key.
+
+    Attributes:
+        messages: chat messages ``{"role", "content"}`` (chat completions).
+        prompt: raw text for the completions endpoint (used instead of ``messages`` when set).
+        max_tokens: generation budget.
+        temperature: sampling temperature (0: greedy).
+        top_p: nucleus sampling, if set.
+        seed: sampling seed, for servers that honour it.
+        stop: stop sequences.
+        schema: a JSON schema the answer must follow (constrained decoding where supported).
+        top_logprobs: how many alternatives' log-probabilities to return per token (0: none).
+        sample: distinguishes repeated samples of one request in the cache; never sent.
+    """
+
+    messages: list[dict[str, str]] = field(default_factory=list)
+    prompt: str | None = None
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float | None = None
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    schema: dict[str, Any] | None = None
+    top_logprobs: int = 0
+    sample: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the request part of the cache key)."""
+        return asdict(self)
+
+
+@dataclass
+class LLMResponse:
+    """The one response record every client returns.
+
+    Attributes:
+        text: the generated text.
+        model: the model that answered (as the server names it).
+        tokens_in: prompt tokens.
+        tokens_out: generated tokens.
+        latency_s: wall time of the request that produced it (0 for a cache hit's replay is not
+            used: the original latency is kept and ``cached`` tells).
+        cost_usd: price of the call when the model is priced, else ``None``.
+        cached: served from the disk cache (no request was made).
+        constrained: the answer was decoded under the request's JSON schema.
+        finish_reason: the server's reason for stopping (``"stop"``, ``"length"``...).
+        logprobs: per generated token, the top alternatives as ``{token: logprob}``.
+        retries: how many retries the request needed.
+    """
+
+    text: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cost_usd: float | None = None
+    cached: bool = False
+    constrained: bool = False
+    finish_reason: str | None = None
+    logprobs: list[dict[str, float]] | None = None
+    retries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LLMResponse:
+        """Inverse of :meth:`to_dict` (unknown keys ignored)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class RetryPolicy:
+    """Which failures are retried and how long to wait: written once for every client.
+
+    Attributes:
+        max_retries: retries after the first attempt.
+        base_delay_s: first backoff; attempt ``k`` waits ``base * 2**k`` (capped), plus jitter.
+        max_delay_s: cap on one wait (also on a server's ``Retry-After``).
+        jitter: up to this fraction of the delay is added at random.
+    """
+
+    max_retries: int = 5
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    jitter: float = 0.25
+    _rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
+
+    def retryable(self, exc: BaseException) -> bool:
+        """Rate limits, timeouts, connection failures and 5xx errors are; nothing else is."""
+        if isinstance(exc, TransientLLMError):
+            return True
+        if isinstance(exc, LLMError):
+            return False
+        try:
+            import openai
+        except ImportError:  # pragma: no cover - the openai package is the llm extra
+            return False
+        if isinstance(
+            exc,
+            (
+                openai.RateLimitError,
+                openai.APITimeoutError,
+                openai.APIConnectionError,
+                openai.InternalServerError,
+            ),
+        ):
+            return True
+        status = getattr(exc, "status_code", None)
+        return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
+
+    def delay(self, attempt: int, exc: BaseException) -> float | None:
+        """Seconds to wait before retry ``attempt`` (0-based), or ``None`` to give up."""
+        if attempt >= self.max_retries or not self.retryable(exc):
+            return None
+        wait = min(self.max_delay_s, self.base_delay_s * 2**attempt)
+        after = _retry_after(exc)
+        if after is not None:
+            wait = min(self.max_delay_s, max(wait, after))
+        return wait + self._rng.uniform(0.0, self.jitter * wait)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def redact(text: str, secrets: Sequence[str | None]) -> str:
+    """``text`` with every secret (of 4+ characters) replaced by ``***``."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    return text
+
+
+class DiskCache:
+    """Responses on disk, one JSON file per request key (``root/ab/abcdef….json``).
+
+    Writes are atomic (temporary file + rename), so concurrent episodes and processes may share a
+    directory. A response is stored once and replayed with ``cached=True``.
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> LLMResponse | None:
+        """The stored response for ``key``, if any."""
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        if data.get("version") != CACHE_VERSION:
+            return None
+        return LLMResponse.from_dict(data["response"])
+
+    def put(self, key: str, response: LLMResponse, request: Mapping[str, Any]) -> None:
+        """Store ``response`` (with the request it answers, for inspection) under ``key``."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"version": CACHE_VERSION, "request": request, "response": response.to_dict()}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(record, fh)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0
+
+
+@dataclass
+class ClientStats:
+    """Counters over a client's life (thread-safe updates through :meth:`add`)."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    schema_fallbacks: int = 0
+
+    def add(self, **counts: int) -> None:
+        """Increment counters."""
+        for k, v in counts.items():
+            setattr(self, k, getattr(self, k) + v)
+
+
+class BaseLLMClient:
+    """Retries, cache, pricing, concurrency and capability fallback; subclasses only send.
+
+    Subclasses implement :meth:`_send` (one attempt, no retries) and may implement
+    :meth:`_asend` (the default runs :meth:`_send` in a worker thread).
+
+    Attributes:
+        model: the model name sent with every request.
+        endpoint: where requests go (part of the cache key; never holds a key).
+        capabilities: ``{"json_schema": bool | None}``; ``None`` until the server has answered.
+        stats: :class:`ClientStats`.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        endpoint: str = "",
+        cache_dir: str | Path | None = None,
+        retry: RetryPolicy | None = None,
+        prices: Mapping[str, tuple[float, float]] | None = None,
+        max_concurrency: int = 4,
+        json_schema: bool | None = None,
+    ) -> None:
+        self.model = model
+        self.endpoint = endpoint
+        cache_dir = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
+        self.cache = DiskCache(cache_dir) if cache_dir else None
+        self.retry = retry or RetryPolicy()
+        self.prices = dict(prices or {})
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.capabilities: dict[str, bool | None] = {"json_schema": json_schema}
+        self.stats = ClientStats()
+        self._lock = threading.Lock()
+        self._secrets: list[str | None] = []
+
+    # ------------------------------------------------------------------ helpers
+    def cache_key(self, request: LLMRequest) -> str:
+        """SHA-256 of the endpoint, model and full request (never the API key)."""
+        payload = {"endpoint": self.endpoint, "model": self.model, "request": request.to_dict()}
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def cost(self, model: str, tokens_in: int, tokens_out: int) -> float | None:
+        """USD for a call, when ``model`` (or the client's model) is priced."""
+        price = self.prices.get(model) or self.prices.get(self.model)
+        if price is None:
+            return None
+        return (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+
+    def _count(self, **counts: int) -> None:
+        with self._lock:
+            self.stats.add(**counts)
+
+    def _constrain(self, request: LLMRequest) -> bool:
+        return request.schema is not None and self.capabilities.get("json_schema") is not False
+
+    def _finish(self, response: LLMResponse, retries: int) -> LLMResponse:
+        response.retries = retries
+        if response.cost_usd is None:
+            response.cost_usd = self.cost(response.model, response.tokens_in, response.tokens_out)
+        self._count(
+            requests=1,
+            retries=retries,
+            tokens_in=response.tokens_in,
+            tokens_out=response.tokens_out,
+        )
+        return response
+
+    def _give_up(self, exc: BaseException) -> LLMError:
+        message = redact(f"{type(exc).__name__}: {exc}", self._secrets)
+        return LLMError(f"{self.model} at {self.endpoint or 'default endpoint'}: {message}")
+
+    def _note_schema_refused(self) -> None:
+        if self.capabilities.get("json_schema") is not False:
+            log.info("%s refused json_schema decoding; falling back to plain text", self.model)
+        self.capabilities["json_schema"] = False
+        self._count(schema_fallbacks=1)
+
+    def _cached(self, request: LLMRequest) -> tuple[str, LLMResponse | None]:
+        key = self.cache_key(request)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            hit.cached = True
+            self._count(cache_hits=1)
+        return key, hit
+
+    def _store(self, key: str, request: LLMRequest, response: LLMResponse) -> None:
+        if self.cache is not None:
+            self.cache.put(key, response, request.to_dict())
+
+    # ------------------------------------------------------------------ sync
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        """Answer one request: from the cache, else from the server with retries."""
+        key, hit = self._cached(request)
+        if hit is not None:
+            return hit
+        retries = 0
+        while True:
+            constrained = self._constrain(request)
+            try:
+                response = self._send(request, constrained)
+            except SchemaUnsupported:
+                self._note_schema_refused()
+                continue
+            except Exception as exc:
+                wait = self.retry.delay(retries, exc)
+                if wait is None:
+                    raise self._give_up(exc) from None
+                log.warning(
+                    "%s: retry %d in %.1fs (%s)", self.model, retries + 1, wait, type(exc).__name__
+                )
+                time.sleep(wait)
+                retries += 1
+                continue
+            break
+        response = self._finish(response, retries)
+        self._store(key, request, response)
+        return response
+
+    def _send(self, request: LLMRequest, constrained: bool) -> LLMResponse:
+        """One attempt, no retries (subclasses)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ async
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        """:meth:`complete` for asyncio code (retries wait with ``asyncio.sleep``)."""
+        key, hit = self._cached(request)
+        if hit is not None:
+            return hit
+        retries = 0
+        while True:
+            constrained = self._constrain(request)
+            try:
+                response = await self._asend(request, constrained)
+            except SchemaUnsupported:
+                self._note_schema_refused()
+                continue
+            except Exception as exc:
+                wait = self.retry.delay(retries, exc)
+                if wait is None:
+                    raise self._give_up(exc) from None
+                await asyncio.sleep(wait)
+                retries += 1
+                continue
+            break
+        response = self._finish(response, retries)
+        self._store(key, request, response)
+        return response
+
+    async def _asend(self, request: LLMRequest, constrained: bool) -> LLMResponse:
+        """One async attempt; the default runs :meth:`_send` in a worker thread."""
+        return await asyncio.to_thread(self._send, request, constrained)
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse]:
+        """Answer many requests concurrently (at most ``max_concurrency`` in flight), in order."""
+        requests = list(requests)
+        if len(requests) <= 1:
+            return [self.complete(r) for r in requests]
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self._gather(requests))
+        with ThreadPoolExecutor(self.max_concurrency) as pool:  # called from async code
+            return list(pool.map(self.complete, requests))
+
+    async def _gather(self, requests: Sequence[LLMRequest]) -> list[LLMResponse]:
+        sem = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(r: LLMRequest) -> LLMResponse:
+            async with sem:
+                return await self.acomplete(r)
+
+        try:
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+        finally:
+            await self._aclose()
+
+    async def _aclose(self) -> None:
+        """Release per-event-loop resources (subclasses)."""
+
+
+def _schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+    }
+
+
+def _top_alternatives(logprobs: Any) -> list[dict[str, float]] | None:
+    """Normalise the three logprob layouts (chat, legacy completions, llama.cpp completions)."""
+    if logprobs is None:
+        return None
+    data = logprobs.model_dump() if hasattr(logprobs, "model_dump") else dict(logprobs)
+    out: list[dict[str, float]] = []
+    content = data.get("content")
+    if content:
+        for tok in content:
+            alts = {a["token"]: float(a["logprob"]) for a in tok.get("top_logprobs") or []}
+            alts.setdefault(tok["token"], float(tok["logprob"]))
+            out.append(alts)
+        return out
+    tops = data.get("top_logprobs")
+    if tops:
+        for i, alts in enumerate(tops):
+            entry = {k: float(v) for k, v in (alts or {}).items()}
+            tokens, lps = data.get("tokens") or [], data.get("token_logprobs") or []
+            if i < len(tokens) and i < len(lps) and lps[i] is not None:
+                entry.setdefault(tokens[i], float(lps[i]))
+            out.append(entry)
+        return out
+    return None
+
+
+def _refuses_schema(exc: BaseException) -> bool:
+    status = getattr(exc, "status_code", None)
+    text = str(exc).lower()
+    return status in (400, 422) and any(
+        w in text for w in ("response_format", "json_schema", "schema", "grammar")
+    )
+
+
+class OpenAIClient(BaseLLMClient):
+    """Any OpenAI-compatible endpoint through the ``openai`` package.
+
+    Args:
+        model: model name; default ``$TOM_ENVS_LLM_MODEL``.
+        base_url: endpoint (``http://host:port/v1``); default ``$OPENAI_BASE_URL`` or OpenAI's.
+        api_key: the key; default ``$OPENAI_API_KEY`` (or the variable named by
+            ``api_key_env``); local servers without a key get a placeholder.
+        api_key_env: environment variable holding the key.
+        timeout: seconds per request.
+        extra_body: extra JSON fields for every request (server-specific options).
+        **kwargs: :class:`BaseLLMClient` options (``cache_dir``, ``retry``, ``prices``,
+            ``max_concurrency``, ``json_schema``).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        api_key_env: str = ENV_API_KEY,
+        timeout: float = 120.0,
+        extra_body: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        model = model or os.environ.get(ENV_MODEL)
+        if not model:
+            raise ValueError(f"no model given: pass model=... or set ${ENV_MODEL}")
+        base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+        key = api_key or os.environ.get(api_key_env) or ("no-key" if base_url else None)
+        if key is None:
+            raise ValueError(
+                f"no API key: set ${api_key_env} (or pass base_url=... for a local server)"
+            )
+        super().__init__(model, endpoint=base_url or "https://api.openai.com/v1", **kwargs)
+        try:
+            import openai
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError("the openai package is needed: pip install 'tom-envs[llm]'") from exc
+        self._openai = openai
+        self._key = key
+        self._secrets = [key]
+        self.base_url = base_url
+        self.timeout = timeout
+        self.extra_body = dict(extra_body or {})
+        self._sync = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+        # one AsyncOpenAI per event loop (threads may each run their own loop)
+        self._async: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:
+        return f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _kwargs(self, request: LLMRequest, constrained: bool) -> dict[str, Any]:
+        kw: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.top_p is not None:
+            kw["top_p"] = request.top_p
+        if request.seed is not None:
+            kw["seed"] = request.seed
+        if request.stop:
+            kw["stop"] = list(request.stop)
+        if self.extra_body:
+            kw["extra_body"] = dict(self.extra_body)
+        if request.prompt is not None:
+            kw["prompt"] = request.prompt
+            if request.top_logprobs:
+                kw["logprobs"] = request.top_logprobs
+        else:
+            kw["messages"] = [dict(m) for m in request.messages]
+            if request.top_logprobs:
+                kw["logprobs"] = True
+                kw["top_logprobs"] = request.top_logprobs
+            if constrained and request.schema is not None:
+                kw["response_format"] = _schema_format(request.schema)
+        return kw
+
+    def _response(self, raw: Any, request: LLMRequest, constrained: bool, t0: float) -> LLMResponse:
+        latency = time.perf_counter() - t0
+        choice = raw.choices[0]
+        text = (choice.text if request.prompt is not None else choice.message.content) or ""
+        usage = getattr(raw, "usage", None)
+        return LLMResponse(
+            text=text,
+            model=getattr(raw, "model", None) or self.model,
+            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
+            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_s=latency,
+            constrained=constrained and request.schema is not None and request.prompt is None,
+            finish_reason=getattr(choice, "finish_reason", None),
+            logprobs=_top_alternatives(getattr(choice, "logprobs", None))
+            if request.top_logprobs
+            else None,
+        )
+
+    def _send(self, request: LLMRequest, constrained: bool) -> LLMResponse:
+        kw = self._kwargs(request, constrained)
+        t0 = time.perf_counter()
+        try:
+            if request.prompt is not None:
+                raw = self._sync.completions.create(**kw)
+            else:
+                raw = self._sync.chat.completions.create(**kw)
+        except self._openai.APIStatusError as exc:
+            if constrained and "response_format" in kw and _refuses_schema(exc):
+                raise SchemaUnsupported(redact(str(exc), self._secrets)) from None
+            raise
+        return self._response(raw, request, constrained, t0)
+
+    def _async_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._async.get(loop)
+            if client is None:
+                client = self._openai.AsyncOpenAI(
+                    base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0
+                )
+                self._async[loop] = client
+        return client
+
+    async def _asend(self, request: LLMRequest, constrained: bool) -> LLMResponse:
+        client = self._async_client()
+        kw = self._kwargs(request, constrained)
+        t0 = time.perf_counter()
+        try:
+            if request.prompt is not None:
+                raw = await client.completions.create(**kw)
+            else:
+                raw = await client.chat.completions.create(**kw)
+        except self._openai.APIStatusError as exc:
+            if constrained and "response_format" in kw and _refuses_schema(exc):
+                raise SchemaUnsupported(redact(str(exc), self._secrets)) from None
+            raise
+        return self._response(raw, request, constrained, t0)
+
+    async def _aclose(self) -> None:
+        with self._lock:
+            client = self._async.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._sync.close()

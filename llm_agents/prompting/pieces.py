@@ -1,0 +1,505 @@
+"""The papers' prompting ideas as composable pieces (see :mod:`llm_agents.prompting.base`).
+
+=====================  ==============================================  =========================
+piece                  idea                                            source
+=====================  ==============================================  =========================
+:class:`BeliefState`   rewrite a textual belief after every            000 §4.2, App. A.2
+                       observation; act from the belief
+:class:`ToMReasoning`  interpret the partner's last action first       002 §4.1.1, App. C.2
+:class:`SelfVerification`  check the chosen action; veto and re-ask    002 §4.1.1, App. C.3
+:class:`PartnerModelling`  predict the partner's goal, resources,      003 §3 step 2, App. B.2
+                       next plan; model oneself
+:class:`SelfReflection`    review past actions and feedback; adjust    003 §3 step 3
+                       team role, altruism, persuasion
+:class:`ToMPlanning`   1st/2nd-order ToM analysis of every player,     001 §3.2-3.3
+                       planning over the recommender's top-k
+:class:`PlansInsights` write plans and insights, read them next step   004 Figs. 8-9
+:class:`Reflexion`     reflect on each outcome; keep k reflections     004 Figs. 10-12
+:class:`S2A`           rewrite rules + history before deciding         004 Figs. 16-17
+:class:`Social`        predict the partner, then act on it             004 Fig. 18 (+ Figs. 3, 5)
+:class:`PredictPartner`    literal ToM: predict the partner after      004 Figs. 2, 5, 7
+                       acting (recorded, not used)
+:class:`Oracle`        the partner's true next action is given         004 Figs. 14-15
+=====================  ==============================================  =========================
+
+Predictions of the partner's action are recorded as ``prediction={"partner_action": k}``, which the
+matrix games' ToM metrics read (ToM %, ΔToM/T).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from llm_agents.client import LLMError
+from llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
+from llm_agents.prompting import templates as T
+from llm_agents.prompting.base import Decision, DecisionContext, Piece
+from llm_agents.prompting.deciders import choose_by_score
+from tom_envs.core.agents import EpisodeInfo, Turn
+from tom_envs.core.text import match_action
+
+if TYPE_CHECKING:
+    from llm_agents.agent import LLMAgent
+
+Recommender = Callable[[Any], Mapping[int, float]]
+OracleFn = Callable[[Turn], int]
+
+
+def _ask_text(ctx: DecisionContext, step: str, system: str, user: str, max_tokens: int) -> str:
+    """One free-text call (the pieces' intermediate steps are never constrained)."""
+    request = ctx.request(
+        [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        max_tokens=ctx.agent.step_budget(max_tokens),
+    )
+    return ctx.ask(step, request).text.strip()
+
+
+# ----------------------------------------------------------------------------- 000
+class BeliefState(Piece):
+    """000 §4.2: keep a textual belief state, rewritten after every observation.
+
+    The first belief is the paper's initial template filled with the first observation (no call);
+    later ones are written by the model from the previous belief, what happened and the new
+    observation. With ``replace=True`` (the paper's choice) the belief replaces the raw
+    observation in the action prompt; otherwise it is added as a section.
+    """
+
+    name = "belief"
+    priority = 10
+
+    def __init__(self, replace: bool = True, max_tokens: int = 256) -> None:
+        self.replace = replace
+        self.max_tokens = max_tokens
+        self.belief: str | None = None
+
+    def reset(self, agent: LLMAgent, info: EpisodeInfo) -> None:
+        """Forget the belief."""
+        self.belief = None
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Write (or rewrite) the belief and show it."""
+        observation = ctx.observation.strip()
+        if self.belief is None:
+            belief = T.BELIEF_INITIAL.format(me=ctx.me, observation=observation)
+        else:
+            last = ctx.agent.memory[-1].line().lstrip("- ") if ctx.agent.memory else "nothing yet"
+            user = T.BELIEF_UPDATE.format(belief=self.belief, last=last, observation=observation)
+            belief = _ask_text(ctx, "belief", ctx.system_prompt(), user, self.max_tokens)
+            if not belief.startswith(T.BELIEF_PREFIX):
+                belief = f"{T.BELIEF_PREFIX}:\n{belief}"
+        self.belief = belief
+        ctx.notes["belief"] = belief
+        if self.replace:
+            ctx.observation = belief
+            ctx.question = T.BELIEF_ACTION
+        else:
+            ctx.sections.append(("Your belief state:", belief))
+
+
+# ----------------------------------------------------------------------------- 002
+class ToMReasoning(Piece):
+    """002 App. C.2: explain the partner's last action and what they need, before acting."""
+
+    name = "tom"
+    priority = 20
+
+    def __init__(self, max_tokens: int = 128) -> None:
+        self.max_tokens = max_tokens
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Add the partner interpretation as a section."""
+        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + T.TOM_REASONING
+        text = _ask_text(ctx, "tom_reasoning", ctx.system_prompt(), user, self.max_tokens)
+        ctx.notes["tom_reasoning"] = text
+        ctx.sections.append(("Theory of Mind reasoning about my partner:", text))
+
+
+class SelfVerification(Piece):
+    """002 App. C.3: a verifier checks the chosen action ("Verification: Okay / Not Okay").
+
+    A vetoed action is removed from the candidates and the decider runs again, at most
+    ``LLMAgent.verify_rounds`` times; the last remaining candidate is never vetoed.
+    """
+
+    name = "verify"
+    priority = 90
+
+    def __init__(self, max_tokens: int = 160) -> None:
+        self.max_tokens = max_tokens
+
+    def verify(self, ctx: DecisionContext, action: int) -> bool:
+        """Ask the verifier about ``action``."""
+        agent = ctx.agent
+        action_text = ctx.candidates[action]
+        schema = None
+        if agent.constrained:
+            schema = answer_schema(
+                {"analysis": "why"}, ["Okay", "Not Okay"], "verification", False, agent.field_chars
+            )
+        context = ctx.context_text(legal=True, strip_question=True)
+        question = T.VERIFY_QUESTION.format(action=action_text)
+        user = f"{context}\n\n{T.VERIFICATION}\n\n{question}"
+        request = ctx.request(
+            [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
+            schema=schema,
+            max_tokens=self.max_tokens,
+        )
+        text = ctx.ask("verify", request).text
+        reply = read_reply(text, ["analysis"], key="verification")
+        verdict = (reply.action_text or text).lower()
+        ok = "not okay" not in verdict and "okay" in verdict
+        if reply.action_text is None and "okay" not in verdict:
+            ok = True  # no verdict at all: do not veto on noise
+        ctx.notes.setdefault("verification", []).append({"action": action_text, "okay": ok})
+        return ok
+
+
+# ----------------------------------------------------------------------------- 003
+class PartnerModelling(Piece):
+    """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan."""
+
+    name = "partner"
+    priority = 20
+
+    def __init__(self, max_tokens: int = 192) -> None:
+        self.max_tokens = max_tokens
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Add the partner and self model as a section."""
+        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + T.PARTNER_MODELLING
+        text = _ask_text(ctx, "partner_modelling", ctx.system_prompt(), user, self.max_tokens)
+        ctx.notes["partner_modelling"] = text
+        ctx.sections.append(("Partner and self modelling:", text))
+
+
+class SelfReflection(Piece):
+    """003 §3 step 3: review recent actions and the game's feedback; adjust the collaboration
+    strategy (team role, altruism/egoism, persuasion). Skipped on the first decision."""
+
+    name = "reflect"
+    priority = 30
+
+    def __init__(self, max_tokens: int = 160, window: int = 3) -> None:
+        self.max_tokens = max_tokens
+        self.window = window
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Add the reflection as a section."""
+        memory = ctx.agent.memory[-self.window :]
+        if not memory:
+            return
+        feedback = "; ".join(
+            e.line().lstrip("- ") + (f" ({e.feedback})" if e.feedback else "") for e in memory
+        )
+        user = (
+            ctx.context_text(legal=False, strip_question=True)
+            + "\n\n"
+            + (T.SELF_REFLECTION.format(feedback=feedback))
+        )
+        text = _ask_text(ctx, "self_reflection", ctx.system_prompt(), user, self.max_tokens)
+        ctx.notes["self_reflection"] = text
+        ctx.sections.append(("Reflection on my recent actions:", text))
+
+
+# ----------------------------------------------------------------------------- 001
+def game_recommender(info: EpisodeInfo) -> Recommender | None:
+    """The game's action recommender, if its env module defines ``action_recommender(view)``.
+
+    The hook, for games that have one (Guandan's RL recommender in 001 §3.2), takes the player's
+    view and returns scores for the legal actions (higher is better).
+    """
+    try:
+        from tom_envs.registration import game_spec
+
+        module = game_spec(info.env_id).load()
+    except (KeyError, ImportError):
+        return None
+    hook = getattr(module, "action_recommender", None)
+    return hook if callable(hook) else None
+
+
+class ToMPlanning(Piece):
+    """001 §3.2-3.3: analyse every other player (first order; second order adds what they
+    believe about me), then plan and evaluate over the action recommender's top-k.
+
+    Args:
+        order: 1 or 2.
+        top_k: how many recommended actions to keep (001 found k = 5 better than 3).
+        recommender: ``view -> {action: score}``; default: the game's ``action_recommender``
+            hook, else no shortlist (every legal action stays a candidate).
+    """
+
+    name = "tom_planning"
+    priority = 50
+
+    def __init__(
+        self,
+        order: int = 1,
+        top_k: int = 5,
+        recommender: Recommender | None = None,
+        max_tokens: int = 192,
+    ) -> None:
+        if order not in (1, 2):
+            raise ValueError(f"ToM planning order must be 1 or 2, got {order}")
+        self.order = order
+        self.top_k = top_k
+        self.recommender = recommender
+        self.max_tokens = max_tokens
+        self._active: Recommender | None = recommender
+
+    def reset(self, agent: LLMAgent, info: EpisodeInfo) -> None:
+        """Find the game's recommender when none was given."""
+        self._active = self.recommender or game_recommender(info)
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Shortlist, analyse the other players, and ask for an evaluation of each candidate."""
+        if self._active is not None and self.top_k and len(ctx.candidates) > self.top_k:
+            scores = self._active(ctx.turn.view)
+            ranked = sorted(ctx.candidates, key=lambda a: (-float(scores.get(a, -1e18)), a))
+            n = len(ctx.candidates)
+            ctx.candidates = {a: ctx.candidates[a] for a in ranked[: self.top_k]}
+            ctx.notes["candidates_header"] = T.TOP_K_SECTION.format(k=self.top_k, n=n)
+            ctx.notes["top_k"] = list(ctx.candidates.values())
+        prompt = T.TOM_PLANNING_1 if self.order == 1 else T.TOM_PLANNING_2
+        user = ctx.context_text(legal=True, strip_question=True) + "\n\n" + prompt
+        text = _ask_text(ctx, f"tom_order{self.order}", ctx.system_prompt(), user, self.max_tokens)
+        ctx.notes[f"tom_order{self.order}"] = text
+        ctx.sections.append((f"Theory of Mind analysis (order {self.order}):", text))
+        ctx.fields["evaluation"] = T.TOM_PLANNING_FIELD
+
+
+# ----------------------------------------------------------------------------- 004
+class PlansInsights(Piece):
+    """004 Figs. 8-9 (Fish et al.): answer with plans and insights too; show them next step."""
+
+    name = "plans"
+    priority = 40
+
+    def __init__(self) -> None:
+        self.plans = ""
+        self.insights = ""
+
+    def reset(self, agent: LLMAgent, info: EpisodeInfo) -> None:
+        """Forget plans and insights."""
+        self.plans = self.insights = ""
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Show the previous plans and ask for new ones."""
+        if self.plans or self.insights:
+            ctx.sections.append(
+                ("", T.PLANS_SECTION.format(plans=self.plans or "-", insights=self.insights or "-"))
+            )
+        ctx.fields["plans"] = T.PLANS_FIELD
+        ctx.fields["insights"] = T.INSIGHTS_FIELD
+
+    def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:
+        """Keep what the model wrote."""
+        self.plans = decision.fields.get("plans", "") or self.plans
+        self.insights = decision.fields.get("insights", "") or self.insights
+        ctx.notes["plans"] = self.plans
+        ctx.notes["insights"] = self.insights
+
+
+class Reflexion(Piece):
+    """004 Figs. 10-12 (Shinn et al.): after each outcome, a reflection module writes a lesson
+    and plan; the last ``memories`` reflections are shown when acting (and predicting)."""
+
+    name = "reflexion"
+    priority = 30
+
+    def __init__(self, memories: int = 3, max_tokens: int = 128) -> None:
+        self.memories = memories
+        self.max_tokens = max_tokens
+        self.reflections: deque[str] = deque(maxlen=memories)
+
+    def reset(self, agent: LLMAgent, info: EpisodeInfo) -> None:
+        """Forget reflections."""
+        self.reflections = deque(maxlen=self.memories)
+
+    def outcome(self, ctx: DecisionContext) -> None:
+        """Reflect on the previous decision's outcome."""
+        if not ctx.agent.memory:
+            return
+        last = ctx.agent.memory[-1]
+        reward = "unknown" if last.reward is None else f"{last.reward:g}"
+        previous = "\n".join(f"- {r}" for r in self.reflections) or "- none yet"
+        user = (
+            ctx.context_text(legal=False, sections=False, strip_question=True)
+            + "\n\n"
+            + (
+                T.REFLEXION_REFLECT.format(
+                    action=last.action_text, reward=reward, reflections=previous
+                )
+            )
+        )
+        text = _ask_text(ctx, "reflexion", ctx.system_prompt(), user, self.max_tokens)
+        self.reflections.append(" ".join(text.split()))
+        ctx.notes["reflection"] = text
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Show the reflections."""
+        if self.reflections:
+            ctx.sections.append(
+                (T.REFLEXION_SECTION, "\n".join(f"- {r}" for r in self.reflections))
+            )
+
+
+class S2A(Piece):
+    """004 Figs. 16-17 (System 2 Attention): rewrite rules and history to what matters; the
+    rewrite replaces both in every later prompt of this decision."""
+
+    name = "s2a"
+    priority = 0
+
+    def __init__(self, max_tokens: int = 256) -> None:
+        self.max_tokens = max_tokens
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Replace rules and observation by the model's rewrite."""
+        user = f"{ctx.observation.strip()}\n\n{T.S2A}"
+        request = ctx.request(
+            [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
+            max_tokens=ctx.agent.step_budget(self.max_tokens),
+        )
+        text = ctx.ask("s2a", request).text.strip()
+        if text:
+            ctx.notes["s2a"] = text
+            ctx.rules = ""
+            ctx.observation = text
+
+
+def partner_options(ctx: DecisionContext) -> dict[int, str] | None:
+    """The partner's possible actions as text: the agent's ``partner_options`` hook, else, in a
+    two-player game, the same action texts as one's own (symmetric games such as 004's)."""
+    hook = ctx.agent.partner_options
+    if hook is not None:
+        return dict(hook(ctx.turn))
+    info = ctx.agent.info
+    if info is not None and info.num_players == 2:
+        return dict(ctx.text.legal_actions)
+    return None
+
+
+def predict_partner(
+    ctx: DecisionContext, method: str, own_action: str | None, step: str
+) -> tuple[int, str] | None:
+    """Literal ToM: the partner's action this round, by QA, CoT or LM scoring (004 Figs. 2-7)."""
+    options = partner_options(ctx)
+    if not options:
+        ctx.notes[f"{step}_skipped"] = "no partner options for this game (pass partner_options=)"
+        return None
+    own = ("\n\n" + T.PREDICT_AFTER_OWN.format(action=own_action)) if own_action else ""
+    context = ctx.context_text(legal=False, strip_question=True) + own
+    if method == "lm":
+        prompt = f"{ctx.rules.strip()}\n\n{context}\n{T.LM_PREDICT_STEM}".lstrip()
+        key, table, _ = choose_by_score(ctx, prompt, options, step)
+        ctx.notes[f"{step}_scores"] = table
+        return key, options[key]
+    names = ["reasoning"] if method == "cot" else []
+    question = T.PREDICT_QUESTION.format(options=", ".join(options.values()))
+    if method == "cot":
+        question = T.COT_INSTRUCTION.replace("choose your action", "predict") + "\n" + question
+    schema = None
+    if ctx.agent.constrained:
+        fields = {n: T.COT_FIELD for n in names}
+        options_text = list(options.values())
+        schema = answer_schema(fields, options_text, "prediction", False, ctx.agent.field_chars)
+        fmt = T.JSON_FORMAT.format(keys=json_keys([*names, "prediction"]))
+        fmt = fmt.replace(
+            '"action" must be exactly one of the legal actions listed above',
+            '"prediction" must be exactly one of the options',
+        )
+    else:
+        fmt = "Format your response as\n" + format_lines(names, False) + "Prediction: <option>"
+    request = ctx.request(
+        [
+            {"role": "system", "content": ctx.system_prompt()},
+            {"role": "user", "content": f"{context}\n\n{question}\n{fmt}"},
+        ],
+        schema=schema,
+        max_tokens=224 if method == "cot" else 32,
+    )
+    text = ctx.ask(step, request).text
+    reply = read_reply(text, names, key="prediction")
+    result = match_action(reply.action_text if reply.action_text is not None else text, options)
+    if not result.valid or result.action is None:
+        ctx.notes[f"{step}_invalid"] = result.feedback
+        return None
+    return result.action, options[result.action]
+
+
+class Social(Piece):
+    """004 Fig. 18 (Akata et al.): predict the partner first (QA, Fig. 5, or LM, Fig. 3), then
+    act given that prediction. The prediction is recorded as ``partner_action``."""
+
+    name = "social"
+    priority = 60
+
+    def __init__(self, method: str = "qa") -> None:
+        if method not in ("qa", "cot", "lm"):
+            raise ValueError(f"prediction method must be qa, cot or lm, got {method!r}")
+        self.method = method
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Predict, record, and show the prediction."""
+        try:
+            predicted = predict_partner(ctx, self.method, None, "social_prediction")
+        except LLMError as exc:
+            ctx.notes["social_error"] = str(exc)
+            return
+        if predicted is None:
+            return
+        key, text = predicted
+        ctx.prediction["partner_action"] = key
+        ctx.notes["social_prediction"] = text
+        ctx.sections.append(("", T.SOCIAL_PREDICTION.format(prediction=text)))
+
+
+class PredictPartner(Piece):
+    """004 Figs. 2, 5, 7 (literal ToM, "agent first"): after choosing, predict the partner's
+    action; recorded as ``partner_action`` for the ToM metrics, never used to act."""
+
+    name = "predict"
+    priority = 95
+
+    def __init__(self, method: str = "qa") -> None:
+        if method not in ("qa", "cot", "lm"):
+            raise ValueError(f"prediction method must be qa, cot or lm, got {method!r}")
+        self.method = method
+
+    def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:
+        """Predict unless a prediction was already made (Social)."""
+        if "partner_action" in ctx.prediction:
+            return
+        own = ctx.text.legal_actions.get(action)
+        try:
+            predicted = predict_partner(ctx, self.method, own, "prediction")
+        except LLMError as exc:
+            ctx.notes["prediction_error"] = str(exc)
+            return
+        if predicted is not None:
+            ctx.prediction["partner_action"] = predicted[0]
+            ctx.notes["prediction"] = predicted[1]
+
+
+class Oracle(Piece):
+    """004 Figs. 14-15: the partner's true next action is stated (``maximize`` adds the
+    emphasis on maximising one's reward). ``oracle(turn)`` returns the partner's action."""
+
+    name = "oracle"
+    priority = 60
+
+    def __init__(self, oracle: OracleFn, maximize: bool = False) -> None:
+        self.oracle = oracle
+        self.maximize = maximize
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """State the partner's action."""
+        action = int(self.oracle(ctx.turn))
+        options = partner_options(ctx) or {}
+        text = options.get(action, f"action {action}")
+        ctx.notes["oracle"] = text
+        template = T.ORACLE_MAX if self.maximize else T.ORACLE
+        ctx.sections.append(("", template.format(action=text)))

@@ -1,0 +1,195 @@
+"""The prompts, after the papers, in one place (``str.format`` templates).
+
+Where a paper prints its prompt, the wording here follows it and the game-specific words are made
+generic (Hanabi's "Clue Suggestion" becomes "what my partner needs from me next"; CoBlock's
+inventory becomes "resources"). Paper 004 prints its prompts as figures only; its captions say what
+each strategy does, and the wording below follows Akata et al.'s repeated-game prompts it builds on.
+
+Sources:
+
+* 000 (Li et al.) App. A.2 initial belief state and §4.2 belief update: :data:`BELIEF_INITIAL`,
+  :data:`BELIEF_UPDATE`, :data:`BELIEF_ACTION`.
+* 001 (Yim et al.) §3.2-3.3 first/second-order ToM planning with the recommender's top-k:
+  :data:`TOM_PLANNING_1`, :data:`TOM_PLANNING_2`, :data:`TOP_K_SECTION`.
+* 002 (Agashe et al.) App. C.1 agent prompt, C.2 ToM reasoning, C.3 verification:
+  :data:`AGENT_ROLE`, :data:`TOM_REASONING`, :data:`VERIFICATION`.
+* 003 (Wu et al.) §3 steps 2-3 and App. B.2: :data:`PARTNER_MODELLING`, :data:`SELF_REFLECTION`.
+* 004 (Riemer et al.) App. C.1 Figs. 1-18: :data:`QA_QUESTION`, :data:`COT_INSTRUCTION`,
+  :data:`PLANS_INSIGHTS`, :data:`REFLEXION_REFLECT`, :data:`S2A`, :data:`SOCIAL_PREDICTION`,
+  :data:`ORACLE`, :data:`ORACLE_MAX`, :data:`PREDICT_QUESTION`, :data:`LM_PREDICT_STEM`.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------------- every prompt
+#: 002 App. C.1, generalised: who the agent is and what is asked of it (system prompt, after rules).
+AGENT_ROLE = (
+    "I am {me}, playing this game with {others}. At each time step I will provide you with the "
+    "relevant information of the game and the legal actions; help me select the best next "
+    "action. Remember I am playing as {me}."
+)
+
+#: Asked when the observation does not already end with a question (004's "Q: ... A:" style).
+QA_QUESTION = "Q: Which action do you choose?"
+
+#: Answer format, constrained decoding (the schema enforces it; this line tells the model too).
+JSON_FORMAT = (
+    'Reply with a JSON object with {keys}. "action" must be exactly one of the legal actions '
+    "listed above."
+)
+
+#: Answer format, plain text (002 App. C.1: "Format your response as ... Action: ...").
+TEXT_FORMAT = (
+    "Format your response as\n{lines}Action: <one of the legal actions>\nDo not say anything else."
+)
+
+#: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style).
+REPROMPT = (
+    "Your answer could not be used: {feedback}\n"
+    "Answer again in the required format, choosing exactly one of: {actions}."
+)
+
+#: Episodic memory (002 §4.1.1: "a list of previous actions selected by the agent").
+MEMORY_HEADER = "Your previous decisions (most recent last):"
+
+#: CoT (004 Fig. 6; Wei et al.): reason, then answer in the template.
+COT_INSTRUCTION = (
+    "Let's think step by step: consider the rules and payoffs, what has happened so far and what "
+    "the other players are likely to do, then choose your action."
+)
+COT_FIELD = "your step-by-step reasoning, in a few sentences"
+
+# ----------------------------------------------------------------------------- 000 belief state
+#: 000 App. A.2, generalised.
+BELIEF_INITIAL = (
+    "Below is your current belief about game state based on your previous observations about "
+    "the environment and interactions with your teammates.\n"
+    "Your role: You are playing as Player {me}.\n{observation}"
+)
+#: 000 §4.2 / multi_LLM_comm code: rewrite the belief after every observation.
+BELIEF_UPDATE = (
+    "Your previous belief about the game state:\n{belief}\n\n"
+    "What happened since: {last}\n\nYour new observation:\n{observation}\n\n"
+    "Please update your belief state based on the new observation. Keep track of the key task "
+    "information: the state of the game, what you know, what the other players know, have done "
+    "and intend. Return your answer beginning with: 'Below is your current belief'."
+)
+BELIEF_PREFIX = "Below is your current belief"
+BELIEF_ACTION = "Given the above belief state, what is your next action?"
+
+# ----------------------------------------------------------------------------- 002 ToM + verify
+#: 002 App. C.2, generalised from Hanabi.
+TOM_REASONING = (
+    "You are a Theory of Mind inference agent for our game. You will be provided with my "
+    "partner's selected action and my latest state information after my partner took their "
+    "action. You will provide me with two things: 1. An explanation for my partner's previous "
+    "action along with their intention and implicit communication. 2. What my partner needs "
+    "from me next, based on their knowledge.\n"
+    "Format your response as:\n"
+    "Partner Action Explanation: <1 sentence explanation of partner action>\n"
+    "Suggestion: <what I should do or tell my partner, based on their knowledge>"
+)
+#: 002 App. C.3.
+VERIFICATION = (
+    "You are an action verification agent for games. I will provide you with an action and you "
+    "need to check whether the action satisfies the criteria:\n"
+    "1. Rule Following: It follows the rules of the game.\n"
+    "2. Safety: It won't lead to the game ending immediately or to a clear loss.\n"
+    "Think about the action and the current state of the game. End your response with "
+    '"Verification: Okay" if the selected action follows ***both*** criteria and '
+    '"Verification: Not Okay" otherwise. Restrict your response to 4-5 sentences.'
+)
+VERIFY_QUESTION = "Selected action: {action}"
+
+# ----------------------------------------------------------------------------- 003 CoBlock
+#: 003 §3 step 2 with the output template of App. B.2.
+PARTNER_MODELLING = (
+    "Model your partner's state from the dialogue and action history: predict their intent and "
+    "state, including their goal, their resources, their immediate next plan and whether that "
+    "plan has been executed. Then model your own state the same way.\n"
+    "Format your response as:\n"
+    "# Partner Modelling\n# Long-term goal: ...\n# Short-term goal: ...\n"
+    "# Partner resources: ...\n# Explanation: ...\n"
+    "# Self Modelling\n# Long-term goal: ...\n# Short-term goal: ...\n"
+    "# My resources: ...\n# Explanation: ..."
+)
+#: 003 §3 step 3 (self-reflection, Fu et al.) and the three strategy dimensions (Hovland et al.).
+SELF_REFLECTION = (
+    "Reflect on your past actions and the dialogue. Compare what has been achieved so far with "
+    "your goal and note any mistakes; the game's feedback on your recent actions is: {feedback}\n"
+    "Then adjust your collaboration strategy along three dimensions: team role (whether to take "
+    "the lead and assign tasks to your partner), altruism/egoism balance (whether to pursue your "
+    "own goal or assist your partner) and persuasion strategy (whether to be more proactive and "
+    "persuasive in communication). Answer in 3-5 sentences."
+)
+
+# ----------------------------------------------------------------------------- 001 ToM planning
+#: 001 §3.3, first order: behaviour patterns of every other player, then merged plan + evaluation.
+TOM_PLANNING_1 = (
+    "Analyse the behavioural patterns of every other player from the game history and the "
+    "current observation: for each player, infer what they may hold or intend, their strategy, "
+    "and predict their next action. Answer in a few sentences per player."
+)
+#: 001 §3.3, second order: what the others believe about my intentions.
+TOM_PLANNING_2 = (
+    TOM_PLANNING_1
+    + " Then reason one level deeper (second-order Theory of Mind): what does each player "
+    "believe about your own hand and intentions, and how will they react to each of your "
+    "possible actions?"
+)
+TOM_PLANNING_FIELD = (
+    "evaluate each candidate action against your predictions of the other players, then name "
+    "the best one"
+)
+#: 001 §3.2: the action recommender's shortlist.
+TOP_K_SECTION = (
+    "Recommended candidate actions (top {k} of {n} by the action recommender, best first):"
+)
+
+# ----------------------------------------------------------------------------- 004 strategies
+#: Plans + Insights (004 Fig. 8, Fish et al.): generated each step, fed back the next.
+PLANS_FIELD = "your plan for the next rounds"
+INSIGHTS_FIELD = "insights you have gained about the game and the other players"
+PLANS_SECTION = "Your plan from your previous decision: {plans}\nYour insights so far: {insights}"
+
+#: Reflexion's reflection module (004 Fig. 10, Shinn et al.).
+REFLEXION_REFLECT = (
+    "You are playing a repeated game. In your last decision you chose {action} and then "
+    "received a reward of {reward}.\nYour previous reflections:\n{reflections}\n\n"
+    "Reflect on this outcome: what worked, what did not, and what the other players seem to be "
+    "doing. Then write a short plan for the coming rounds. Answer in 2-4 sentences."
+)
+REFLEXION_SECTION = "Your reflections from earlier rounds (most recent last):"
+
+#: System 2 Attention (004 Figs. 16-17, Weston & Sukhbaatar): rewrite rules + history.
+S2A = (
+    "Given the description of the game above and its history, extract the parts that are "
+    "relevant and unbiased for deciding the next action, and rewrite them concisely: keep the "
+    "payoffs or rules that matter and what each player has done, drop everything else. Do not "
+    "add opinions or advice. Rewritten context:"
+)
+
+#: Literal ToM questions (004 Figs. 5, 7): predict the partner's action this round.
+PREDICT_QUESTION = (
+    "Q: Which action do you predict the other player will choose in this round? Answer with "
+    "one of: {options}."
+)
+PREDICT_AFTER_OWN = "You have chosen {action} for this round."
+#: LM literal ToM stem (004 Figs. 2-3): completed by each of the partner's actions.
+LM_PREDICT_STEM = "Q: Which action will the other player choose in this round?\nA:"
+
+#: Social prompting (004 Fig. 18, Akata et al.): act given one's own prediction.
+SOCIAL_PREDICTION = (
+    "I predict that the other player will choose {prediction} in this round. Given this "
+    "prediction, choose your best action."
+)
+#: Oracle prompting (004 Figs. 14-15): the partner's true next action.
+ORACLE = "The other player will choose {action} in this round."
+ORACLE_MAX = (
+    "The other player will choose {action} in this round. Choose the action that maximizes "
+    "your own points given the other player's choice."
+)
+
+# ----------------------------------------------------------------------------- probes
+#: ToM probes (000 App. C questions, or any game's), asked after the observation.
+PROBE_QUESTIONS = "Answer these questions about the game from your point of view:"

@@ -1,0 +1,65 @@
+"""CollabCapture bots: legal, deterministic, and the greedy chase as specified."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tom_envs.agents import make_agent
+from tom_envs.core.agents import AgentAction, EpisodeInfo, Turn, as_agent_action
+from tom_envs.games.collab_capture import bots
+from tom_envs.games.collab_capture.env import bot_names, make_bundle, populations
+from tom_envs.games.collab_capture.rules import Action, CaptureState
+from tom_envs.registration import game_spec
+
+S = int(Action.STAY)
+BUNDLE = make_bundle(scenario="both_open")
+GAME = BUNDLE.game
+
+
+def turn(view, player: int) -> Turn:
+    return Turn(f"player_{player}", player, view, np.zeros(1), np.zeros(1), 0.0, 0)
+
+
+@pytest.mark.parametrize(
+    ("me", "thief", "doors", "expected"),
+    [
+        (1, 3, (True, True), 2),  # 1-2-3
+        (1, 3, (False, True), 6),  # door closed: the long way 1-6-5-4-3
+        (6, 8, (True, True), 5),
+        (9, 2, (True, True), 6),
+        (4, 2, (True, False), 5),  # door 3-4 closed: 4-5-6-1-2
+        (1, 3, (False, False), S),  # unreachable: stay
+    ],
+)
+def test_greedy_chases_along_shortest_paths(me, thief, doors, expected) -> None:
+    view = GAME.observe(CaptureState(rooms=(me, 7 if me != 7 else 8), thief=thief, doors=doors), 0)
+    assert bots.greedy_action(view) == expected
+    assert expected in view.legal_actions
+
+
+def test_bot_registry() -> None:
+    assert bot_names() == ["greedy", "optimal"] and populations() == {"all": ["greedy", "optimal"]}
+    with pytest.raises(KeyError):
+        bots.make("nope", GAME)
+
+
+@pytest.mark.parametrize("name", ["greedy", "optimal"])
+def test_bots_play_legal_deterministic_moves(name) -> None:
+    spec = game_spec("CollabCapture")
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        bot = make_agent(name, spec, BUNDLE)
+        bot.reset(EpisodeInfo("x", "player_1", 1, 2, 11, seed, (0.0, 1.0), 30))
+        s = GAME.initial_state(rng)
+        for _ in range(10):
+            if GAME.is_terminal(s):
+                break
+            view = GAME.observe(s, 1)
+            a1 = as_agent_action(bot.act(turn(view, 1)))
+            assert a1.action in view.legal_actions
+            assert as_agent_action(bot.act(turn(view, 1))).action == a1.action
+            if name == "optimal":
+                assert isinstance(a1, AgentAction) and "partner_action" in a1.prediction
+            legal0 = GAME.legal_actions(s, 0)
+            s = GAME.step(s, {0: int(legal0[rng.integers(len(legal0))]), 1: a1.action}, rng).state

@@ -1,0 +1,161 @@
+"""Fixtures of the LLM-agent tests.
+
+``local_server`` is one real llama.cpp server (SmolLM2-135M-Instruct, in-process, 127.0.0.1 on an
+ephemeral port, one inference thread) for the whole session; tests that use it talk to it through
+the ``openai`` client, exactly as to any OpenAI-compatible endpoint. They skip, saying why and how
+to install, only when the model packages are not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from llm_agents.client import OpenAIClient
+from llm_agents.local import LocalServer, local_model_status
+from tom_envs.core.game import GameBundle
+from tom_envs.core.probes import Probe
+from tom_envs.registration import game_spec
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker of the real-model tests (deselect with ``-m "not local_llm"``)."""
+    config.addinivalue_line("markers", "local_llm: runs against the real local model server")
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[LocalServer]:
+    """The bundled model behind a real OpenAI-compatible server, for the whole session."""
+    ok, why = local_model_status()
+    if not ok:
+        pytest.skip(f"local LLM {why}")
+    with LocalServer() as server:
+        yield server
+
+
+@pytest.fixture
+def local_client(local_server: LocalServer) -> OpenAIClient:
+    """A fresh client (no cache) of the session's server."""
+    return local_server.client()
+
+
+class FakeEndpoint:
+    """A tiny OpenAI-shaped HTTP endpoint on 127.0.0.1 for the retry/redaction unit tests.
+
+    It is not a model: it answers ``/v1/chat/completions`` with the next scripted status (429,
+    500, ...) and then a fixed completion, and records the requests' headers and bodies.
+    """
+
+    def __init__(self, statuses: list[int], content: str = '{"action": "Option J"}') -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.statuses = list(statuses)
+        self.content = content
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                outer.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                status = outer.statuses.pop(0) if outer.statuses else 200
+                if status != 200:
+                    payload = json.dumps({"error": {"message": f"status {status}"}}).encode()
+                    self.send_response(status)
+                    self.send_header("retry-after", "0")
+                else:
+                    payload = json.dumps(
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "fake",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": outer.content},
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": 11,
+                                "completion_tokens": 3,
+                                "total_tokens": 14,
+                            },
+                        }
+                    ).encode()
+                    self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def fake_endpoint() -> Iterator[type[FakeEndpoint]]:
+    """A factory of :class:`FakeEndpoint` objects, all closed after the test."""
+    made: list[FakeEndpoint] = []
+
+    def make(statuses: list[int] | None = None, content: str = '{"action": "Option J"}'):
+        ep = FakeEndpoint(statuses or [], content)
+        made.append(ep)
+        return ep
+
+    yield make  # type: ignore[misc]
+    for ep in made:
+        ep.close()
+
+
+def make_probe_bundle(**kw: object) -> GameBundle:
+    """The Prisoner's Dilemma with two ToM probes per decision (for the probe tests): "did the
+    other player choose Option J last round?" (first order) and "is this the first round?"."""
+    spec = game_spec("PrisonersDilemma")
+    base = spec.load().make_bundle(**{**spec.kwargs, **kw})
+
+    def probes(state: Any, player: int) -> list[Probe]:
+        last = state.history[-1][1 - player] if state.history else 0
+        return [
+            Probe(
+                "partner_last_j",
+                "last_action",
+                1,
+                "Did the other player choose Option J in the last round?",
+                ("yes", "no"),
+                "yes" if last == 0 else "no",
+            ),
+            Probe(
+                "round",
+                "introspection",
+                0,
+                "Is this the first round?",
+                ("yes", "no"),
+                "yes" if not state.history else "no",
+            ),
+        ]
+
+    return GameBundle(base.game, base.encoder, base.text, probes)
+
+
+@pytest.fixture
+def probe_bundle() -> Callable[..., GameBundle]:
+    """:func:`make_probe_bundle`."""
+    return make_probe_bundle

@@ -1,0 +1,182 @@
+"""Vector rendering of a bomb-defusal view, and the global state for a centralised critic.
+
+No game logic: every entry is read from the :class:`~tom_envs.games.bomb_defusal.view.BombView`
+(so nothing hidden can leak), egocentric (teammates by offset 1, 2, ... after me). Sizes: ``n``
+rooms, ``B`` bombs, ``m`` colours, ``N`` players, ``P`` phases of the longest bomb. Every entry is
+in [0, 1]. Layout of :meth:`BombEncoder.encode` (:data:`BombEncoder.pieces` has the exact sizes)::
+
+    my_room         n        one-hot
+    round           1        round / max_rounds
+    score           1        score / max_score
+    teammate_rooms  (N-1)(n+1)  per teammate: one-hot room, or the last slot = not visible
+    room_bombs      B        active bombs in my room
+    room_agents     N-1      teammates in my room
+    tools           N m      my colours, then each teammate's
+    intel           B (2+n+Pm)  per bomb, my first-hand intel: known, no longer active, its room,
+                             remaining sequence (phase slot × colour one-hot)
+    last_result     8        kind of my last action's result (one-hot ResultKind)
+    messages        (N-1) M  per teammate, its latest message since my last turn: present,
+                             symbolic, location claim (n), room claims (n × (1+B)), bomb claims
+                             (B × (2+Pm): claimed, defused, remaining), request (colour m, room n)
+    map             n n      adjacency matrix
+
+:meth:`BombEncoder.encode_state` (MAPPO's critic): every player's room (N n), whose turn (N), round,
+score, each bomb's room (n), remaining sequence (P m) and status (active/defused/exploded), map.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tom_envs.core.game import Encoder
+from tom_envs.games.bomb_defusal.rules import BombConfig, BombState
+from tom_envs.games.bomb_defusal.view import (
+    BombFact,
+    BombView,
+    LocationFact,
+    RequestFact,
+    ResultKind,
+    RoomFact,
+)
+
+
+class BombEncoder(Encoder[BombView, BombState]):
+    """Fixed-size float32 vectors for a configuration."""
+
+    def __init__(self, config: BombConfig) -> None:
+        self.config = config
+        n, b, m = config.num_rooms_of_map, config.num_bombs, config.num_colors
+        k, p = config.num_agents, config.max_phases
+        assert k is not None
+        self.n, self.b, self.m, self.k, self.p = n, b, m, k, p
+        self.intel_size = 2 + n + p * m
+        self.msg_size = 2 + n + n * (1 + b) + b * (2 + p * m) + m + n
+        self.pieces: tuple[tuple[str, int], ...] = (
+            ("my_room", n),
+            ("round", 1),
+            ("score", 1),
+            ("teammate_rooms", (k - 1) * (n + 1)),
+            ("room_bombs", b),
+            ("room_agents", k - 1),
+            ("tools", k * m),
+            ("intel", b * self.intel_size),
+            ("last_result", len(ResultKind)),
+            ("messages", (k - 1) * self.msg_size),
+            ("map", n * n),
+        )
+        self.offsets: dict[str, int] = {}
+        at = 0
+        for name, size in self.pieces:
+            self.offsets[name] = at
+            at += size
+        self._size = at
+        self.state_pieces: tuple[tuple[str, int], ...] = (
+            ("rooms", k * n),
+            ("turn", k),
+            ("round", 1),
+            ("score", 1),
+            ("bombs", b * (n + p * m + 3)),
+            ("map", n * n),
+        )
+        self._state_size = sum(s for _, s in self.state_pieces)
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        """``(sum of the piece sizes,)``: 348 for the paper's mission."""
+        return (self._size,)
+
+    @property
+    def state_shape(self) -> tuple[int, ...]:
+        """Global state size."""
+        return (self._state_size,)
+
+    def _sequence(self, out: np.ndarray, at: int, remaining: tuple[int, ...]) -> None:
+        for slot, colour in enumerate(remaining[: self.p]):
+            out[at + slot * self.m + colour] = 1.0
+
+    def _map(self, out: np.ndarray, at: int, neighbors: tuple[tuple[int, ...], ...]) -> None:
+        for i, nbrs in enumerate(neighbors):
+            for j in nbrs:
+                out[at + i * self.n + j] = 1.0
+
+    def encode(self, view: BombView) -> np.ndarray:
+        """The view as a float32 vector (layout in the module docstring)."""
+        n, b, m, k = self.n, self.b, self.m, self.k
+        out = np.zeros(self._size, dtype=np.float32)
+        o = self.offsets
+        out[o["my_room"] + view.room] = 1.0
+        out[o["round"]] = view.round / view.max_rounds
+        out[o["score"]] = view.score / max(view.max_score, 1)
+        others = [(view.player + d) % k for d in range(1, k)]
+        for slot, q in enumerate(others):
+            at = o["teammate_rooms"] + slot * (n + 1)
+            room = view.agent_rooms[q]
+            out[at + (room if room >= 0 else n)] = 1.0
+            if q in view.room_agents:
+                out[o["room_agents"] + slot] = 1.0
+        for bomb in view.room_bombs:
+            out[o["room_bombs"] + bomb] = 1.0
+        for slot, q in enumerate([view.player, *others]):
+            for colour in view.tools[q]:
+                out[o["tools"] + slot * m + colour] = 1.0
+        for item in view.intel:
+            at = o["intel"] + item.bomb * self.intel_size
+            out[at] = 1.0
+            out[at + 1] = 0.0 if item.remaining else 1.0
+            out[at + 2 + item.room] = 1.0
+            self._sequence(out, at + 2 + n, item.remaining)
+        out[o["last_result"] + int(view.last_result.kind)] = 1.0
+        latest = {msg.sender: msg for msg in view.messages}
+        for slot, q in enumerate(others):
+            msg = latest.get(q)
+            if msg is None:
+                continue
+            at = o["messages"] + slot * self.msg_size
+            out[at] = 1.0
+            out[at + 1] = float(msg.symbolic)
+            rooms_at = at + 2 + n
+            bombs_at = rooms_at + n * (1 + b)
+            request_at = bombs_at + b * (2 + self.p * m)
+            for fact in msg.facts:
+                if isinstance(fact, LocationFact) and fact.agent == q:
+                    out[at + 2 + fact.room] = 1.0
+                elif isinstance(fact, RoomFact):
+                    r_at = rooms_at + fact.room * (1 + b)
+                    out[r_at] = 1.0
+                    for bomb in fact.bombs:
+                        out[r_at + 1 + bomb] = 1.0
+                elif isinstance(fact, BombFact):
+                    b_at = bombs_at + fact.bomb * (2 + self.p * m)
+                    out[b_at] = 1.0
+                    out[b_at + 1] = 0.0 if fact.remaining else 1.0
+                    self._sequence(out, b_at + 2, fact.remaining)
+                elif isinstance(fact, RequestFact):
+                    out[request_at + fact.color] = 1.0
+                    out[request_at + m + fact.room] = 1.0
+        self._map(out, o["map"], view.game_map.neighbors)
+        return out
+
+    def encode_state(self, state: BombState) -> np.ndarray:
+        """The whole state (layout in the module docstring)."""
+        n, m, k = self.n, self.m, self.k
+        out = np.zeros(self._state_size, dtype=np.float32)
+        at = 0
+        for p, room in enumerate(state.locations):
+            out[at + p * n + room] = 1.0
+        at += k * n
+        if not state.over:
+            out[at + state.turn] = 1.0
+        at += k
+        out[at] = state.round / self.config.max_rounds
+        out[at + 1] = state.score / max(state.mission.max_score, 1)
+        at += 2
+        width = n + self.p * m + 3
+        for bomb, room in enumerate(state.mission.bomb_rooms):
+            b_at = at + bomb * width
+            out[b_at + room] = 1.0
+            self._sequence(out, b_at + n, state.remaining(bomb))
+            status = 0 if state.active(bomb) else (2 if state.exploded[bomb] else 1)
+            out[b_at + n + self.p * m + status] = 1.0
+        at += self.b * width
+        self._map(out, at, state.mission.game_map.neighbors)
+        return out

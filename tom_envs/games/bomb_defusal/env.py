@@ -1,0 +1,195 @@
+"""# Bomb defusal: search & rescue with chat and Theory-of-Mind probes
+
+| | |
+|---|---|
+| Creation | `pettingzoo.make("aec", "tom_envs/BombDefusal-v0")` |
+| Agents | `player_0`, `player_1`, `player_2` (alpha, bravo, charlie in text) |
+| Action space | `Discrete(9)` = n + m + 1 (`Discrete(54)` with `symbolic_messages=True`) |
+| Observation | `Box(0, 1, (348,), float32)` + `action_mask` int8 |
+| State | `Box(0, 1, (130,), float32)` (the whole mission, for centralised critics) |
+| Parallel API | no (sequential turns) |
+| Tags | sequential, stochastic, imperfect information, identical interest, chat |
+| Source | paper 000 (Theory of Mind for Multi-Agent Collaboration via LLMs), App. A-C, Tables 1-2; specs §1 |
+
+## Description
+Three specialists (alpha, bravo, charlie) search a building for colour-coded bombs and defuse
+them. Rooms are nodes of a connected graph; each bomb has a sequence of coloured phases and is
+defused by applying wire cutters of those colours in order. Each player holds two colours (alpha
+red + green, bravo green + blue, charlie blue + red), so most bombs need teamwork. Every round the
+players act in turn, alpha → bravo → charlie, and each action takes effect at once. A player sees
+only its own room, so the team must explore, tell each other what they found and meet at the
+right bombs. The team scores 10 × phases for every defused bomb (90 in all).
+
+The default is the paper's mission, as the original code plays it (specs §1.1-1.4): rooms 0, 3, 5,
+6, 8 with hallways 0-3, 0-5, 0-6, 0-8, 3-8, 5-6, 6-8; five bombs, one per room (the rooms are
+randomly permuted and given to bombs 1..5); bombs 1-2 have one phase, 3-4 two distinct colours,
+bomb 5 all three colours in random order; all players start in the same random room. All chance
+comes from `reset(seed)`. Every size can be changed (rooms, random connected maps, bombs, phases,
+colours, players, tools), as the paper's limitations ask.
+
+Every player may send a message with each action; teammates read it at their next turn. LLM agents
+send free text (`AgentAction.message`, or `env.send_message(agent, text)` before `env.step`); RL
+agents use symbolic messages (see Actions). Both are rendered as text and carry *facts* (see
+Theory-of-Mind probes), so one env serves mixed teams.
+
+## Observation
+Decided by `view.py` alone; the vector (`encode.py`) and the text (`text.py`) are renderings of that
+view, so they hold the same information. A player sees: the round, the team score; its room (which
+teammates and which active bombs are there; a bomb's sequence is not visible); every teammate's
+room (`teammate_locations=True`; with `False` only those in its room, as the original text
+observation); the result of its own last action (never teammates' actions); the messages teammates
+sent since its previous turn; its first-hand intel (each bomb it inspected or cut: room and
+remaining sequence, possibly stale); the map and everyone's tools (public, as in the prompt).
+
+Vector (348 floats, egocentric, teammates by seat offset): my room, round/30, score/90, teammates'
+rooms, bombs in my room, teammates in my room, tools, intel per bomb (known, gone, room, remaining
+phases one-hot), last result kind, each teammate's latest message (present, symbolic, and the facts
+it carries: location, room contents, bomb sequences, tool requests), map adjacency. The layout is
+in `tom_envs.games.bomb_defusal.encode`. `env.state()` gives the whole mission (every player, every
+bomb's room, remaining sequence and status) for a centralised critic such as MAPPO's.
+
+Text (`env.text_observation(agent)`) follows the original game (App. A-B, specs §1.8): the
+task-context prompt of App. A.1, then `Your observation is: Round: 3. Total team score: 20.
+Results: You inspected Bomb 4. This bomb is a 2-stage bomb and its remaining sequence is Red-Blue.
+Room contents: You are currently in Room 6. Contents of this room include Player bravo, Bomb 4.
+Teammate Locations: Player alpha is in Room 6; Player bravo is in Room 6; Player charlie is in Room
+0. Communication messages sent by your teammates: Player charlie: "Room 0 has no bomb."`
+
+## Actions
+`0` inspect the bomb in my room (legal iff a bomb is here); `1 + i` move to room index `i` (the
+`i`-th smallest room id; legal iff adjacent); `1 + n + c` apply colour `c` (legal iff I hold it).
+A wrong colour is legal (the sequence is hidden) and is rejected with the original feedback,
+changing nothing; so is a tool used where no bomb is. When several bombs share a room, inspect and
+tools act on the lowest-numbered active one.
+
+With `symbolic_messages=True` the space is the flattened product (base action × message option):
+`action = base * (3 + m) + option`, options `0` no message, `1` share my room (where I am, its
+bombs and the intel I have on them), `2` share all my bomb intel, `3 + c` ask for colour `c` in my
+room. The message is rendered from the sender's knowledge after its action resolves (so "move +
+share my room" reports the room just entered), e.g. `"I am in Room 5. Room 5 contains Bomb 3. Bomb 3
+is in Room 5 and its remaining sequence is Red-Green."`. Free text may be sent as well. Every
+message option is always legal.
+
+The text parser (`env.parse_action(agent, text)`) reads the paper's reply format `Action selection:
+Move to Room 5. Message to Team: "..."` in any case, with any quotes (curly, single, guillemets) or
+none, in either order; also the exact action text, `<action>…</action>` or the legal action's list
+number. It returns `ParseResult(action, feedback, message)`. An action the rules do not allow now
+gets the paper's error feedback (App. B), e.g. `You can not directly move to Room 3 because it is
+not adjacent to your current location, Room 5. Consider taking a detour to another room first and
+then move to your destination.` The paper consumed the turn with that feedback; here the action is
+refused and the LLM layer's invalid-output policy applies (re-ask, or the runner's counted random
+fallback). Valid-action % is reported per episode.
+
+## Rewards
+Team reward, the same for every player: `10 × phases` when a bomb is defused (the paper's team
+reward). Options: `shaping=True` adds the paper's MAPPO shaping (+1 to everyone for each correct
+cut, −1 when a bomb explodes); `wrong_tool="explode"` makes a wrong colour destroy the bomb (no
+points).
+
+## Episode End
+Termination when every bomb is defused (or exploded), or after `max_rounds` rounds (30). The
+metrics hook reports `team_score`, `rounds` (the round of the last defusal, or 30), `completed`,
+`bombs_defused`, `valid_action_pct` and `messages`; the runner adds probe accuracy per order.
+
+## Arguments
+`map="paper"|"random"`, `num_rooms=5`, `extra_edge_prob=0.3`, `map_seed=None` (random maps: fixed
+map, or a new map per episode), `bomb_phases=(1, 1, 2, 2, 3)`, `colors=("red", "green", "blue")`,
+`agents=("alpha", "bravo", "charlie")`, `num_agents=None`, `tools=None` (player i holds colours i and
+i+1), `points_per_phase=10`, `max_rounds=30`, `start_room=None`, `layout="random"|"mturk"` (the
+original fixed mission), `wrong_tool="reject"|"explode"`, `shaping=False`, `symbolic_messages=False`,
+`teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`,
+`render_mode=None|"ansi"`, `max_cycles=None`. Lists may be given as comma-separated strings on the
+command line (`tools="red+green,green+blue,blue+red"`).
+
+## Theory-of-Mind probes
+`env.probes(agent)` returns, at each player's turn, the paper's questions (App. C) about its own
+previous action, with ground truth computed by an epistemic tracker (`tom.py`) that records who
+observed what, who was told what and who saw whom; the runner asks any agent with
+`answer_probes(turn, probes)` and scores it per order. After a move: "Do you know the current
+contents of room 5?" (introspection), "Does player bravo know ...?" (first order), "... is player
+bravo aware of the fact that you know ...?" (second order); after an inspection: the bomb's
+sequence; after a cut: its state; after a defusal: "a bomb phase has just been defused". If the
+actor's message announced a room it is not in (a move it failed to make), the room questions about
+the announced room are asked too. A message tells a fact when it carries it: symbolic messages
+exactly, free text through the documented extractor `tom.extract_facts`. The exact semantics are
+in the `tom` module docstring; `about` in each probe says why the answer is what it is.
+
+## Partner bots
+`random` (uniform legal actions), `heuristic` (a decentralised team member that explores, shares
+its findings in canonical sentences and defuses; a realistic partner for LLM agents), `cbs`
+(**privileged**: plays its part of the centralised Conflict-Based Search plan of `baselines/cbs.py`,
+rebuilt from the episode seed; optimal rounds; it falls back to `heuristic` if partners leave the
+plan). Populations: `heuristic`, `all`. `baselines.cbs.exhaustive_optimum` gives the fewest rounds
+any plan can achieve (breadth-first search over the joint state).
+
+## Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from pettingzoo.utils import wrappers
+
+from tom_envs.core.aec import TomAECEnv
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+from tom_envs.games.bomb_defusal import bots
+from tom_envs.games.bomb_defusal.encode import BombEncoder
+from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
+from tom_envs.games.bomb_defusal.text import BombText
+from tom_envs.games.bomb_defusal.tom import make_probes
+
+NAME = "bomb_defusal_v0"
+
+
+def make_bundle(**config: Any) -> GameBundle:
+    """The configured game, its encoder, text and probes (keyword arguments of :class:`BombConfig`)."""
+    cfg = BombConfig(**config)
+    game = BombGame(cfg)
+    probes = None if cfg.probes == "none" else partial(make_probes, game)
+    return GameBundle(game, BombEncoder(cfg), BombText(cfg), probes)
+
+
+def raw_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomAECEnv:
+    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
+    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
+
+
+def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+    """The AEC environment with PettingZoo's order enforcement."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def bot_names(**config: Any) -> list[str]:
+    """``random``, ``heuristic``, ``cbs``."""
+    return list(bots.BOTS)
+
+
+def make_bot(name: str, bundle: GameBundle) -> Agent:
+    """A partner bot by name (see :mod:`tom_envs.games.bomb_defusal.bots`)."""
+    return bots.make(name, bundle)
+
+
+def bot_description(name: str, bundle: GameBundle) -> str:
+    """One line about a bot."""
+    if name not in bots.BOTS:
+        raise KeyError(f"unknown bomb-defusal bot {name!r}; choose from {sorted(bots.BOTS)}")
+    return bots.BOTS[name]
+
+
+def populations(**config: Any) -> dict[str, list[str]]:
+    """``heuristic`` (the realistic partner) and ``all``."""
+    return {"heuristic": ["heuristic"], "all": list(bots.BOTS)}
+
+
+def episode_metrics_hook() -> Callable[..., dict[str, float]]:
+    """The metrics function the runner calls after each episode."""
+    from tom_envs.games.bomb_defusal.metrics import episode_metrics
+
+    return episode_metrics

@@ -1,0 +1,689 @@
+"""Rules of the bomb-defusal search & rescue mission (paper 000; pure: no gymnasium, no pettingzoo).
+
+Three specialists (alpha, bravo, charlie) act in turn, alpha → bravo → charlie each round, each
+action applied at once. Rooms are nodes of a connected graph. Each bomb has a sequence of coloured
+phases; cutting the current phase needs a wire cutter of that colour. A bomb is defused when its
+last phase is cut, and the team scores 10 × its number of phases. The episode ends when every bomb
+is defused or after 30 rounds. Defaults follow the original code (specs §1.1-1.7):
+
+* map: rooms 0, 3, 5, 6, 8 with hallways 0-3, 0-5, 0-6, 0-8, 3-8, 5-6, 6-8;
+* five bombs, one per room: the rooms are randomly permuted and assigned to bombs 1..5; bombs 1-2
+  have one phase (a uniform colour), bombs 3-4 two distinct colours, bomb 5 a permutation of all
+  three; all agents start in one uniformly random room. Draw order from ``reset(seed)``'s
+  generator: room permutation, colours bomb by bomb, start room;
+* tools: alpha red+green, bravo green+blue, charlie blue+red (agent i holds colours i and i+1);
+* a wrong colour is rejected with feedback and changes nothing (``wrong_tool="reject"``); the
+  "bomb explodes" variant and the +1/−1 reward shaping of the paper's MAPPO are options.
+
+Actions (specs §1.5), ``n`` rooms, ``m`` colours: ``0`` inspect the bomb here; ``1 + i`` go to room
+index ``i`` (legal iff adjacent); ``1 + n + c`` use colour ``c`` (legal iff I hold it). With
+``symbolic_messages`` each of these ``n + m + 1`` base actions is paired with one of ``3 + m``
+message options (none, share my room, share my bomb intel, ask for colour ``c`` here), flattened as
+``base * (3 + m) + option``; see :func:`decode_action`.
+
+Several bombs may share a room (more bombs than rooms); "inspect" and the tools then act on the
+room's active bomb with the lowest id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+
+import numpy as np
+
+from tom_envs.core.game import SEQUENTIAL, Game, GameTags, StepResult
+from tom_envs.games.bomb_defusal import tom
+from tom_envs.games.bomb_defusal.maps import GameMap, paper_map, random_map
+from tom_envs.games.bomb_defusal.view import (
+    ActionResult,
+    BombFact,
+    BombView,
+    ChatMessage,
+    Fact,
+    Intel,
+    LocationFact,
+    RequestFact,
+    ResultKind,
+    RoomFact,
+    observe,
+)
+
+#: NATO names for teams larger than the paper's three.
+NATO = (
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett",
+    "kilo", "lima", "mike", "november", "oscar", "papa",
+)  # fmt: skip
+
+#: The deterministic mission of the original code's ``mturk_bomb.csv`` (specs §1.3), as
+#: (room id, sequence of colour indices) for bombs 1..5, start room 0.
+MTURK_BOMBS: tuple[tuple[int, tuple[int, ...]], ...] = (
+    (0, (0,)),
+    (3, (1,)),
+    (5, (2, 1, 0)),
+    (6, (1, 0)),
+    (8, (0, 2)),
+)
+
+
+class ActionKind(IntEnum):
+    """The three classes of base action."""
+
+    INSPECT = 0
+    GO_TO = 1
+    USE = 2
+
+
+class MessageOption(IntEnum):
+    """Symbolic message options (``ASK`` is followed by one option per colour)."""
+
+    NONE = 0
+    SHARE_ROOM = 1
+    SHARE_BOMBS = 2
+    ASK = 3
+
+
+def _tuple(value: object, cast: type = str) -> tuple:
+    """Lists, tuples or comma-separated strings (from the CLI) as a tuple."""
+    if isinstance(value, str):
+        return tuple(cast(v.strip()) for v in value.split(",") if v.strip())
+    return tuple(cast(v) for v in value)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class BombConfig:
+    """Settings of a mission. Every size is configurable; the defaults are the paper's mission.
+
+    Attributes:
+        map: ``"paper"`` (rooms 0, 3, 5, 6, 8) or ``"random"`` (a random connected map).
+        num_rooms: rooms of a random map (ids ``0 … num_rooms-1``).
+        extra_edge_prob: random maps: probability of each hallway beyond a random spanning tree.
+        map_seed: random maps: a fixed map from this seed; ``None`` draws a new map every episode.
+        bomb_phases: number of phases of each bomb (bomb ``k`` is "Bomb k+1").
+        colors: colour names (the tools).
+        agents: player names (seat order = turn order). ``num_agents`` overrides them with the
+            first NATO names.
+        num_agents: team size (``None``: ``len(agents)``).
+        tools: each player's colours; ``None`` gives player ``i`` colours ``i`` and ``i+1`` (mod
+            ``m``), which is the paper's allocation for three players and colours.
+        points_per_phase: points per phase of a defused bomb (10).
+        max_rounds: round limit (30).
+        start_room: common start room id; ``None`` draws it uniformly.
+        layout: ``"random"`` (specs §1.3) or ``"mturk"`` (the original fixed mission: bomb 1 red
+            in room 0, 2 green in 3, 3 blue-green-red in 5, 4 green-red in 6, 5 red-blue in 8,
+            start in room 0; paper map and default colours only).
+        wrong_tool: ``"reject"`` (feedback, nothing changes) or ``"explode"`` (the bomb is lost).
+        shaping: add the paper's MAPPO shaping: +1 to every player per correct cut, −1 per
+            explosion.
+        symbolic_messages: pair every action with a symbolic message option (for RL).
+        teammate_locations: whether players see every teammate's room (else only those sharing
+            their room, as the original text observation).
+        probes: Theory-of-Mind probes after each action: ``"all"`` teammates as targets,
+            ``"one"`` teammate (drawn deterministically from the state), or ``"none"`` (also
+            turns the epistemic tracker off).
+        intel_in_text: also print the player's first-hand bomb intel in its observation text.
+    """
+
+    map: str = "paper"
+    num_rooms: int = 5
+    extra_edge_prob: float = 0.3
+    map_seed: int | None = None
+    bomb_phases: tuple[int, ...] = (1, 1, 2, 2, 3)
+    colors: tuple[str, ...] = ("red", "green", "blue")
+    agents: tuple[str, ...] = ("alpha", "bravo", "charlie")
+    num_agents: int | None = None
+    tools: tuple[tuple[str, ...], ...] | None = None
+    points_per_phase: int = 10
+    max_rounds: int = 30
+    start_room: int | None = None
+    layout: str = "random"
+    wrong_tool: str = "reject"
+    shaping: bool = False
+    symbolic_messages: bool = False
+    teammate_locations: bool = True
+    probes: str = "all"
+    intel_in_text: bool = False
+    tool_colors: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    fixed_map: GameMap | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "bomb_phases", _tuple(self.bomb_phases, int))
+        set_(self, "colors", tuple(c.lower() for c in _tuple(self.colors)))
+        agents = _tuple(self.agents)
+        if self.num_agents is not None:
+            if not 1 <= self.num_agents <= len(NATO):
+                raise ValueError(f"num_agents must be in [1, {len(NATO)}], got {self.num_agents}")
+            agents = NATO[: self.num_agents]
+        set_(self, "agents", tuple(a.lower() for a in agents))
+        set_(self, "num_agents", len(agents))
+        m = len(self.colors)
+        if m < 1 or len(set(self.colors)) != m:
+            raise ValueError(f"colors must be distinct names, got {self.colors}")
+        if not agents or len(set(self.agents)) != len(agents):
+            raise ValueError(f"agents must be distinct names, got {agents}")
+        if not self.bomb_phases or min(self.bomb_phases) < 1:
+            raise ValueError(f"bomb_phases must be positive, got {self.bomb_phases}")
+        if self.tools is None:
+            tools = tuple((i % m, (i + 1) % m) if m > 1 else (0,) for i in range(len(agents)))
+        else:
+            raw = self.tools
+            if isinstance(raw, str):  # "red+green,green+blue,blue+red" from the CLI
+                raw = tuple(tuple(part.split("+")) for part in raw.split(","))
+            if len(raw) != len(agents):
+                raise ValueError(f"tools needs one colour list per agent, got {len(raw)}")
+            tools = tuple(tuple(sorted({self._color(c) for c in t})) for t in raw)
+        set_(self, "tools", tuple(tuple(self.colors[c] for c in t) for t in tools))
+        set_(self, "tool_colors", tools)
+        held = {c for t in tools for c in t}
+        if held != set(range(m)):
+            missing = [self.colors[c] for c in range(m) if c not in held]
+            raise ValueError(f"no agent holds a {missing} tool: some bombs could not be defused")
+        if self.map not in ("paper", "random"):
+            raise ValueError(f"map must be 'paper' or 'random', got {self.map!r}")
+        if self.layout not in ("random", "mturk"):
+            raise ValueError(f"layout must be 'random' or 'mturk', got {self.layout!r}")
+        if self.layout == "mturk":
+            if self.map != "paper" or m != 3 or len(self.bomb_phases) != len(MTURK_BOMBS):
+                raise ValueError("layout='mturk' needs the paper map, 3 colours and 5 bombs")
+            set_(self, "bomb_phases", tuple(len(s) for _, s in MTURK_BOMBS))
+        if self.wrong_tool not in ("reject", "explode"):
+            raise ValueError(f"wrong_tool must be 'reject' or 'explode', got {self.wrong_tool!r}")
+        if self.probes not in ("all", "one", "none"):
+            raise ValueError(f"probes must be 'all', 'one' or 'none', got {self.probes!r}")
+        if self.max_rounds < 1 or self.points_per_phase < 1:
+            raise ValueError("max_rounds and points_per_phase must be >= 1")
+        fixed = None
+        if self.map == "paper":
+            fixed = paper_map()
+        elif self.map_seed is not None:
+            fixed = random_map(
+                self.num_rooms, self.extra_edge_prob, np.random.default_rng(self.map_seed)
+            )
+        else:
+            random_map(self.num_rooms, self.extra_edge_prob, np.random.default_rng(0))  # validate
+        set_(self, "fixed_map", fixed)
+        if self.start_room is not None and fixed is not None and self.start_room not in fixed.rooms:
+            raise ValueError(f"start_room {self.start_room} is not a room of {fixed.rooms}")
+
+    def _color(self, name: object) -> int:
+        key = str(name).strip().lower()
+        if key not in self.colors:
+            raise ValueError(f"unknown colour {name!r}; colours are {self.colors}")
+        return self.colors.index(key)
+
+    @property
+    def num_rooms_of_map(self) -> int:
+        """Rooms of the map (fixed or random)."""
+        return self.fixed_map.num_rooms if self.fixed_map is not None else self.num_rooms
+
+    @property
+    def num_colors(self) -> int:
+        """Colours m."""
+        return len(self.colors)
+
+    @property
+    def num_bombs(self) -> int:
+        """Bombs."""
+        return len(self.bomb_phases)
+
+    @property
+    def max_phases(self) -> int:
+        """Phases of the longest bomb."""
+        return max(self.bomb_phases)
+
+    @property
+    def num_base_actions(self) -> int:
+        """``n + m + 1``: inspect, go to each room, use each colour."""
+        return self.num_rooms_of_map + self.num_colors + 1
+
+    @property
+    def num_message_options(self) -> int:
+        """``3 + m`` with symbolic messages (none, share room, share intel, ask per colour), else 1."""
+        return 3 + self.num_colors if self.symbolic_messages else 1
+
+    @property
+    def max_score(self) -> int:
+        """Score when every bomb is defused (90 for the paper's mission)."""
+        return self.points_per_phase * sum(self.bomb_phases)
+
+
+@dataclass(frozen=True)
+class Mission:
+    """Every chance outcome of an episode: the map, the bombs and the start room.
+
+    Attributes:
+        game_map: the map.
+        bomb_rooms: room index of each bomb.
+        sequences: each bomb's colour sequence (colour indices).
+        tools: each player's colours.
+        start_room: the common start room index.
+        points_per_phase: points per phase of a defused bomb.
+    """
+
+    game_map: GameMap
+    bomb_rooms: tuple[int, ...]
+    sequences: tuple[tuple[int, ...], ...]
+    tools: tuple[tuple[int, ...], ...]
+    start_room: int
+    points_per_phase: int = 10
+
+    @property
+    def num_bombs(self) -> int:
+        """Bombs."""
+        return len(self.sequences)
+
+    @property
+    def max_score(self) -> int:
+        """Score when every bomb is defused."""
+        return self.points_per_phase * sum(len(s) for s in self.sequences)
+
+    def value(self, bomb: int) -> int:
+        """Points for defusing ``bomb``."""
+        return self.points_per_phase * len(self.sequences[bomb])
+
+
+@dataclass(frozen=True)
+class BombState:
+    """Value-semantics state of an episode.
+
+    Attributes:
+        mission: the chance outcomes (shared, never changes within an episode).
+        time: actions applied so far.
+        round: the current round (1-based; the last round played once the episode is over).
+        turn: the seat to act.
+        over: whether the episode has ended.
+        locations: each player's room index.
+        progress: phases cut of each bomb.
+        exploded: whether each bomb exploded (``wrong_tool="explode"`` only).
+        score: team score.
+        results: each player's last action result (the start bootstrap before its first action).
+        intel: per player, per bomb, first-hand :class:`Intel` (or ``None``).
+        chat: every message so far, in order.
+        last_action_time: per player, the time stamp of its last action (``-1`` before it).
+        inactive_at: per bomb, the time it was defused or exploded (``-1`` while active).
+        minds: the epistemic tracker (:mod:`tom_envs.games.bomb_defusal.tom`), ``None`` when off.
+    """
+
+    mission: Mission
+    time: int
+    round: int
+    turn: int
+    over: bool
+    locations: tuple[int, ...]
+    progress: tuple[int, ...]
+    exploded: tuple[bool, ...]
+    score: int
+    results: tuple[ActionResult, ...]
+    intel: tuple[tuple[Intel | None, ...], ...]
+    chat: tuple[ChatMessage, ...]
+    last_action_time: tuple[int, ...]
+    inactive_at: tuple[int, ...]
+    minds: tom.Minds | None = None
+
+    def remaining(self, bomb: int) -> tuple[int, ...]:
+        """The bomb's remaining sequence (``()`` once defused or exploded)."""
+        if self.exploded[bomb]:
+            return ()
+        return self.mission.sequences[bomb][self.progress[bomb] :]
+
+    def active(self, bomb: int) -> bool:
+        """Neither defused nor exploded."""
+        return not self.exploded[bomb] and self.progress[bomb] < len(self.mission.sequences[bomb])
+
+    def defused(self, bomb: int) -> bool:
+        """Every phase cut."""
+        return self.progress[bomb] == len(self.mission.sequences[bomb])
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A flat action split into its parts: base action and (symbolic) message option."""
+
+    kind: ActionKind
+    target: int | None  # room index (GO_TO) or colour (USE)
+    option: MessageOption = MessageOption.NONE
+    option_color: int | None = None  # the colour asked for (ASK)
+
+    @property
+    def base(self) -> tuple[ActionKind, int | None]:
+        """The base action without the message."""
+        return (self.kind, self.target)
+
+
+def decode_action(config: BombConfig, action: int, num_rooms: int | None = None) -> Decoded:
+    """Split a flat action index (see the module docstring for the layout)."""
+    n = config.num_rooms_of_map if num_rooms is None else num_rooms
+    k = config.num_message_options
+    base, opt = divmod(int(action), k)
+    if base == 0:
+        kind, target = ActionKind.INSPECT, None
+    elif base <= n:
+        kind, target = ActionKind.GO_TO, base - 1
+    else:
+        kind, target = ActionKind.USE, base - 1 - n
+    if opt < MessageOption.ASK:
+        return Decoded(kind, target, MessageOption(opt))
+    return Decoded(kind, target, MessageOption.ASK, opt - MessageOption.ASK)
+
+
+def encode_action(
+    config: BombConfig,
+    kind: ActionKind,
+    target: int | None = None,
+    option: MessageOption = MessageOption.NONE,
+    option_color: int | None = None,
+) -> int:
+    """The flat index of a base action and message option (inverse of :func:`decode_action`)."""
+    n = config.num_rooms_of_map
+    if kind == ActionKind.INSPECT:
+        base = 0
+    elif kind == ActionKind.GO_TO:
+        base = 1 + int(target)  # type: ignore[arg-type]
+    else:
+        base = 1 + n + int(target)  # type: ignore[arg-type]
+    opt = int(option) if option != MessageOption.ASK else MessageOption.ASK + int(option_color)  # type: ignore[arg-type]
+    if opt and not config.symbolic_messages:
+        raise ValueError("message options need symbolic_messages=True")
+    return base * config.num_message_options + opt
+
+
+class BombGame(Game[BombState, BombView]):
+    """The bomb-defusal rules."""
+
+    name = "bomb_defusal"
+
+    def __init__(self, config: BombConfig | None = None) -> None:
+        self.config = config or BombConfig()
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def num_players(self) -> int:
+        """Team size (3)."""
+        return self.config.num_agents  # type: ignore[return-value]
+
+    @property
+    def num_actions(self) -> int:
+        """``(n + m + 1) × message options`` (9 for the paper's mission without symbolic chat)."""
+        return self.config.num_base_actions * self.config.num_message_options
+
+    @property
+    def tags(self) -> GameTags:
+        """Sequential, stochastic, imperfect information, fully cooperative, with chat."""
+        return GameTags(
+            dynamics=SEQUENTIAL,
+            chance="stochastic",
+            information="imperfect",
+            utility="identical",
+            communication=True,
+        )
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """One step pays at most one defusal (+1 shaping); −1 with shaping and explosions."""
+        best = self.config.points_per_phase * self.config.max_phases
+        shaping = 1.0 if self.config.shaping else 0.0
+        low = -1.0 if self.config.shaping and self.config.wrong_tool == "explode" else 0.0
+        return (low, float(best) + shaping)
+
+    @property
+    def max_steps(self) -> int:
+        """``max_rounds × players`` actions."""
+        return self.config.max_rounds * self.num_players
+
+    # ------------------------------------------------------------------ chance
+    def draw_mission(self, rng: np.random.Generator) -> Mission:
+        """Draw the map (random maps only), bomb rooms, sequences and start room from ``rng``."""
+        cfg = self.config
+        gmap = cfg.fixed_map or random_map(cfg.num_rooms, cfg.extra_edge_prob, rng)
+        m = cfg.num_colors
+        if cfg.layout == "mturk":
+            rooms = tuple(gmap.index(r) for r, _ in MTURK_BOMBS)
+            return Mission(
+                gmap, rooms, tuple(s for _, s in MTURK_BOMBS), cfg.tool_colors,
+                gmap.index(0), cfg.points_per_phase,
+            )  # fmt: skip
+        perm = rng.permutation(gmap.num_rooms)
+        rooms = tuple(int(perm[i % gmap.num_rooms]) for i in range(cfg.num_bombs))
+        seqs = []
+        for k in cfg.bomb_phases:
+            if k <= m:
+                seqs.append(tuple(int(c) for c in rng.choice(m, size=k, replace=False)))
+            else:
+                seqs.append(tuple(int(c) for c in rng.integers(m, size=k)))
+        if cfg.start_room is None:
+            start = int(rng.integers(gmap.num_rooms))
+        else:
+            start = gmap.index(cfg.start_room)
+        return Mission(gmap, rooms, tuple(seqs), cfg.tool_colors, start, cfg.points_per_phase)
+
+    def initial_state(self, rng: np.random.Generator) -> BombState:
+        """A new mission drawn from ``rng`` (see :meth:`draw_mission`), round 1, alpha to act."""
+        return self.state_from_mission(self.draw_mission(rng))
+
+    def state_from_mission(self, mission: Mission) -> BombState:
+        """The start state of a given mission (chance outcomes injected, e.g. by tests)."""
+        n_agents, n_bombs = self.num_players, mission.num_bombs
+        if len(mission.tools) != n_agents:
+            raise ValueError(f"the mission has tools for {len(mission.tools)} agents")
+        start = mission.start_room
+        state = BombState(
+            mission=mission,
+            time=0,
+            round=1,
+            turn=0,
+            over=False,
+            locations=(start,) * n_agents,
+            progress=(0,) * n_bombs,
+            exploded=(False,) * n_bombs,
+            score=0,
+            results=(),
+            intel=((None,) * n_bombs,) * n_agents,
+            chat=(),
+            last_action_time=(-1,) * n_agents,
+            inactive_at=(-1,) * n_bombs,
+        )
+        bombs = self.active_bombs_in(state, start)
+        results = tuple(
+            ActionResult(
+                ResultKind.START,
+                start,
+                agents_seen=tuple(q for q in range(n_agents) if q != p),
+                bombs_seen=bombs,
+            )
+            for p in range(n_agents)
+        )
+        state = replace(state, results=results)
+        if self.config.probes != "none":
+            state = replace(state, minds=tom.initial_minds(self, state))
+        return state
+
+    # ------------------------------------------------------------------ queries
+    def active_bombs_in(self, state: BombState, room: int) -> tuple[int, ...]:
+        """Active bombs in room index ``room``, by id."""
+        rooms = state.mission.bomb_rooms
+        return tuple(b for b in range(len(rooms)) if rooms[b] == room and state.active(b))
+
+    def current_players(self, state: BombState) -> tuple[int, ...]:
+        """The seat whose turn it is (none once over)."""
+        return () if state.over else (state.turn,)
+
+    def base_legal(self, state: BombState, player: int) -> tuple[int, ...]:
+        """Legal base actions (``0 … n+m``) of ``player`` now."""
+        if state.over or player != state.turn:
+            return ()
+        gmap = state.mission.game_map
+        room = state.locations[player]
+        out = []
+        if self.active_bombs_in(state, room):
+            out.append(0)
+        out.extend(1 + j for j in gmap.neighbors[room])
+        n = gmap.num_rooms
+        out.extend(1 + n + c for c in state.mission.tools[player])
+        return tuple(out)
+
+    def legal_actions(self, state: BombState, player: int) -> tuple[int, ...]:
+        """Legal flat actions: legal base actions × every message option."""
+        k = self.config.num_message_options
+        return tuple(b * k + o for b in self.base_legal(state, player) for o in range(k))
+
+    def is_terminal(self, state: BombState) -> bool:
+        """Every bomb defused (or exploded), or the round limit reached."""
+        return state.over
+
+    def observe(self, state: BombState, player: int) -> BombView:
+        """The player's view (see :mod:`tom_envs.games.bomb_defusal.view`)."""
+        return observe(self, state, player)
+
+    def decode(self, state: BombState, action: int) -> Decoded:
+        """Split a flat action of this state's map."""
+        return decode_action(self.config, action, state.mission.game_map.num_rooms)
+
+    # ------------------------------------------------------------------ dynamics
+    def resolve(
+        self, state: BombState, player: int, kind: ActionKind, target: int | None
+    ) -> tuple[BombState, ActionResult, float, float]:
+        """Apply one base action's physical effect: (state, result, team points, shaping)."""
+        mission = state.mission
+        room = state.locations[player]
+        if kind == ActionKind.GO_TO:
+            assert target is not None
+            locations = tuple(target if p == player else r for p, r in enumerate(state.locations))
+            moved = replace(state, locations=locations)
+            result = ActionResult(
+                ResultKind.MOVED,
+                target,
+                agents_seen=tuple(
+                    p for p, r in enumerate(locations) if r == target and p != player
+                ),
+                bombs_seen=self.active_bombs_in(state, target),
+            )
+            return moved, result, 0.0, 0.0
+        bombs = self.active_bombs_in(state, room)
+        if kind == ActionKind.INSPECT:
+            bomb = bombs[0]
+            seq = mission.sequences[bomb]
+            result = ActionResult(
+                ResultKind.INSPECTED, room, bomb, remaining=state.remaining(bomb), stages=len(seq)
+            )
+            return state, result, 0.0, 0.0
+        assert target is not None
+        if not bombs:
+            return state, ActionResult(ResultKind.NO_BOMB, room, color=target), 0.0, 0.0
+        bomb = bombs[0]
+        seq = mission.sequences[bomb]
+        if seq[state.progress[bomb]] == target:
+            progress = tuple(v + 1 if b == bomb else v for b, v in enumerate(state.progress))
+            nxt = replace(state, progress=progress)
+            shaping = 1.0 if self.config.shaping else 0.0
+            if nxt.defused(bomb):
+                points = mission.value(bomb)
+                nxt = replace(nxt, score=state.score + points)
+                result = ActionResult(ResultKind.DEFUSED, room, bomb, color=target)
+                return nxt, result, float(points), shaping
+            result = ActionResult(
+                ResultKind.CUT, room, bomb, color=target, remaining=nxt.remaining(bomb)
+            )
+            return nxt, result, 0.0, shaping
+        if self.config.wrong_tool == "explode":
+            exploded = tuple(v or b == bomb for b, v in enumerate(state.exploded))
+            nxt = replace(state, exploded=exploded)
+            shaping = -1.0 if self.config.shaping else 0.0
+            return nxt, ActionResult(ResultKind.EXPLODED, room, bomb, color=target), 0.0, shaping
+        result = ActionResult(
+            ResultKind.WRONG_TOOL, room, bomb, color=target, remaining=state.remaining(bomb)
+        )
+        return state, result, 0.0, 0.0
+
+    def symbolic_facts(
+        self, state: BombState, player: int, option: MessageOption, color: int | None
+    ) -> tuple[Fact, ...]:
+        """The facts a symbolic message option tells, from ``player``'s knowledge in ``state``.
+
+        Rendered after the action resolves, from what the sender has seen: ``SHARE_ROOM`` its room
+        (where it is, which bombs are active there and the intel it has on them), ``SHARE_BOMBS``
+        all its first-hand bomb intel, ``ASK`` where it is and the colour it needs there.
+        """
+        room = state.locations[player]
+        intel = [i for i in state.intel[player] if i is not None]
+
+        def fact(i: Intel) -> BombFact:  # a defused bomb's room is not said
+            return BombFact(i.bomb, i.remaining, i.room if i.remaining else None)
+
+        if option == MessageOption.SHARE_ROOM:
+            here = self.active_bombs_in(state, room)
+            known = [fact(i) for i in intel if i.bomb in here]
+            return (LocationFact(player, room), RoomFact(room, here), *known)
+        if option == MessageOption.SHARE_BOMBS:
+            return tuple(fact(i) for i in intel)
+        if option == MessageOption.ASK:
+            assert color is not None
+            return (LocationFact(player, room), RequestFact(player, color, room))
+        return ()
+
+    def apply(
+        self,
+        state: BombState,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
+    ) -> StepResult[BombState]:
+        """Apply the acting player's action and message, advance the turn, update the tracker."""
+        player = state.turn
+        dec = self.decode(state, actions[player])
+        nxt, result, points, shaping = self.resolve(state, player, dec.kind, dec.target)
+        time = state.time + 1
+        events = [result.kind.name.lower()]
+        # first-hand intel
+        if result.bomb is not None and result.kind != ResultKind.NO_BOMB:
+            rem = nxt.remaining(result.bomb)
+            if result.kind in (ResultKind.INSPECTED, ResultKind.WRONG_TOOL):
+                rem = result.remaining
+            mine = list(nxt.intel[player])
+            mine[result.bomb] = Intel(result.bomb, result.room, rem, state.round)
+            intel = tuple(tuple(mine) if p == player else v for p, v in enumerate(nxt.intel))
+            nxt = replace(nxt, intel=intel)
+        if result.kind in (ResultKind.DEFUSED, ResultKind.EXPLODED):
+            assert result.bomb is not None
+            inactive = tuple(time if b == result.bomb else t for b, t in enumerate(nxt.inactive_at))
+            nxt = replace(nxt, inactive_at=inactive)
+            events.append(f"bomb{result.bomb + 1}")
+        # chat: the symbolic option (rendered now, from the sender's knowledge) then free text
+        message = None
+        facts = self.symbolic_facts(nxt, player, dec.option, dec.option_color)
+        texts = []
+        if dec.option != MessageOption.NONE:
+            texts.append(tom.render_facts(facts, self.config, state.mission.game_map, player))
+        free = (messages or {}).get(player)
+        if free is not None and free.strip():
+            texts.append(free.strip())
+            facts = facts + tom.extract_facts(free, player, self.config, state.mission.game_map)
+        if texts:
+            message = ChatMessage(
+                player, time, state.round, " ".join(texts), facts, dec.option != MessageOption.NONE
+            )
+            events.append("message")
+        # turn order
+        last = tuple(time if p == player else t for p, t in enumerate(state.last_action_time))
+        results = tuple(result if p == player else r for p, r in enumerate(state.results))
+        turn, rnd = player + 1, state.round
+        if turn == self.num_players:
+            turn, rnd = 0, rnd + 1
+        done = not any(nxt.active(b) for b in range(state.mission.num_bombs))
+        if rnd > self.config.max_rounds:
+            done = True
+        nxt = replace(
+            nxt,
+            time=time,
+            round=state.round if done else rnd,
+            turn=turn,
+            over=done,
+            results=results,
+            chat=nxt.chat + ((message,) if message else ()),
+            last_action_time=last,
+        )
+        if state.minds is not None:
+            nxt = replace(nxt, minds=tom.update_minds(self, state, nxt, player, result, message))
+        reward = points + shaping
+        return StepResult(nxt, (reward,) * self.num_players, tuple(events))

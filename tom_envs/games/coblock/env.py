@@ -1,0 +1,196 @@
+"""# CoBlock: collaborative 3D blocks world with private goals, inventories and chat
+
+| | |
+|---|---|
+| Creation | `pettingzoo.make("aec", "tom_envs/CoBlock-v0")` (also `"parallel"`) |
+| Agents | `player_0`, `player_1` |
+| Action space | `Discrete(3 + 7·X·Y·Z)` = `Discrete(1263)` on the default 6×5×6 grid |
+| Observation | `Box(0, 1, (2·6·X·Y·Z + 19,), float32)` = `(2179,)` + `action_mask` `(1263,)` int8 |
+| State | world, both goals, both inventories, round, ended flags: `(3·6·X·Y·Z + 15,)` = `(3255,)` |
+| Parallel API | yes |
+| Tags | simultaneous, stochastic (task drawn at reset), imperfect information, identical interest, chat |
+| Source | paper 003 (Wu et al., "Your Co-Workers Matter"), §2-4, App. A-B; specs/games.md §3 |
+
+## Description
+Two agents build a target structure together in a blocks world (integer 3D grid, `y` up, ground
+`y = 0`). Each has a private **goal**, a part of the target, and a private **inventory** of
+coloured blocks (six colours); the target is the union of the goals. They must talk to find out who
+needs what. A block can be placed in an empty cell when the agent holds that colour and the cell is
+on the ground or face-adjacent to a block (the gravity rule of the original code: adjacency, not
+support). Every round both agents choose one action at the same time; the actions are applied one
+after the other (player_0 first in even rounds, player_1 first in odd rounds) and the round
+advances. An action that the partner's earlier action made impossible fails with the original
+code's message and changes nothing.
+
+Tasks come in the paper's three types (§2.2): **independent** (each can build its own goal alone),
+**skill-dependent** (someone lacks a colour of its own goal: the partner must place those blocks)
+and **goal-dependent** (a goal rests on the partner's goal, so the partner must build first; and
+someone lacks a colour too). They are composed of the five base structures of App. A.1: symbol
+(a letter), bridge, arch, tower and rectangle. The built-in sets hold 24 tasks per type
+(`tom_envs/games/coblock/data/*.json`: 4 hand-made after the paper's figures, 20 from the
+generator); `generated=True` draws a fresh task from the generator (`tasks.generate_task`: a
+depth-first composition of structures, kept only when a joint plan found by the planner completes
+it).
+
+## Observation
+The view (`view.py`) holds my goal, my inventory, the world, the dialogue, both agents' recent
+actions and results, who ended the task and the round. The partner's goal and inventory are never
+in it: they are for the agent to infer (the paper's partner-state modelling).
+
+The vector (`encode.py`) is: world one-hot per colour and cell, my goal one-hot per colour and
+cell, my inventory (/30), round/max_rounds, my last action's result, the partner's last action
+kind and result, whether the partner just sent a message, and the ended flags. Chat text has no
+vector form.
+
+The text (`env.text_observation(agent)`) is the paper's XML world state (App. B.1):
+`<Motives><VisualMotive>` (description + `<block block_type="red", pos=(0, 0, 2)>` list of my goal),
+`<World>`, `<Inventory>`, `<Dialogue>`, `<ActionHistory>`, `<ComparisonResult>` with
+`<MissingBlocks>` and `<ExtraBlocks>` (the built structure against my goal: the self-reflection
+check of §3) and `<LastActionResponse>`. `text_format="plain"` renders the same facts as
+sentences, `"both"` gives both.
+
+## Actions
+`0` wait, `1` send_message, `2` end_task, `3 + c·N + cell` place a block of colour `c`,
+`3 + 6·N + cell` break the block in `cell` (`N = X·Y·Z`, cell `(x·Y + y)·Z + z`; see
+`rules.encode_action` / `decode_action`). Legal: wait, send and end always; placing every held
+colour in every free placeable cell; breaking every block. The text commands are the paper's:
+`place_block(block_type="red", pos=(0, 0, 1))`, `break_block(pos=(3, 1, 3))`,
+`send_message(message="...")`, `wait()`, `end_task()`. The parser takes the first command (in an
+`<action>` tag or after `Action:` if present) or plain phrases ("place a red block at (1, 0, 2)",
+"say: hi"), and refuses impossible ones with the original messages ("Block exists", "Block with
+type red not found in inventory", "Block position (x, y, z) is not either on the ground or
+adjacent to any existing block.").
+
+Chat goes through the core message channel: `env.send_message(agent, text)` before stepping
+send_message (AEC), `step(actions, messages)` (Parallel), or `AgentAction(1, message=...)` for
+agents. send_message without text fails and sends nothing; text sent with another action is not
+delivered (one action per round, as in the paper) unless `chat_with_actions=True`.
+
+## Rewards
+Identical for both agents. `reward="sparse"` (default): +1 when the target is complete, else 0.
+`reward="progress"`: every round, the change in the share of target blocks in place.
+
+## Episode End
+Termination when every target block is in place with its colour (extra blocks are not checked,
+as in the original code), when an agent calls end_task (`end_rule="either"`, the paper;
+`"all"`: once both have, as the original code, an agent that has ended can only wait), or after
+`max_rounds` rounds (default 60).
+
+## Arguments
+`task_type="all"` (`"independent"`, `"skill_dependent"`, `"goal_dependent"`), `task_index=None`
+(fixed task of the set), `generated=False`, `task=None` (inject a `tasks.Task`),
+`grid=(6, 5, 6)` (x, y up, z: room for the paper's arches, pillars of 4 and a top, on a small
+ground; the paper's figures show about 10×10, but every cell costs 7 actions, so the built-in tasks
+are laid out on 6×6), `max_rounds=60`, `end_rule="either"`, `chat_with_actions=False`,
+`reward="sparse"`, `text_format="xml"`, `history_window=10`, `dialogue_window=None`,
+`max_inventory=30`, `render_mode=None|"ansi"`, `max_cycles=None`.
+
+## Partner bots
+Bots talk in a small readable protocol ("Hi! My goal: red (1, 0, 1), .... My inventory: red 7."
+and "Please place: yellow (4, 0, 4)."). `cooperative`: discloses its goal and inventory, then
+follows the joint plan both partners compute from the two disclosures (the paper's Alg. 1), places
+what it is asked for, takes over or asks when the partner stalls and repairs wrong blocks; two of
+them complete every built-in task with γ = 0.5. Personas for functional ToM: `helper`
+(helper-only: builds the partner's goal, never its own unless asked), `egoist` (builds only its
+own goal and asks for what it lacks), `passive` (never starts; answers and does what it is asked)
+and `error_prone` (cooperative, 1 placement in 5 wrong, never repairs its own). Populations:
+`personas` (the four), `all`.
+
+## Probes
+Theory-of-Mind probes (`env.probes(agent)`, scored by the runner for agents with
+`answer_probes`): the partner's goal (does it include a tower/bridge/... : 5 yes/no), its
+inventory (does it still have red/...: 6 yes/no) and its next sub-structure (one of the part
+labels, or "nothing"), with ground truth from the state (`probes.py`).
+
+## Metrics
+Per episode (`metrics.py`): `success`, `timesteps` (rounds), `actions` (non-wait actions),
+`progress`, `gamma` (workload balance γ, Eq. 2-3, with the optimal counts of Alg. 1),
+`build_actions/player_k`, `optimal_blocks/player_k`. Report per task type:
+`python -m tom_envs.experiments.coblock` (docs/results/coblock.md).
+
+## Picture
+`tom_envs.games.coblock.picture` draws the world (and, faintly, the blocks still missing) as an
+isometric 3D PNG with matplotlib (optional; imported only when called):
+`python -m tom_envs.games.coblock.picture --task goal_dependent:0 --out task.png`.
+
+## Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from tom_envs.core.aec import TomAECEnv
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.wrappers import OrderEnforcing
+from tom_envs.games.coblock.bots import PERSONAS, CoBlockBot
+from tom_envs.games.coblock.bots import bot_names as _bot_names
+from tom_envs.games.coblock.encode import CoBlockEncoder
+from tom_envs.games.coblock.probes import make_probes
+from tom_envs.games.coblock.rules import CoBlockConfig, CoBlockGame
+from tom_envs.games.coblock.text import CoBlockText
+
+NAME = "coblock_v0"
+
+
+def make_bundle(**config: Any) -> GameBundle:
+    """The configured game with its encoder, text and probes (keywords of :class:`CoBlockConfig`)."""
+    cfg = CoBlockConfig(**config)
+    game = CoBlockGame(cfg)
+    return GameBundle(game, CoBlockEncoder(cfg), CoBlockText(cfg), partial(make_probes, game))
+
+
+def raw_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomAECEnv:
+    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
+    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
+
+
+def env(**kwargs: Any) -> OrderEnforcing:
+    """The AEC environment with PettingZoo's order enforcement."""
+    return OrderEnforcing(raw_env(**kwargs))
+
+
+def parallel_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomParallelEnv:
+    """The Parallel environment (same rules, same seeds, same episodes)."""
+    return TomParallelEnv(make_bundle(**config), NAME, render_mode, max_cycles)
+
+
+def bot_names(**config: Any) -> list[str]:
+    """The partner bots: ``cooperative`` and the personas."""
+    return _bot_names()
+
+
+def make_bot(name: str, bundle: GameBundle) -> Agent:
+    """A bot by name (see :mod:`tom_envs.games.coblock.bots`)."""
+    if name not in PERSONAS:
+        raise KeyError(f"unknown CoBlock bot {name!r}; choose from {_bot_names()}")
+    return CoBlockBot(name, bundle.game.config)  # type: ignore[attr-defined]
+
+
+def bot_description(name: str, bundle: GameBundle) -> str:
+    """One line about a bot."""
+    return PERSONAS[name].description
+
+
+def populations(**config: Any) -> dict[str, list[str]]:
+    """``personas`` (helper, egoist, passive, error_prone) and ``all``."""
+    return {
+        "personas": ["helper", "egoist", "passive", "error_prone"],
+        "all": _bot_names(),
+    }
+
+
+def episode_metrics_hook() -> Callable[..., dict[str, float]]:
+    """The metrics function the runner calls after each episode."""
+    from tom_envs.games.coblock.metrics import trajectory_metrics
+
+    return trajectory_metrics

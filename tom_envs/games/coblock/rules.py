@@ -1,0 +1,569 @@
+"""Rules of CoBlock, the collaborative blocks world of paper 003 (pure: no gymnasium, no pettingzoo).
+
+Two agents build a target structure on an integer 3D grid (``y`` up, ground ``y = 0``). Each has a
+private goal (a part of the target) and a private inventory of coloured blocks. Every round both
+choose one action at the same time; the actions are applied one after the other (player_0 first
+in even rounds, player_1 first in odd rounds, so neither seat always wins a race) and the round
+advances. Actions (paper §2.1):
+
+* ``place_block(colour, pos)``: legal when the cell is inside the grid and empty, the agent holds
+  a block of that colour and the cell is on the ground or face-adjacent to a block (the gravity
+  rule, :func:`~tom_envs.games.coblock.structures.supported`). One block leaves the inventory.
+* ``break_block(pos)``: legal when a block is there; the block is gone for good (not returned).
+* ``send_message``: the text travels through the core message channel (``Game.apply``'s
+  ``messages``) and joins the public dialogue. Without text it fails and sends nothing. Text sent
+  with any *other* action is not delivered (one action per round, as in the paper), unless
+  ``chat_with_actions=True``.
+* ``wait``; ``end_task``.
+
+Legality is decided on the state both agents saw. If the partner's action, applied first in the
+same round, makes an action impossible (it took the cell, or broke the only neighbour), the action
+fails with the original code's message ("Block exists", "Block position (x, y, z) is not either on
+the ground or adjacent to any existing block.") and changes nothing.
+
+The episode ends with success when every target block is in place with its colour (extra blocks
+are not checked, as in the original ``validCurrentStructure``), when an agent ends the task
+(``end_rule="either"``, the paper; ``"all"``: once every agent has ended, as the original code),
+or after ``max_rounds`` rounds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from tom_envs.core.game import SIMULTANEOUS, Game, GameTags, StepResult
+from tom_envs.games.coblock.structures import (
+    COLORS,
+    NEIGHBOURS,
+    Block,
+    Pos,
+    fmt_pos,
+    in_bounds,
+    supported,
+)
+from tom_envs.games.coblock.tasks import (
+    DEFAULT_GRID,
+    TASK_TYPES,
+    Task,
+    builtin_tasks,
+    generate_task,
+)
+from tom_envs.games.coblock.view import CoBlockView, observe
+
+TASK_CHOICES = (*TASK_TYPES, "all")
+END_RULES = ("either", "all")
+REWARDS = ("sparse", "progress")
+TEXT_FORMATS = ("xml", "plain", "both")
+
+
+class ActionKind(IntEnum):
+    """The five kinds of action."""
+
+    WAIT = 0
+    SEND_MESSAGE = 1
+    END_TASK = 2
+    PLACE = 3
+    BREAK = 4
+
+
+@dataclass(frozen=True)
+class Action:
+    """A decoded action: its kind and, for place/break, the colour and cell."""
+
+    kind: ActionKind
+    color: int = -1
+    pos: Pos | None = None
+
+
+class Outcome:
+    """Values of :attr:`CoBlockState.outcome`."""
+
+    PLAYING = "playing"
+    SUCCESS = "success"
+    ENDED = "ended"
+    TIMEOUT = "timeout"
+
+
+class ChatLine(NamedTuple):
+    """One message of the public dialogue."""
+
+    round: int
+    sender: int
+    text: str
+
+
+class ActionRecord(NamedTuple):
+    """One agent's action in one round and what came of it (public: both agents see it).
+
+    ``text`` is the command as written (``place_block(block_type="red", pos=(0, 0, 1))``), ``ok``
+    whether it took effect, ``message`` the environment's response.
+    """
+
+    round: int
+    player: int
+    action: int
+    text: str
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class CoBlockConfig:
+    """Settings of a CoBlock game.
+
+    Attributes:
+        task_type: the built-in set to draw from at reset: ``"independent"``,
+            ``"skill_dependent"``, ``"goal_dependent"`` or ``"all"`` (the 72 tasks together).
+        task_index: play this task of the set every episode (``None``: drawn from the reset seed;
+            ignored with ``generated``).
+        generated: draw a freshly generated task of ``task_type`` from the reset seed instead
+            (``"all"`` picks the type from the seed too).
+        task: play exactly this :class:`~tom_envs.games.coblock.tasks.Task` (injected chance).
+        grid: ``(X, Y, Z)``: cells ``0 <= x < X``, ``0 <= y < Y`` (up), ``0 <= z < Z``.
+        max_rounds: the round limit.
+        end_rule: ``"either"`` (paper: an agent's end_task ends the episode) or ``"all"``.
+        chat_with_actions: deliver text sent with any action (default: only with send_message).
+        reward: ``"sparse"`` (+1 to both on success) or ``"progress"`` (the change in the share of
+            target blocks in place, every round; so +1 in total on success).
+        text_format: ``"xml"`` (paper App. B.1), ``"plain"`` or ``"both"``.
+        history_window: how many past actions the text shows (``None``: all).
+        dialogue_window: how many past messages the text shows (``None``: all).
+        max_inventory: count at which the vector's inventory entries saturate at 1.
+    """
+
+    task_type: str = "all"
+    task_index: int | None = None
+    generated: bool = False
+    task: Task | None = None
+    grid: tuple[int, int, int] = DEFAULT_GRID
+    max_rounds: int = 60
+    end_rule: str = "either"
+    chat_with_actions: bool = False
+    reward: str = "sparse"
+    text_format: str = "xml"
+    history_window: int | None = 10
+    dialogue_window: int | None = None
+    max_inventory: int = 30
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grid", tuple(int(g) for g in self.grid))
+        if self.task_type not in TASK_CHOICES:
+            raise ValueError(f"task_type must be one of {TASK_CHOICES}, got {self.task_type!r}")
+        if len(self.grid) != 3 or min(self.grid) < 1:
+            raise ValueError(f"grid must be three positive sizes, got {self.grid}")
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        for name, value, allowed in (
+            ("end_rule", self.end_rule, END_RULES),
+            ("reward", self.reward, REWARDS),
+            ("text_format", self.text_format, TEXT_FORMATS),
+        ):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        if self.task_index is not None:
+            n = len(self.task_pool())
+            if not 0 <= self.task_index < n:
+                raise ValueError(f"task_index must be in [0, {n}), got {self.task_index}")
+        for w in (self.history_window, self.dialogue_window):
+            if w is not None and w < 0:
+                raise ValueError("history_window and dialogue_window must be None or >= 0")
+        if not self.generated:
+            tasks = (self.task,) if self.task is not None else self.task_pool()
+            for task in tasks:
+                outside = [b for b in task.target if not in_bounds(b, self.grid)]
+                if outside:
+                    raise ValueError(
+                        f"task {task.name} does not fit the grid {self.grid}: block "
+                        f"{fmt_pos(outside[0])} is outside"
+                    )
+
+    @property
+    def cells(self) -> int:
+        """Number of cells ``X * Y * Z``."""
+        x, y, z = self.grid
+        return x * y * z
+
+    @property
+    def num_actions(self) -> int:
+        """``3 + (colours + 1) * cells``: wait, send, end, place per colour and cell, break."""
+        return 3 + (len(COLORS) + 1) * self.cells
+
+    def task_pool(self) -> tuple[Task, ...]:
+        """The built-in tasks ``task_type`` draws from."""
+        if self.task_type == "all":
+            return tuple(t for tt in TASK_TYPES for t in builtin_tasks(tt))
+        return builtin_tasks(self.task_type)
+
+
+# ---------------------------------------------------------------------- action catalogue
+PLACE_OFFSET = 3
+
+
+def cell_index(grid: tuple[int, int, int], pos: Pos) -> int:
+    """Index of a cell: ``(x * Y + y) * Z + z``."""
+    return (pos[0] * grid[1] + pos[1]) * grid[2] + pos[2]
+
+
+def cell_pos(grid: tuple[int, int, int], index: int) -> Pos:
+    """Inverse of :func:`cell_index`."""
+    xy, z = divmod(index, grid[2])
+    x, y = divmod(xy, grid[1])
+    return (x, y, z)
+
+
+def encode_action(config: CoBlockConfig, action: Action) -> int:
+    """The action id of ``action``.
+
+    Layout: ``0`` wait, ``1`` send_message, ``2`` end_task, ``3 + colour * cells + cell`` place,
+    ``3 + colours * cells + cell`` break.
+    """
+    if action.kind < ActionKind.PLACE:
+        return int(action.kind)
+    if action.pos is None or not in_bounds(action.pos, config.grid):
+        raise ValueError(f"position {action.pos} is outside the grid {config.grid}")
+    cell = cell_index(config.grid, action.pos)
+    if action.kind == ActionKind.PLACE:
+        if not 0 <= action.color < len(COLORS):
+            raise ValueError(f"unknown colour index {action.color}")
+        return PLACE_OFFSET + action.color * config.cells + cell
+    return PLACE_OFFSET + len(COLORS) * config.cells + cell
+
+
+def decode_action(config: CoBlockConfig, action: int) -> Action:
+    """The :class:`Action` of an action id (raises ``ValueError`` when out of range)."""
+    if not 0 <= action < config.num_actions:
+        raise ValueError(f"action {action} is out of range [0, {config.num_actions})")
+    if action < PLACE_OFFSET:
+        return Action(ActionKind(action))
+    rest = action - PLACE_OFFSET
+    color, cell = divmod(rest, config.cells)
+    pos = cell_pos(config.grid, cell)
+    if color == len(COLORS):
+        return Action(ActionKind.BREAK, -1, pos)
+    return Action(ActionKind.PLACE, color, pos)
+
+
+def command_text(action: Action, message: str | None = None) -> str:
+    """The paper's command syntax for an action (App. B.1)."""
+    if action.kind == ActionKind.PLACE:
+        assert action.pos is not None
+        return f'place_block(block_type="{COLORS[action.color]}", pos={fmt_pos(action.pos)})'
+    if action.kind == ActionKind.BREAK:
+        assert action.pos is not None
+        return f"break_block(pos={fmt_pos(action.pos)})"
+    if action.kind == ActionKind.SEND_MESSAGE:
+        shown = "..." if message is None else message.replace('"', "'")
+        return f'send_message(message="{shown}")'
+    if action.kind == ActionKind.END_TASK:
+        return "end_task()"
+    return "wait()"
+
+
+# ------------------------------------------------------------------------------ state
+@dataclass(frozen=True)
+class CoBlockState:
+    """Value-semantics state of a CoBlock episode.
+
+    Every field is plain data (strings, ints, bools and tuples of them), so a state is cheap to
+    hash, compare, copy and serialise: the task is kept as its canonical JSON text (:attr:`task`
+    gives the :class:`~tom_envs.games.coblock.tasks.Task`), and the dialogue and history as plain
+    tuples (:meth:`chat` and :meth:`records` give them as named tuples).
+
+    Attributes:
+        task_json: the task (goals and starting inventories), canonical JSON.
+        round: rounds played.
+        world: every block in the world, ``(x, y, z, colour)``, sorted.
+        inventories: current counts per colour, per player.
+        dialogue: ``(round, sender, text)`` per message, oldest first (public).
+        history: ``(round, player, action, command, took effect, response)`` per action, oldest
+            first (public).
+        ended: who has chosen end_task.
+        outcome: ``"playing"``, ``"success"``, ``"ended"`` or ``"timeout"``.
+    """
+
+    task_json: str
+    round: int
+    world: tuple[Block, ...]
+    inventories: tuple[tuple[int, ...], tuple[int, ...]]
+    dialogue: tuple[tuple[int, int, str], ...] = ()
+    history: tuple[tuple[int, int, int, str, bool, str], ...] = ()
+    ended: tuple[bool, bool] = (False, False)
+    outcome: str = Outcome.PLAYING
+
+    @classmethod
+    def start(cls, task: Task) -> CoBlockState:
+        """Round 0 of ``task``: an empty world and the starting inventories."""
+        return cls(task_json=task_to_json(task), round=0, world=(), inventories=task.inventories)
+
+    @property
+    def task(self) -> Task:
+        """The task (parsed once per distinct JSON text)."""
+        return task_from_json(self.task_json)
+
+    @property
+    def cells(self) -> dict[Pos, int]:
+        """Occupied cell -> colour (derived from ``world``; built once, kept out of the fields so
+        equality, hashing and serialisation see only ``world``). Do not mutate."""
+        cached = self.__dict__.get("_cells")
+        if cached is None:
+            cached = {(b[0], b[1], b[2]): b[3] for b in self.world}
+            object.__setattr__(self, "_cells", cached)
+        return cached
+
+    def records(self) -> tuple[ActionRecord, ...]:
+        """The history as :class:`ActionRecord` values."""
+        return tuple(ActionRecord(*r) for r in self.history)
+
+    def chat(self) -> tuple[ChatLine, ...]:
+        """The dialogue as :class:`ChatLine` values."""
+        return tuple(ChatLine(*m) for m in self.dialogue)
+
+    def matched(self) -> int:
+        """Target blocks in place with their colour."""
+        cells = self.cells
+        return sum(1 for pos, c in self.task.target_cells.items() if cells.get(pos) == c)
+
+
+def task_to_json(task: Task) -> str:
+    """The canonical JSON text of a task (what :class:`CoBlockState` stores)."""
+    return json.dumps(task.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+@lru_cache(maxsize=1024)
+def task_from_json(text: str) -> Task:
+    """Inverse of :func:`task_to_json` (cached: states of one episode share one Task)."""
+    return Task.from_dict(json.loads(text))
+
+
+def placeable_cells(cells: Mapping[Pos, int], grid: tuple[int, int, int]) -> list[Pos]:
+    """Empty in-grid cells a block may be placed in now (ground, or next to a block), sorted."""
+    out = {(x, 0, z) for x in range(grid[0]) for z in range(grid[2])}
+    for x, y, z in cells:
+        for dx, dy, dz in NEIGHBOURS:
+            q = (x + dx, y + dy, z + dz)
+            if in_bounds(q, grid):
+                out.add(q)
+    return sorted(p for p in out if p not in cells)
+
+
+class CoBlockGame(Game[CoBlockState, CoBlockView]):
+    """The CoBlock rules."""
+
+    name = "coblock"
+
+    def __init__(self, config: CoBlockConfig | None = None) -> None:
+        self.config = config or CoBlockConfig()
+        self._legal: dict[int, tuple[CoBlockState, tuple[int, ...]]] = {}
+        self._views: dict[int, tuple[CoBlockState, CoBlockView]] = {}
+
+    @property
+    def num_players(self) -> int:
+        """Always two."""
+        return 2
+
+    @property
+    def num_actions(self) -> int:
+        """See :meth:`CoBlockConfig.num_actions`."""
+        return self.config.num_actions
+
+    @property
+    def tags(self) -> GameTags:
+        """Simultaneous, stochastic task draw, private goals and inventories, shared reward, chat."""
+        fixed = self.config.task is not None or (
+            self.config.task_index is not None and not self.config.generated
+        )
+        return GameTags(
+            dynamics=SIMULTANEOUS,
+            chance="deterministic" if fixed else "stochastic",
+            information="imperfect",
+            utility="identical",
+            communication=True,
+        )
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """Sparse: [0, 1]; progress: [-1, 1] (a round can undo placed blocks)."""
+        return (0.0, 1.0) if self.config.reward == "sparse" else (-1.0, 1.0)
+
+    @property
+    def max_steps(self) -> int:
+        """``max_rounds``."""
+        return self.config.max_rounds
+
+    # ---------------------------------------------------------------------- setup
+    def draw_task(self, rng: np.random.Generator) -> Task:
+        """The episode's task: injected, fixed by index, generated, or drawn from the set."""
+        cfg = self.config
+        if cfg.task is not None:
+            return cfg.task
+        if cfg.generated:
+            kind = cfg.task_type
+            if kind == "all":
+                kind = TASK_TYPES[int(rng.integers(len(TASK_TYPES)))]
+            return generate_task(kind, rng, cfg.grid)
+        pool = cfg.task_pool()
+        index = cfg.task_index if cfg.task_index is not None else int(rng.integers(len(pool)))
+        return pool[index]
+
+    def initial_state(self, rng: np.random.Generator) -> CoBlockState:
+        """An empty world and the drawn task's inventories."""
+        return CoBlockState.start(self.draw_task(rng))
+
+    def current_players(self, state: CoBlockState) -> tuple[int, ...]:
+        """Both agents act every round until the end."""
+        return () if state.outcome != Outcome.PLAYING else (0, 1)
+
+    def legal_actions(self, state: CoBlockState, player: int) -> tuple[int, ...]:
+        """Wait, send, end, every valid placement of a held colour, and breaking any block."""
+        if state.outcome != Outcome.PLAYING or player not in (0, 1):
+            return ()
+        cached = self._legal.get(player)
+        if cached is not None and cached[0] is state:
+            return cached[1]
+        legal = self._compute_legal(state, player)
+        self._legal[player] = (state, legal)
+        return legal
+
+    def _compute_legal(self, state: CoBlockState, player: int) -> tuple[int, ...]:
+        cfg = self.config
+        if cfg.end_rule == "all" and state.ended[player]:
+            return (int(ActionKind.WAIT),)
+        grid, n = cfg.grid, cfg.cells
+        out = [int(ActionKind.WAIT), int(ActionKind.SEND_MESSAGE), int(ActionKind.END_TASK)]
+        free = [cell_index(grid, p) for p in placeable_cells(state.cells, grid)]
+        for c, count in enumerate(state.inventories[player]):
+            if count > 0:
+                base = PLACE_OFFSET + c * n
+                out.extend(base + i for i in free)
+        base = PLACE_OFFSET + len(COLORS) * n
+        out.extend(sorted(base + cell_index(grid, p) for p in state.cells))
+        return tuple(out)
+
+    # ---------------------------------------------------------------------- apply
+    def apply(
+        self,
+        state: CoBlockState,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
+    ) -> StepResult[CoBlockState]:
+        """Apply both actions in this round's order, then check success, ending and the limit.
+
+        Deterministic: ``rng`` is not used (the task was drawn at reset).
+        """
+        cfg = self.config
+        cells = dict(state.cells)
+        inventories = [list(state.inventories[0]), list(state.inventories[1])]
+        dialogue = list(state.dialogue)
+        ended = list(state.ended)
+        records = []
+        events = []
+        before = state.matched()
+        order = (0, 1) if state.round % 2 == 0 else (1, 0)
+        for p in order:
+            act = decode_action(cfg, actions[p])
+            text = (messages or {}).get(p)
+            ok, response = self._execute(p, act, text, cells, inventories, ended)
+            if ok and act.kind == ActionKind.SEND_MESSAGE:
+                dialogue.append((state.round, p, text or ""))
+            elif text is not None and act.kind != ActionKind.SEND_MESSAGE:
+                if cfg.chat_with_actions and text.strip():
+                    dialogue.append((state.round, p, text))
+                else:
+                    response += " (the text was not sent: only send_message carries a message)"
+            shown = text if act.kind == ActionKind.SEND_MESSAGE else None
+            records.append(
+                (state.round, p, int(actions[p]), command_text(act, shown), ok, response)
+            )
+            events.append(f"player_{p}:{act.kind.name.lower()}:{'ok' if ok else 'failed'}")
+        world = tuple(sorted((x, y, z, c) for (x, y, z), c in cells.items()))
+        nxt = CoBlockState(
+            task_json=state.task_json,
+            round=state.round + 1,
+            world=world,
+            inventories=(tuple(inventories[0]), tuple(inventories[1])),
+            dialogue=tuple(dialogue),
+            history=state.history + tuple(records),
+            ended=(ended[0], ended[1]),
+        )
+        object.__setattr__(nxt, "_cells", cells)
+        after = nxt.matched()
+        target = len(state.task.target_cells)
+        if after == target:
+            outcome = Outcome.SUCCESS
+        elif (cfg.end_rule == "either" and any(ended)) or all(ended):
+            outcome = Outcome.ENDED
+        elif nxt.round >= cfg.max_rounds:
+            outcome = Outcome.TIMEOUT
+        else:
+            outcome = Outcome.PLAYING
+        if outcome != Outcome.PLAYING:
+            nxt = replace(nxt, outcome=outcome)
+            object.__setattr__(nxt, "_cells", cells)
+            events.append(f"episode:{outcome}")
+        if cfg.reward == "sparse":
+            r = 1.0 if outcome == Outcome.SUCCESS else 0.0
+        else:
+            r = (after - before) / target
+        return StepResult(nxt, (r, r), tuple(events))
+
+    def _execute(
+        self,
+        player: int,
+        act: Action,
+        text: str | None,
+        cells: dict[Pos, int],
+        inventories: list[list[int]],
+        ended: list[bool],
+    ) -> tuple[bool, str]:
+        """Carry out one action on the round's working copies; ``(took effect, response)``."""
+        if act.kind == ActionKind.WAIT:
+            return True, "Waited."
+        if act.kind == ActionKind.END_TASK:
+            ended[player] = True
+            return True, "Ended the task."
+        if act.kind == ActionKind.SEND_MESSAGE:
+            if text is None or not text.strip():
+                return False, "No message text: nothing was sent."
+            return True, "Message sent."
+        pos = act.pos
+        assert pos is not None
+        if act.kind == ActionKind.BREAK:
+            if pos not in cells:
+                return False, f"No block at {fmt_pos(pos)} to break."
+            del cells[pos]
+            return True, f"The block at {fmt_pos(pos)} was broken."
+        # place: the original code's checks, in its order
+        if pos in cells:
+            return False, "Block exists"
+        if inventories[player][act.color] <= 0:
+            return False, f"Block with type {COLORS[act.color]} not found in inventory"
+        if not supported(pos, cells):
+            return (
+                False,
+                f"Block position {fmt_pos(pos)} is not either on the ground or adjacent to any "
+                "existing block.",
+            )
+        cells[pos] = act.color
+        inventories[player][act.color] -= 1
+        return True, f"A {COLORS[act.color]} block was placed at {fmt_pos(pos)}."
+
+    def is_terminal(self, state: CoBlockState) -> bool:
+        """Success, ended, or out of rounds."""
+        return state.outcome != Outcome.PLAYING
+
+    def observe(self, state: CoBlockState, player: int) -> CoBlockView:
+        """``player``'s view (see :mod:`tom_envs.games.coblock.view`); cached per state."""
+        cached = self._views.get(player)
+        if cached is not None and cached[0] is state:
+            return cached[1]
+        view = observe(self, state, player)
+        self._views[player] = (state, view)
+        return view

@@ -1,0 +1,79 @@
+"""Partner bots for CollabCapture. They read the structured view, never the vector.
+
+| name | rule |
+|---|---|
+| ``greedy`` | the paper's greedy baseline: one step along a shortest path (through the doors open now) to the thief's current room, first in listed order on ties; stays if the thief cannot be reached; never presses a button |
+| ``optimal`` | its part of the optimal joint action (``baselines/joint_planner.py``), assuming an optimal partner; predicts the partner's part |
+
+The authors' greedy-agent class is not in the released code (only its loop is); the chase rule
+above is our reading of "greedy".
+"""
+
+from __future__ import annotations
+
+from tom_envs.core.agents import Agent, BaseAgent, Turn
+from tom_envs.games.collab_capture.rules import (
+    MAZE,
+    Action,
+    CaptureGame,
+    CaptureState,
+    closed_doors,
+)
+from tom_envs.games.collab_capture.view import CaptureView
+
+
+def state_from_view(view: CaptureView) -> CaptureState:
+    """The rules state a view shows (the game is fully observable)."""
+    rooms = (
+        (view.my_room, view.partner_room)
+        if view.player == 0
+        else (
+            view.partner_room,
+            view.my_room,
+        )
+    )
+    return CaptureState(
+        rooms=rooms,
+        thief=view.thief_room,
+        doors=(view.doors_open[0], view.doors_open[1]),
+        turn=view.turn,
+        captured=view.captured,
+    )
+
+
+def greedy_action(view: CaptureView) -> int:
+    """One step toward the thief through the open doors, or stay."""
+    step = MAZE.step_toward(view.my_room, view.thief_room, closed_doors(view.doors_open))
+    return int(Action.STAY) if step is None else step
+
+
+class GreedyChaser(BaseAgent):
+    """Chases the thief along a shortest path; never touches the doors."""
+
+    name = "greedy"
+
+    def act(self, turn: Turn) -> int:
+        """One step toward the thief's current room."""
+        return greedy_action(turn.view)
+
+
+BOT_DESCRIPTIONS = {
+    "greedy": "the paper's greedy baseline: a shortest-path step toward the thief; never presses",
+    "optimal": "its part of the optimal joint plan (exhaustive search); predicts the partner's part",
+}
+
+
+def bot_names() -> list[str]:
+    """Every bot of the game."""
+    return list(BOT_DESCRIPTIONS)
+
+
+def make(name: str, game: CaptureGame) -> Agent:
+    """A bot by name."""
+    if name == "greedy":
+        return GreedyChaser()
+    if name == "optimal":
+        from baselines.joint_planner import JointPlannerAgent
+
+        return JointPlannerAgent(game, state_from_view)
+    raise KeyError(f"unknown CollabCapture bot {name!r}; choose from {bot_names()}")

@@ -1,0 +1,67 @@
+"""Vector rendering of a CollabCapture view (no game logic).
+
+Layout (named pieces, in order)::
+
+    my_room       one-hot over rooms 1-9
+    partner_room  one-hot over rooms 1-9
+    thief_room    one-hot over rooms 1-9
+    doors_open    1 per door (door 1-2, door 3-4)
+    time          turn / max_turns
+    captured      1 once the thief is caught
+
+``state()`` is player_0's (Alice's) vector: the game has no private information.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tom_envs.core.game import Encoder
+from tom_envs.games.collab_capture.rules import DOORS, ROOMS, CaptureGame, CaptureState
+from tom_envs.games.collab_capture.view import CaptureView
+
+PIECES: tuple[tuple[str, int], ...] = (
+    ("my_room", len(ROOMS)),
+    ("partner_room", len(ROOMS)),
+    ("thief_room", len(ROOMS)),
+    ("doors_open", len(DOORS)),
+    ("time", 1),
+    ("captured", 1),
+)
+SIZE = sum(n for _, n in PIECES)
+
+
+class CaptureEncoder(Encoder[CaptureView, CaptureState]):
+    """One-hot rooms, door flags, time and the capture flag."""
+
+    def __init__(self, game: CaptureGame) -> None:
+        self.game = game
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        """``(31,)``."""
+        return (SIZE,)
+
+    @property
+    def state_shape(self) -> tuple[int, ...]:
+        """Same layout as the observation (Alice's side)."""
+        return (SIZE,)
+
+    def encode(self, view: CaptureView) -> np.ndarray:
+        """The view as a float32 vector."""
+        out = np.zeros(SIZE, dtype=np.float32)
+        n = len(ROOMS)
+        out[ROOMS.index(view.my_room)] = 1.0
+        out[n + ROOMS.index(view.partner_room)] = 1.0
+        out[2 * n + ROOMS.index(view.thief_room)] = 1.0
+        base = 3 * n
+        for i, is_open in enumerate(view.doors_open):
+            out[base + i] = float(is_open)
+        base += len(DOORS)
+        out[base] = min(view.turn / view.max_turns, 1.0)
+        out[base + 1] = float(view.captured)
+        return out
+
+    def encode_state(self, state: CaptureState) -> np.ndarray:
+        """Alice's vector."""
+        return self.encode(self.game.observe(state, 0))

@@ -1,0 +1,174 @@
+"""# CollabCapture ("Catch the Thief"): two pursuers, two doors, one greedy thief
+
+| | |
+|---|---|
+| Creation | `pettingzoo.make("aec", "tom_envs/CollabCapture-v0", scenario="door12_closed")` (`"parallel"` too) |
+| Agents | `player_0` (Alice), `player_1` (Bob) |
+| Action space | `Discrete(11)`: 0 stay, 1-9 move to room r, 10 press the button here |
+| Observation | `Box(0, 1, (31,), float32)` + `action_mask` `(11,)` int8 |
+| State | same layout as the observation, from Alice's side |
+| Parallel API | yes |
+| Tags | simultaneous, deterministic, perfect information, identical payoff |
+| Source | paper 002 (LLM-Coordination, Agashe et al.), §3.1, App. D-E, Table 2; the authors' code (specs §2.1) |
+
+## Description
+Alice and Bob chase a thief through nine rooms. Two passages have doors: the door between rooms 1
+and 2 is toggled by a button in room 9, the door between rooms 3 and 4 by a button in room 8; a
+closed door blocks its passage both ways. Both agents choose at the same time; the thief, who sees
+where they are about to go, then flees greedily. The team wants the capture in as few turns as
+possible (30 at most).
+
+```
+ 1 --door-- 2 --- 3 --door-- 4        buttons: room 9 toggles door 1-2,
+ |                           |                 room 8 toggles door 3-4
+ 6 ------------------------- 5 --- 7 --- 8
+ |
+ 9
+```
+
+Rules as coded by the authors (facts in `../shared/specs/games.md` §2.1):
+
+* Passages, in listed order (the order of the options and of the thief's tie-breaking):
+  1:[2,6] 2:[1,3] 3:[2,4] 4:[3,5] 5:[4,6,7] 6:[5,9,1] 7:[5,8] 8:[7] 9:[6].
+* Turn order: both agents choose from the same state; the thief plans from the agents' *planned*
+  next rooms and the doors at the start of the turn; then button presses toggle doors, and Alice,
+  Bob and the thief move. Every move was checked against the doors at the start of the turn: a door
+  closed this turn blocks from the next turn on. Two presses of one button in a turn cancel.
+* The thief always moves (he stays only if no door out of his room is open) to the open neighbour
+  maximising min(|room - Alice's next room|, |room - Bob's next room|) (room-number difference, as
+  coded; `thief_distance="graph"` uses shortest paths instead), the first in listed order on ties.
+* Capture: after the moves the thief shares a room with an agent, or an agent and the thief swapped
+  rooms across a passage (`swap_capture=False` keeps same-room capture only, as the authors'
+  greedy-agent loop did).
+
+Scenarios (`scenario=`), App. E.1's four door states; every one starts Alice in room 1, Bob in 6
+and the thief in 2, as coded (`starts=` and `doors_open=` override):
+
+| scenario | door 1-2 | door 3-4 | what it asks of the team | optimal turns |
+|---|---|---|---|---|
+| `both_open` | open | open | pincer the thief | 1 |
+| `door12_closed` (default) | closed | open | the authors' LLM benchmark: enable the partner (open a door) instead of chasing | 3 |
+| `door34_closed` | open | closed | the authors' greedy-agent run: the closed door traps the thief | 1 |
+| `both_closed` | closed | closed | the thief's corridor is sealed: a door must be opened first | 3 |
+
+Optimal turns come from the exact joint planner (`baselines/joint_planner.py`); the mapping of
+App. E.1's three named challenges onto the four door states is ours (the paper lists three
+challenges for four scenarios).
+
+## Observation
+Fully observable, as in the paper. The vector (egocentric): one-hot my room, my partner's room, the
+thief's room (9 each), the two door flags, turn / max_turns, and a captured flag.
+
+The text (`env.text_observation(agent)`) follows the authors' prompt: the rules (capture, full
+visibility, simultaneous moves, greedy thief, doors and buttons, equal-length paths, the turn
+limit), the layout ("Room 1 directly connects to Room 2 and Room 6."), the doors, the answer format
+("Analysis: ... Action: ..."); then the state: "I Alice am in room 1. Bob is in room 6. Thief is in
+room 2. Door between room 1 and room 2 is closed. Door between room 3 and room 4 is open." and the
+lettered options ("A. Stay in current room.", "B. Move to room 6.").
+
+## Actions
+Action 0 "Stay in current room", action r (1-9) "Move to room r" (open neighbours only), action 10
+"Press button in room r" (rooms 8 and 9 only). The parser accepts the option letter ("B", "B. Move
+to room 6."), the option text, or short forms ("room 6", "6", "move to 6", "stay", "press"), after
+an `Action:` marker or inside `<action>...</action>`; anything else gets feedback listing the
+options.
+
+## Rewards
+1 to both agents on the capture, 0 otherwise.
+
+## Episode End
+Termination at the capture or after `max_turns` turns (30). `max_cycles` truncates earlier.
+
+## Arguments
+`scenario="door12_closed"`, `doors_open=None`, `starts=None`, `max_turns=30`, `swap_capture=True`,
+`thief_distance="room_number"`, `render_mode=None|"ansi"`, `max_cycles=None`.
+
+## Partner bots
+`greedy` (the paper's greedy baseline as we read it: a shortest-path step toward the thief, never a
+button; the authors' greedy class is not in the released code), `optimal` (its part of the optimal
+joint action; predicts its partner's). Populations: `all`.
+
+## Theory-of-Mind probes and metrics
+Probes (`env.probes(agent)`, answered by agents with `answer_probes`): "What action does my partner
+Bob intend to take this turn?" with the partner's options; the truth is the partner's part of the
+optimal joint plan, asked only when that part is unique. Episode metrics (against the exact
+planner): `captured`, `turns`, `optimal_turns`, `turn_regret`, `functional_regret`, and per seat
+`br_regret/player_i`, `tom_accuracy/player_i`, `tom_regret/player_i` (when the agent predicts its
+partner's moves). See `tom_envs/games/collab_capture/metrics.py`.
+
+## Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pettingzoo.utils import wrappers
+
+from tom_envs.core.aec import TomAECEnv
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.games.collab_capture import bots
+from tom_envs.games.collab_capture.encode import CaptureEncoder
+from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
+from tom_envs.games.collab_capture.text import CaptureText
+
+NAME = "collab_capture_v0"
+
+
+def make_bundle(**config: Any) -> GameBundle:
+    """The configured game with its encoder, text and ToM probes (kwargs of :class:`CaptureConfig`)."""
+    from baselines.joint_planner import next_action_probes
+
+    game = CaptureGame(CaptureConfig(**config))
+    text = CaptureText(game.config)
+    return GameBundle(game, CaptureEncoder(game), text, next_action_probes(game, text))
+
+
+def raw_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomAECEnv:
+    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
+    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
+
+
+def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+    """The AEC environment with PettingZoo's order enforcement."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+def parallel_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomParallelEnv:
+    """The Parallel environment (same rules, same seeds, same episodes)."""
+    return TomParallelEnv(make_bundle(**config), NAME, render_mode, max_cycles)
+
+
+def bot_names(**config: Any) -> list[str]:
+    """Names of the partner bots."""
+    return bots.bot_names()
+
+
+def make_bot(name: str, bundle: GameBundle) -> Agent:
+    """A partner bot by name (see :mod:`tom_envs.games.collab_capture.bots`)."""
+    return bots.make(name, bundle.game)  # type: ignore[arg-type]
+
+
+def bot_description(name: str, bundle: GameBundle) -> str:
+    """One line about a bot."""
+    return bots.BOT_DESCRIPTIONS[name]
+
+
+def populations(**config: Any) -> dict[str, list[str]]:
+    """Named partner populations."""
+    return {"all": bots.bot_names()}
+
+
+def episode_metrics_hook() -> Callable[..., dict[str, float]]:
+    """The metrics function the runner calls after each episode."""
+    from tom_envs.games.collab_capture.metrics import trajectory_metrics
+
+    return trajectory_metrics

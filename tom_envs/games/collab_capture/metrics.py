@@ -1,0 +1,55 @@
+"""Per-episode metrics of CollabCapture, computed from a trajectory against the optimal planner.
+
+The episode is replayed from its seed and recorded joint actions (the game is deterministic, so
+the replay is exact), then scored with the exact optimal joint planner
+(``baselines/joint_planner.py``):
+
+* ``captured`` (0/1), ``turns`` (turns played), ``optimal_turns`` (fewest turns in which the team
+  can surely capture the thief from the start), ``turn_regret`` = turns used (the limit + 1 when
+  the thief was not caught) - ``optimal_turns``: the paper's "turns to capture" against its optimum.
+* ``optimal_capture`` (1 when capture within the limit is possible) and ``functional_regret`` =
+  ``optimal_capture - captured``.
+* per seat, in turns: ``br_regret/player_i`` (turns lost by not best-responding to the partner's
+  actual move, summed), and with predictions (``prediction={"partner_action": k}``)
+  ``tom_accuracy/player_i`` (percent right) and ``tom_regret/player_i`` (turns lost by acting on
+  the prediction). See :func:`baselines.joint_planner.seat_metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+
+
+def trajectory_metrics(
+    bundle: GameBundle, episode: Any, agents: Sequence[Agent]
+) -> dict[str, float]:
+    """Capture, turns and regrets of one episode (see the module docstring)."""
+    from baselines.joint_planner import planner_for, predictions_of, replay, seat_metrics
+
+    game = bundle.game
+    planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]
+    trajectory, final = replay(game, episode.seed, episode.steps)
+    start = game.initial_state(None)  # type: ignore[arg-type]
+    limit = game.config.max_turns  # type: ignore[attr-defined]
+    captured = float(final.captured)
+    turns = len(trajectory)
+    optimal_turns = planner.turns_to_success(start)
+    optimal = planner.value(start)
+    out = {
+        "captured": captured,
+        "turns": float(turns),
+        "optimal_turns": float(optimal_turns),
+        "turn_regret": float((turns if captured else limit + 1) - optimal_turns),
+        "optimal_capture": optimal,
+        "functional_regret": optimal - captured,
+    }
+
+    def score(pl: Any, state: Any) -> dict[tuple[int, int], float]:
+        return {j: -v for j, v in pl.q_turns(state).items()}
+
+    out.update(seat_metrics(planner, trajectory, predictions_of(episode.steps), score))
+    return out

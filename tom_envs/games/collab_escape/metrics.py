@@ -1,0 +1,50 @@
+"""Per-episode metrics of CollabEscape, computed from a trajectory against the optimal planner.
+
+The episode is replayed from its seed and recorded joint actions (the killer's random moves come
+from the same seeded generator as in the env, so the replay is exact), then scored with the exact
+optimal joint planner (``baselines/joint_planner.py``):
+
+* ``escaped``, ``caught`` (0/1), ``turns`` (turns played).
+* ``optimal_escape``: the highest probability of escaping within the turn limit from the start
+  (exact over the killer's random moves); ``functional_regret`` = ``optimal_escape - escaped``
+  (its mean over episodes is the team's expected regret).
+* per seat, in escape probability: ``br_regret/player_i`` (summed over turns: probability lost by
+  not best-responding to the partner's actual move), and with predictions
+  (``prediction={"partner_action": k}``) ``tom_accuracy/player_i`` and ``tom_regret/player_i``.
+  See :func:`baselines.joint_planner.seat_metrics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+
+
+def trajectory_metrics(
+    bundle: GameBundle, episode: Any, agents: Sequence[Agent]
+) -> dict[str, float]:
+    """Escape, turns and regrets of one episode (see the module docstring)."""
+    from baselines.joint_planner import planner_for, predictions_of, replay, seat_metrics
+
+    game = bundle.game
+    planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]
+    trajectory, final = replay(game, episode.seed, episode.steps)
+    start = game.initial_state(None)  # type: ignore[arg-type]
+    escaped = float(game.succeeded(final))  # type: ignore[attr-defined]
+    optimal = planner.value(start)
+    out = {
+        "escaped": escaped,
+        "caught": float(game.failed(final)),  # type: ignore[attr-defined]
+        "turns": float(len(trajectory)),
+        "optimal_escape": optimal,
+        "functional_regret": optimal - escaped,
+    }
+
+    def score(pl: Any, state: Any) -> dict[tuple[int, int], float]:
+        return pl.q_table(state)
+
+    out.update(seat_metrics(planner, trajectory, predictions_of(episode.steps), score))
+    return out

@@ -1,0 +1,157 @@
+"""What one Guandan player sees: the only place that decides it.
+
+A player sees its own hand, how many cards every other player holds, every move of the deal
+(plays, passes, tribute and return cards are all public), the levels, the finishing order and
+the results of earlier deals. It never sees another player's cards. Seats are egocentric: relative
+seat 0 is me, 1 the next player (an opponent), 2 my teammate, 3 the previous player (an opponent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tom_envs.games.guandan.rules import GuandanGame, GuandanState
+
+#: Relative seat names.
+ME, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
+
+
+#: A move as seen by a player: ``(relative seat, action, cards, phase)`` (see ``rules.Move``).
+PublicMove = tuple[int, int, tuple[int, ...], str]
+
+
+@dataclass(frozen=True)
+class GuandanView:
+    """One player's view.
+
+    Attributes:
+        player: the absolute seat.
+        phase: ``"tribute"``, ``"return"``, ``"play"`` or ``"over"``.
+        hand: my 54-count card vector.
+        level: the level rank of this deal (rank index; its hearts are wild).
+        my_level: my team's level; ``their_level``: the opponents'.
+        level_is_mine: whether this deal is played at my team's level.
+        cards_left: cards held by relative seats 0..3.
+        played: cards played in tricks this deal by relative seats 0..3 (54-count vectors).
+        lead: the play to beat (``None``: nothing to beat; I lead if it is my turn).
+        to_act: relative seat to act (-1 when over).
+        history: this deal's moves, oldest first (relative seats).
+        finished: relative seats out of cards, in order (the full order once the deal is over).
+        tribute_payers / tribute_receivers / tribute_paid / tribute_returned: this deal's tribute
+            (relative seats; paid and returned as ``(seat, card)``); ``anti_tribute`` if refused.
+        deal: deals finished before this one; ``match``: whether the episode is a whole match.
+        results: earlier deals as ``(finishing order (relative), winner is my team, advance)``.
+        a_fails: deals played at our / their own A without passing.
+        match_winner: ``None``, 0 (my team), 1 (the opponents) or -1 (draw).
+        legal_actions: catalogue actions I may take now.
+    """
+
+    player: int
+    phase: str
+    hand: tuple[int, ...]
+    level: int
+    my_level: int
+    their_level: int
+    level_is_mine: bool
+    cards_left: tuple[int, int, int, int]
+    played: tuple[tuple[int, ...], ...]
+    lead: PublicMove | None
+    to_act: int
+    history: tuple[PublicMove, ...]
+    finished: tuple[int, ...]
+    tribute_payers: tuple[int, ...]
+    tribute_receivers: tuple[int, ...]
+    tribute_paid: tuple[tuple[int, int], ...]
+    tribute_returned: tuple[tuple[int, int], ...]
+    anti_tribute: bool
+    deal: int
+    match: bool
+    results: tuple[tuple[tuple[int, ...], bool, int], ...]
+    a_fails: tuple[int, int]
+    match_winner: int | None
+    legal_actions: tuple[int, ...]
+
+    @property
+    def leading(self) -> bool:
+        """Whether I act now with nothing to beat."""
+        return self.phase == "play" and self.to_act == ME and self.lead is None
+
+    def partner_last(self) -> PublicMove | None:
+        """My teammate's most recent play-phase move this deal (``None`` if none)."""
+        for m in reversed(self.history):
+            if m[0] == PARTNER and m[3] == "play":
+                return m
+        return None
+
+
+def _rel(seat: int, player: int) -> int:
+    return (seat - player) % 4
+
+
+def _public(move: tuple, player: int) -> PublicMove:
+    return ((move[0] - player) % 4, move[1], move[2], move[3])
+
+
+def _history(game: GuandanGame, history: tuple, player: int) -> tuple[PublicMove, ...]:
+    """The deal's moves from ``player``'s side. Histories are immutable and built by appending, so
+    when the previous call's history is a prefix of this one (same move object at its last
+    index), only the new moves are converted."""
+    cache = game._view_cache  # player -> (source history, converted)
+    prev = cache.get(player)
+    if prev is not None:
+        src, out = prev
+        if src is history:
+            return out
+        n = len(src)
+        if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
+            out = (*out, *(_public(m, player) for m in history[n:]))
+            cache[player] = (history, out)
+            return out
+    out = tuple(_public(m, player) for m in history)
+    cache[player] = (history, out)
+    return out
+
+
+def observe(game: GuandanGame, state: GuandanState, player: int) -> GuandanView:
+    """Build ``player``'s view of ``state``."""
+    if player not in (0, 1, 2, 3):
+        raise ValueError(f"player must be 0..3, got {player}")
+    seats = [(player + d) % 4 for d in range(4)]
+    mine = player % 2
+    trib = state.tribute
+
+    return GuandanView(
+        player=player,
+        phase=state.phase,
+        hand=state.hands[player],
+        level=state.level,
+        my_level=state.levels[mine],
+        their_level=state.levels[1 - mine],
+        level_is_mine=state.level_team == mine,
+        cards_left=tuple(sum(state.hands[s]) for s in seats),  # type: ignore[arg-type]
+        played=tuple(state.played[s] for s in seats),
+        lead=None if state.lead is None else _public(state.lead, player),
+        to_act=-1 if state.to_act < 0 else _rel(state.to_act, player),
+        history=_history(game, state.history, player),
+        finished=tuple(_rel(s, player) for s in state.finished),
+        tribute_payers=() if trib is None else tuple(_rel(s, player) for s in trib.payers),
+        tribute_receivers=() if trib is None else tuple(_rel(s, player) for s in trib.receivers),
+        tribute_paid=() if trib is None else tuple((_rel(s, player), c) for s, c in trib.paid),
+        tribute_returned=()
+        if trib is None
+        else tuple((_rel(s, player), c) for s, c in trib.returned),
+        anti_tribute=False if trib is None else trib.anti,
+        deal=state.deal,
+        match=game.config.match,
+        results=tuple(
+            (tuple(_rel(s, player) for s in r.order), r.winner == mine, r.advance)
+            for r in state.results
+        ),
+        a_fails=(state.a_fails[mine], state.a_fails[1 - mine]),
+        match_winner=None
+        if state.winner is None
+        else (-1 if state.winner < 0 else (0 if state.winner == mine else 1)),
+        legal_actions=game.legal_actions(state, player),
+    )

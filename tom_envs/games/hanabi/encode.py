@@ -1,0 +1,256 @@
+"""Vector rendering of a Hanabi view: HLE's canonical encoding, bit for bit (no game logic).
+
+The layout is DeepMind's ``CanonicalObservationEncoder`` (658 floats for two players), so policies
+and tooling built for HLE/OpenSpiel read it unchanged, and the parity test compares our vectors to
+OpenSpiel's ``observation_tensor`` at every step. Sections (:func:`pieces`), egocentric:
+
+    hands           (N-1)*H*25 + N   other players' cards one-hot (offset 1 first), then one bit
+                                     per player (me first) whose hand is short of H cards
+    board           (D - N*H) + 25 + 8 + 3   deck size (thermometer), each stack's top card
+                                     (one-hot per colour), information and life tokens (thermometers)
+    discards        D                per card kind, a thermometer of copies discarded
+    last_action     N + 4 + N + C + R + H + H + 25 + 2   the last move: its player (offset), kind,
+                                     target (offset), colour, rank, cards touched, hand index,
+                                     card played/discarded, scored, token regained
+    card_knowledge  N*H*(25 + C + R)  per card of every hand (mine first): plausible cards from
+                                     the reveals, colour revealed, rank revealed
+
+(D deck size, N players, H hand size, C colours, R ranks, 25 = C*R.)
+
+Speed: the vector is assembled as one Python int of bits and unpacked by numpy once. The rules keep
+card knowledge and the discard pile in exactly these bits, updated incrementally move by move, so
+those sections are copied, not computed. Hands and stacks are tuples that the rules share between
+states while unchanged, so their bits are computed once per change (an identity cache, which is
+pure: a tuple never changes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tom_envs.core.game import Encoder
+from tom_envs.games.hanabi.rules import (
+    DISCARD,
+    PLAY,
+    REVEAL_COLOR,
+    REVEAL_RANK,
+    HanabiConfig,
+    HanabiGame,
+    HanabiState,
+)
+from tom_envs.games.hanabi.view import HanabiView
+
+_CACHE_LIMIT = 8192
+_frombuffer, _unpackbits, _uint8, _float32 = np.frombuffer, np.unpackbits, np.uint8, np.float32
+
+
+def pieces(config: HanabiConfig) -> tuple[tuple[str, int], ...]:
+    """The named sections of the observation vector and their lengths, in order."""
+    n, c, r, h = config.players, config.colors, config.ranks, config.cards_per_hand
+    cr = c * r
+    d = config.deck_size
+    return (
+        ("hands", (n - 1) * h * cr + n),
+        ("board", (d - n * h) + cr + config.max_information_tokens + config.max_life_tokens),
+        ("discards", d),
+        ("last_action", n + 4 + n + c + r + h + h + cr + 2),
+        ("card_knowledge", n * h * (cr + c + r)),
+    )
+
+
+class HanabiEncoder(Encoder[HanabiView, HanabiState]):
+    """HLE's canonical observation; the state adds player 0's own hand and the seat to act."""
+
+    def __init__(self, config: HanabiConfig) -> None:
+        self.config = config
+        self.game = HanabiGame(config)
+        n, c, r, h = config.players, config.colors, config.ranks, config.cards_per_hand
+        self.n, self.c, self.r, self.h = n, c, r, h
+        cr = self.cr = c * r
+        self.pieces = pieces(config)
+        starts = {}
+        pos = 0
+        for name, length in self.pieces:
+            starts[name] = pos
+            pos += length
+        self.size = pos
+        self.state_size = pos + h * cr + n
+        self.nbytes = (self.state_size + 7) // 8
+        # hands section
+        self.hand_width = h * cr
+        self.hand_offsets = [0] + [(o - 1) * h * cr for o in range(1, n)]
+        self.missing = (n - 1) * h * cr
+        # board section
+        b = starts["board"]
+        self.deck_off = b
+        self.fw_off = b + config.deck_size - n * h
+        self.info_off = self.fw_off + cr
+        self.life_off = self.info_off + config.max_information_tokens
+        self.disc_off = starts["discards"]
+        self.last_off = starts["last_action"]
+        self.know_width = cr + c + r
+        self.know_offsets = [starts["card_knowledge"] + o * h * self.know_width for o in range(n)]
+        self._hand_cache: dict[int, tuple[tuple[int, ...], int]] = {}
+        self._fw_cache: dict[int, tuple[tuple[int, ...], int]] = {}
+        self._last_action_tables()
+        # Thermometers of the board, by value, already in place.
+        self._deck_bits = tuple(
+            ((1 << k) - 1) << self.deck_off for k in range(config.deck_size + 1)
+        )
+        self._info_bits = tuple(
+            ((1 << k) - 1) << self.info_off for k in range(config.max_information_tokens + 1)
+        )
+        self._life_bits = tuple(
+            ((1 << k) - 1) << self.life_off for k in range(config.max_life_tokens + 1)
+        )
+        self._missing_bits = tuple(1 << (self.missing + o) for o in range(n))
+
+    # ------------------------------------------------------------------ shapes
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        """``(658,)`` for the two-player game (HLE's size)."""
+        return (self.size,)
+
+    @property
+    def state_shape(self) -> tuple[int, ...]:
+        """Player 0's observation, player 0's own hand one-hot (H*25), the seat to act (N)."""
+        return (self.state_size,)
+
+    # ------------------------------------------------------------------ sections
+    def _hand(self, hand: tuple[int, ...]) -> int:
+        """A hand's one-hot bits (cached by the tuple's identity)."""
+        hit = self._hand_cache.get(id(hand))
+        if hit is not None and hit[0] is hand:
+            return hit[1]
+        bits = 0
+        cr = self.cr
+        for i, card in enumerate(hand):
+            bits |= 1 << (i * cr + card)
+        self._remember(self._hand_cache, hand, bits)
+        return bits
+
+    def _fireworks(self, fw: tuple[int, ...]) -> int:
+        """The stacks' one-hot bits (cached by the tuple's identity)."""
+        hit = self._fw_cache.get(id(fw))
+        if hit is not None and hit[0] is fw:
+            return hit[1]
+        bits = 0
+        r = self.r
+        for color, height in enumerate(fw):
+            if height:
+                bits |= 1 << (color * r + height - 1)
+        self._remember(self._fw_cache, fw, bits)
+        return bits
+
+    @staticmethod
+    def _remember(cache: dict, key: tuple[int, ...], bits: int) -> None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[id(key)] = (key, bits)
+
+    def _last_action_tables(self) -> None:
+        """Precomputed bits of the last-action section (absolute positions in the vector)."""
+        n, c, r, h, cr = self.n, self.c, self.r, self.h, self.cr
+        off = self.last_off
+        self._la_player = tuple(1 << (off + k) for k in range(n))
+        kind_off = off + n
+        target_off = kind_off + 4
+        color_off = target_off + n
+        rank_off = color_off + c
+        mask_off = rank_off + r
+        pos_off = mask_off + h
+        card_off = pos_off + h
+        flag_off = card_off + cr
+        self._la_target = tuple(1 << (target_off + k) for k in range(n))
+        kind_bit = {PLAY: 0, DISCARD: 1, REVEAL_COLOR: 2, REVEAL_RANK: 3}
+        # play/discard: [kind][index][card][scored][token]
+        self._la_own = {
+            (kind, i, card, sc, tok): (1 << (kind_off + kind_bit[kind]))
+            | (1 << (pos_off + i))
+            | (1 << (card_off + card))
+            | ((1 << flag_off) if kind == PLAY and sc else 0)
+            | ((1 << (flag_off + 1)) if kind == PLAY and tok else 0)
+            for kind in (PLAY, DISCARD)
+            for i in range(h)
+            for card in range(cr)
+            for sc in (False, True)
+            for tok in (False, True)
+        }
+        # reveals: [kind][value][touched mask]
+        self._la_reveal = {
+            (kind, v, m): (1 << (kind_off + kind_bit[kind]))
+            | (1 << ((color_off if kind == REVEAL_COLOR else rank_off) + v))
+            | (m << mask_off)
+            for kind, values in ((REVEAL_COLOR, range(c)), (REVEAL_RANK, range(r)))
+            for v in values
+            for m in range(1 << h)
+        }
+
+    def _last_action(self, view: HanabiView) -> int:
+        """The last-action section of ``view`` (0 before the first move)."""
+        if not view.history:
+            return 0
+        item = view.history[-1]
+        n = self.n
+        bits = self._la_player[(item.player - view.player) % n]
+        if item.target < 0:
+            return (
+                bits
+                | self._la_own[
+                    item.kind,
+                    item.card_index,
+                    item.color * self.r + item.rank,
+                    item.scored,
+                    item.information_token,
+                ]
+            )
+        value = item.color if item.kind == REVEAL_COLOR else item.rank
+        return (
+            bits
+            | self._la_target[(item.target - view.player) % n]
+            | self._la_reveal[item.kind, value, item.reveal_mask]
+        )
+
+    def view_bits(self, view: HanabiView) -> int:
+        """The observation as one int (bit ``i`` is entry ``i`` of the vector)."""
+        bits = (
+            self._deck_bits[view.deck_size]
+            | self._info_bits[view.information_tokens]
+            | self._life_bits[view.life_tokens]
+            | (view.discard_bits << self.disc_off)
+        )
+        h = self.h
+        if view.my_hand_size < h:
+            bits |= self._missing_bits[0]
+        cache = self._hand_cache
+        for o, hand in enumerate(view.hands, 1):
+            hit = cache.get(id(hand))
+            hb = hit[1] if hit is not None and hit[0] is hand else self._hand(hand)
+            bits |= hb << self.hand_offsets[o]
+            if len(hand) < h:
+                bits |= self._missing_bits[o]
+        fw = view.fireworks
+        hit = self._fw_cache.get(id(fw))
+        bits |= (hit[1] if hit is not None and hit[0] is fw else self._fireworks(fw)) << self.fw_off
+        if view.history:
+            bits |= self._last_action(view)
+        offs = self.know_offsets
+        for o, kn in enumerate(view.knowledge):
+            bits |= kn << offs[o]
+        return bits
+
+    # ------------------------------------------------------------------ API
+    def encode(self, view: HanabiView) -> np.ndarray:
+        """The view as HLE's canonical float32 vector."""
+        raw = _frombuffer(self.view_bits(view).to_bytes(self.nbytes, "little"), dtype=_uint8)
+        return _unpackbits(raw, count=self.size, bitorder="little").astype(_float32)
+
+    def encode_state(self, state: HanabiState) -> np.ndarray:
+        """Player 0's observation + player 0's hand one-hot + the seat to act (one-hot)."""
+        view = self.game.observe(state, 0)
+        bits = self.view_bits(view)
+        bits |= self._hand(state.hands[0]) << self.size
+        if state.current >= 0:
+            bits |= 1 << (self.size + self.hand_width + state.current)
+        raw = _frombuffer(bits.to_bytes(self.nbytes, "little"), dtype=_uint8)
+        return _unpackbits(raw, count=self.state_size, bitorder="little").astype(_float32)

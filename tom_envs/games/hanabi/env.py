@@ -1,0 +1,181 @@
+"""# Hanabi (2-5 players), with exact card knowledge and ToM probes
+
+| | |
+|---|---|
+| Creation | `pettingzoo.make("aec", "tom_envs/Hanabi-v0")` (`players=3` etc. as kwargs) |
+| Agents | `player_0` … `player_{N-1}` (2-5) |
+| Action space | `Discrete(2H + (N-1)*10)`: `Discrete(20)` for two players (HLE's move ids) |
+| Observation | `Box(0, 1, (658,), float32)` for two players (HLE's canonical encoding) + `action_mask` |
+| State | player 0's observation + player 0's own hand + the seat to act (`(785,)` for two players) |
+| Parallel API | no (players move in turn) |
+| Tags | sequential, stochastic (the shuffle), imperfect information, fully cooperative |
+| Source | paper 002 (LLM-Coordination), App. B, C.1-C.4, Tables 3 and 5; DeepMind's Hanabi Learning Environment |
+
+## Description
+Hanabi is a cooperative card game: the players build five colour stacks from 1 to 5 while seeing
+every hand but their own. On a turn a player plays a card (it scores if it continues its stack; if
+not, a life is lost), discards a card (regaining a reveal token; not allowed while all 8 are
+available), or spends a token to reveal to another player all their cards of one colour or one rank.
+The deck has 50 cards (per colour three 1s, two 2s, two 3s, two 4s, one 5); hands hold 5 cards with
+2-3 players and 4 with 4-5; there are 8 reveal tokens and 3 lives; completing a stack regains a
+token. The rules are exactly those of DeepMind's Hanabi Learning Environment (HLE), which is what the
+paper ran, and games replay move for move there and in OpenSpiel (`benchmarks/peers/hanabi_parity.py`
+and `tests/games/hanabi/test_parity.py`).
+
+**Card knowledge** is tracked exactly as HLE does: for every card of every hand, the colours and ranks
+still plausible after the reveals (positive and negative), and whether its colour / rank was revealed.
+It is public, so a player's view holds everyone's, and the **ToM probes** ask the player to act
+about it: *literal* ToM is knowing what each partner knows about each of their cards
+("Does Bob know the rank of his Card 2?", "... that his Card 2 can be played now?"), with ground truth
+from the tracking (`env.probes(agent)`, `probes="partner"|"all"|"none"`); *functional* ToM is the
+score reached with that partner (the cross-play table).
+
+## Observation
+The vector is HLE's canonical encoding, bit for bit (658 floats for two players): the other players'
+hands, the board (deck size, stacks, tokens, lives), the discard pile, the last move, and the card
+knowledge of every hand, egocentric (me first, then the next players). `tom_envs.games.hanabi.encode`
+documents each section (`pieces(config)`).
+
+The text (`env.text_observation(agent)`) is the paper's App. B: the rules of B.1 (word for word for
+the full game) followed by "I am Alice, playing the card game Hanabi with my partner Bob.", and the
+state description of B.2:
+
+```
+It is currently My (Alice) turn.
+Current Stacks:
+Red - Red 0, Yellow - Yellow 0, Green - Green 0, White - White 0, Blue - Blue 0
+My cards based on my knowledge:
+Card 0 could be: [Red, Yellow, Green, White, Blue] [1, 2, 3, 4, 5]
+...
+I can see Bobs Cards are:
+[Card 0: Red 3]
+...
+Bobs Knowledge about his cards:
+Bob believes his Card 0 could be: [Red, Yellow, Green, White, Blue] [1, 2, 3, 4, 5]
+...
+Remaining Reveal Tokens: 8
+Remaining Lives: 3
+Deck Size: 40
+The discard pile is: []
+My Action History: []
+The next playable cards for each stack are:
+Only Red 1 can be played on Red Stack
+...
+```
+
+Added to B.2: each partner's last action with its outcome ("Bobs Last Action: Reveal Alices Rank 1
+Cards (touching my Card 0 and Card 3)"), which the paper's ToM step is given, and the turns left once
+the deck is empty. Seats are named Alice, Bob, Cathy, Donald, Emily (`names=`).
+
+## Actions
+Action ids are HLE's and OpenSpiel's: `0..H-1` discard card i, `H..2H-1` play card i, then reveal
+colour c to the player at offset o (`2H + (o-1)*5 + c`), then reveal rank r to offset o. Card 0 is the
+oldest card; a drawn card goes to the end. As text, the legal actions are lettered in the paper's
+order (colour reveals, rank reveals, plays, discards): `A. Reveal Bobs Yellow color cards`,
+`F. Reveal Bobs rank 4 cards`, `G. Play my Card 0`, `L. Discard my Card 0`. The parser accepts the
+full text, the letter (`G`, `G.`, `(G)`, `Action: G`), the text without the letter, the list number
+and free forms (`play card 0`, `discard my first card`, `hint Bob red`, `tell Bob about his 1s`); an
+illegal request gets the reason ("no reveal tokens left", "Bob has no Red cards").
+
+## Rewards
+Every player receives the change of the score after each move: +1 for a card added to a stack; on
+losing the last life, minus the score so far (the paper's rule: "0 points no matter how many cards
+have been placed"). With `bomb_score="stacks"` the stacks reached count instead. An episode's return
+is its final score, 0 to 25.
+
+## Episode End
+Termination when the last life is lost, when all five stacks are complete (25), or after every
+player has had one more turn once the last card was drawn. No truncation by default (`max_cycles`).
+
+## Arguments
+`players=2` (2-5), `colors=5`, `ranks=5`, `hand_size=None` (5, or 4 with 4-5 players),
+`max_information_tokens=8`, `max_life_tokens=3`, `bomb_score="zero"|"stacks"`,
+`names=("Alice", "Bob", "Cathy", "Donald", "Emily")`, `probes="partner"|"all"|"none"`,
+`render_mode=None|"ansi"`, `max_cycles=None`.
+
+## Partner bots
+`random` (uniformly random legal moves); `simple` (plays a card its reveals prove playable, else
+reveals a playable card a partner does not know about, else discards its oldest unrevealed card);
+`convention` (Arthur O'Dwyer's SmartBot conventions, re-implemented over the view: play clues on the
+newest touched card, warnings on the next player's next discard, discard finesse). Two-player
+self-play over 1,000 seeds: `convention` 23.0 (28% perfect games, no bomb-out), `simple` 17.5,
+`random` 0. Score distributions, 3-5 players and the cross-play table are in
+`docs/results/hanabi.md` (`python -m tom_envs.experiments.hanabi`). Populations: `all`,
+`scripted` (`simple`, `convention`).
+
+## Metrics
+Per episode (replayed from the seed): `score`, `stacks`, `bombed`, `lives_lost`, `perfect`, `plays`,
+`misplays`, `discards`, `reveals`, `moves`; probe accuracy per kind and order when the agent answers
+probes.
+
+## Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tom_envs.core.aec import TomAECEnv
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+from tom_envs.core.wrappers import OrderEnforcing
+from tom_envs.games.hanabi import bots
+from tom_envs.games.hanabi.encode import HanabiEncoder
+from tom_envs.games.hanabi.probes import HanabiProbes
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.text import HanabiText
+
+
+def make_bundle(**config: Any) -> GameBundle:
+    """The configured game with its encoder, text and probes (kwargs of :class:`HanabiConfig`)."""
+    if "names" in config:
+        config["names"] = tuple(config["names"])
+    cfg = HanabiConfig(**config)
+    game = HanabiGame(cfg)
+    text = HanabiText(cfg)
+    return GameBundle(game, HanabiEncoder(cfg), text, probes=HanabiProbes(game, text))
+
+
+def _name(config: dict[str, Any]) -> str:
+    return f"hanabi_{config.get('players', 2)}p_v0"
+
+
+def raw_env(
+    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+) -> TomAECEnv:
+    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
+    return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
+
+
+def env(**kwargs: Any) -> OrderEnforcing:
+    """The AEC environment with PettingZoo's order enforcement."""
+    return OrderEnforcing(raw_env(**kwargs))
+
+
+def bot_names(**config: Any) -> list[str]:
+    """Names of the partner bots (the same for every configuration)."""
+    return bots.bot_names()
+
+
+def make_bot(name: str, bundle: GameBundle) -> Agent:
+    """A partner bot by name (see :mod:`tom_envs.games.hanabi.bots`)."""
+    return bots.make_bot(name, bundle.game.config)  # type: ignore[attr-defined]
+
+
+def bot_description(name: str, bundle: GameBundle) -> str:
+    """One line about a bot."""
+    return bots.bot_description(name)
+
+
+def populations(**config: Any) -> dict[str, list[str]]:
+    """Named partner populations: ``all`` and ``scripted``."""
+    return {"all": bots.bot_names(), "scripted": ["simple", "convention"]}
+
+
+def episode_metrics_hook() -> Callable[..., dict[str, float]]:
+    """The metrics function the runner calls after each episode."""
+    from tom_envs.games.hanabi.metrics import trajectory_metrics
+
+    return trajectory_metrics

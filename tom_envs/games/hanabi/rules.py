@@ -1,0 +1,784 @@
+"""Hanabi rules: a pure, fast engine with exact card-knowledge tracking (no gymnasium/pettingzoo).
+
+The rules follow DeepMind's Hanabi Learning Environment (HLE) exactly, so that games replay move for
+move in HLE and OpenSpiel (``benchmarks/peers/hanabi_peer.py``, ``tests/games/hanabi/test_parity.py``):
+
+* 50 cards: per colour three 1s, two 2s, two 3s, two 4s and one 5 (colours R, Y, G, W, B);
+  8 information (reveal) tokens, 3 life tokens; hands of 5 cards for 2-3 players, 4 for 4-5.
+* A move is a play, a discard (illegal while all information tokens are in the box) or a reveal of
+  one colour or one rank to another player (it costs a token and must touch at least one card).
+* A played card that continues its colour's stack scores; completing a stack (a 5) regains a token;
+  a misplay loses a life and goes to the discard pile. A discard regains a token.
+* The played or discarded card is removed, the hand shifts left, and the drawn card goes to the end
+  (the highest index). Card 0 is therefore the oldest card.
+* The game ends when all lives are lost, when every stack is complete, or after one more turn per
+  player once the deck is empty. The score is the sum of the stacks, and 0 when all lives are lost
+  (the paper's and HLE's rule; ``bomb_score="stacks"`` keeps the stacks instead).
+
+Card knowledge is what each player can infer from the reveals alone (HLE's ``CardKnowledge``): per
+card the plausible colours, the plausible ranks, and whether its colour / rank was revealed
+directly. It is public: every player knows exactly what every other player knows about their own
+cards. See :mod:`tom_envs.games.hanabi.probes` for the ToM questions built on it.
+
+Representation, chosen for speed (the engine steps every move of every RL and bot episode):
+
+* a card is an int ``colour * ranks + rank`` (0-based rank);
+* a hand's knowledge is **one int in HLE's encoding**: card ``i`` owns the ``K = C*R + C + R``
+  bits from ``i*K`` (35 in the full game): the plausible cards (bit ``c*R + r``), then the revealed
+  colour one-hot, then the revealed rank one-hot. A reveal updates a whole hand with one AND and
+  one OR (tables by colour/rank and touched cards); a play shifts the later cards down. The
+  encoder copies these ints into the observation as they are (incremental encoding), and
+  :class:`KnowledgeLayout` decodes one card for text, probes and bots;
+* the discard pile is kept in order (for the text) and as HLE's thermometer bits (for the vector);
+* hands, stacks and the pile are tuples of ints; the shuffled deck is one tuple shared (never
+  copied) by every state of the episode, with a draw pointer; a hand or pile that a move does not
+  touch is the same object in the next state;
+* the state caches the acting player's legal moves, computed once per move.
+
+Action ids are HLE's / OpenSpiel's move uids: discards ``0..H-1``, plays ``H..2H-1``, then reveal
+colour ``c`` to the player at offset ``o``: ``2H + (o-1)*C + c``, then reveal rank ``r`` to offset
+``o``: ``2H + (N-1)*C + (o-1)*R + r`` (H hand size, N players, C colours, R ranks).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from tom_envs.core.game import SEQUENTIAL, Game, GameTags, StepResult
+from tom_envs.games.hanabi.view import HanabiView, observe
+
+#: Colour names in HLE's order (``RYGWB``).
+COLOR_NAMES = ("Red", "Yellow", "Green", "White", "Blue")
+COLOR_CHARS = "RYGWB"
+
+#: Knowledge code layout (see module docstring).
+RANK_SHIFT = 5
+COLOR_REVEALED = 1 << 10
+RANK_REVEALED = 1 << 11
+COLOR_BITS = 0x1F
+RANK_BITS = 0x1F << RANK_SHIFT
+
+BOMB_SCORES = ("zero", "stacks")
+
+
+class MoveType(enum.IntEnum):
+    """Kinds of move, numbered as HLE's ``HanabiMove::Type``."""
+
+    PLAY = 1
+    DISCARD = 2
+    REVEAL_COLOR = 3
+    REVEAL_RANK = 4
+
+
+PLAY, DISCARD, REVEAL_COLOR, REVEAL_RANK = (
+    int(MoveType.PLAY),
+    int(MoveType.DISCARD),
+    int(MoveType.REVEAL_COLOR),
+    int(MoveType.REVEAL_RANK),
+)
+
+
+def cards_per_rank(rank: int, num_ranks: int) -> int:
+    """Copies of each card of ``rank`` (0-based) per colour: 3 of the lowest, 1 of the highest."""
+    if rank == 0:
+        return 3
+    return 1 if rank == num_ranks - 1 else 2
+
+
+@dataclass(frozen=True)
+class HanabiConfig:
+    """Settings of a Hanabi game (HLE's parameters; defaults are the full game).
+
+    Attributes:
+        players: 2 to 5.
+        colors: 1 to 5 (``RYGWB`` in order).
+        ranks: 1 to 5.
+        hand_size: cards per hand; ``None`` for the rules' 5 (2-3 players) or 4 (4-5 players).
+        max_information_tokens: reveal tokens (8).
+        max_life_tokens: lives (3).
+        bomb_score: ``"zero"``: losing every life scores 0 (the paper, HLE, OpenSpiel);
+            ``"stacks"``: the stacks reached still count.
+        names: player names used by the text (seat order), after the paper's Alice and Bob.
+        probes: which ToM probes to ask (:mod:`~tom_envs.games.hanabi.probes`): ``"partner"``
+            (first order: what each partner knows about each of their cards), ``"all"`` (plus
+            introspection and second order) or ``"none"``.
+    """
+
+    players: int = 2
+    colors: int = 5
+    ranks: int = 5
+    hand_size: int | None = None
+    max_information_tokens: int = 8
+    max_life_tokens: int = 3
+    bomb_score: str = "zero"
+    names: tuple[str, ...] = ("Alice", "Bob", "Cathy", "Donald", "Emily")
+    probes: str = "partner"
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.players <= 5:
+            raise ValueError(f"players must be 2 to 5, got {self.players}")
+        if not 1 <= self.colors <= 5:
+            raise ValueError(f"colors must be 1 to 5, got {self.colors}")
+        if not 1 <= self.ranks <= 5:
+            raise ValueError(f"ranks must be 1 to 5, got {self.ranks}")
+        if self.hand_size is not None and not 1 <= self.hand_size <= 8:
+            raise ValueError(f"hand_size must be 1 to 8 (or None), got {self.hand_size}")
+        if self.max_information_tokens < 1:
+            raise ValueError(
+                f"max_information_tokens must be >= 1, got {self.max_information_tokens}"
+            )
+        if self.max_life_tokens < 1:
+            raise ValueError(f"max_life_tokens must be >= 1, got {self.max_life_tokens}")
+        if self.bomb_score not in BOMB_SCORES:
+            raise ValueError(f"bomb_score must be one of {BOMB_SCORES}, got {self.bomb_score!r}")
+        names = tuple(self.names)
+        if len(names) < self.players or len(set(names[: self.players])) < self.players:
+            raise ValueError(f"names must give {self.players} distinct names, got {names}")
+        object.__setattr__(self, "names", names)
+        if self.probes not in ("partner", "all", "none"):
+            raise ValueError(f"probes must be 'partner', 'all' or 'none', got {self.probes!r}")
+        if self.deck_size < self.players * self.cards_per_hand:
+            raise ValueError("the deck is too small to deal every hand")
+
+    @property
+    def cards_per_hand(self) -> int:
+        """The hand size (5 for 2-3 players, 4 for 4-5, unless set)."""
+        if self.hand_size is not None:
+            return self.hand_size
+        return 5 if self.players <= 3 else 4
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in the deck (50 in the full game)."""
+        return self.colors * sum(cards_per_rank(r, self.ranks) for r in range(self.ranks))
+
+    @property
+    def max_score(self) -> int:
+        """Every stack complete: ``colors * ranks`` (25)."""
+        return self.colors * self.ranks
+
+    @property
+    def num_actions(self) -> int:
+        """HLE's ``MaxMoves``: ``2H + (N-1)(C+R)`` (20 for the 2-player game)."""
+        return 2 * self.cards_per_hand + (self.players - 1) * (self.colors + self.ranks)
+
+
+def card_of(color: int, rank: int, num_ranks: int = 5) -> int:
+    """The card int of ``(color, rank)`` (both 0-based)."""
+    return color * num_ranks + rank
+
+
+def knowledge_code(colors: int, ranks: int, color_revealed: bool, rank_revealed: bool) -> int:
+    """Pack a card's knowledge: plausible colour and rank masks plus the two revealed flags."""
+    return (
+        colors
+        | (ranks << RANK_SHIFT)
+        | (COLOR_REVEALED if color_revealed else 0)
+        | (RANK_REVEALED if rank_revealed else 0)
+    )
+
+
+def plausible_colors(code: int) -> int:
+    """Mask of the colours a card may have, from its knowledge code."""
+    return code & COLOR_BITS
+
+
+def plausible_ranks(code: int) -> int:
+    """Mask of the ranks a card may have, from its knowledge code."""
+    return (code >> RANK_SHIFT) & 0x1F
+
+
+def bits_of(mask: int) -> list[int]:
+    """Indices of the set bits of ``mask``, ascending."""
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+class KnowledgeLayout:
+    """HLE's bit layout of a hand's card knowledge, and its decoding into per-card codes.
+
+    ``width`` bits per card: ``C*R`` plausible cards, ``C`` revealed colour, ``R`` revealed rank.
+    :meth:`code` turns one card's bits into a small :func:`knowledge_code` (plausible colour and
+    rank masks and the two revealed flags), which is what text, probes and bots read.
+    """
+
+    def __init__(self, colors: int, ranks: int) -> None:
+        self.colors, self.ranks = colors, ranks
+        self.cr = colors * ranks
+        self.width = self.cr + colors + ranks
+        self.slot_mask = (1 << self.width) - 1
+        self.full_slot = (1 << self.cr) - 1
+        self.color_rows = tuple(((1 << ranks) - 1) << (c * ranks) for c in range(colors))
+        self.rank_cols = tuple(
+            sum(1 << (c * ranks + r) for c in range(colors)) for r in range(ranks)
+        )
+        self._codes: dict[int, int] = {}
+
+    def slot(self, bits: int, i: int) -> int:
+        """Card ``i``'s bits."""
+        return (bits >> (i * self.width)) & self.slot_mask
+
+    def code(self, bits: int, i: int) -> int:
+        """Card ``i``'s knowledge as a :func:`knowledge_code`."""
+        slot = (bits >> (i * self.width)) & self.slot_mask
+        code = self._codes.get(slot)
+        if code is None:
+            cm = sum(1 << c for c, row in enumerate(self.color_rows) if slot & row)
+            rm = sum(1 << r for r, col in enumerate(self.rank_cols) if slot & col)
+            code = knowledge_code(
+                cm,
+                rm,
+                bool(slot >> self.cr & ((1 << self.colors) - 1)),
+                bool(slot >> (self.cr + self.colors)),
+            )
+            self._codes[slot] = code
+        return code
+
+    def codes(self, bits: int, n_cards: int) -> tuple[int, ...]:
+        """The codes of cards ``0 .. n_cards-1``."""
+        return tuple(self.code(bits, i) for i in range(n_cards))
+
+    def encode_code(self, code: int) -> int:
+        """One card's bits from a :func:`knowledge_code` (the inverse of :meth:`code`)."""
+        colors = [c for c in bits_of(plausible_colors(code)) if c < self.colors]
+        ranks = [r for r in bits_of(plausible_ranks(code)) if r < self.ranks]
+        slot = 0
+        for c in colors:
+            for r in ranks:
+                slot |= 1 << (c * self.ranks + r)
+        if code & COLOR_REVEALED and len(colors) == 1:
+            slot |= 1 << (self.cr + colors[0])
+        if code & RANK_REVEALED and len(ranks) == 1:
+            slot |= 1 << (self.cr + self.colors + ranks[0])
+        return slot
+
+    def hand_bits(self, codes: Sequence[int]) -> int:
+        """A hand's bits from per-card codes."""
+        out = 0
+        for i, code in enumerate(codes):
+            out |= self.encode_code(code) << (i * self.width)
+        return out
+
+
+class HistoryItem(NamedTuple):
+    """One public move, after HLE's ``HanabiHistoryItem`` (players are absolute seats).
+
+    Attributes:
+        player: the seat that moved.
+        action: the move's action id.
+        kind: a :class:`MoveType` value.
+        card_index: the hand index played or discarded (-1 for reveals).
+        target: the seat that received a reveal (-1 otherwise).
+        color: the revealed colour, or the colour of the played/discarded card (-1 if none).
+        rank: the revealed rank, or the rank of the played/discarded card (-1 if none).
+        scored: a play that continued its stack.
+        information_token: a token was regained (a discard, or a play completing a stack).
+        reveal_mask: bit ``i`` set when card ``i`` of the target's hand was touched by the reveal.
+        newly_revealed: the touched cards whose colour (rank) had not been revealed before.
+        drew: the mover drew a replacement card (the deck was not empty).
+    """
+
+    player: int
+    action: int
+    kind: int
+    card_index: int = -1
+    target: int = -1
+    color: int = -1
+    rank: int = -1
+    scored: bool = False
+    information_token: bool = False
+    reveal_mask: int = 0
+    newly_revealed: int = 0
+    drew: bool = False
+
+
+@dataclass(frozen=True, eq=True)
+class HanabiState:
+    """The whole game: a hashable value; the rules never mutate it.
+
+    Attributes:
+        deck: the shuffled deck of the episode (the first ``players * hand_size`` cards were
+            dealt: player 0 first); shared by every state of the episode.
+        deck_pos: index in ``deck`` of the next card to draw.
+        hands: each seat's cards, oldest first.
+        knowledge: each seat's hand knowledge in HLE's bits (:class:`KnowledgeLayout`).
+        fireworks: the height of each colour's stack.
+        information_tokens: reveal tokens available.
+        life_tokens: lives left.
+        discards: the discard pile (misplays included), in order.
+        discard_bits: the pile as HLE's per-card-kind thermometers (the vector's discard section).
+        current: the seat to act, ``-1`` once the game is over.
+        turns_to_play: moves left once the deck is empty (starts at the number of players).
+        history: every move so far.
+        legal: the acting seat's legal action ids (ascending; empty at the end).
+    """
+
+    deck: tuple[int, ...]
+    deck_pos: int
+    hands: tuple[tuple[int, ...], ...]
+    knowledge: tuple[int, ...]
+    fireworks: tuple[int, ...]
+    information_tokens: int
+    life_tokens: int
+    discards: tuple[int, ...]
+    discard_bits: int
+    current: int
+    turns_to_play: int
+    history: tuple[HistoryItem, ...] = field(default=())
+    legal: tuple[int, ...] = field(default=())
+
+    @property
+    def deck_size(self) -> int:
+        """Cards left to draw."""
+        return len(self.deck) - self.deck_pos
+
+    @property
+    def stacks(self) -> int:
+        """Sum of the stacks (the score unless every life was lost)."""
+        return sum(self.fireworks)
+
+
+_new = object.__new__
+_tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+
+
+def _make_state(
+    deck: tuple[int, ...],
+    deck_pos: int,
+    hands: tuple[tuple[int, ...], ...],
+    knowledge: tuple[int, ...],
+    fireworks: tuple[int, ...],
+    information_tokens: int,
+    life_tokens: int,
+    discards: tuple[int, ...],
+    discard_bits: int,
+    current: int,
+    turns_to_play: int,
+    history: tuple[HistoryItem, ...],
+    legal: tuple[int, ...],
+) -> HanabiState:
+    """Build a :class:`HanabiState` without the frozen-dataclass ``__init__`` (4x faster).
+
+    A frozen dataclass sets each field through ``object.__setattr__``; the engine creates one
+    state per move, so it fills the instance dict directly. The result is identical to
+    ``HanabiState(...)`` (same fields, equality and hash).
+    """
+    s = _new(HanabiState)
+    d = s.__dict__
+    d["deck"] = deck
+    d["deck_pos"] = deck_pos
+    d["hands"] = hands
+    d["knowledge"] = knowledge
+    d["fireworks"] = fireworks
+    d["information_tokens"] = information_tokens
+    d["life_tokens"] = life_tokens
+    d["discards"] = discards
+    d["discard_bits"] = discard_bits
+    d["current"] = current
+    d["turns_to_play"] = turns_to_play
+    d["history"] = history
+    d["legal"] = legal
+    return s
+
+
+class MoveSpec(NamedTuple):
+    """What an action id means: its kind, the card index (plays/discards) or the target offset and
+    the colour / rank (reveals)."""
+
+    kind: int
+    card_index: int = -1
+    target_offset: int = 0
+    color: int = -1
+    rank: int = -1
+
+
+def move_catalogue(config: HanabiConfig) -> tuple[MoveSpec, ...]:
+    """Every action id's meaning, in HLE's uid order."""
+    h, n, c, r = config.cards_per_hand, config.players, config.colors, config.ranks
+    out = [MoveSpec(DISCARD, i) for i in range(h)]
+    out += [MoveSpec(PLAY, i) for i in range(h)]
+    out += [MoveSpec(REVEAL_COLOR, -1, o, k) for o in range(1, n) for k in range(c)]
+    out += [MoveSpec(REVEAL_RANK, -1, o, -1, k) for o in range(1, n) for k in range(r)]
+    return tuple(out)
+
+
+class HanabiGame(Game[HanabiState, HanabiView]):
+    """The Hanabi rules for one configuration."""
+
+    name = "hanabi"
+
+    def __init__(self, config: HanabiConfig | None = None) -> None:
+        cfg = config or HanabiConfig()
+        self.config = cfg
+        self.n = cfg.players
+        self.hand_size = h = cfg.cards_per_hand
+        self.colors = cfg.colors
+        self.ranks = r = cfg.ranks
+        self.max_info = cfg.max_information_tokens
+        self.max_life = cfg.max_life_tokens
+        self.max_score = cfg.max_score
+        self.zero_on_bomb = cfg.bomb_score == "zero"
+        self._num_actions = cfg.num_actions
+        self.moves = move_catalogue(cfg)
+        n_cards = cfg.colors * r
+        self.card_color = tuple(card // r for card in range(n_cards))
+        self.card_rank = tuple(card % r for card in range(n_cards))
+        self.color_bit = tuple(1 << (card // r) for card in range(n_cards))
+        self.rank_bit = tuple(1 << (card % r) for card in range(n_cards))
+        self.full_deck = tuple(
+            card_of(c, k, r)
+            for c in range(cfg.colors)
+            for k in range(r)
+            for _ in range(cards_per_rank(k, r))
+        )
+        self._np_deck = np.array(self.full_deck, dtype=np.int64)
+        # Knowledge bits (HLE's layout): tables for a whole-hand reveal and for removing a card.
+        self.layout = lay = KnowledgeLayout(cfg.colors, r)
+        kw = lay.width
+        self._kw = kw
+        self._full_hand = sum(lay.full_slot << (i * kw) for i in range(h))
+        self._low = tuple((1 << (i * kw)) - 1 for i in range(h + 1))
+        self._new_slot = tuple(lay.full_slot << (i * kw) for i in range(h + 1))
+        keep_flags = ((1 << (cfg.colors + r)) - 1) << lay.cr
+        # For a reveal of (kind, value): bits kept on touched cards, on the other cards, the
+        # revealed flag to set, and the revealed field (to tell newly revealed cards).
+        self._reveal_tables: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+        for kind, values in ((REVEAL_COLOR, range(cfg.colors)), (REVEAL_RANK, range(r))):
+            for v in values:
+                if kind == REVEAL_COLOR:
+                    plaus, flag = lay.color_rows[v], 1 << (lay.cr + v)
+                    field_mask = ((1 << cfg.colors) - 1) << lay.cr
+                else:
+                    plaus, flag = lay.rank_cols[v], 1 << (lay.cr + cfg.colors + v)
+                    field_mask = ((1 << r) - 1) << (lay.cr + cfg.colors)
+                self._reveal_tables[kind, v] = (
+                    sum((plaus | keep_flags) << (i * kw) for i in range(h)),
+                    sum(((lay.full_slot & ~plaus) | keep_flags) << (i * kw) for i in range(h)),
+                    flag,
+                    field_mask,
+                )
+        # spread[m]: every bit of the slots in card mask m; ones[m]: bit 0 of those slots.
+        self._spread = tuple(
+            sum(lay.slot_mask << (i * kw) for i in bits_of(m)) for m in range(1 << h)
+        )
+        self._ones = tuple(sum(1 << (i * kw) for i in bits_of(m)) for m in range(1 << h))
+        self._slot_shift = tuple(i * kw for i in range(h))
+        # Discard thermometers: where each card kind's run of bits starts.
+        starts = []
+        pos = 0
+        for card in range(n_cards):
+            starts.append(pos)
+            pos += cards_per_rank(card % r, r)
+        self._disc_start = tuple(starts)
+        self._disc_run = tuple(
+            ((1 << cards_per_rank(card % r, r)) - 1) << starts[card] for card in range(n_cards)
+        )
+        # Legal plays/discards by hand length and whether discarding is allowed.
+        self._own_moves = {
+            (k, can): (tuple(range(k)) if can else ()) + tuple(range(h, h + k))
+            for k in range(h + 1)
+            for can in (False, True)
+        }
+        # Reveal moves to offset o for a hand whose colour (rank) mask is m.
+        base_c = 2 * h
+        base_r = 2 * h + (self.n - 1) * cfg.colors
+        self._color_moves = [
+            [tuple(base_c + (o - 1) * cfg.colors + k for k in bits_of(m)) for m in range(32)]
+            for o in range(self.n)
+        ]
+        self._rank_moves = [
+            [tuple(base_r + (o - 1) * r + k for k in bits_of(m)) for m in range(32)]
+            for o in range(self.n)
+        ]
+        self._others = tuple(
+            tuple((p + o) % self.n for o in range(1, self.n)) for p in range(self.n)
+        )
+        self._reveal_cache: dict[tuple[int, int], tuple] = {}
+
+    # ------------------------------------------------------------------ Game API
+    @property
+    def num_players(self) -> int:
+        """Seats (2-5)."""
+        return self.n
+
+    @property
+    def num_actions(self) -> int:
+        """HLE's move count (20 for two players)."""
+        return self._num_actions
+
+    @property
+    def tags(self) -> GameTags:
+        """Sequential, stochastic (the shuffle), imperfect information, fully cooperative."""
+        return GameTags(
+            dynamics=SEQUENTIAL, chance="stochastic", information="imperfect", utility="identical"
+        )
+
+    @property
+    def reward_range(self) -> tuple[float, float]:
+        """A move scores at most 1; losing the last life can take back every point scored."""
+        low = -float(self.max_score - 1) if self.zero_on_bomb else 0.0
+        return (low, 1.0)
+
+    @property
+    def max_steps(self) -> int:
+        """An upper bound on moves: every card played or discarded once, plus every reveal paid
+        for by the initial tokens, the discards and the completed stacks."""
+        deck = len(self.full_deck)
+        return 2 * deck + self.max_info + self.colors
+
+    def initial_state(self, rng: np.random.Generator) -> HanabiState:
+        """Shuffle the deck with ``rng`` and deal (player 0 first; player 0 starts, as in HLE)."""
+        return self._deal(tuple(rng.permutation(self._np_deck).tolist()))
+
+    def state_from_deck(self, deck: Sequence[int]) -> HanabiState:
+        """The start state for a given deck order (injected chance, for tests and replays).
+
+        ``deck`` must be a permutation of the full deck; hands are dealt from its front, player 0
+        first, and later draws follow it in order.
+        """
+        deck = tuple(int(c) for c in deck)
+        if sorted(deck) != sorted(self.full_deck):
+            raise ValueError("deck must be a permutation of the full deck")
+        return self._deal(deck)
+
+    def _deal(self, deck: tuple[int, ...]) -> HanabiState:
+        h = self.hand_size
+        hands = tuple(deck[p * h : (p + 1) * h] for p in range(self.n))
+        knowledge = (self._full_hand,) * self.n
+        legal = self._legal(hands, self.max_info, 0)
+        return _make_state(
+            deck,
+            self.n * h,
+            hands,
+            knowledge,
+            (0,) * self.colors,
+            self.max_info,
+            self.max_life,
+            (),
+            0,
+            0,
+            self.n,
+            (),
+            legal,
+        )
+
+    def current_players(self, state: HanabiState) -> tuple[int, ...]:
+        """The one seat to act, or none at the end."""
+        cur = state.current
+        return () if cur < 0 else (cur,)
+
+    def legal_actions(self, state: HanabiState, player: int) -> tuple[int, ...]:
+        """The cached legal moves of the acting seat; empty for every other seat."""
+        return state.legal if player == state.current else ()
+
+    def is_terminal(self, state: HanabiState) -> bool:
+        """Out of lives, every stack complete, or the final round played."""
+        return state.current < 0
+
+    #: ``observe(state, player)``: the player's view; it *is* :func:`tom_envs.games.hanabi.view.observe`
+    #: (bound as the method, saving a call per observation).
+    observe = observe  # type: ignore[assignment]
+
+    def step(
+        self,
+        state: HanabiState,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
+    ) -> StepResult[HanabiState]:
+        """:meth:`Game.step` with a fast path: one legal ``int`` action from the seat to act (and
+        no message) is applied at once; anything else gets the full validation and its error."""
+        if not messages and len(actions) == 1:
+            action = actions.get(state.current)
+            if type(action) is int and action in state.legal:
+                return self.apply(state, actions, rng)
+        return super().step(state, actions, rng, messages)
+
+    # ------------------------------------------------------------------ queries
+    def score(self, state: HanabiState) -> int:
+        """The score now: the stacks, or 0 once every life is lost (with ``bomb_score="zero"``)."""
+        if state.life_tokens <= 0 and self.zero_on_bomb:
+            return 0
+        return sum(state.fireworks)
+
+    def card_knowledge(self, state: HanabiState, seat: int) -> tuple[int, ...]:
+        """``seat``'s card knowledge as per-card :func:`knowledge_code` values."""
+        return self.layout.codes(state.knowledge[seat], len(state.hands[seat]))
+
+    # ------------------------------------------------------------------ moves
+    def _legal(self, hands: tuple[tuple[int, ...], ...], info: int, cur: int) -> tuple[int, ...]:
+        """Legal action ids of seat ``cur`` (ascending, as HLE lists them)."""
+        legal = self._own_moves[len(hands[cur]), info < self.max_info]
+        if info <= 0:
+            return legal
+        colors: tuple[int, ...] = ()
+        ranks: tuple[int, ...] = ()
+        cache = self._reveal_cache
+        for o, seat in enumerate(self._others[cur], 1):
+            hand = hands[seat]
+            hit = cache.get((o, id(hand)))
+            if hit is None or hit[0] is not hand:
+                hit = self._reveals_for(o, hand)
+            colors += hit[1]
+            ranks += hit[2]
+        return legal + colors + ranks
+
+    def _reveals_for(self, offset: int, hand: tuple[int, ...]) -> tuple:
+        """The legal reveals to ``hand`` (at ``offset``), cached by the tuple's identity."""
+        cm = rm = 0
+        for card in hand:
+            cm |= self.color_bit[card]
+            rm |= self.rank_bit[card]
+        entry = (hand, self._color_moves[offset][cm], self._rank_moves[offset][rm])
+        if len(self._reveal_cache) >= 8192:
+            self._reveal_cache.clear()
+        self._reveal_cache[offset, id(hand)] = entry
+        return entry
+
+    def apply(
+        self,
+        state: HanabiState,
+        actions: Mapping[int, int],
+        rng: np.random.Generator,
+        messages: Mapping[int, str] | None = None,
+    ) -> StepResult[HanabiState]:
+        """Apply the acting seat's move; draw from the deck (no use of ``rng``: the deck order was
+        fixed at the start). Every seat receives the change of the score."""
+        cur = state.current
+        action = actions[cur]
+        kind, index, offset, hint_color, hint_rank = self.moves[action]
+        n = self.n
+        hands = state.hands
+        knowledge = state.knowledge
+        fireworks = state.fireworks
+        info = state.information_tokens
+        life = state.life_tokens
+        discards = state.discards
+        disc_bits = state.discard_bits
+        deck = state.deck
+        pos = state.deck_pos
+        turns = state.turns_to_play
+        reward = 0.0
+        deck_empty = pos >= len(deck)
+        if deck_empty:
+            turns -= 1
+        if kind <= DISCARD:  # PLAY or DISCARD
+            hand = hands[cur]
+            card = hand[index]
+            color = self.card_color[card]
+            rank = self.card_rank[card]
+            token = scored = False
+            if kind == PLAY and fireworks[color] == rank:
+                scored = True
+                reward = 1.0
+                fireworks = (*fireworks[:color], rank + 1, *fireworks[color + 1 :])
+                if rank == self.ranks - 1 and info < self.max_info:
+                    info += 1
+                    token = True
+                event = "play"
+            else:
+                discards = (*discards, card)
+                run = disc_bits & self._disc_run[card]
+                disc_bits |= (run << 1) | (1 << self._disc_start[card])
+                if kind == PLAY:
+                    life -= 1
+                    event = "misplay"
+                    if life <= 0 and self.zero_on_bomb:
+                        reward = -float(sum(fireworks))  # losing the last life scores 0
+                else:
+                    info += 1  # discarding is illegal with every token in the box
+                    token = True
+                    event = "discard"
+            kb = knowledge[cur]
+            low = self._low[index]
+            kb = (kb & low) | ((kb >> self._kw) & ~low)
+            if deck_empty:
+                new_hand = hand[:index] + hand[index + 1 :]
+            else:
+                new_hand = hand[:index] + hand[index + 1 :] + (deck[pos],)
+                kb |= self._new_slot[len(hand) - 1]
+                pos += 1
+            hands = (*hands[:cur], new_hand, *hands[cur + 1 :])
+            knowledge = (*knowledge[:cur], kb, *knowledge[cur + 1 :])
+            item = _tuple_new(
+                HistoryItem,
+                (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
+            )
+        else:
+            target = (cur + offset) % n
+            hand = hands[target]
+            info -= 1
+            newly = 0
+            scored = False
+            value = hint_color if kind == REVEAL_COLOR else hint_rank
+            touched_keep, other_keep, flag, field_mask = self._reveal_tables[kind, value]
+            kb = knowledge[target]
+            attr = self.card_color if kind == REVEAL_COLOR else self.card_rank
+            mask = 0
+            bit = 1
+            for card in hand:
+                if attr[card] == value:
+                    mask |= bit
+                bit <<= 1
+            shifts = self._slot_shift
+            m = mask
+            while m:  # the touched cards whose colour (rank) was not revealed yet
+                low = m & -m
+                if not (kb >> shifts[low.bit_length() - 1]) & field_mask:
+                    newly |= low
+                m ^= low
+            spread = self._spread[mask]
+            kb = (kb & ((touched_keep & spread) | (other_keep & ~spread))) | (
+                flag * self._ones[mask]
+            )
+            knowledge = (*knowledge[:target], kb, *knowledge[target + 1 :])
+            item = _tuple_new(
+                HistoryItem,
+                (
+                    cur,
+                    action,
+                    kind,
+                    -1,
+                    target,
+                    hint_color,
+                    hint_rank,
+                    False,
+                    False,
+                    mask,
+                    newly,
+                    False,
+                ),
+            )
+            event = "reveal"
+        over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
+        if over:
+            nxt = -1
+            legal: tuple[int, ...] = ()
+        else:
+            nxt = cur + 1 if cur + 1 < n else 0
+            legal = self._legal(hands, info, nxt)
+        new = _make_state(
+            deck,
+            pos,
+            hands,
+            knowledge,
+            fireworks,
+            info,
+            life,
+            discards,
+            disc_bits,
+            nxt,
+            turns,
+            (*state.history, item),
+            legal,
+        )
+        result = _new(StepResult)  # the frozen dataclass, filled directly (see _make_state)
+        d = result.__dict__
+        d["state"] = new
+        d["rewards"] = (reward,) * n
+        d["events"] = (event, "game_over") if over else (event,)
+        return result

@@ -1,0 +1,276 @@
+"""Room mazes shared by the pursuit games (CollabCapture, CollabEscape): rooms, passages, paths.
+
+A :class:`RoomMaze` is a value (frozen, hashable): numbered rooms and, for each room, the rooms a
+player may move to from it, *in the order the game lists them* (that order is the order of the
+options shown to players and breaks ties in the scripted policies). Passages may be one-way: the
+CollabEscape map as coded has two (7 -> 3 and 8 -> 7, with no way back).
+
+Passages can be blocked (closed doors) by passing ``closed``: a frozenset of frozenset room pairs,
+each blocking its passage in both directions.
+
+This module also holds the two text helpers both games' text layers use in the same way: a list of
+rooms in English, and the parser of an answer to a lettered option list (``"B"``, ``"B. Move to
+room 2."``, the option's text, or a room number). No game rules live here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from tom_envs.core.game import ParseResult
+from tom_envs.core.text import letter, match_action
+
+#: Closed passages: each an unordered pair of rooms, blocked both ways.
+Closed = frozenset[frozenset[int]]
+NO_CLOSED: Closed = frozenset()
+
+
+@dataclass(frozen=True)
+class RoomMaze:
+    """Rooms and the passages out of each, in listed order.
+
+    Attributes:
+        adjacency: ``((room, (neighbour, ...)), ...)`` sorted by room; neighbours in listed order.
+    """
+
+    adjacency: tuple[tuple[int, tuple[int, ...]], ...]
+
+    @classmethod
+    def from_dict(cls, adjacency: Mapping[int, Sequence[int]]) -> RoomMaze:
+        """Build from ``{room: [neighbours in listed order]}``; every neighbour must be a room."""
+        rooms = set(adjacency)
+        for room, nbrs in adjacency.items():
+            unknown = set(nbrs) - rooms
+            if unknown:
+                raise ValueError(f"room {room} leads to unknown rooms {sorted(unknown)}")
+            if room in nbrs or len(set(nbrs)) != len(nbrs):
+                raise ValueError(f"room {room}: bad neighbour list {list(nbrs)}")
+        return cls(tuple((r, tuple(adjacency[r])) for r in sorted(adjacency)))
+
+    @property
+    def rooms(self) -> tuple[int, ...]:
+        """Room numbers, ascending."""
+        return tuple(r for r, _ in self.adjacency)
+
+    def out(self, room: int) -> tuple[int, ...]:
+        """Rooms reachable from ``room`` in one move (ignoring doors), in listed order."""
+        return _out(self, room)
+
+    def neighbors(self, room: int, closed: Closed = NO_CLOSED) -> tuple[int, ...]:
+        """Rooms reachable from ``room`` in one move through open passages, in listed order."""
+        if not closed:
+            return self.out(room)
+        return tuple(n for n in self.out(room) if frozenset((room, n)) not in closed)
+
+    def one_way(self) -> tuple[tuple[int, int], ...]:
+        """Passages ``(a, b)`` that lead from a to b with no passage back."""
+        return tuple((a, b) for a, nbrs in self.adjacency for b in nbrs if a not in self.out(b))
+
+    def symmetric(self) -> RoomMaze:
+        """The same maze with every passage two-way (a missing way back is appended)."""
+        adj = {r: list(n) for r, n in self.adjacency}
+        for a, b in self.one_way():
+            adj[b].append(a)
+        return RoomMaze.from_dict(adj)
+
+    def distances_to(self, target: int, closed: Closed = NO_CLOSED) -> dict[int, int]:
+        """Moves on a shortest path from every room that can reach ``target`` (one-way aware)."""
+        return dict(_distances_to(self, target, closed))
+
+    def distance(self, src: int, dst: int, closed: Closed = NO_CLOSED) -> int | None:
+        """Moves on a shortest path from ``src`` to ``dst``; ``None`` if unreachable."""
+        return dict(_distances_to(self, dst, closed)).get(src)
+
+    def step_toward(self, src: int, dst: int, closed: Closed = NO_CLOSED) -> int | None:
+        """The first room on a shortest path from ``src`` to ``dst`` (ties: listed order).
+
+        ``None`` when ``src == dst`` or ``dst`` cannot be reached.
+        """
+        if src == dst:
+            return None
+        dist = dict(_distances_to(self, dst, closed))
+        if src not in dist:
+            return None
+        for n in self.neighbors(src, closed):
+            if dist.get(n) == dist[src] - 1:
+                return n
+        raise AssertionError("unreachable: BFS distances are consistent")  # pragma: no cover
+
+
+@lru_cache(maxsize=4096)
+def _out(maze: RoomMaze, room: int) -> tuple[int, ...]:
+    for r, nbrs in maze.adjacency:
+        if r == room:
+            return nbrs
+    raise ValueError(f"no room {room} in this maze (rooms {list(maze.rooms)})")
+
+
+@lru_cache(maxsize=4096)
+def _distances_to(maze: RoomMaze, target: int, closed: Closed) -> tuple[tuple[int, int], ...]:
+    """Reverse BFS from ``target`` over open passages."""
+    maze.out(target)  # validates the room
+    back: dict[int, list[int]] = {r: [] for r in maze.rooms}
+    for a in maze.rooms:
+        for b in maze.neighbors(a, closed):
+            back[b].append(a)
+    dist = {target: 0}
+    queue = deque([target])
+    while queue:
+        b = queue.popleft()
+        for a in back[b]:
+            if a not in dist:
+                dist[a] = dist[b] + 1
+                queue.append(a)
+    return tuple(sorted(dist.items()))
+
+
+def closed_set(pairs: Iterable[tuple[int, int]]) -> Closed:
+    """``[(1, 2)]`` -> the closed-passage set blocking 1-2 both ways."""
+    return frozenset(frozenset(p) for p in pairs)
+
+
+def sample_outcome(outcomes: Sequence[tuple[float, object]], rng: np.random.Generator) -> object:
+    """Draw one ``(probability, value)`` outcome. A single outcome consumes no randomness."""
+    if len(outcomes) == 1:
+        return outcomes[0][1]
+    probs = [p for p, _ in outcomes]
+    if all(abs(p - probs[0]) < 1e-12 for p in probs):
+        return outcomes[int(rng.integers(len(outcomes)))][1]
+    return outcomes[int(rng.choice(len(outcomes), p=np.asarray(probs) / sum(probs)))][1]
+
+
+# ----------------------------------------------------------------------------------- text
+def english_list(items: Sequence[object], conjunction: str = "and") -> str:
+    """``[2, 6, 9]`` -> ``"2, 6 and 9"``."""
+    words = [str(i) for i in items]
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+
+
+def lettered(options: Mapping[int, str]) -> list[str]:
+    """``["A. Stay in current room.", "B. Move to room 2.", ...]`` in the options' order."""
+    return [f"{letter(i)}. {text}." for i, text in enumerate(options.values())]
+
+
+_TAG = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
+_MARKER = re.compile(r"(?i)\b(?:final )?(?:action|answer|choice)\s*:")
+_LETTER = re.compile(r"\(?([A-Z]{1,2})\s*(?:[.):]\s*(.*)|\s*$)", re.DOTALL)
+
+
+def answer_segment(text: str) -> str:
+    """The part of an answer that names the action: the last ``<action>`` tag, the text after the
+    last ``Action:``/``Answer:`` marker, or the whole text."""
+    tags = _TAG.findall(text)
+    if tags:
+        return tags[-1].strip()
+    parts = _MARKER.split(text)
+    return parts[-1].strip() if len(parts) > 1 else text.strip()
+
+
+def parse_lettered(
+    text: object,
+    options: Mapping[int, str],
+    aliases: Callable[[str], set[int]] | None = None,
+) -> ParseResult:
+    """Free text to one of ``options`` (legal action -> text, in display order). Never raises.
+
+    Accepted, in order: an option letter alone or leading the answer (``"B"``, ``"(B)"``,
+    ``"B. Move to room 2."``); the option's text (exact, or the only option named in a longer
+    answer, see :func:`~tom_envs.core.text.match_action`); then ``aliases(segment)``, the game's
+    reading of short forms ("room 5", "5", "stay", "press"), which must name exactly one legal
+    action. Letters and text are read from the last ``<action>`` tag or ``Action:`` marker if any.
+    """
+    if not isinstance(text, str):
+        return ParseResult(None, f"expected text, got {type(text).__name__}")
+    if not options:
+        return ParseResult(None, "no action is legal for you now: the game is over")
+    keys = list(options)
+    shown = "; ".join(f"{letter(i)}. {t}" for i, t in enumerate(options.values()))
+    segment = answer_segment(text)
+    if not segment:
+        return ParseResult(None, f"empty answer; choose one of: {shown}")
+    m = _LETTER.fullmatch(segment) if len(segment) < 200 else None
+    if m is None and len(segment) == 1 and segment.isalpha():
+        m = _LETTER.fullmatch(segment.upper())
+    if m is not None:
+        idx = next((i for i in range(len(keys)) if letter(i) == m.group(1)), None)
+        rest = (m.group(2) or "").strip().strip(".").lower()
+        if idx is None:
+            return ParseResult(
+                None, f"there is no option {m.group(1)}; choose a letter A-{letter(len(keys) - 1)}"
+            )
+        chosen = keys[idx]
+        if not rest or rest in options[chosen].lower():
+            return ParseResult(chosen, f"understood: {options[chosen]}")
+    if segment.strip().lstrip("-").isdigit() and aliases is not None:
+        hits = aliases(segment.strip())
+        if len(hits) == 1:
+            (a,) = hits
+            return ParseResult(a, f"understood: {options[a]}")
+        return ParseResult(
+            None, f"{segment.strip()[:20]!r} names no legal action; choose one of: {shown}"
+        )
+    result = match_action(segment, options)
+    hits = aliases(segment) if aliases is not None else set()
+    if result.valid and hits - {result.action}:  # "stay or move to room 6"
+        named = ", ".join(repr(options[a]) for a in sorted(hits | {result.action}))
+        return ParseResult(
+            None, f"ambiguous answer: it names {named}; answer with exactly one option"
+        )
+    if result.valid or result.feedback.startswith("ambiguous"):
+        return result
+    if aliases is not None:
+        if len(hits) == 1:
+            (a,) = hits
+            return ParseResult(a, f"understood: {options[a]}")
+        if len(hits) > 1:
+            named = ", ".join(repr(options[a]) for a in sorted(hits))
+            return ParseResult(
+                None, f"ambiguous answer: it names {named}; answer with exactly one option"
+            )
+    return ParseResult(
+        None, f"could not match {segment[:80]!r} to a legal action; choose one of: {shown}"
+    )
+
+
+_ROOM_REF = re.compile(r"\broom\s*(\d{1,3})\b|\b(?:move|go|head|run|walk)\s+(?:to\s+)?(\d{1,3})\b")
+
+
+def room_aliases(
+    moves: Mapping[int, int], keywords: Mapping[str, int]
+) -> Callable[[str], set[int]]:
+    """A reader of short answers for :func:`parse_lettered`.
+
+    Args:
+        moves: legal destination room -> its action.
+        keywords: a regular expression (matched on whole words, lower case) -> legal action,
+            e.g. ``{"stay|wait": STAY, "press|button": PRESS}``.
+
+    The reader returns every legal action the answer names: a bare room number (``"5"``), a room
+    mentioned as ``"room 5"`` or ``"move to 5"`` that is a legal destination, and each keyword.
+    Rooms named but not reachable are ignored (``"press the button in room 9"`` names only the
+    press while standing in room 9).
+    """
+
+    def read(segment: str) -> set[int]:
+        low = segment.strip().lower()
+        if low.lstrip("-").isdigit():
+            return {moves[int(low)]} if len(low) < 4 and int(low) in moves else set()
+        hits = set()
+        for m in _ROOM_REF.finditer(low):
+            room = int(m.group(1) or m.group(2))
+            if room in moves:
+                hits.add(moves[room])
+        for pattern, action in keywords.items():
+            if re.search(rf"\b(?:{pattern})\b", low):
+                hits.add(action)
+        return hits
+
+    return read
