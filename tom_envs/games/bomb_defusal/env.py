@@ -132,11 +132,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.bomb_defusal import bots
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
@@ -161,9 +160,9 @@ def raw_env(
     return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+def env(**kwargs: Any) -> OrderEnforcing:
     """The AEC environment with PettingZoo's order enforcement."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
 def bot_names(**config: Any) -> list[str]:

@@ -105,12 +105,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.collab_capture import bots
 from tom_envs.games.collab_capture.encode import CaptureEncoder
 from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
@@ -135,9 +134,9 @@ def raw_env(
     return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+def env(**kwargs: Any) -> OrderEnforcing:
     """The AEC environment with PettingZoo's order enforcement."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
 def parallel_env(

@@ -109,12 +109,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.collab_escape import bots
 from tom_envs.games.collab_escape.encode import EscapeEncoder
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
@@ -139,9 +138,9 @@ def raw_env(
     return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+def env(**kwargs: Any) -> OrderEnforcing:
     """The AEC environment with PettingZoo's order enforcement."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
 def parallel_env(
