@@ -1,0 +1,246 @@
+"""CoordinationQA items: one multiple-choice question about one real game state, answer computed.
+
+An item is self-contained and replayable. It names the registered game, the env keyword arguments,
+the seed and the joint actions (and chat messages) that lead from ``initial_state`` to the scenario
+state, so :func:`replay` rebuilds the exact state and a game's ``verify(item)`` recomputes the answer
+from the rules engine. Nothing is hand-labelled.
+
+Per-game generators live in ``tom_envs/games/<game>/qa.py`` with one interface::
+
+    KINDS: dict[str, str]                  # named scenario filters -> one-line description
+    def generate(rng, n, filters=None) -> list[QAItem]   # sample scenarios, write EC/ToM/JP items
+    def verify(item) -> bool               # replay and recompute the answer from the engine
+
+Answer parsing follows the paper (002, App. D): the text after ``Answer:`` (or ``Action:``) if
+present, then the first option letter followed by ``.`` or ``)``, else a fuzzy match of the option
+text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from tom_envs.core.game import GameBundle
+from tom_envs.registration import game_spec
+
+#: Question types, as paper 002 defines them.
+TYPES = {
+    "EC": "Environment Comprehension: an indirect inference about the state, rules or layout",
+    "ToM": "Theory of Mind: the partner's intention, knowledge or need",
+    "JP": "Joint Planning: the best next action for the team",
+}
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+#: Where the truth of an item comes from (``QAItem.source``).
+SOURCES = ("rules", "knowledge", "partner_policy", "exact_optimum", "planner", "convention_bot")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How to rebuild a state: game, env kwargs, seed and the joint actions played from the start.
+
+    Attributes:
+        game: registered game name (``"Overcooked"``).
+        env_kwargs: keyword arguments of the env (layout, variant...).
+        seed: the seed passed to ``reset``; ``initial_state`` draws from ``np.random.default_rng``
+            seeded the way :class:`~tom_envs.core.aec.TomAECEnv` seeds it.
+        actions: one ``{player: action}`` dict per joint step (keys as strings once in JSON).
+        messages: one ``{player: text}`` dict per joint step (empty dicts where none).
+        player: the seat the question is put to (the "you" of the question).
+        tags: named filters this scenario matches (``"partner_finishing_subtask"``...).
+    """
+
+    game: str
+    env_kwargs: Mapping[str, Any]
+    seed: int
+    actions: tuple[Mapping[int, int], ...]
+    messages: tuple[Mapping[int, str], ...] = ()
+    player: int = 0
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QAItem:
+    """One question.
+
+    Attributes:
+        id: stable id within a suite (``"overcooked/cramped_room/s12/t37/EC/onions_needed"``).
+        game: registered game name.
+        type: ``"EC"``, ``"ToM"`` or ``"JP"``.
+        kind: what is asked (``"onions_needed"``, ``"partner_next_action"``, ``"best_action"``).
+        context: the game description and the state text, as the player sees them.
+        question: the question.
+        options: the option texts, lettered A, B, C... in this order.
+        answers: indices of every correct option (several allowed for JP ties).
+        source: where the truth comes from (one of :data:`SOURCES`).
+        scenario: how to rebuild the state.
+        details: computed values behind the answer (option values, value gap, ...).
+    """
+
+    id: str
+    game: str
+    type: str
+    kind: str
+    context: str
+    question: str
+    options: tuple[str, ...]
+    answers: tuple[int, ...]
+    source: str
+    scenario: Scenario
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.type not in TYPES:
+            raise ValueError(f"item {self.id}: type {self.type!r} is not one of {sorted(TYPES)}")
+        if self.source not in SOURCES:
+            raise ValueError(f"item {self.id}: source {self.source!r} is not one of {SOURCES}")
+        if len(self.options) < 2 or len(self.options) > len(LETTERS):
+            raise ValueError(f"item {self.id}: needs 2..{len(LETTERS)} options")
+        if len(set(self.options)) != len(self.options):
+            raise ValueError(f"item {self.id}: duplicate options")
+        if not self.answers or not all(0 <= a < len(self.options) for a in self.answers):
+            raise ValueError(f"item {self.id}: answers {self.answers} out of range")
+        if len(self.answers) == len(self.options):
+            raise ValueError(f"item {self.id}: every option is correct; the item is not a question")
+
+    @property
+    def answer_letters(self) -> tuple[str, ...]:
+        """The correct letters."""
+        return tuple(LETTERS[a] for a in self.answers)
+
+    def prompt(self) -> str:
+        """The paper's format: description and state, the question, lettered options."""
+        opts = "\n".join(f"{LETTERS[i]}. {o}" for i, o in enumerate(self.options))
+        return (
+            f"{self.context}\n\n{self.question}\n{opts}\n\n"
+            'Think step by step, then end with "Answer: <letter>".'
+        )
+
+    def score(self, reply: str) -> bool:
+        """True when the parsed reply is one of the correct options."""
+        choice = parse_answer(reply, self.options)
+        return choice is not None and choice in self.answers
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (one JSONL line)."""
+        d = asdict(self)
+        d["scenario"]["actions"] = [
+            {str(k): int(v) for k, v in a.items()} for a in self.scenario.actions
+        ]
+        d["scenario"]["messages"] = [
+            {str(k): str(v) for k, v in m.items()} for m in self.scenario.messages
+        ]
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> QAItem:
+        """Inverse of :meth:`to_json`."""
+        s = d["scenario"]
+        scenario = Scenario(
+            game=s["game"],
+            env_kwargs=dict(s["env_kwargs"]),
+            seed=int(s["seed"]),
+            actions=tuple({int(k): int(v) for k, v in a.items()} for a in s["actions"]),
+            messages=tuple({int(k): str(v) for k, v in m.items()} for m in s.get("messages", ())),
+            player=int(s.get("player", 0)),
+            tags=tuple(s.get("tags", ())),
+        )
+        return cls(
+            id=d["id"],
+            game=d["game"],
+            type=d["type"],
+            kind=d["kind"],
+            context=d["context"],
+            question=d["question"],
+            options=tuple(d["options"]),
+            answers=tuple(int(a) for a in d["answers"]),
+            source=d["source"],
+            scenario=scenario,
+            details=dict(d.get("details", {})),
+        )
+
+
+_ANSWER_RE = re.compile(r"(?:answer|action)\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def parse_answer(reply: str, options: Sequence[str]) -> int | None:
+    """The option index a free-text reply chooses, or ``None`` (paper 002, App. D).
+
+    1. keep the text after the last ``Answer:`` / ``Action:`` if there is one;
+    2. the first option letter followed by ``.`` or ``)`` (or standing alone), within range;
+    3. else the option whose text matches best (exact containment first, then fuzzy ratio >= 0.6).
+    """
+    if not isinstance(reply, str) or not reply.strip():
+        return None
+    text = reply
+    found = _ANSWER_RE.findall(text)
+    if found:
+        text = found[-1]
+    text = text.strip().strip("*`\"' ")
+    n = len(options)
+    m = re.match(r"^\(?([A-Za-z])(?:[.)]|\s*$|\s)", text)
+    if m and m.group(1).upper() in LETTERS[:n]:
+        return LETTERS.index(m.group(1).upper())
+    m = re.search(r"(?<![A-Za-z])([A-Z])[.)]", text)
+    if m and m.group(1) in LETTERS[:n]:
+        return LETTERS.index(m.group(1))
+    low = text.lower()
+    contained = [i for i, o in enumerate(options) if o.lower() in low]
+    if len(contained) == 1:
+        return contained[0]
+    if contained:  # prefer the longest option named (e.g. "pot 10" over "pot 1")
+        return max(contained, key=lambda i: len(options[i]))
+    ratios = [difflib.SequenceMatcher(None, low, o.lower()).ratio() for o in options]
+    best = int(np.argmax(ratios))
+    return best if ratios[best] >= 0.6 else None
+
+
+def replay(scenario: Scenario) -> tuple[GameBundle, Any]:
+    """Rebuild the scenario's state: ``(bundle, state)``, seeded exactly as ``env.reset(seed)`` is.
+
+    Raises:
+        IllegalActionError: a recorded action is not legal (the scenario does not belong to this
+            version of the rules).
+    """
+    spec = game_spec(scenario.game)
+    bundle = spec.load().make_bundle(**{**spec.kwargs, **scenario.env_kwargs})
+    rng, _ = seeding.np_random(scenario.seed)
+    game = bundle.game
+    state = game.initial_state(rng)
+    messages = list(scenario.messages) + [{}] * (len(scenario.actions) - len(scenario.messages))
+    for actions, msgs in zip(scenario.actions, messages, strict=True):
+        state = game.step(state, actions, rng, msgs or None).state
+    return bundle, state
+
+
+def write_suite(items: Iterable[QAItem], path: str | Path, meta: Mapping[str, Any]) -> Path:
+    """Write a suite as JSONL: a header line (``{"type": "suite", ...meta}``) then one item per line."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w") as fh:
+        fh.write(json.dumps({"type": "suite", **meta}) + "\n")
+        for item in items:
+            fh.write(json.dumps({"type": "item", **item.to_json()}) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_suite(path: str | Path) -> tuple[dict[str, Any], list[QAItem]]:
+    """Read a suite written by :func:`write_suite`: ``(meta, items)``."""
+    lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+    if not lines or lines[0].get("type") != "suite":
+        raise ValueError(f"{path} is not a CoordinationQA suite (no suite header line)")
+    meta = {k: v for k, v in lines[0].items() if k != "type"}
+    items = [QAItem.from_json({k: v for k, v in d.items() if k != "type"}) for d in lines[1:]]
+    return meta, items
