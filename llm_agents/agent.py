@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from llm_agents.client import BaseLLMClient, LLMError, LLMResponse, OpenAIClient
+from llm_agents.client import BaseLLMClient, LLMError, LLMResponse, OpenAIClient, RetryPolicy
 from llm_agents.parsing import (
     Reply,
     answer_schema,
@@ -94,6 +94,9 @@ class LLMAgent(BaseAgent):
         probe_batch: answer a step's ToM probes in one request (else one request each).
         label: a display name (default ``llm:<model>:<strategy>``).
         max_concurrency: requests in flight at once (probes, scoring) for the built client.
+        max_retries: retries of a failed request (rate limit, timeout, connection, 5xx) before
+            the decision falls back and the error is recorded (built client only).
+        retry_delay_s: the first backoff of those retries; later ones double.
     """
 
     name = "llm"
@@ -129,6 +132,8 @@ class LLMAgent(BaseAgent):
         probe_batch: bool = True,
         label: str | None = None,
         max_concurrency: int = 4,
+        max_retries: int = 5,
+        retry_delay_s: float = 1.0,
         **unexpected: Any,
     ) -> None:
         super().__init__()
@@ -154,6 +159,7 @@ class LLMAgent(BaseAgent):
                     cache_dir=cache_dir,
                     max_concurrency=max_concurrency,
                     json_schema=None if constrained else False,
+                    retry=RetryPolicy(max_retries=max_retries, base_delay_s=retry_delay_s),
                 )
         self.client = client
         self.oracle_partner = oracle_partner

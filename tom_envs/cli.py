@@ -220,6 +220,57 @@ def cmd_train(args: argparse.Namespace) -> int:
     return int(main_fn(["--game", args.game, *args.options]))
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
+    from tom_envs.evaluation import (
+        ConfigError,
+        evaluate,
+        load_config,
+        shipped_configs,
+        write_outputs,
+    )
+    from tom_envs.evaluation.config import agents_from_cli
+
+    if args.list or args.config is None:
+        for name, path in shipped_configs().items():
+            first = next(
+                (ln for ln in path.read_text().splitlines() if ln.startswith("description")), ""
+            )
+            print(f"{name:<16} {first.partition('=')[2].strip().strip(chr(34))}")
+        return 0 if args.list else 2
+    try:
+        cfg = load_config(
+            args.config, episodes=args.episodes, agents=agents_from_cli(args.agent), out=args.out
+        )
+        if args.validate:
+            from tom_envs.evaluation import validate
+
+            cells = validate(cfg, check_endpoints=not args.no_endpoint_check)
+            print(f"{cfg.name}: valid; {len(cells)} cells x {cfg.episodes} episodes")
+            return 0
+        done = [0]
+
+        def progress(outcome: Any) -> None:
+            done[0] += 1
+            mark = "ok" if outcome.ok else f"FAILED ({outcome.error})"
+            print(
+                f"[{done[0]}] {outcome.job.cell_id} seed {outcome.job.seed}: {mark}",
+                file=sys.stderr,
+            )
+
+        res = evaluate(
+            cfg, args.backend, args.workers, progress, check_endpoints=not args.no_endpoint_check
+        )
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    command = "tom-envs eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
+    report = write_outputs(res, command)
+    print(report.read_text())
+    print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
+    return 1 if res.failures else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     p = argparse.ArgumentParser(
@@ -263,6 +314,19 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("game")
     tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
     tr.set_defaults(fn=cmd_train)
+    ev = sub.add_parser("eval", help="run a declarative experiment (TOML config or shipped name)")
+    ev.add_argument("config", nargs="?", help="a .toml file or a shipped config name (--list)")
+    ev.add_argument("--list", action="store_true", help="list the shipped configs")
+    ev.add_argument("--backend", choices=["local", "ray"], default="local")
+    ev.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
+    ev.add_argument("--episodes", type=int, help="episodes per cell (overrides the config)")
+    ev.add_argument(
+        "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
+    )
+    ev.add_argument("--out", help="output directory (default runs/eval/NAME)")
+    ev.add_argument("--validate", action="store_true", help="check the config, run nothing")
+    ev.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
+    ev.set_defaults(fn=cmd_eval)
     return p
 
 

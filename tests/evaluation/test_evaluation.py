@@ -1,0 +1,287 @@
+"""`tom-envs eval`: config validation, resume, atomic files, backends, reports, figures."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tom_envs.cli import main
+from tom_envs.evaluation import ConfigError, evaluate, load_config, parse_config, shipped_configs
+from tom_envs.evaluation import backends as be
+from tom_envs.evaluation.config import validate
+from tom_envs.evaluation.run import write_outputs
+from tom_envs.games.matrix.metrics import solver_for
+from tom_envs.games.matrix.rules import MatrixConfig, payoff
+from tom_envs.runner import Episode
+
+PD = {"game": "PrisonersDilemma", "kwargs": {"horizon": 6}}
+
+
+def small(tmp_path: Path, **extra: object) -> dict:
+    data = {
+        "name": "t",
+        "episodes": 3,
+        "out": str(tmp_path / "run"),
+        "agents": {"rmax": "rmax", "tft": "tit_for_tat", "a0": "always_0", "a1": "always_1"},
+        "games": [PD],
+        "crossplay": {"agents": ["a0", "a1", "tft"]},
+    }
+    data.update(extra)
+    return data
+
+
+# ------------------------------------------------------------------ validation
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"bogus": 1}, "unknown keys"),
+        ({"games": [{"game": "NoSuchGame"}]}, "NoSuchGame"),
+        ({"games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 0}}]}, "bad kwargs"),
+        ({"games": [{"game": "PrisonersDilemma", "kwargs": {"colour": 1}}]}, "bad kwargs"),
+        ({"crossplay": {"agents": ["a0", "nobody"]}}, "unknown agent label 'nobody'"),
+        ({"agents": {"a0": "no_such_bot"}}, "unknown agent 'no_such_bot'"),
+        ({"matchups": [{"game": "PrisonersDilemma", "seats": ["a0"]}]}, "has 2 seats"),
+        ({"matchups": [{"game": "Hanabi", "seats": ["a0", "a0"]}]}, "not among the config's games"),
+        ({"episodes": 0}, "episodes must be >= 1"),
+        ({"record": ["video"]}, "record"),
+        ({"crossplay": {"agents": []}}, "empty"),
+    ],
+)
+def test_bad_configs_fail_before_any_episode(tmp_path: Path, change: dict, message: str) -> None:
+    data = small(tmp_path, **change)
+    with pytest.raises(ConfigError, match=message):
+        cfg = parse_config(data)
+        evaluate(cfg, workers=1)
+    assert not (tmp_path / "run").exists()
+
+
+def test_malformed_toml_and_unknown_config(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'x'\n[agents\n")
+    with pytest.raises(ConfigError, match="malformed TOML"):
+        load_config(bad)
+    assert main(["eval", str(tmp_path / "missing.toml")]) == 2
+    assert "no config file" in capsys.readouterr().err
+
+
+def test_unreachable_endpoint_is_caught_up_front(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = small(
+        tmp_path,
+        agents={"a0": "always_0", "llm": f"llm:model=m:base_url=http://127.0.0.1:{port}/v1"},
+    )
+    data["crossplay"] = {"agents": ["a0", "llm"]}
+    with pytest.raises(ConfigError, match="unreachable"):
+        evaluate(parse_config(data), workers=1)
+    assert not (tmp_path / "run").exists()
+
+
+def test_every_shipped_config_validates() -> None:
+    names = set(shipped_configs())
+    assert {"paper000", "paper001", "paper002", "paper003", "paper004", "crossplay",
+            "functional_tom", "quick"} <= names  # fmt: skip
+    for name in names:
+        cfg = load_config(name)
+        assert validate(cfg, check_endpoints=False)
+
+
+def test_optional_agents_join_only_when_defined(tmp_path: Path) -> None:
+    data = small(tmp_path)
+    data["crossplay"] = {"agents": ["a0"], "optional_agents": ["tft", "llm"]}
+    cfg = parse_config(data)
+    assert cfg.crossplay[0]["agents"] == ["a0", "tft"]
+
+
+# ------------------------------------------------------------------ figures
+def test_crossplay_values_by_hand(tmp_path: Path) -> None:
+    res = evaluate(parse_config(small(tmp_path)), workers=1)
+    cfg = MatrixConfig(game="ipd", horizon=6)
+    eps = {c.id: e for c, e in ((res.cell(k), v) for k, v in res.episodes.items())}
+    for cid, episodes in eps.items():
+        cell = res.cell(cid)
+        if cell.focal == "a0" and cell.partner == "a1":
+            assert all(e.returns["player_0"] == 6 * payoff(cfg, 0, 0, 1) for e in episodes)
+        if cell.focal == "tft" and cell.partner == "a1":
+            # opens with 0, then copies the partner's 1 forever
+            want = payoff(cfg, 0, 0, 1) + 5 * payoff(cfg, 0, 1, 1)
+            assert all(e.returns["player_0"] == want for e in episodes)
+    assert len(res.episodes) == 9 and all(len(v) == 3 for v in res.episodes.values())
+
+
+def test_functional_tom_uses_the_exact_best_response(tmp_path: Path) -> None:
+    data = small(tmp_path, functional_tom={"agents": ["rmax"], "population": "single_action"})
+    del data["crossplay"]
+    res = evaluate(parse_config(data), workers=1)
+    from tom_envs.evaluation.report import functional_tom
+
+    ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
+    cfg = MatrixConfig(game="ipd", horizon=6)
+    for partner in ("always_0", "always_1"):
+        best, kind = ft["best"][partner]
+        assert kind == "exact"
+        exact = solver_for(cfg, partner, 0).optimal_return()
+        assert best == pytest.approx(exact)
+    # against always-cooperate the best response defects every round: 6 x temptation
+    assert ft["best"]["always_0"][0] == pytest.approx(6 * payoff(cfg, 0, 1, 0))
+    rows = {r["partner"]: r for r in ft["rows"]}
+    assert rows["always_0"]["regret"] == pytest.approx(
+        ft["best"]["always_0"][0] - rows["always_0"]["return"][0]
+    )
+    assert rows["always_0"]["literal"][0] == "tom_accuracy"
+
+
+# ------------------------------------------------------------------ resume / atomic / backends
+def test_resume_plays_only_missing_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = parse_config(small(tmp_path))
+    first = evaluate(cfg, workers=1)
+    calls = []
+    real = be.play_episode
+    monkeypatch.setattr(be, "play_episode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = evaluate(cfg, workers=1)
+    assert calls == [] and again.resumed == 27 and again.played == 0
+    victim = next((tmp_path / "run").rglob("episode_000001.jsonl"))
+    victim.unlink()
+    truncated = next(p for p in (tmp_path / "run").rglob("episode_000002.jsonl") if p != victim)
+    truncated.write_text(truncated.read_text().splitlines()[0] + "\n")  # a half-written file
+    third = evaluate(cfg, workers=1)
+    assert len(calls) == 2 and third.played == 2 and third.resumed == 25
+    for cid, eps in first.episodes.items():
+        assert [e.returns for e in eps] == [e.returns for e in third.episodes[cid]]
+    assert not list((tmp_path / "run").rglob(".tmp-*"))
+
+
+def test_parallel_equals_sequential(tmp_path: Path) -> None:
+    data = small(tmp_path)
+    data["agents"]["rnd"] = "random"
+    data["crossplay"] = {"agents": ["rmax", "rnd", "tft"]}
+    seq = evaluate(parse_config({**data, "out": str(tmp_path / "a")}), workers=1)
+    par = evaluate(parse_config({**data, "out": str(tmp_path / "b")}), workers=2)
+    assert seq.episodes.keys() == par.episodes.keys()
+    for cid in seq.episodes:
+        a = [(e.seed, e.returns, [s["action"] for s in e.steps]) for e in seq.episodes[cid]]
+        b = [(e.seed, e.returns, [s["action"] for s in e.steps]) for e in par.episodes[cid]]
+        assert a == b
+
+
+def test_ray_backend_matches_local(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    data = small(tmp_path)
+    data["agents"]["rnd"] = "random"
+    data["crossplay"] = {"agents": ["rnd", "tft"]}
+    data["episodes"] = 2
+    local = evaluate(parse_config({**data, "out": str(tmp_path / "a")}), workers=1)
+    ray_res = evaluate(parse_config({**data, "out": str(tmp_path / "b")}), backend="ray", workers=2)
+    assert ray_res.backend == "ray" and ray_res.played == 8
+    for cid, eps in local.episodes.items():
+        assert [e.returns for e in eps] == [e.returns for e in ray_res.episodes[cid]]
+
+
+# ------------------------------------------------------------------ failing endpoint
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:  # the models list: reachable
+        body = json.dumps({"object": "list", "data": [{"id": "m", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # every completion fails with a server error
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b'{"error": {"message": "overloaded"}}'
+        self.send_response(503)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_failing_endpoint_marks_episodes_failed_and_the_rest_completes(tmp_path: Path) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        data = small(tmp_path, episodes=2)
+        data["agents"]["llm"] = f"llm:model=m:base_url={url}:max_retries=1:retry_delay_s=0.01"
+        data["games"] = [{"game": "PrisonersDilemma", "kwargs": {"horizon": 2}}]
+        data["crossplay"] = {"agents": ["a0", "llm"]}
+        cfg = parse_config(data)
+        res = evaluate(cfg, workers=1)
+        llm_cells = {c.id for c in res.cells if "llm" in c.labels}
+        assert {f.job.cell_id for f in res.failures} == llm_cells
+        assert all(
+            "503" in f.error or "overloaded" in f.error or "Error" in f.error for f in res.failures
+        )
+        assert set(res.episodes) == {c.id for c in res.cells} - llm_cells
+        assert all(len(v) == 2 for v in res.episodes.values())
+        report = write_outputs(res).read_text()
+        assert "## Failed episodes" in report
+        failed_dir = tmp_path / "run" / "failed"
+        assert len(list(failed_dir.rglob("*.json"))) == 2 * len(llm_cells)
+        # the failed trajectories are kept for inspection, but a re-run retries them
+        again = evaluate(cfg, workers=1)
+        assert again.played == 2 * len(llm_cells) and again.resumed == 2
+    finally:
+        server.shutdown()
+
+
+# ------------------------------------------------------------------ report and CLI
+def test_report_files_and_plots(tmp_path: Path) -> None:
+    data = small(tmp_path, functional_tom={"agents": ["rmax", "tft"], "population": "all"},
+                 matchups=[{"game": "PrisonersDilemma", "seats": ["rmax", "tft"], "paper": "0.248"}])  # fmt: skip
+    res = evaluate(parse_config(data), workers=1)
+    report = write_outputs(res, "tom-envs eval t.toml")
+    text = report.read_text()
+    for heading in ("## Matchups", "## Cross-play", "## Functional vs literal ToM"):
+        assert heading in text
+    assert "| 0.248 |" in text
+    for png in ("crossplay_PrisonersDilemma.png", "regret_PrisonersDilemma.png"):
+        blob = (report.parent / png).read_bytes()
+        assert blob[:8] == b"\x89PNG\r\n\x1a\n" and len(blob) > 2000
+    figures = json.loads((report.parent / "results.json").read_text())
+    assert set(figures["crossplay"]["PrisonersDilemma"]) == {
+        f"{a}|{b}" for a in ("a0", "a1", "tft") for b in ("a0", "a1", "tft")
+    }
+    ep = Episode.read(next((tmp_path / "run").rglob("episode_000000.jsonl")))
+    for value in ep.agents.values():  # "label=spec"; population members are literal specs
+        label, spec = value.split("=", 1)
+        assert res.config.agents.get(label, label) == spec
+
+
+def test_regret_curve_is_the_cumulative_gap(tmp_path: Path) -> None:
+    data = small(tmp_path, functional_tom={"agents": ["a0", "a1"], "population": "single_action"})
+    del data["crossplay"]
+    res = evaluate(parse_config(data), workers=1)
+    from tom_envs.evaluation.report import functional_tom
+
+    ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
+    cfg = MatrixConfig(game="ipd", horizon=6)
+    # vs always_0 the best evaluated agent is a1 (defect); vs always_1 too. a0's gap per round:
+    gap0 = payoff(cfg, 0, 1, 0) - payoff(cfg, 0, 0, 0)
+    gap1 = payoff(cfg, 0, 1, 1) - payoff(cfg, 0, 0, 1)
+    want = np.cumsum([(gap0 + gap1) / 2] * 6)
+    assert np.allclose(ft["curves"]["a0"], want)
+    assert np.allclose(ft["curves"]["a1"], 0)
+
+
+def test_cli_eval_runs_a_shipped_config(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "q"
+    assert main(["eval", "quick", "--episodes", "1", "--out", str(out), "--workers", "1"]) == 0
+    assert (out / "report.md").exists()
+    assert main(["eval", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert "paper004" in listing and "crossplay" in listing
+    assert main(["eval", "quick", "--validate", "--agent", "broken"]) == 2

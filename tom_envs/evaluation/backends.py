@@ -1,0 +1,222 @@
+"""Where episodes run: inline, a local process pool (default), or a Ray cluster.
+
+The unit of work is one seeded episode of one cell (:class:`Job`). A worker builds the cell's
+agents from their specs (once per cell and process), plays the episode with
+:func:`tom_envs.runner.play_episode` and writes its trajectory atomically to
+``<out>/<cell id>/episode_<seed>.jsonl``. A finished episode is therefore never lost and never
+replayed: :func:`pending` skips every job whose file is complete, so an interrupted run resumes
+where it stopped.
+
+An episode whose LLM endpoint failed for good (after the client's retries) is not a result: its
+trajectory goes to ``<out>/failed/<cell id>/episode_<seed>.jsonl`` with the reason, it is listed in
+the report, and a later run retries it. Any other exception in a worker (a crashing agent
+constructor, a broken env) is recorded the same way; the rest of the run completes.
+
+Every episode depends only on its cell and seed, so the backends give identical results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tom_envs.runner import Episode, play_episode
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One seeded episode of one cell, with everything a worker needs (picklable)."""
+
+    cell_id: str
+    game: str
+    env_kwargs: Mapping[str, Any]
+    specs: tuple[str, ...]  # agent spec per seat
+    labels: tuple[str, ...]  # config label per seat (for the report)
+    seed: int
+    out: str
+    record: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> Path:
+        """The trajectory file of this episode."""
+        return Path(self.out) / self.cell_id / f"episode_{self.seed:06d}.jsonl"
+
+    @property
+    def failed_path(self) -> Path:
+        """Where the episode goes if it fails."""
+        return Path(self.out) / "failed" / self.cell_id / f"episode_{self.seed:06d}.json"
+
+
+@dataclass
+class Outcome:
+    """What a job produced: the episode (finished) or the failure reason."""
+
+    job: Job
+    episode: Episode | None
+    error: str | None = None
+    resumed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True for a finished episode."""
+        return self.episode is not None
+
+
+def read_finished(job: Job) -> Episode | None:
+    """The job's episode if its trajectory file is complete, else ``None``."""
+    if not job.path.exists():
+        return None
+    try:
+        return Episode.read(job.path)
+    except (ValueError, KeyError, IndexError, json.JSONDecodeError):
+        return None
+
+
+def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
+    """Split jobs into finished ones (loaded from disk) and those still to run."""
+    done, todo = [], []
+    for job in jobs:
+        ep = read_finished(job)
+        if ep is not None:
+            done.append(Outcome(job, ep, resumed=True))
+        else:
+            todo.append(job)
+    return done, todo
+
+
+# One set of agents per cell and process: agents are reset at every episode, so reuse is safe.
+_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str], list[Any]] = {}
+
+
+def _agents(job: Job) -> list[Any]:
+    import dataclasses
+
+    from tom_envs.agents import make_agent
+    from tom_envs.registration import game_spec
+
+    key = (job.game, job.specs, json.dumps(job.env_kwargs, sort_keys=True, default=str))
+    if key not in _AGENT_CACHE:
+        base = game_spec(job.game)
+        spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
+        bundle = spec.load().make_bundle(**spec.kwargs)
+        _AGENT_CACHE[key] = [make_agent(s, spec, bundle) for s in job.specs]
+    return _AGENT_CACHE[key]
+
+
+def endpoint_failure(episode: Episode) -> str | None:
+    """The first endpoint error an LLM agent met in the episode (after its retries), if any."""
+    for step in episode.steps:
+        info = step.get("info") or {}
+        llm = info.get("llm") if isinstance(info, Mapping) else None
+        if isinstance(llm, Mapping) and llm.get("error"):
+            return f"{step['agent']} at decision {step['index']}: {llm['error']}"
+    return None
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, default=str)
+    os.replace(tmp, path)
+
+
+def run_job(job: Job) -> Outcome:
+    """Play one episode and write it (or its failure). Never raises."""
+    from tom_envs.registration import game_spec
+
+    try:
+        agents = _agents(job)
+        episode = play_episode(
+            game_spec(job.game),
+            agents,
+            job.seed,
+            job.env_kwargs,
+            record_text="text" in job.record,
+            record_observations="observations" in job.record,
+        )
+        episode.agents = {
+            a: f"{lab}={s}" for a, lab, s in zip(episode.agents, job.labels, job.specs, strict=True)
+        }
+    except Exception as exc:  # a worker never dies: the failure is recorded
+        error = f"{type(exc).__name__}: {exc}"
+        _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
+                                      "traceback": traceback.format_exc(limit=5)})  # fmt: skip
+        return Outcome(job, None, error)
+    failure = endpoint_failure(episode)
+    if failure is not None:
+        episode.metrics["failed"] = 1.0
+        path = job.failed_path.with_suffix(".jsonl")
+        episode.write(path)
+        _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": failure,
+                                      "trajectory": str(path)})  # fmt: skip
+        return Outcome(job, None, failure)
+    job.failed_path.unlink(missing_ok=True)
+    episode.write(job.path)
+    return Outcome(job, episode)
+
+
+def run_jobs(
+    jobs: list[Job],
+    backend: str = "local",
+    workers: int | None = None,
+    progress: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Run jobs on a backend; outcomes come back in the jobs' order."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
+    runner = _run_ray if backend == "ray" else _run_local
+    by_job: dict[tuple[str, int], Outcome] = {}
+    for outcome in runner(jobs, workers):
+        by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
+        if progress is not None:
+            progress(outcome)
+    return [by_job[(j.cell_id, j.seed)] for j in jobs]
+
+
+def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n <= 1 or len(jobs) <= 1:
+        for job in jobs:
+            yield run_job(job)
+        return
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(run_job, job) for job in jobs]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
+def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ValueError("--backend ray needs Ray: pip install 'tom-envs[ray]'") from exc
+    started = False
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS")
+        if address:
+            ray.init(address=address, ignore_reinit_error=True)
+        else:
+            ray.init(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False,
+                     ignore_reinit_error=True, log_to_driver=False)  # fmt: skip
+        started = True
+    try:
+        remote = ray.remote(run_job)
+        refs = [remote.remote(job) for job in jobs]
+        pending_refs = list(refs)
+        while pending_refs:
+            ready, pending_refs = ray.wait(pending_refs, num_returns=1)
+            for ref in ready:
+                yield ray.get(ref)
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,507 @@
+"""The declarative experiment: a TOML file, validated in full before any episode runs.
+
+A config names games, agents (labels for agent specs), and what to run with them::
+
+    name = "crossplay-matrix"        # the run's name (output directory runs/eval/<name>)
+    seed = 0                          # episode seeds are seed, seed+1, ...
+    episodes = 20                     # per cell (the CLI's --episodes overrides it)
+    record = ["text"]                 # also record "text" and/or "observations" per decision
+
+    [agents]                          # label = agent spec (tom_envs.agents); the CLI's
+    rmax = "rmax"                     # --agent LABEL=SPEC adds or replaces one
+    tft = "tit_for_tat"
+
+    [[games]]                         # one table per game (label defaults to the name)
+    game = "PrisonersDilemma"
+    kwargs = { rounds = 20 }          # env keyword arguments
+    focal_seats = [0]                 # seats of the evaluated agent (default [0])
+    partner_seats = [1]               # seats of its partner (default: every other seat)
+    others = "heuristic"              # spec for any remaining seat (e.g. Guandan's opponents)
+
+    [[matchups]]                      # explicit seatings: one spec label per seat
+    game = "PrisonersDilemma"
+    seats = ["rmax", "tft"]
+    paper = "0.248 ± 0.005"           # optional: the paper's figure, shown beside ours
+
+    [crossplay]                       # every agent with every other, on each listed game
+                                      # ([[crossplay]] tables: one agent list per game group)
+    agents = ["rmax", "tft", "random"]
+    optional_agents = ["llm"]         # joined only when defined (e.g. --agent llm=llm:...)
+    games = ["PrisonersDilemma"]      # default: every game of the config
+
+    [functional_tom]                  # each agent against each member of a population
+    agents = ["rmax", "random"]
+    population = "all"                # a population name of each game (tom-envs list)
+    games = ["PrisonersDilemma"]
+
+    [[tables]]                        # a paper table from an experiment module
+    title = "Paper 004, tabular rows"
+    fn = "tom_envs.experiments.paper004:reproduce"
+    kwargs = { episodes = 100 }
+
+    [[learning_curves]]               # training curves written by `tom-envs train`
+    csv = "runs/train/x/curve.csv"
+    y = ["return_mean"]
+
+Everything is checked by :func:`validate` before anything runs: unknown keys, unknown games,
+bad env keyword arguments, unknown agent labels or specs (each is built once for each game it
+plays), seat counts, and the reachability of every LLM endpoint.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tom_envs.registration import GameSpec, game_spec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+RECORD_OPTIONS = ("text", "observations")
+TOP_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "episodes",
+    "record",
+    "out",
+    "agents",
+    "games",
+    "matchups",
+    "crossplay",
+    "functional_tom",
+    "tables",
+    "learning_curves",
+}
+GAME_KEYS = {"game", "label", "kwargs", "focal_seats", "partner_seats", "others"}
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """One game of the config with its seating rules."""
+
+    label: str
+    game: str
+    kwargs: Mapping[str, Any]
+    focal_seats: tuple[int, ...]
+    partner_seats: tuple[int, ...]
+    others: str | None
+    num_players: int
+
+    @property
+    def spec(self) -> GameSpec:
+        """The registered game."""
+        return game_spec(self.game)
+
+    def seating(self, focal: str, partner: str) -> tuple[str, ...]:
+        """Specs (by label) per seat: focal, partner, and ``others`` elsewhere."""
+        seats: list[str | None] = [None] * self.num_players
+        for s in self.focal_seats:
+            seats[s] = focal
+        for s in self.partner_seats:
+            seats[s] = partner
+        rest = [i for i, x in enumerate(seats) if x is None]
+        if rest and self.others is None:
+            raise ConfigError(
+                f"game {self.label!r}: seats {rest} have no agent; set `others` for them"
+            )
+        return tuple(x if x is not None else f"={self.others}" for x in seats)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A seating on a game: the unit that ``episodes`` seeded episodes are played for."""
+
+    section: str  # "matchups", "crossplay" or "functional_tom"
+    game: GameEntry
+    labels: tuple[str, ...]  # agent labels per seat ("=spec" for a literal spec)
+    focal: str | None = None  # the evaluated label (cross-play and functional ToM)
+    partner: str | None = None  # the partner label or population member
+
+    @property
+    def id(self) -> str:
+        """A path-safe id, unique in the run (``crossplay/PrisonersDilemma/rmax+tft``)."""
+        seats = "+".join(_safe(x.lstrip("=")) for x in self.labels)
+        return f"{self.section}/{_safe(self.game.label)}/{seats}"
+
+
+@dataclass
+class EvalConfig:
+    """A validated experiment."""
+
+    name: str
+    seed: int = 0
+    episodes: int = 10
+    record: tuple[str, ...] = ()
+    out: str | None = None
+    description: str = ""
+    agents: dict[str, str] = field(default_factory=dict)
+    games: dict[str, GameEntry] = field(default_factory=dict)
+    matchups: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    paper: dict[str, str] = field(default_factory=dict)  # matchup cell id -> the paper's figure
+    crossplay: list[dict[str, Any]] = field(default_factory=list)
+    functional_tom: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    learning_curves: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None
+
+    def spec_of(self, label: str) -> str:
+        """The agent spec behind a label (``"=spec"`` is a literal spec)."""
+        if label.startswith("="):
+            return label[1:]
+        if label not in self.agents:
+            raise ConfigError(f"unknown agent label {label!r}; defined: {sorted(self.agents)}")
+        return self.agents[label]
+
+    def out_dir(self) -> Path:
+        """Where trajectories and the report go."""
+        return Path(self.out) if self.out else Path("runs") / "eval" / _safe(self.name)
+
+    def cells(self) -> list[Cell]:
+        """Every cell of the experiment, in a fixed order."""
+        out: list[Cell] = []
+        for game_label, labels in self.matchups:
+            out.append(Cell("matchups", self.games[game_label], labels))
+        for cp in self.crossplay:
+            agents = cp["agents"]
+            for g in cp["games"]:
+                entry = self.games[g]
+                for a in agents:
+                    for b in agents:
+                        out.append(Cell("crossplay", entry, entry.seating(a, b), a, b))
+        for ft in self.functional_tom:
+            for g in ft["games"]:
+                entry = self.games[g]
+                for member in population_members(entry, ft["population"]):
+                    for a in ft["agents"]:
+                        seats = entry.seating(a, f"={member}")
+                        out.append(Cell("functional_tom", entry, seats, a, member))
+        seen: set[str] = set()
+        unique = []
+        for c in out:
+            if c.id not in seen:
+                seen.add(c.id)
+                unique.append(c)
+        return unique
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", text)[:80]
+
+
+def population_members(entry: GameEntry, population: str) -> list[str]:
+    """The bot names of a game's population."""
+    pops = entry.spec.load().populations(**{**entry.spec.kwargs, **entry.kwargs})
+    if population not in pops:
+        raise ConfigError(
+            f"game {entry.label!r} has no population {population!r}; choose from {sorted(pops)}"
+        )
+    return list(pops[population])
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise ConfigError(f"{where}: expected {names}, got {value!r}")
+    return value
+
+
+def _keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = set(table) - allowed
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")
+
+
+def parse_config(
+    data: Mapping[str, Any],
+    *,
+    episodes: int | None = None,
+    agents: Mapping[str, str] | None = None,
+    out: str | None = None,
+    source: str | None = None,
+) -> EvalConfig:
+    """Build an :class:`EvalConfig` from parsed TOML (structure only; see :func:`validate`)."""
+    _keys(data, TOP_KEYS, "config")
+    name = _expect(data.get("name", Path(source).stem if source else "eval"), str, "name")
+    cfg = EvalConfig(name=name, source=source)
+    cfg.description = _expect(data.get("description", ""), str, "description")
+    cfg.seed = _expect(data.get("seed", 0), int, "seed")
+    cfg.episodes = _expect(
+        episodes if episodes is not None else data.get("episodes", 10), int, "episodes"
+    )
+    if cfg.episodes < 1:
+        raise ConfigError(f"episodes must be >= 1, got {cfg.episodes}")
+    record = tuple(_expect(data.get("record", []), list, "record"))
+    for r in record:
+        if r not in RECORD_OPTIONS:
+            raise ConfigError(f"record: {r!r} is not one of {RECORD_OPTIONS}")
+    cfg.record = record
+    cfg.out = out or (_expect(data["out"], str, "out") if "out" in data else None)
+    table = _expect(data.get("agents", {}), dict, "[agents]")
+    cfg.agents = {str(k): _expect(v, str, f"agents.{k}") for k, v in table.items()}
+    cfg.agents.update(agents or {})
+    for i, g in enumerate(_expect(data.get("games", []), list, "[[games]]")):
+        where = f"games[{i}]"
+        _expect(g, dict, where)
+        _keys(g, GAME_KEYS, where)
+        gname = _expect(g.get("game"), str, f"{where}.game")
+        try:
+            spec = game_spec(gname)
+        except KeyError as exc:
+            raise ConfigError(f"{where}: {exc.args[0] if exc.args else exc}") from None
+        label = _expect(g.get("label", spec.name), str, f"{where}.label")
+        if label in cfg.games:
+            raise ConfigError(f"{where}: duplicate game label {label!r}")
+        kwargs = dict(_expect(g.get("kwargs", {}), dict, f"{where}.kwargs"))
+        n = _num_players(spec, kwargs, where)
+        focal = tuple(_expect(g.get("focal_seats", [0]), list, f"{where}.focal_seats"))
+        default_partner = [s for s in range(n) if s not in focal]
+        partner = tuple(
+            _expect(g.get("partner_seats", default_partner), list, f"{where}.partner_seats")
+        )
+        for s in (*focal, *partner):
+            if not isinstance(s, int) or not 0 <= s < n:
+                raise ConfigError(f"{where}: seat {s!r} out of range for {n} players")
+        if set(focal) & set(partner):
+            raise ConfigError(f"{where}: focal_seats and partner_seats overlap")
+        others = g.get("others")
+        if others is not None:
+            _expect(others, str, f"{where}.others")
+        cfg.games[label] = GameEntry(label, spec.name, kwargs, focal, partner, others, n)
+    if not cfg.games:
+        raise ConfigError("config: no [[games]] given")
+    for i, m in enumerate(_expect(data.get("matchups", []), list, "[[matchups]]")):
+        where = f"matchups[{i}]"
+        _keys(_expect(m, dict, where), {"game", "seats", "paper"}, where)
+        g = _game_label(cfg, m.get("game"), where)
+        seats = tuple(_expect(m.get("seats"), list, f"{where}.seats"))
+        if len(seats) != cfg.games[g].num_players:
+            raise ConfigError(
+                f"{where}: {cfg.games[g].game} has {cfg.games[g].num_players} seats, "
+                f"got {len(seats)} agents"
+            )
+        cfg.matchups.append((g, seats))
+        if "paper" in m:
+            cell_id = Cell("matchups", cfg.games[g], seats).id
+            cfg.paper[cell_id] = str(_expect(m["paper"], (str, int, float), f"{where}.paper"))
+    for section, sec in _sections(data):
+        allowed = {"agents", "optional_agents", "games"}
+        allowed |= {"population"} if section == "functional_tom" else set()
+        _keys(sec, allowed, f"[{section}]")
+        sec["agents"] = list(_expect(sec.get("agents"), list, f"[{section}].agents"))
+        optional = _expect(sec.pop("optional_agents", []), list, f"[{section}].optional_agents")
+        sec["agents"] += [a for a in optional if a in cfg.agents and a not in sec["agents"]]
+        if not sec["agents"]:
+            raise ConfigError(f"[{section}].agents is empty")
+        sec["games"] = [
+            _game_label(cfg, g, f"[{section}].games")
+            for g in _expect(sec.get("games", list(cfg.games)), list, f"[{section}].games")
+        ]
+        if section == "functional_tom":
+            sec["population"] = _expect(
+                sec.get("population", "all"), str, f"[{section}].population"
+            )
+        getattr(cfg, section).append(sec)
+    for i, t in enumerate(_expect(data.get("tables", []), list, "[[tables]]")):
+        where = f"tables[{i}]"
+        _keys(_expect(t, dict, where), {"title", "fn", "kwargs", "paper"}, where)
+        _expect(t.get("fn"), str, f"{where}.fn")
+        cfg.tables.append(dict(t))
+    for i, lc in enumerate(_expect(data.get("learning_curves", []), list, "[[learning_curves]]")):
+        where = f"learning_curves[{i}]"
+        _keys(_expect(lc, dict, where), {"csv", "x", "y", "label"}, where)
+        _expect(lc.get("csv"), str, f"{where}.csv")
+        cfg.learning_curves.append(dict(lc))
+    if not (
+        cfg.matchups or cfg.crossplay or cfg.functional_tom or cfg.tables or cfg.learning_curves
+    ):
+        raise ConfigError(
+            "config: nothing to run; give [[matchups]], [crossplay], [functional_tom], "
+            "[[tables]] or [[learning_curves]]"
+        )
+    return cfg
+
+
+def _sections(data: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``[crossplay]`` / ``[functional_tom]`` tables, or arrays of them (``[[crossplay]]``)."""
+    out = []
+    for section in ("crossplay", "functional_tom"):
+        value = data.get(section)
+        if value is None:
+            continue
+        tables = value if isinstance(value, list) else [value]
+        for t in tables:
+            out.append((section, dict(_expect(t, dict, f"[{section}]"))))
+    return out
+
+
+def _game_label(cfg: EvalConfig, label: Any, where: str) -> str:
+    if label not in cfg.games:
+        raise ConfigError(
+            f"{where}: game {label!r} is not among the config's games {sorted(cfg.games)}"
+        )
+    return str(label)
+
+
+def _num_players(spec: GameSpec, kwargs: Mapping[str, Any], where: str) -> int:
+    try:
+        bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ConfigError(f"{where}: bad kwargs for {spec.name}: {exc}") from None
+    return int(bundle.game.num_players)
+
+
+def load_config(
+    path: str | Path,
+    *,
+    episodes: int | None = None,
+    agents: Mapping[str, str] | None = None,
+    out: str | None = None,
+) -> EvalConfig:
+    """Read and structurally check a TOML config (a name of a shipped config works too)."""
+    p = resolve_config_path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: malformed TOML: {exc}") from None
+    return parse_config(data, episodes=episodes, agents=agents, out=out, source=str(p))
+
+
+SHIPPED = Path(__file__).parent / "configs"
+
+
+def shipped_configs() -> dict[str, Path]:
+    """The configs that come with the suite, by name."""
+    return {p.stem: p for p in sorted(SHIPPED.glob("*.toml"))}
+
+
+def resolve_config_path(path: str | Path) -> Path:
+    """A file path, or the name of a shipped config (``paper004``)."""
+    p = Path(path)
+    if p.exists():
+        return p
+    shipped = shipped_configs()
+    if str(path) in shipped:
+        return shipped[str(path)]
+    raise ConfigError(
+        f"no config file {str(path)!r} and no shipped config of that name; shipped: {sorted(shipped)}"
+    )
+
+
+def used_labels(cfg: EvalConfig) -> dict[str, set[str]]:
+    """Agent labels per game label that the cells will build."""
+    used: dict[str, set[str]] = {}
+    for cell in cfg.cells():
+        used.setdefault(cell.game.label, set()).update(cell.labels)
+    return used
+
+
+def endpoint_of(spec: str) -> tuple[str, str | None] | None:
+    """``(model, base_url)`` of an LLM agent spec that talks to a remote endpoint, else ``None``."""
+    from tom_envs.agents import parse_spec
+
+    head, kwargs = parse_spec(spec)
+    if head != "llm" or kwargs.get("local") or kwargs.get("fake"):
+        return None
+    return str(kwargs.get("model", "")), kwargs.get("base_url")
+
+
+def check_endpoint(base_url: str | None, timeout: float = 5.0) -> None:
+    """Raise :class:`ConfigError` unless ``base_url`` answers HTTP (any status) within ``timeout``."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    try:
+        urllib.request.urlopen(url.rstrip("/") + "/models", timeout=timeout)
+    except urllib.error.HTTPError:
+        return  # the server answered (401, 404...): reachable
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ConfigError(f"LLM endpoint {url} is unreachable: {reason}") from None
+
+
+def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
+    """Check everything that can be checked before running; return the cells.
+
+    Builds every agent once for every game it plays (unknown labels, specs and bad keyword
+    arguments fail here), imports every table function, and checks LLM endpoints.
+    """
+    from tom_envs.agents import make_agent
+
+    cells = cfg.cells()
+    for game_label, labels in used_labels(cfg).items():
+        entry = cfg.games[game_label]
+        spec = _with_kwargs(entry)
+        bundle = spec.load().make_bundle(**spec.kwargs)
+        for label in sorted(labels):
+            agent_spec = cfg.spec_of(label)
+            try:
+                make_agent(agent_spec, spec, bundle)
+            except (KeyError, ValueError) as exc:
+                msg = exc.args[0] if exc.args else exc
+                raise ConfigError(f"agent {label!r} on {entry.label}: {msg}") from None
+            except ImportError as exc:
+                raise ConfigError(f"agent {label!r} needs a missing package: {exc}") from None
+    for t in cfg.tables:
+        _load_fn(t["fn"])
+    for lc in cfg.learning_curves:
+        if not Path(lc["csv"]).exists():
+            raise ConfigError(f"learning curve file {lc['csv']!r} does not exist")
+    if check_endpoints:
+        seen: set[str | None] = set()
+        for label in {x for v in used_labels(cfg).values() for x in v}:
+            ep = endpoint_of(cfg.spec_of(label))
+            if ep is not None and ep[1] not in seen:
+                seen.add(ep[1])
+                check_endpoint(ep[1])
+    return cells
+
+
+def _with_kwargs(entry: GameEntry) -> GameSpec:
+    import dataclasses
+
+    return dataclasses.replace(entry.spec, kwargs={**entry.spec.kwargs, **entry.kwargs})
+
+
+def game_spec_of(entry: GameEntry) -> GameSpec:
+    """The registered spec with the entry's keyword arguments as its defaults."""
+    return _with_kwargs(entry)
+
+
+def _load_fn(entry: str) -> Any:
+    import importlib
+
+    module, _, attr = entry.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"table function {entry!r} cannot be loaded: {exc}") from None
+
+
+def load_fn(entry: str) -> Any:
+    """Import ``module:attr`` (table functions)."""
+    return _load_fn(entry)
+
+
+def agents_from_cli(items: Sequence[str]) -> dict[str, str]:
+    """``LABEL=SPEC`` pairs from the command line."""
+    out = {}
+    for item in items:
+        label, sep, spec = item.partition("=")
+        if not sep or not label or not spec:
+            raise ConfigError(f"--agent expects LABEL=SPEC, got {item!r}")
+        out[label] = spec
+    return out

@@ -1,0 +1,84 @@
+"""Run a validated config: build the jobs, skip the finished ones, run the rest, report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tom_envs.evaluation.backends import Job, Outcome, pending, run_jobs
+from tom_envs.evaluation.config import Cell, EvalConfig, validate
+from tom_envs.runner import Episode
+
+
+@dataclass
+class EvalResults:
+    """Every cell's finished episodes and every failure of one run."""
+
+    config: EvalConfig
+    cells: list[Cell]
+    episodes: dict[str, list[Episode]] = field(default_factory=dict)  # cell id -> episodes
+    failures: list[Outcome] = field(default_factory=list)
+    resumed: int = 0
+    played: int = 0
+    wall_time_s: float = 0.0
+    backend: str = "local"
+
+    def cell(self, cell_id: str) -> Cell:
+        """A cell by id."""
+        return next(c for c in self.cells if c.id == cell_id)
+
+
+def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
+    """One job per cell and seed."""
+    out = str(cfg.out_dir())
+    jobs = []
+    for cell in cells:
+        specs = tuple(cfg.spec_of(label) for label in cell.labels)
+        labels = tuple(label.lstrip("=") for label in cell.labels)
+        for s in range(cfg.seed, cfg.seed + cfg.episodes):
+            jobs.append(
+                Job(
+                    cell.id,
+                    cell.game.game,
+                    dict(cell.game.kwargs),
+                    specs,
+                    labels,
+                    s,
+                    out,
+                    cfg.record,
+                )
+            )
+    return jobs
+
+
+def evaluate(
+    cfg: EvalConfig,
+    backend: str = "local",
+    workers: int | None = None,
+    progress: Callable[[Outcome], None] | None = None,
+    check_endpoints: bool = True,
+) -> EvalResults:
+    """Validate, then play every episode not already on disk; return all results."""
+    t0 = time.perf_counter()
+    cells = validate(cfg, check_endpoints=check_endpoints)
+    jobs = jobs_for(cfg, cells)
+    done, todo = pending(jobs)
+    outcomes = done + run_jobs(todo, backend, workers, progress)
+    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
+    order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
+    for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
+        if o.ok:
+            res.episodes.setdefault(o.job.cell_id, []).append(o.episode)  # type: ignore[arg-type]
+        else:
+            res.failures.append(o)
+    res.wall_time_s = time.perf_counter() - t0
+    return res
+
+
+def write_outputs(res: EvalResults, command: str = "") -> Path:
+    """Write ``report.md``, ``results.json`` and the PNG plots into the run's directory."""
+    from tom_envs.evaluation.report import write_report
+
+    return write_report(res, Path(res.config.out_dir()), command)
