@@ -285,3 +285,19 @@ def test_cli_eval_runs_a_shipped_config(tmp_path: Path, capsys: pytest.CaptureFi
     listing = capsys.readouterr().out
     assert "paper004" in listing and "crossplay" in listing
     assert main(["eval", "quick", "--validate", "--agent", "broken"]) == 2
+
+
+def test_learning_curves_are_plotted_from_training_csvs(tmp_path: Path) -> None:
+    csv = tmp_path / "curve.csv"
+    csv.write_text("update,global_step,return_mean\n1,100,1.0\n2,200,\n3,300,3.0\n")
+    data = small(tmp_path, learning_curves=[{"csv": str(csv), "label": "mappo"}])
+    from tom_envs.evaluation.report import read_curve
+
+    x, y = read_curve(csv, "global_step", ["return_mean"])["return_mean"]
+    assert x.tolist() == [100.0, 300.0] and y.tolist() == [1.0, 3.0]  # the empty cell is skipped
+    report = write_outputs(evaluate(parse_config(data), workers=1))
+    assert "## Learning curves" in report.read_text()
+    assert (report.parent / "learning_curves.png").read_bytes()[:4] == b"\x89PNG"
+    missing = small(tmp_path, learning_curves=[{"csv": str(tmp_path / "nope.csv")}])
+    with pytest.raises(ConfigError, match="does not exist"):
+        validate(parse_config(missing))
