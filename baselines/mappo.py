@@ -72,6 +72,11 @@ class Args:
     """game keyword arguments as key=value (e.g. horizon=10)"""
     partners: list[str] = field(default_factory=list)
     """fixed agents as SEAT=SPEC (e.g. 1=tit_for_tat); every other seat is a learner"""
+    event_rewards: list[str] = field(default_factory=list)
+    """reward shaping from the game's step events as NAME=VALUE (an event "player_0:NAME" or
+    "NAME"), given to every learning seat; training signal only: logged returns stay the game's"""
+    event_rewards_horizon: int = 0
+    """anneal the event rewards linearly to 0 over this many env steps (0: keep them constant)"""
     total_steps: int = 200_000
     """env steps to train for (rules steps: moves, or joint actions in simultaneous games)"""
     num_envs: int = 16
@@ -265,6 +270,10 @@ class Collector:
         self.eye = np.eye(n, dtype=np.float32)
         self.buffer = Rollout()
         self.messages: list[dict[int, str]] = [{} for _ in self.envs]
+        self.event_rewards = {
+            k: float(v) for k, v in parse_kv(args.event_rewards).items()
+        }  # name -> shaping reward
+        self.shaping_scale = 1.0
         self.finished: list[dict[str, float]] = []
         for c in range(args.num_envs):
             self.reset(c)
@@ -368,10 +377,13 @@ class Collector:
                         self.decisions[c, p] += 1
                         if p in self.messages[c]:
                             env.send_message(f"player_{p}", self.messages[c].pop(p))
+                    before = env.game_state
                     env.step(joint[c][p])
                     for agent, r in env.rewards.items():
                         if r:
                             self.add_reward(c, agent_index(agent), float(r))
+                    if self.event_rewards and env.game_state is not before:
+                        self.shape(c, env.last_events)
                 env_steps += 1
                 self.steps[c] += 1
                 if any(env.terminations.values()) or any(env.truncations.values()):
@@ -381,6 +393,14 @@ class Collector:
             if row >= 0:
                 self.open_row[c, p] = moved[int(row)]
         return data, env_steps
+
+    def shape(self, c: int, events: Sequence[str]) -> None:
+        """Add the (annealed) event rewards of one joint step to every learner's transition."""
+        bonus = sum(self.event_rewards.get(e.rpartition(":")[2], 0.0) for e in events)
+        if bonus:
+            for p in self.learners:
+                if self.open_row[c, p] >= 0:
+                    self.buffer.reward[self.open_row[c, p]] += self.shaping_scale * bonus
 
     def add_reward(self, c: int, p: int, r: float) -> None:
         """Credit a reward to seat ``p`` of copy ``c``."""
@@ -681,6 +701,8 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
         update += 1
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.lr * (1 - global_step / args.total_steps)
+        if args.event_rewards_horizon > 0:
+            collector.shaping_scale = max(0.0, 1 - global_step / args.event_rewards_horizon)
         t_roll = time.perf_counter()
         data, steps = collector.collect(actor, critic, value_norm)
         t_gae = time.perf_counter()
@@ -696,6 +718,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
             "update": update, "global_step": global_step, "decisions": decisions,
             "episodes": episodes, "wall_s": t_end - t0, "sps": global_step / (t_end - t0),
             "rollout_s": t_gae - t_roll, "gae_s": t_upd - t_gae, "update_s": t_end - t_upd,
+            "shaping_scale": collector.shaping_scale,
         }  # fmt: skip
         if finished:
             for key in ("return", "length", "rounds"):

@@ -134,6 +134,8 @@ class TomAECEnv(AECEnv):
         self.possible_agents = bundle.agents
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
+        self._encode = self.bundle.encoder.encode
+        self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
         self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
@@ -175,7 +177,9 @@ class TomAECEnv(AECEnv):
     def _schedule(self) -> None:
         """Queue the seats that must act now and select the first."""
         self._queue = list(self.game.current_players(self.game_state))
-        self.agent_selection = self.possible_agents[self._queue[0]] if self._queue else self.agents[0]
+        self.agent_selection = (
+            self.possible_agents[self._queue[0]] if self._queue else self.agents[0]
+        )
 
     # ---------------------------------------------------------------- observe
     def view(self, agent: str) -> Any:
@@ -192,13 +196,25 @@ class TomAECEnv(AECEnv):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """Vector observation and action mask (all zeros unless it is ``agent``'s turn)."""
-        view = self.view(agent)
-        obs = self.bundle.encoder.encode(view)
-        mask = np.zeros(self._n_actions, dtype=np.int8)
-        if self._acting(agent):
-            legal = list(view.legal_actions)
-            if legal:
-                mask[legal] = 1
+        index = self._index.get(agent)
+        view = self.game.observe(self.game_state, agent_index(agent) if index is None else index)
+        obs = self._encode(view)
+        if (
+            agent == self.agent_selection
+            and agent in self.terminations
+            and not (self.terminations[agent] or self.truncations[agent])
+        ):
+            legal = tuple(view.legal_actions)
+            mask = self._masks.get(legal)
+            if mask is None:  # one mask per distinct legal set, copied out (callers may write)
+                mask = np.zeros(self._n_actions, dtype=np.int8)
+                if legal:
+                    mask[list(legal)] = 1
+                if len(self._masks) < 4096:
+                    self._masks[legal] = mask
+            mask = mask.copy()
+        else:
+            mask = np.zeros(self._n_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:
@@ -278,25 +294,31 @@ class TomAECEnv(AECEnv):
             return
         # Every pending action was checked as it arrived and every message when it was sent; the
         # queue guarantees exactly the seats that must act, so the rules apply directly.
-        messages = {p: m for p, m in self._messages.items() if p in self._pending}
-        result = self.game.apply(self.game_state, self._pending, self.np_random, messages or None)
+        pending = self._pending
+        if self._messages:
+            messages = {p: m for p, m in self._messages.items() if p in pending}
+            self._messages = {}
+        else:
+            messages = None
+        game = self.game
+        result = game.apply(self.game_state, pending, self.np_random, messages or None)
         self._pending = {}
-        self._messages = {}
-        self.game_state = result.state
+        state = self.game_state = result.state
         self.last_events = result.events
-        for i, a in enumerate(self.possible_agents):
-            if a in self.rewards:
-                self.rewards[a] = float(result.rewards[i])
-        self._accumulate_rewards()
+        rewards, cumulative = self.rewards, self._cumulative_rewards
+        for a, r in zip(self.possible_agents, result.rewards, strict=True):
+            if a in rewards:
+                r = float(r)
+                rewards[a] = r
+                cumulative[a] += r
         self._joint_steps += 1
-        self._cycles = (
-            self._joint_steps if self._simultaneous else self._moves // self.game.num_players
-        )
-        if self.game.is_terminal(self.game_state):
+        self._cycles = self._joint_steps if self._simultaneous else self._moves // game.num_players
+        if game.is_terminal(state):
             self.terminations = dict.fromkeys(self.agents, True)
+            self.agent_selection = self.agents[0]
         elif self.max_cycles is not None and self._cycles >= self.max_cycles:
             self.truncations = dict.fromkeys(self.agents, True)
-        if any(self.terminations.values()) or any(self.truncations.values()):
             self.agent_selection = self.agents[0]
         else:
-            self._schedule()
+            queue = self._queue = list(game.current_players(state))
+            self.agent_selection = self.possible_agents[queue[0]] if queue else self.agents[0]

@@ -178,6 +178,8 @@ class Game(abc.ABC, Generic[StateT, ViewT]):
 
 def check_action(game: Game[Any, Any], state: Any, player: int, action: Any) -> None:
     """Raise :class:`IllegalActionError` with a clear message unless ``action`` is legal."""
+    if type(action) is int and action in game.legal_actions(state, player):
+        return  # the common case, decided in one membership test
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise IllegalActionError(
             f"player {player}: action must be an integer, got {type(action).__name__} {action!r}"

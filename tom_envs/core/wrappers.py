@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pettingzoo.utils.env import AECIterable
+from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 _GUARDED = ("rewards", "terminations", "truncations", "infos", "agent_selection", "agents")
@@ -41,4 +43,29 @@ class OrderEnforcing(OrderEnforcingWrapper):
         """``env.last()`` after the reset check."""
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        return self.env.last(observe)
+        env = self.env
+        agent = env.agent_selection
+        return (
+            env.observe(agent) if observe else None,
+            env._cumulative_rewards[agent],
+            env.terminations[agent],
+            env.truncations[agent],
+            env.infos[agent],
+        )
+
+    def step(self, action: Any) -> None:
+        """``env.step(action)`` after the same checks as PettingZoo's wrapper."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        env = self.env
+        self._has_updated = True
+        if not env.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
+        """Iterate over the environment itself (reads need no wrapper checks once reset)."""
+        if not self._has_reset:
+            raise AttributeError("agent_iter cannot be called before reset")
+        return AECIterable(self.env, max_iter)

@@ -42,6 +42,10 @@ from tom_envs.games.hanabi.view import HanabiView
 
 _CACHE_LIMIT = 8192
 _frombuffer, _unpackbits, _uint8, _float32 = np.frombuffer, np.unpackbits, np.uint8, np.float32
+#: Row ``b`` holds byte ``b``'s eight bits (little-endian) as floats: one ``take`` unpacks a vector.
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(
+    np.float32
+)
 
 
 def pieces(config: HanabiConfig) -> tuple[tuple[str, int], ...]:
@@ -243,7 +247,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
     def encode(self, view: HanabiView) -> np.ndarray:
         """The view as HLE's canonical float32 vector."""
         raw = _frombuffer(self.view_bits(view).to_bytes(self.nbytes, "little"), dtype=_uint8)
-        return _unpackbits(raw, count=self.size, bitorder="little").astype(_float32)
+        return _BITS.take(raw, axis=0).reshape(-1)[: self.size]
 
     def encode_state(self, state: HanabiState) -> np.ndarray:
         """Player 0's observation + player 0's hand one-hot + the seat to act (one-hot)."""

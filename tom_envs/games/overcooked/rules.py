@@ -299,7 +299,13 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
     def transition(
         self, state: OvercookedState, a0: int, a1: int
     ) -> tuple[OvercookedState, float, tuple[str, ...]]:
-        """The unchecked transition: next state, shared reward and events (planners use this)."""
+        """The unchecked transition: next state, shared reward and events (planners use this).
+
+        Events are ``"player_<i>:<what>"``: ``pickup_onion``, ``pickup_plate`` (and
+        ``useful_plate`` when fewer plates are in play than started pots, overcooked-ai's
+        shaping rule), ``potting_onion``, ``start_cooking``, ``pickup_soup``, ``delivery``,
+        ``place_<item>`` and ``pickup_<item>`` on counters.
+        """
         c0, c1 = state.chefs
         pots = state.pots
         counters = state.counters
@@ -381,6 +387,12 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
             if not h:
                 held[i] = Item.DISH
                 events.append(f"player_{i}:pickup_plate")
+                # overcooked-ai's "useful dish pickup" (its shaping rule): fewer plates in play
+                # than pots that have started (cooking, ready or full)
+                plates = (held[1 - i] == Item.DISH) + sum(c == Item.DISH for c in counters)
+                started = sum(1 for n, tick in pots if tick >= 0 or n >= ONIONS_PER_SOUP)
+                if plates < started:
+                    events.append(f"player_{i}:useful_plate")
         elif kind == FACE_POT:
             n, tick = pots[index]
             if not h:
