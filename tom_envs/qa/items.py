@@ -58,6 +58,8 @@ class Scenario:
         messages: one ``{player: text}`` dict per joint step (empty dicts where none).
         player: the seat the question is put to (the "you" of the question).
         tags: named filters this scenario matches (``"partner_finishing_subtask"``...).
+        seats: the agent spec that played each seat in the source episode (a ToM question about
+            a scripted partner names its policy from here).
     """
 
     game: str
@@ -67,6 +69,7 @@ class Scenario:
     messages: tuple[Mapping[int, str], ...] = ()
     player: int = 0
     tags: tuple[str, ...] = ()
+    seats: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ class QAItem:
             messages=tuple({int(k): str(v) for k, v in m.items()} for m in s.get("messages", ())),
             player=int(s.get("player", 0)),
             tags=tuple(s.get("tags", ())),
+            seats=tuple(s.get("seats", ())),
         )
         return cls(
             id=d["id"],

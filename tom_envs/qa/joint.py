@@ -1,0 +1,97 @@
+"""Question builders shared by games solved by :mod:`baselines.joint_planner` (exact optimum).
+
+No game logic: the game supplies its planner, texts and the partner's stateless bot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tom_envs.qa.generate import bot_action, context_text
+from tom_envs.qa.items import QAItem, Scenario
+
+#: A JP item is kept when the best team action is at least this many expected turns sooner than
+#: every other option (or this much likelier to succeed, for probabilities).
+TURN_GAP = 1.0
+PROB_GAP = 0.10
+
+
+def best_action_item(
+    bundle: Any, state: Any, player: int, scenario: Scenario, planner: Any, base: str, question: str
+) -> QAItem | None:
+    """JP: my part of the team's optimal joint action, by exhaustive search."""
+    game = bundle.game
+    legal = list(game.legal_actions(state, player))
+    if len(legal) < 2:
+        return None
+    q_prob = planner.q_table(state)
+    q_turns = planner.q_turns(state) if planner.horizon is not None else None
+    best_joint = planner.optimal_joint_actions(state)
+    mine = sorted({j[player] for j in best_joint})
+    per_action = {}
+    for a in legal:
+        joints = [j for j in q_prob if j[player] == a]
+        prob = max(q_prob[j] for j in joints)
+        turns = min(q_turns[j] for j in joints) if q_turns is not None else 0.0
+        per_action[a] = (prob, turns)
+    others = [a for a in legal if a not in mine]
+    if not others or not mine or len(mine) > len(legal) // 2:
+        return None  # the optimal set must be small (the paper kept unambiguous items only)
+    best_prob = max(per_action[a][0] for a in mine)
+    best_turns = min(per_action[a][1] for a in mine)
+    prob_gap = best_prob - max(per_action[a][0] for a in others)
+    turn_gap = min(per_action[a][1] for a in others) - best_turns
+    if prob_gap < PROB_GAP and (q_turns is None or turn_gap < TURN_GAP or prob_gap < -1e-9):
+        return None
+    view = game.observe(state, player)
+    names = [bundle.text.action_text(view, a) for a in legal]
+    return QAItem(
+        id=f"{base}/JP/best_action",
+        game=scenario.game,
+        type="JP",
+        kind="best_action",
+        context=context_text(bundle, state, player),
+        question=question,
+        options=tuple(names),
+        answers=tuple(legal.index(a) for a in mine),
+        source="exact_optimum",
+        scenario=scenario,
+        details={
+            "success_probability": {names[legal.index(a)]: v[0] for a, v in per_action.items()},
+            "expected_turns": {names[legal.index(a)]: v[1] for a, v in per_action.items()},
+            "gap": {"probability": prob_gap, "turns": turn_gap},
+        },
+    )
+
+
+def partner_next_item(
+    bundle: Any,
+    state: Any,
+    player: int,
+    scenario: Scenario,
+    partner_spec: str,
+    description: str,
+    base: str,
+) -> QAItem | None:
+    """ToM: the scripted partner's next action, from its (stateless) policy."""
+    game = bundle.game
+    other = 1 - player
+    legal = list(game.legal_actions(state, other))
+    if len(legal) < 2:
+        return None
+    action = bot_action(bundle, state, other, partner_spec, scenario.seed)
+    view = game.observe(state, other)
+    names = [bundle.text.action_text(view, a) for a in legal]
+    return QAItem(
+        id=f"{base}/ToM/partner_next_action",
+        game=scenario.game,
+        type="ToM",
+        kind="partner_next_action",
+        context=context_text(bundle, state, player),
+        question=f"Your partner follows this policy: {description}. What will your partner do next?",
+        options=tuple(names),
+        answers=(legal.index(action),),
+        source="partner_policy",
+        scenario=scenario,
+        details={"partner": partner_spec},
+    )
