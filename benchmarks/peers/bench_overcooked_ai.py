@@ -1,10 +1,12 @@
 """overcooked-ai 1.1.0 throughput, run in its own venv (~/peers/venv-overcooked); one JSON line.
 
-Case dict: {"layout": "<overcooked-ai layout>", "obs": bool, "horizon": 400}. Each step applies a
-uniformly random joint action (benchlib Sampler) with ``OvercookedEnv.step``; with obs=true it also
-computes ``env.lossless_state_encoding_mdp(state)``, the lossless encoding of both players (the
-standard CNN observation). The motion planner that overcooked-ai builds on the first step is
-computed in the untimed warm-up episode.
+Case dict: {"layout": "<overcooked-ai layout>", "obs": false | true | "featurized", "horizon": 400}.
+Each step applies a uniformly random joint action (benchlib Sampler) with ``OvercookedEnv.step``;
+with obs=true it also computes ``env.lossless_state_encoding_mdp(state)``, the lossless encoding of
+both players (the standard CNN observation); with obs="featurized" it computes
+``env.featurize_state_mdp(state)``, both players' 96-feature vectors (the MLP observation of its
+PPO agents). The motion planner and the medium-level action manager that overcooked-ai builds on
+first use are computed in the untimed warm-up episode.
 Usage: venv-overcooked/bin/python bench_overcooked_ai.py --seconds 3 --cases '[{"layout": "cramped_room", "obs": true}]'
 """
 
@@ -34,7 +36,9 @@ def episode_fn(layout, obs, horizon, sampler):
         done = False
         while not done:
             state, _, done, _ = env.step((acts[index(6)], acts[index(6)]))
-            if obs:
+            if obs == "featurized":
+                env.featurize_state_mdp(state)
+            elif obs:
                 env.lossless_state_encoding_mdp(state)
             steps += 1
         return 2 * steps, steps, 0
@@ -51,9 +55,11 @@ def main():
     results = []
     for case in args.cases:
         sampler = Sampler(args.seed)
-        layout, obs = case["layout"], bool(case.get("obs", False))
+        layout, obs = case["layout"], case.get("obs", False)
+        obs = obs if obs == "featurized" else bool(obs)
         fn = episode_fn(layout, obs, int(case.get("horizon", 400)), sampler)
-        label = case.get("label", f"overcooked_ai:{layout}:{'obs' if obs else 'raw'}")
+        kind = "featurized" if obs == "featurized" else "obs" if obs else "raw"
+        label = case.get("label", f"overcooked_ai:{layout}:{kind}")
         results.append(measure(label, fn, args.seconds, params=case))
     import platform
 

@@ -64,7 +64,9 @@ def qa_games() -> list[str]:
     return out
 
 
-def joint_actions(steps: Sequence[dict[str, Any]]) -> tuple[list[dict[int, int]], list[dict[int, str]]]:
+def joint_actions(
+    steps: Sequence[dict[str, Any]],
+) -> tuple[list[dict[int, int]], list[dict[int, str]]]:
     """The joint actions and chat messages of a trajectory, one dict per joint step."""
     actions: list[dict[int, int]] = []
     messages: list[dict[int, str]] = []
@@ -139,7 +141,9 @@ def generate(
     if filters:
         unknown = set(filters) - set(module.KINDS)
         if unknown:
-            raise ValueError(f"{game}: unknown filters {sorted(unknown)}; known: {sorted(module.KINDS)}")
+            raise ValueError(
+                f"{game}: unknown filters {sorted(unknown)}; known: {sorted(module.KINDS)}"
+            )
     quota = {t: n // len(types) + (1 if i < n % len(types) else 0) for i, t in enumerate(types)}
     items: list[QAItem] = []
     seen: set[tuple[str, tuple[str, ...], str]] = set()
@@ -194,7 +198,9 @@ def suite_meta(game: str, seed: int, n: int) -> dict[str, Any]:
     }
 
 
-def build_suite(game: str, seed: int = DEFAULT_SEED, n: int = DEFAULT_ITEMS) -> tuple[dict[str, Any], list[QAItem]]:
+def build_suite(
+    game: str, seed: int = DEFAULT_SEED, n: int = DEFAULT_ITEMS
+) -> tuple[dict[str, Any], list[QAItem]]:
     """A seeded suite for one game (same seed and versions: the same items)."""
     items = generate(game, np.random.default_rng([seed, _stable_hash(game)]), n)
     meta = suite_meta(game, seed, n)
@@ -320,3 +326,49 @@ def _spec_for(bundle: Any) -> Any:
         if spec.module.rsplit(".", 1)[0] == pkg:
             return spec
     raise KeyError(f"no registered game for {pkg}")
+
+
+def probe_items(
+    bundle: Any, state: Any, player: int, scenario: Scenario, base: str, limit: int = 3
+) -> list[QAItem]:
+    """ToM items from the game's own probes (ground truth from its knowledge tracking).
+
+    A deterministic subset (by the scenario's seed) of the probes the game would ask ``player``
+    now, kept whole: question, options and computed answer.
+    """
+    if bundle.probes is None:
+        return []
+    probes = list(bundle.probes(state, player))
+    if not probes:
+        return []
+    rng = np.random.default_rng([scenario.seed, len(scenario.actions), player, 99])
+    picked = sorted(rng.choice(len(probes), size=min(limit, len(probes)), replace=False))
+    context = context_text(bundle, state, player)
+    out = []
+    for k in picked:
+        p = probes[int(k)]
+        out.append(
+            QAItem(
+                id=f"{base}/ToM/{p.id}",
+                game=scenario.game,
+                type="ToM",
+                kind=p.kind,
+                context=context,
+                question=p.question,
+                options=tuple(p.options),
+                answers=(p.options.index(p.answer),),
+                source="knowledge",
+                scenario=scenario,
+                details={"order": p.order, **dict(p.about)},
+            )
+        )
+    return out
+
+
+def sample_options(
+    correct: int, pool: Sequence[int], k: int, rng: np.random.Generator
+) -> list[int]:
+    """``correct`` plus up to ``k - 1`` others from ``pool``, in ascending order."""
+    others = [a for a in pool if a != correct]
+    chosen = list(rng.choice(others, size=min(k - 1, len(others)), replace=False)) if others else []
+    return sorted({correct, *(int(a) for a in chosen)})

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.games.collab_capture.bots import BOT_DESCRIPTIONS
-from tom_envs.games.collab_capture.rules import MAZE, SCENARIOS as DOOR_SCENARIOS, closed_doors
+from tom_envs.games.collab_capture.rules import MAZE, closed_doors
+from tom_envs.games.collab_capture.rules import SCENARIOS as DOOR_SCENARIOS
 from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario
 from tom_envs.qa.joint import best_action_item, partner_next_item

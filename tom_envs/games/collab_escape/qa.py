@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.games.collab_escape.bots import BOT_DESCRIPTIONS
-from tom_envs.games.collab_escape.rules import GATE, SCENARIOS as STARTS
+from tom_envs.games.collab_escape.rules import GATE
+from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario
 from tom_envs.qa.joint import best_action_item, partner_next_item
