@@ -271,6 +271,81 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if res.failures else 0
 
 
+def cmd_qa(args: argparse.Namespace) -> int:
+    """CoordinationQA: generate, verify, evaluate, and keep the default suites up to date."""
+    import json
+
+    import numpy as np
+
+    from tom_envs.qa import generate as qg
+    from tom_envs.qa.items import read_suite, write_suite
+
+    if args.qa_cmd == "suites":
+        if args.check:
+            stale = qg.write_default_suites(check=True)
+            if stale:
+                print(f"stale default suites: {stale}; run `tom-envs qa suites`", file=sys.stderr)
+                return 1
+            print("default suites up to date")
+            return 0
+        qg.write_default_suites()
+        print(f"wrote {len(qg.qa_games())} suites to {qg.SUITES_DIR}")
+        return 0
+    if args.qa_cmd == "generate":
+        games = [game_spec(g).name for g in args.games] or qg.qa_games()
+        out = Path(args.out)
+        for g in games:
+            items = qg.generate(g, np.random.default_rng([args.seed, qg._stable_hash(g)]), args.n,
+                                filters=args.filter or None)  # fmt: skip
+            meta = qg.suite_meta(g, args.seed, args.n)
+            path = write_suite(items, out / f"{g}.jsonl", meta)
+            print(f"{g}: {len(items)} items -> {path}")
+        return 0
+    paths = [Path(p) for p in args.suites] or sorted(qg.SUITES_DIR.glob("*.jsonl"))
+    items = [it for p in paths for it in read_suite(p)[1]]
+    if args.qa_cmd == "verify":
+        bad = [it.id for it in items if not qg.verify(it)]
+        print(f"{len(items) - len(bad)}/{len(items)} items verified by the engine")
+        for b in bad[:20]:
+            print(f"  FAILED {b}", file=sys.stderr)
+        return 1 if bad else 0
+    from tom_envs.qa.evaluate import correlation, format_rows, llm_answerer, run_answerer
+
+    if args.answerer == "random":
+        rnd = qg.random_answerer(args.seed)
+        answer, name = (lambda item, trial: rnd(item)), "random"
+    elif args.answerer == "oracle":
+        orc = qg.oracle_answerer()
+        answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
+    else:
+        from llm_agents.client import OpenAIClient
+
+        if args.local:
+            from llm_agents.local import shared_client
+
+            client = shared_client()
+        else:
+            client = OpenAIClient(args.model, args.base_url)
+        answer, name = llm_answerer(client, args.temperature), f"llm:{client.model}"
+    res = run_answerer(items, answer, name, args.trials)
+    rows = res.table()
+    text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
+    text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}.\n"
+    if args.agentic:
+        scores = json.loads(Path(args.agentic).read_text())
+        pairs = {}
+        for r in rows:
+            if r["type"] == "all" and r["game"] in scores:
+                pairs[r["game"]] = (r["accuracy"], float(scores[r["game"]]))
+        rho, n = correlation(pairs)
+        text += f"\nCorrelation of QA accuracy with agentic score over {n} games: r = {rho:.3f}\n"
+    print(text)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     p = argparse.ArgumentParser(
@@ -314,6 +389,30 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("game")
     tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
     tr.set_defaults(fn=cmd_train)
+    qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
+    qs = qa.add_subparsers(dest="qa_cmd", required=True)
+    qgen = qs.add_parser("generate", help="generate seeded suites (JSONL, one per game)")
+    qgen.add_argument("games", nargs="*", help="games (default: every game with a generator)")
+    qgen.add_argument("--n", type=int, default=60, help="items per game")
+    qgen.add_argument("--seed", type=int, default=0)
+    qgen.add_argument("--filter", nargs="*", default=[], help="scenario filters (see each qa.py)")
+    qgen.add_argument("--out", default="runs/qa", help="output directory")
+    qv = qs.add_parser("verify", help="recompute every item of suites with the engine")
+    qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
+    qe = qs.add_parser("eval", help="accuracy of an answerer (LLM endpoint, random, oracle)")
+    qe.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
+    qe.add_argument("--answerer", choices=["llm", "random", "oracle"], default="llm")
+    qe.add_argument("--model", help="model name of the endpoint")
+    qe.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
+    qe.add_argument("--local", action="store_true", help="the bundled SmolLM2 model")
+    qe.add_argument("--temperature", type=float, default=0.7)
+    qe.add_argument("--trials", type=int, default=3)
+    qe.add_argument("--seed", type=int, default=0)
+    qe.add_argument("--agentic", help="JSON {game: agentic score} for the QA/agentic correlation")
+    qe.add_argument("--out", help="also write the markdown report here")
+    qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
+    qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
+    qa.set_defaults(fn=cmd_qa)
     ev = sub.add_parser("eval", help="run a declarative experiment (TOML config or shipped name)")
     ev.add_argument("config", nargs="?", help="a .toml file or a shipped config name (--list)")
     ev.add_argument("--list", action="store_true", help="list the shipped configs")

@@ -36,7 +36,7 @@ from tom_envs.registration import GAMES, game_spec
 SUITE_VERSION = 1
 SUITES_DIR = Path(__file__).parent / "suites"
 #: Items per game in the default suites (balanced across EC / ToM / JP where the game allows).
-DEFAULT_ITEMS = 30
+DEFAULT_ITEMS = 60
 DEFAULT_SEED = 2024
 
 

@@ -228,23 +228,24 @@ def replay(scenario: Scenario) -> tuple[GameBundle, Any]:
 
 
 def write_suite(items: Iterable[QAItem], path: str | Path, meta: Mapping[str, Any]) -> Path:
-    """Write a suite as JSONL: a header line (``{"type": "suite", ...meta}``) then one item per line."""
+    """Write a suite as JSONL: a header line (``{"record": "suite", ...meta}``), then one item per
+    line (:meth:`QAItem.to_json`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w") as fh:
-        fh.write(json.dumps({"type": "suite", **meta}) + "\n")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"record": "suite", **meta}) + "\n")
         for item in items:
-            fh.write(json.dumps({"type": "item", **item.to_json()}) + "\n")
+            fh.write(json.dumps(item.to_json(), ensure_ascii=False) + "\n")
     tmp.replace(path)
     return path
 
 
 def read_suite(path: str | Path) -> tuple[dict[str, Any], list[QAItem]]:
     """Read a suite written by :func:`write_suite`: ``(meta, items)``."""
-    lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
-    if not lines or lines[0].get("type") != "suite":
+    lines = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    if not lines or lines[0].get("record") != "suite":
         raise ValueError(f"{path} is not a CoordinationQA suite (no suite header line)")
-    meta = {k: v for k, v in lines[0].items() if k != "type"}
-    items = [QAItem.from_json({k: v for k, v in d.items() if k != "type"}) for d in lines[1:]]
+    meta = {k: v for k, v in lines[0].items() if k != "record"}
+    items = [QAItem.from_json(d) for d in lines[1:]]
     return meta, items

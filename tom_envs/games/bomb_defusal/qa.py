@@ -122,7 +122,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
                     details={
                         "rounds_left": {names[i]: rounds[a] for i, a in enumerate(legal)},
                         "privileged": True,
-                    },  # fmt: skip
+                    },
                 )
             )
     return items
