@@ -346,6 +346,19 @@ def cmd_qa(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Human play in the browser (see :mod:`tom_envs.serve`)."""
+    try:
+        from tom_envs.serve.app import serve
+    except ImportError as exc:
+        print(f"error: tom-envs serve needs the serve extra ({exc}): pip install 'tom-envs[serve]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    print(f"tom-envs: open http://{args.host}:{args.port}/ (trajectories in {args.out})")
+    serve(args.host, args.port, args.out, args.study, args.idle_timeout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     p = argparse.ArgumentParser(
@@ -389,6 +402,14 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("game")
     tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
     tr.set_defaults(fn=cmd_train)
+    sv = sub.add_parser("serve", help="play any seat of any game in the browser")
+    sv.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--out", default="runs/human", help="where session trajectories are written")
+    sv.add_argument("--study", help="a study file (TOML [[tasks]]) for participants")
+    sv.add_argument("--idle-timeout", type=float, default=600.0,
+                    help="seconds before an untouched session is recorded as abandoned")  # fmt: skip
+    sv.set_defaults(fn=cmd_serve)
     qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
     qs = qa.add_subparsers(dest="qa_cmd", required=True)
     qgen = qs.add_parser("generate", help="generate seeded suites (JSONL, one per game)")

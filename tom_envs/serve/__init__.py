@@ -1,0 +1,16 @@
+"""Human play in the browser: ``tom-envs serve``.
+
+A person picks a game, a seat and partners (any registered bot, ``checkpoint:path=...``, an LLM
+endpoint ``llm:model=...:base_url=...``) and plays through a local web app (Starlette, websockets;
+bound to 127.0.0.1 by default). The page shows exactly what that seat may see: the observation
+text an LLM would get, the legal actions as buttons, a chat box in games with messages, and the
+game's board drawn from the same player view (``tom_envs/games/<game>/board.py``). Sessions are
+recorded as the suite's standard trajectories (``runs/human/*.jsonl``, the human seat marked), so
+human-agent episodes feed the same metrics and reports as agent-agent ones. Study mode
+(``--study tasks.toml``) serves a fixed task list to participant ids (``/study/<id>``) and shows
+completion. See :mod:`tom_envs.serve.session` and :mod:`tom_envs.serve.app`.
+"""
+
+from tom_envs.serve.session import HUMAN, Session, SessionError
+
+__all__ = ["HUMAN", "Session", "SessionError"]
