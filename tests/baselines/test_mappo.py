@@ -145,3 +145,35 @@ def test_cli_train_then_run_checkpoint(tmp_path, capsys) -> None:
     assert cli(["run", "RockPaperScissors", "--kw", "horizon=3", "--agents", *agents,
                 "--episodes", "2", "--out", str(tmp_path / "traj")]) == 0  # fmt: skip
     assert "return/player_0" in capsys.readouterr().out
+
+
+def test_event_rewards_shape_the_learners_transitions_and_anneal(tmp_path) -> None:
+    spec = game_spec("Overcooked")
+    kwargs = {**spec.kwargs, "horizon": 12, "observation": "features"}
+    args = tiny(
+        tmp_path, num_envs=1, num_steps=3, event_rewards=["potting_onion=3", "useful_plate=2"]
+    )
+    collector = mappo.Collector(args, spec, kwargs, {})
+    env = collector.envs[0]
+    meta = {"num_players": 2, "num_actions": 6, "obs_dim": int(env.observation_space("player_0")["observation"].shape[0]),
+            "state_dim": int(env.state_space.shape[0]), "hidden": 32, "recurrent": False,
+            "actor_agent_id": False}  # fmt: skip
+    actor, critic = mappo.build_nets(meta)
+    collector.collect(actor, critic, mappo.ValueNorm())
+    rows = [int(collector.open_row[0, p]) for p in (0, 1)]
+    assert min(rows) >= 0  # both seats' last decisions are open
+    before = [collector.buffer.reward[r] for r in rows]
+    returns = collector.returns.copy()
+    collector.shaping_scale = 0.5
+    collector.shape(0, ("player_1:potting_onion", "player_0:pickup_onion", "player_0:useful_plate"))
+    after = [collector.buffer.reward[r] for r in rows]
+    np.testing.assert_allclose(after, np.asarray(before) + 0.5 * (3 + 2))
+    np.testing.assert_array_equal(collector.returns, returns)  # logged returns stay the game's
+    # annealing: the scale falls linearly to 0 over event_rewards_horizon env steps
+    args = tiny(tmp_path, game="Overcooked", env_kwargs=["horizon=12", "observation=features"],
+                event_rewards=["potting_onion=3"], event_rewards_horizon=96, total_steps=192,
+                num_envs=2, num_steps=12)  # fmt: skip
+    summary = mappo.train(args)
+    with open(summary["curve_csv"]) as fh:
+        scales = [float(r["shaping_scale"]) for r in csv.DictReader(fh)]
+    assert scales == pytest.approx([1.0, 1 - 24 / 96, 1 - 48 / 96, 1 - 72 / 96, 0.0, 0.0, 0.0, 0.0])

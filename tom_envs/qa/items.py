@@ -243,7 +243,9 @@ def write_suite(items: Iterable[QAItem], path: str | Path, meta: Mapping[str, An
 
 def read_suite(path: str | Path) -> tuple[dict[str, Any], list[QAItem]]:
     """Read a suite written by :func:`write_suite`: ``(meta, items)``."""
-    lines = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    lines = [
+        json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()
+    ]
     if not lines or lines[0].get("record") != "suite":
         raise ValueError(f"{path} is not a CoordinationQA suite (no suite header line)")
     meta = {k: v for k, v in lines[0].items() if k != "record"}

@@ -254,3 +254,26 @@ def test_facts() -> None:
     ]  # fmt: skip
     assert isinstance(g, OvercookedGame)
     assert hash(g.initial_state(np.random.default_rng(0)))
+
+
+def test_useful_plate_event_follows_overcooked_ais_shaping_rule() -> None:
+    """A plate picked up while fewer plates are in play than started pots is 'useful'."""
+    from tom_envs.games.overcooked.rules import Item
+
+    from .helpers import game as make_game
+    from .helpers import state as make_state
+
+    g = make_game("cramped_room")
+    at_dispenser = ((1, 2), 1, 0)  # facing the plate dispenser, hands empty
+    elsewhere = ((3, 1), 0, 0)
+
+    def events(pots, partner=elsewhere) -> tuple[str, ...]:
+        s = make_state(g, (at_dispenser, partner), pots=pots)
+        return g.transition(s, 5, 4)[2]
+
+    assert events(((3, 5),)) == ("player_0:pickup_plate", "player_0:useful_plate")  # cooking
+    assert events(((3, 25),)) == ("player_0:pickup_plate", "player_0:useful_plate")  # cooked
+    assert events(((2, -1),)) == ("player_0:pickup_plate",)  # not started yet
+    assert events(((0, -1),)) == ("player_0:pickup_plate",)  # empty pot
+    holding = ((3, 1), 0, int(Item.DISH))  # the partner already holds a plate for that soup
+    assert events(((3, 5),), holding) == ("player_0:pickup_plate",)
