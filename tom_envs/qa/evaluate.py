@@ -115,7 +115,12 @@ def llm_answerer(
 
 
 def correlation(pairs: Mapping[str, tuple[float, float]]) -> tuple[float, int]:
-    """Pearson r between QA accuracy and agentic score over games, and the number of games."""
+    """Pearson r between QA accuracy and agentic score, and the number of pairs.
+
+    Keys are models (paper 002's Fig. 2: one point per LLM, e.g. overall QA accuracy against
+    overall agentic score) or games (one model's accuracy and score per game, as
+    ``tom-envs qa eval --agentic scores.json`` computes).
+    """
     xs = np.asarray([v[0] for v in pairs.values()], float)
     ys = np.asarray([v[1] for v in pairs.values()], float)
     if len(xs) < 3 or xs.std() == 0 or ys.std() == 0:
