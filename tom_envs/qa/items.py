@@ -174,6 +174,44 @@ class QAItem:
         )
 
 
+@dataclass(frozen=True)
+class ItemMaker:
+    """Writes the items of one scenario: shared id prefix, game, context and scenario.
+
+    ``make("EC", "pot_status", question, options, answers, "rules")`` is the item with id
+    ``"<base>/EC/pot_status"``.
+    """
+
+    base: str
+    scenario: Scenario
+    context: str
+
+    def __call__(
+        self,
+        type: str,
+        kind: str,
+        question: str,
+        options: Sequence[str],
+        answers: Sequence[int],
+        source: str,
+        details: Mapping[str, Any] | None = None,
+    ) -> QAItem:
+        """One item of this scenario."""
+        return QAItem(
+            id=f"{self.base}/{type}/{kind}",
+            game=self.scenario.game,
+            type=type,
+            kind=kind,
+            context=self.context,
+            question=question,
+            options=tuple(options),
+            answers=tuple(int(a) for a in answers),
+            source=source,
+            scenario=self.scenario,
+            details=dict(details or {}),
+        )
+
+
 _ANSWER_RE = re.compile(r"(?:answer|action)\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL)
 
 

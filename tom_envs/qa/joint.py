@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.qa.generate import bot_action, context_text
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 #: A JP item is kept when the best team action is at least this many expected turns sooner than
 #: every other option (or this much likelier to succeed, for probabilities).
@@ -45,17 +45,14 @@ def best_action_item(
         return None
     view = game.observe(state, player)
     names = [bundle.text.action_text(view, a) for a in legal]
-    return QAItem(
-        id=f"{base}/JP/best_action",
-        game=scenario.game,
-        type="JP",
-        kind="best_action",
-        context=context_text(bundle, state, player),
-        question=question,
-        options=tuple(names),
-        answers=tuple(legal.index(a) for a in mine),
-        source="exact_optimum",
-        scenario=scenario,
+    make = ItemMaker(base, scenario, context_text(bundle, state, player))
+    return make(
+        "JP",
+        "best_action",
+        question,
+        tuple(names),
+        tuple(legal.index(a) for a in mine),
+        "exact_optimum",
         details={
             "success_probability": {names[legal.index(a)]: v[0] for a, v in per_action.items()},
             "expected_turns": {names[legal.index(a)]: v[1] for a, v in per_action.items()},
@@ -82,16 +79,47 @@ def partner_next_item(
     action = bot_action(bundle, state, other, partner_spec, scenario.seed)
     view = game.observe(state, other)
     names = [bundle.text.action_text(view, a) for a in legal]
-    return QAItem(
-        id=f"{base}/ToM/partner_next_action",
-        game=scenario.game,
-        type="ToM",
-        kind="partner_next_action",
-        context=context_text(bundle, state, player),
-        question=f"Your partner follows this policy: {description}. What will your partner do next?",
-        options=tuple(names),
-        answers=(legal.index(action),),
-        source="partner_policy",
-        scenario=scenario,
+    make = ItemMaker(base, scenario, context_text(bundle, state, player))
+    return make(
+        "ToM",
+        "partner_next_action",
+        f"Your partner follows this policy: {description}. What will your partner do next?",
+        tuple(names),
+        (legal.index(action),),
+        "partner_policy",
         details={"partner": partner_spec},
     )
+
+
+def team_items(
+    bundle: Any,
+    state: Any,
+    player: int,
+    scenario: Scenario,
+    base: str,
+    descriptions: dict[str, str],
+    goal: str,
+) -> list[QAItem]:
+    """The ToM item about a stateless scripted partner (when one played the other seat) and the
+    JP item of the team's optimal plan; ``goal`` ends the JP question ("catches the thief...")."""
+    from baselines.joint_planner import planner_for
+
+    game = bundle.game
+    items: list[QAItem] = []
+    partner = scenario.seats[1 - player] if len(scenario.seats) == 2 else ""
+    if partner in descriptions:
+        item = partner_next_item(
+            bundle, state, player, scenario, partner, descriptions[partner], base
+        )
+        if item is not None:
+            items.append(item)
+    question = (
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        f"should you take now {goal}?"
+    )
+    item = best_action_item(
+        bundle, state, player, scenario, planner_for(type(game), game.config), base, question
+    )
+    if item is not None:
+        items.append(item)
+    return items

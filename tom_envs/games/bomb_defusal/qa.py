@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.qa.generate import context_text, probe_items
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -58,6 +58,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     view = game.observe(state, player)
     base = f"bomb/s{scenario.seed}/t{state.time}/p{player}"
     context = context_text(bundle, state, player)
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
 
     n = view.num_bombs
@@ -71,20 +72,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     else:
         question = ""
     if question and n >= 2:
-        items.append(
-            QAItem(
-                id=f"{base}/EC/inspected_bombs",
-                game=scenario.game,
-                type="EC",
-                kind="inspected_bombs",
-                context=context,
-                question=question,
-                options=options,
-                answers=answers,
-                source="rules",
-                scenario=scenario,
-            )
-        )
+        items.append(make("EC", "inspected_bombs", question, options, answers, "rules"))
 
     items += probe_items(bundle, state, player, scenario, base, limit=3)
 
@@ -105,20 +93,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         if rest and min(rest) - best >= 1 and len(top) <= len(legal) // 2:
             names = [text.action_text(view, a) for a in legal]
             items.append(
-                QAItem(
-                    id=f"{base}/JP/best_action",
-                    game=scenario.game,
-                    type="JP",
-                    kind="best_action",
-                    context=context,
-                    question=(
+                make(
+                    "JP",
+                    "best_action",
+                    (
                         "Which action now lets the team defuse every bomb in the fewest rounds, "
                         "if everyone plays perfectly afterwards?"
                     ),
-                    options=tuple(names),
-                    answers=tuple(legal.index(a) for a in top),
-                    source="exact_optimum",
-                    scenario=scenario,
+                    tuple(names),
+                    tuple(legal.index(a) for a in top),
+                    "exact_optimum",
                     details={
                         "rounds_left": {names[i]: rounds[a] for i, a in enumerate(legal)},
                         "privileged": True,

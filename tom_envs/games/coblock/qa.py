@@ -21,7 +21,7 @@ from tom_envs.games.coblock.planner import next_placement, optimal_assignment
 from tom_envs.games.coblock.rules import Action, ActionKind, decode_action, encode_action
 from tom_envs.games.coblock.structures import pos_of
 from tom_envs.qa.generate import context_text, probe_items
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -65,23 +65,20 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     cfg = game.config
     base = f"coblock/{scenario.env_kwargs.get('task_type', 'all')}/s{scenario.seed}/r{state.round}/p{player}"
     context = context_text(bundle, state, player)
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
     goal = state.task.goals[player].blocks
     missing = len(_remaining(state)[player])
     top = max(len(goal), 4)
     if goal:
         items.append(
-            QAItem(
-                id=f"{base}/EC/own_goal_missing",
-                game=scenario.game,
-                type="EC",
-                kind="own_goal_missing",
-                context=context,
-                question="How many blocks of your own goal are not yet in place in the world?",
-                options=tuple(str(k) for k in range(top + 1)),
-                answers=(missing,),
-                source="rules",
-                scenario=scenario,
+            make(
+                "EC",
+                "own_goal_missing",
+                "How many blocks of your own goal are not yet in place in the world?",
+                tuple(str(k) for k in range(top + 1)),
+                (missing,),
+                "rules",
             )
         )
 
@@ -109,20 +106,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
                 chosen = sorted({best, *picks})
                 view = game.observe(state, player)
                 items.append(
-                    QAItem(
-                        id=f"{base}/JP/next_placement",
-                        game=scenario.game,
-                        type="JP",
-                        kind="next_placement",
-                        context=context,
-                        question=(
+                    make(
+                        "JP",
+                        "next_placement",
+                        (
                             "To finish both goals together as fast as possible, which block "
                             "should you place now?"
                         ),
-                        options=tuple(text.action_text(view, a) for a in chosen),
-                        answers=(chosen.index(best),),
-                        source="planner",
-                        scenario=scenario,
+                        tuple(text.action_text(view, a) for a in chosen),
+                        (chosen.index(best),),
+                        "planner",
                         details={"privileged": True, "block": list(block)},
                     )
                 )

@@ -17,8 +17,8 @@ from tom_envs.games.collab_capture.bots import BOT_DESCRIPTIONS
 from tom_envs.games.collab_capture.rules import MAZE, closed_doors
 from tom_envs.games.collab_capture.rules import SCENARIOS as DOOR_SCENARIOS
 from tom_envs.qa.generate import context_text
-from tom_envs.qa.items import QAItem, Scenario
-from tom_envs.qa.joint import best_action_item, partner_next_item
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.qa.joint import team_items
 
 GENERATOR_VERSION = 1
 
@@ -52,44 +52,33 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
-    from baselines.joint_planner import planner_for
-
-    game = bundle.game
     base = f"capture/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
+    make = ItemMaker(base, scenario, context_text(bundle, state, player))
     items: list[QAItem] = []
     d = MAZE.distance(state.rooms[player], state.thief, closed_doors(state.doors))
     opts = ["1", "2", "3", "4", "5", "6", "unreachable with the doors as they are"]
     if d != 0 and (d is None or d <= 6):
         items.append(
-            QAItem(
-                id=f"{base}/EC/moves_to_thief",
-                game=scenario.game,
-                type="EC",
-                kind="moves_to_thief",
-                context=context_text(bundle, state, player),
-                question=(
+            make(
+                "EC",
+                "moves_to_thief",
+                (
                     "Through the doors as they are now, what is the fewest number of moves that "
                     "takes you from your room to the thief's current room?"
                 ),
-                options=tuple(opts),
-                answers=(6 if d is None else d - 1,),
-                source="rules",
-                scenario=scenario,
+                tuple(opts),
+                (6 if d is None else d - 1,),
+                "rules",
             )
         )
-    partner = scenario.seats[1 - player] if len(scenario.seats) == 2 else ""
-    if partner == "greedy":
-        item = partner_next_item(
-            bundle, state, player, scenario, "greedy", BOT_DESCRIPTIONS["greedy"], base
-        )
-        if item is not None:
-            items.append(item)
-    planner = planner_for(type(game), game.config)
-    item = best_action_item(
-        bundle, state, player, scenario, planner, base,
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now so that the team catches the thief as soon as possible?",
-    )  # fmt: skip
-    if item is not None:
-        items.append(item)
+    stateless = {"greedy": BOT_DESCRIPTIONS["greedy"]}  # the optimal bot plans: not a ToM target
+    items += team_items(
+        bundle,
+        state,
+        player,
+        scenario,
+        base,
+        stateless,
+        "so that the team catches the thief as soon as possible",
+    )
     return items

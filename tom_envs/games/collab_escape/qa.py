@@ -18,8 +18,8 @@ from tom_envs.games.collab_escape.bots import BOT_DESCRIPTIONS
 from tom_envs.games.collab_escape.rules import GATE
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.qa.generate import context_text
-from tom_envs.qa.items import QAItem, Scenario
-from tom_envs.qa.joint import best_action_item, partner_next_item
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.qa.joint import team_items
 
 GENERATOR_VERSION = 1
 
@@ -51,43 +51,33 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
-    from baselines.joint_planner import planner_for
-
     game = bundle.game
     base = f"escape/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
+    make = ItemMaker(base, scenario, context_text(bundle, state, player))
     items: list[QAItem] = []
     d = game.maze.distance(state.rooms[1 - player], GATE)
     if d is not None and d <= 6:
         items.append(
-            QAItem(
-                id=f"{base}/EC/partner_moves_to_gate",
-                game=scenario.game,
-                type="EC",
-                kind="partner_moves_to_gate",
-                context=context_text(bundle, state, player),
-                question=(
+            make(
+                "EC",
+                "partner_moves_to_gate",
+                (
                     f"Once both generators are repaired, what is the fewest number of moves your "
                     f"partner needs from its current room to reach the exit gate in room {GATE}?"
                 ),
-                options=tuple(str(k) for k in range(7)),
-                answers=(d,),
-                source="rules",
-                scenario=scenario,
+                tuple(str(k) for k in range(7)),
+                (d,),
+                "rules",
             )
         )
-    partner = scenario.seats[1 - player] if len(scenario.seats) == 2 else ""
-    if partner == "greedy":
-        item = partner_next_item(
-            bundle, state, player, scenario, "greedy", BOT_DESCRIPTIONS["greedy"], base
-        )
-        if item is not None:
-            items.append(item)
-    planner = planner_for(type(game), game.config)
-    item = best_action_item(
-        bundle, state, player, scenario, planner, base,
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now to give the team the best chance to escape, as soon as possible?",
-    )  # fmt: skip
-    if item is not None:
-        items.append(item)
+    stateless = {"greedy": BOT_DESCRIPTIONS["greedy"]}  # the optimal bot plans: not a ToM target
+    items += team_items(
+        bundle,
+        state,
+        player,
+        scenario,
+        base,
+        stateless,
+        "to give the team the best chance to escape, as soon as possible",
+    )
     return items

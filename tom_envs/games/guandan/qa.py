@@ -18,7 +18,7 @@ import numpy as np
 from tom_envs.games.guandan.cards import card_name
 from tom_envs.games.guandan.rules import PASS
 from tom_envs.qa.generate import bot_action, context_text, sample_options
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -60,23 +60,20 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     lang = getattr(game.config, "language", "en")
     base = f"guandan/s{scenario.seed}/m{len(scenario.actions)}/p{player}"
     context = context_text(bundle, state, player)
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
     legal = list(view.legal_actions)
 
     if view.lead is not None:
         beat = any(a != PASS for a in legal)
         items.append(
-            QAItem(
-                id=f"{base}/EC/can_beat",
-                game=scenario.game,
-                type="EC",
-                kind="can_beat",
-                context=context,
-                question="Do you hold any play that beats the play on the table right now?",
-                options=("yes", "no"),
-                answers=(0 if beat else 1,),
-                source="rules",
-                scenario=scenario,
+            make(
+                "EC",
+                "can_beat",
+                "Do you hold any play that beats the play on the table right now?",
+                ("yes", "no"),
+                (0 if beat else 1,),
+                "rules",
             )
         )
 
@@ -92,17 +89,13 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
             others = [int(x) for x in rng.choice(possible, size=3, replace=False)]
             cards = sorted([pick, *others])
             items.append(
-                QAItem(
-                    id=f"{base}/ToM/teammate_cannot_hold",
-                    game=scenario.game,
-                    type="ToM",
-                    kind="teammate_cannot_hold",
-                    context=context,
-                    question="Which of these cards can your teammate certainly not be holding?",
-                    options=tuple(card_name(c, lang) for c in cards),
-                    answers=(cards.index(pick),),
-                    source="knowledge",
-                    scenario=scenario,
+                make(
+                    "ToM",
+                    "teammate_cannot_hold",
+                    "Which of these cards can your teammate certainly not be holding?",
+                    tuple(card_name(c, lang) for c in cards),
+                    (cards.index(pick),),
+                    "knowledge",
                 )
             )
 
@@ -110,20 +103,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         action = bot_action(bundle, state, player, "recommender", scenario.seed)
         chosen = sample_options(action, legal, 5, rng)
         items.append(
-            QAItem(
-                id=f"{base}/JP/recommended_play",
-                game=scenario.game,
-                type="JP",
-                kind="recommended_play",
-                context=context,
-                question=(
+            make(
+                "JP",
+                "recommended_play",
+                (
                     "Which play is best for your team now (the one the action recommender, which "
                     "scores plays by pattern, card value and the game situation, ranks first)?"
                 ),
-                options=tuple(text.action_text(view, a) for a in chosen),
-                answers=(chosen.index(action),),
-                source="convention_bot",
-                scenario=scenario,
+                tuple(text.action_text(view, a) for a in chosen),
+                (chosen.index(action),),
+                "convention_bot",
                 details={"bot": "recommender"},
             )
         )

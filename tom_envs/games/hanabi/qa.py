@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.qa.generate import bot_action, context_text, probe_items, sample_options
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -55,6 +55,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         return []
     base = f"hanabi/p{cfg.players}/s{scenario.seed}/m{len(scenario.actions)}/p{player}"
     context = context_text(bundle, state, player)
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
 
     partner = (player + 1) % cfg.players
@@ -67,20 +68,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     answers = tuple(playable) if playable else (len(hand),)
     if len(answers) <= len(options) // 2:
         items.append(
-            QAItem(
-                id=f"{base}/EC/partner_playable_cards",
-                game=scenario.game,
-                type="EC",
-                kind="partner_playable_cards",
-                context=context,
-                question=(
+            make(
+                "EC",
+                "partner_playable_cards",
+                (
                     f"Which of {text.possessive(partner)} cards could be played on the fireworks "
                     "right now without losing a life?"
                 ),
-                options=tuple(options),
-                answers=answers,
-                source="rules",
-                scenario=scenario,
+                tuple(options),
+                answers,
+                "rules",
             )
         )
 
@@ -93,21 +90,17 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         chosen = sample_options(action, legal, 5, rng)
         view = game.observe(state, player)
         items.append(
-            QAItem(
-                id=f"{base}/JP/convention_action",
-                game=scenario.game,
-                type="JP",
-                kind="convention_action",
-                context=context,
-                question=(
+            make(
+                "JP",
+                "convention_action",
+                (
                     "Following the team's convention (play a card your hints prove playable; "
                     "otherwise give a hint that makes a partner's card playable; otherwise "
                     "discard your oldest card nobody has hinted), which move should you make?"
                 ),
-                options=tuple(text.bare_action_text(view, a) for a in chosen),
-                answers=(chosen.index(action),),
-                source="convention_bot",
-                scenario=scenario,
+                tuple(text.bare_action_text(view, a) for a in chosen),
+                (chosen.index(action),),
+                "convention_bot",
                 details={"bot": "simple"},
             )
         )

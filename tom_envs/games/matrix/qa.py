@@ -22,7 +22,7 @@ import numpy as np
 
 from tom_envs.games.matrix.bots import make_partner
 from tom_envs.games.matrix.metrics import solver_for
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -85,6 +85,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     names = [text.action_text(view, a) for a in actions]
     context = _context(bundle, state, 0)
     base = f"matrix/{scenario.game}/s{scenario.seed}/r{state.round}"
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
     payoffs = np.asarray(
         [[p[0] for p in row] for row in config.preset.payoffs], dtype=float
@@ -98,20 +99,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     opts = sorted({now + v for v in payoffs.ravel()})
     if len(opts) >= 3:
         items.append(
-            QAItem(
-                id=f"{base}/EC/score_after_joint_action",
-                game=scenario.game,
-                type="EC",
-                kind="score_after_joint_action",
-                context=context,
-                question=(
+            make(
+                "EC",
+                "score_after_joint_action",
+                (
                     f"Suppose that in this round you choose {names[mine]} and the other player "
                     f"chooses {names[theirs]}. What will your total score be after this round?"
                 ),
-                options=tuple(f"{v:g}" for v in opts),
-                answers=(opts.index(truth),),
-                source="rules",
-                scenario=scenario,
+                tuple(f"{v:g}" for v in opts),
+                (opts.index(truth),),
+                "rules",
             )
         )
 
@@ -121,17 +118,13 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     if probs.max() == 1.0:
         nxt = int(probs.argmax())
         items.append(
-            QAItem(
-                id=f"{base}/ToM/partner_next_action",
-                game=scenario.game,
-                type="ToM",
-                kind="partner_next_action",
-                context=context,
-                question=f"{described} Which action will your partner play in the next round?",
-                options=tuple(names),
-                answers=(nxt,),
-                source="partner_policy",
-                scenario=scenario,
+            make(
+                "ToM",
+                "partner_next_action",
+                f"{described} Which action will your partner play in the next round?",
+                tuple(names),
+                (nxt,),
+                "partner_policy",
                 details={"partner": policy.name},
             )
         )
@@ -147,20 +140,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         rest = [q[a] for a in actions if a not in top]
         if rest and best - max(rest) >= gap_needed:
             items.append(
-                QAItem(
-                    id=f"{base}/JP/best_action",
-                    game=scenario.game,
-                    type="JP",
-                    kind="best_action",
-                    context=context,
-                    question=(
+                make(
+                    "JP",
+                    "best_action",
+                    (
                         f"{described} Which action should you play now to get the highest total "
                         f"score over the remaining {left} rounds?"
                     ),
-                    options=tuple(names),
-                    answers=tuple(top),
-                    source="exact_optimum",
-                    scenario=scenario,
+                    tuple(names),
+                    tuple(top),
+                    "exact_optimum",
                     details={"q_values": [float(x) for x in q], "gap": float(best - max(rest))},
                 )
             )

@@ -19,7 +19,7 @@ from tom_envs.games.overcooked.midlevel import MOVE_AWAY_ACTION, kitchen, mid_le
 from tom_envs.games.overcooked.planner import RolloutPlanner
 from tom_envs.games.overcooked.rules import ONIONS_PER_SOUP
 from tom_envs.qa.generate import context_text
-from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 GENERATOR_VERSION = 1
 
@@ -61,6 +61,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     k = kitchen(cfg.kitchen)
     base = f"overcooked/{cfg.layout}/s{scenario.seed}/t{state.timestep}/p{player}"
     context = context_text(bundle, state, player)
+    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
 
     pot = (scenario.seed + state.timestep) % len(state.pots)
@@ -78,20 +79,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         options = tuple(sorted({options[answer], "0", str(cfg.cook_time // 2), str(cfg.cook_time)},
                                key=int))  # fmt: skip
         answer = options.index(str(left))
-    items.append(
-        QAItem(
-            id=f"{base}/EC/pot_status",
-            game=scenario.game,
-            type="EC",
-            kind="pot_status",
-            context=context,
-            question=question,
-            options=options,
-            answers=(answer,),
-            source="rules",
-            scenario=scenario,
-        )
-    )
+    items.append(make("EC", "pot_status", question, options, (answer,), "rules"))
 
     other = 1 - player
     theirs = mid_level_actions(k, state, other, cfg.cooking)
@@ -99,20 +87,16 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         pick = choose(k, cfg, state, other, theirs, "any", "", None)
         labels = [a.text for a in theirs]
         items.append(
-            QAItem(
-                id=f"{base}/ToM/partner_next_task",
-                game=scenario.game,
-                type="ToM",
-                kind="partner_next_task",
-                context=context,
-                question=(
+            make(
+                "ToM",
+                "partner_next_task",
+                (
                     f"Your partner picks its tasks by this rule: {BOTS['greedy']}. If it picked "
                     "its next task now, which would it be?"
                 ),
-                options=tuple(labels),
-                answers=(labels.index(pick.text),),
-                source="partner_policy",
-                scenario=scenario,
+                tuple(labels),
+                (labels.index(pick.text),),
+                "partner_policy",
             )
         )
 
@@ -125,17 +109,13 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
             labels = [a.text for a in mine]
             best = max(values, key=lambda t: values[t])
             items.append(
-                QAItem(
-                    id=f"{base}/JP/best_task",
-                    game=scenario.game,
-                    type="JP",
-                    kind="best_task",
-                    context=context,
-                    question="Which task should you take on now to score the most as a team?",
-                    options=tuple(labels),
-                    answers=(labels.index(best),),
-                    source="planner",
-                    scenario=scenario,
+                make(
+                    "JP",
+                    "best_task",
+                    "Which task should you take on now to score the most as a team?",
+                    tuple(labels),
+                    (labels.index(best),),
+                    "planner",
                     details={"values": values, "gap": ranked[0] - ranked[1]},
                 )
             )
