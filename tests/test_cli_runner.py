@@ -373,3 +373,17 @@ def test_cli_reports_invalid_counts(
                  "random", "--episodes", "1", "--out", str(tmp_path / "b"), "--kw", "horizon=4"])
     assert code == 0
     assert "| invalid/player_0 | 2.000 |" in capsys.readouterr().out
+
+
+def test_probes_none_from_the_command_line(tmp_path) -> None:
+    """`--kw probes=none` reads as None; the games take it as no probes."""
+    for game, agent in (("BombDefusal", "heuristic"), ("Hanabi", "simple")):
+        out = tmp_path / game
+        assert main(["run", game, "--agents", agent, "--episodes", "1", "--out", str(out),
+                     "--kw", "probes=none"]) == 0  # fmt: skip
+        ep = Episode.read(out / "episode_000000.jsonl")
+        assert ep.env_kwargs == {"probes": None}
+        bundle = game_spec(game).load().make_bundle(probes=None)
+        assert bundle.game.config.probes == "none"
+        if game == "BombDefusal":
+            assert bundle.probes is None

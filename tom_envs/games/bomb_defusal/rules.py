@@ -190,6 +190,8 @@ class BombConfig:
             set_(self, "bomb_phases", tuple(len(s) for _, s in MTURK_BOMBS))
         if self.wrong_tool not in ("reject", "explode"):
             raise ValueError(f"wrong_tool must be 'reject' or 'explode', got {self.wrong_tool!r}")
+        if self.probes is None:  # `--kw probes=none` on the command line reads as None
+            object.__setattr__(self, "probes", "none")
         if self.probes not in ("all", "one", "none"):
             raise ValueError(f"probes must be 'all', 'one' or 'none', got {self.probes!r}")
         if self.max_rounds < 1 or self.points_per_phase < 1:

@@ -140,6 +140,8 @@ class HanabiConfig:
         if len(names) < self.players or len(set(names[: self.players])) < self.players:
             raise ValueError(f"names must give {self.players} distinct names, got {names}")
         object.__setattr__(self, "names", names)
+        if self.probes is None:  # `--kw probes=none` on the command line reads as None
+            object.__setattr__(self, "probes", "none")
         if self.probes not in ("partner", "all", "none"):
             raise ValueError(f"probes must be 'partner', 'all' or 'none', got {self.probes!r}")
         if self.deck_size < self.players * self.cards_per_hand:
