@@ -17,7 +17,6 @@ from conformance_helpers import (
     aec_snapshot,
     all_games,
     assert_same,
-    budget,
     bundle_of,
     freeze,
     legal_choice,
@@ -30,19 +29,20 @@ from conformance_helpers import (
     play_aec_episode,
     play_parallel_episode,
     rules_episode,
+    seeds,
     single_agents,
 )
 
 from tom_envs import IllegalActionError
+from tom_envs.core.game import SIMULTANEOUS
 from tom_envs.core.single_agent import SingleAgentEnv
 
 #: Consecutive episodes as (reset seed, action seed): seeded, unseeded continuation, reseeded,
 #: and the same seed twice (which must replay the same episode in the same env instance).
 EPISODES = ((3, 0), (None, 1), (11, 2), (11, 2))
 ACTION_SEED = 1234
-#: Per-game time budget of each fuzz test (seconds) and its episode count.
-FUZZ_SECONDS = 0.5
-FUZZ_EPISODES = 40
+#: Episodes (seeds 0..N-1) of each fuzz test, for every game: counts, never time budgets.
+FUZZ_EPISODES = 12
 
 
 # ------------------------------------------------------------------------ recording
@@ -204,7 +204,7 @@ def test_rules_fuzz(spec) -> None:
     n = game.num_players
     rng = np.random.default_rng(0)
     lo, hi = game.reward_range
-    for seed in budget(range(FUZZ_EPISODES), FUZZ_SECONDS):
+    for seed in seeds(FUZZ_EPISODES):
         steps = rules_episode(bundle, seed, rng)
         totals = np.zeros(n)
         for i, st in enumerate(steps):
@@ -262,21 +262,30 @@ def test_aec_fuzz(spec) -> None:
     env = make_raw(spec)
     max_moves = None if game.max_steps is None else game.max_steps * game.num_players
     rng = np.random.default_rng(1)
+    simultaneous = game.tags.dynamics == SIMULTANEOUS
 
     def check(e, action):
         for a in e.agents:
             ob = e.observe(a)
             assert e.observation_space(a).contains(ob), f"{a}: observation outside its space"
-            acting = (a == e.agent_selection and not (e.terminations[a] or e.truncations[a]))
-            if acting:
+            live = not (e.terminations[a] or e.truncations[a])
+            # In a simultaneous game every seat still to choose its part of the joint action
+            # has its legal mask (aec_to_parallel reads them all at once); otherwise only the
+            # selected agent has one.
+            to_choose = a == e.agent_selection or (
+                simultaneous and e._index[a] in e.unwrapped._queue
+            )
+            if live and to_choose:
                 assert ob["action_mask"].sum() >= 1, f"{a} must act but has no legal action"
+                legal = set(e.unwrapped.game.legal_actions(e.unwrapped.game_state, e._index[a]))
+                assert set(np.flatnonzero(ob["action_mask"]).tolist()) == legal
             else:
                 assert not ob["action_mask"].any(), f"{a} is not acting but has a non-zero mask"
             assert math.isfinite(e.rewards[a]) and math.isfinite(e._cumulative_rewards[a])
             assert set(e.rewards) == set(e.terminations) == set(e.truncations) == set(e.agents)
         assert e.state_space.contains(e.state())
 
-    for seed in budget(range(FUZZ_EPISODES), FUZZ_SECONDS):
+    for seed in seeds(FUZZ_EPISODES):
         moves = play_aec_episode(env, rng, seed, check)
         if max_moves is not None:
             assert moves <= max_moves, f"{moves} moves > max_steps * num_players = {max_moves}"
@@ -309,7 +318,7 @@ def test_parallel_fuzz(spec) -> None:
                 assert not ob["action_mask"].any()
         assert e.state_space.contains(e.state())
 
-    for seed in budget(range(FUZZ_EPISODES), FUZZ_SECONDS):
+    for seed in seeds(FUZZ_EPISODES):
         steps = play_parallel_episode(env, rng, seed, check)
         if game.max_steps is not None:
             assert steps <= game.max_steps

@@ -15,7 +15,6 @@ import numpy as np
 from conformance_helpers import (
     all_games,
     assert_same,
-    budget,
     bundle_of,
     freeze,
     legal_choice,
@@ -23,6 +22,7 @@ from conformance_helpers import (
     make_parallel,
     parallel_games,
     rules_episode,
+    seeds,
 )
 
 from tom_envs.core.game import ParseResult, TextObservation, agent_index
@@ -43,16 +43,17 @@ GARBAGE = (
 )
 #: Very long answers (checked on a few views only: they are slow to scan).
 LONG_GARBAGE = ("%$#@!" * 5000, "?" * 100_000)
-PARITY_SECONDS = 0.4
+#: Random rules-level episodes per game whose every state and seat is checked (fixed seeds).
+PARITY_EPISODES = 8
 MAX_VIEWS_PARSED = 300
 
 
-def random_views(spec, seconds=PARITY_SECONDS, episodes=30):
+def random_views(spec, episodes=PARITY_EPISODES):
     """``(state, player, view)`` over random rules-level episodes (every state, every seat)."""
     bundle = bundle_of(spec)
     game = bundle.game
     rng = np.random.default_rng(7)
-    for seed in budget(range(episodes), seconds, minimum=2):
+    for seed in seeds(episodes):
         for st in rules_episode(bundle, seed, rng):
             for p in range(game.num_players):
                 yield st.state, p, game.observe(st.state, p)
@@ -174,7 +175,7 @@ def test_parallel_observations_are_renderings_of_the_view(spec) -> None:
 @all_games
 def test_every_legal_action_text_parses_back(spec) -> None:
     text = bundle_of(spec).text
-    views = [v for _, _, v in random_views(spec, seconds=0.3) if v.legal_actions]
+    views = [v for _, _, v in random_views(spec, episodes=4) if v.legal_actions]
     assert views, "random play produced no state with a legal action"
     for view in sample(views, MAX_VIEWS_PARSED):
         for a in view.legal_actions:
@@ -188,7 +189,7 @@ def test_every_legal_action_text_parses_back(spec) -> None:
 @all_games
 def test_garbage_never_parses_and_never_raises(spec) -> None:
     text = bundle_of(spec).text
-    views = [v for _, _, v in random_views(spec, seconds=0.2)]
+    views = [v for _, _, v in random_views(spec, episodes=3)]
     terminal = [v for v in views if not v.legal_actions]
     for i, view in enumerate(sample(views, 8) + terminal[:2]):
         for junk in GARBAGE + (LONG_GARBAGE if i < 2 else ()):

@@ -28,6 +28,7 @@ from tom_envs.core.game import (
     check_action,
     check_messages,
 )
+from tom_envs.core.render import check_render_mode, render
 
 
 class LegalDiscrete(spaces.Discrete):
@@ -103,15 +104,17 @@ class TomAECEnv(AECEnv):
     Args:
         bundle: the configured game with its encoder and text interface.
         name: PettingZoo metadata name, e.g. ``"matrix_rps_v0"``.
-        render_mode: ``None`` or ``"ansi"`` (a spectator's text of the whole state).
+        render_mode: ``None``, ``"ansi"`` (a spectator's text of the whole state), ``"rgb_array"``
+            (every seat's board as an image) or ``"human"`` (see :mod:`tom_envs.core.render`);
+            another mode warns and renders nothing.
         max_cycles: truncate after this many cycles (a cycle is one joint step in simultaneous
             games and one move of every seat in sequential games); ``None`` for the rules' limit.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array", "human"],
         "name": "tom_env",
-        "is_parallelizable": True,
+        "is_parallelizable": False,
     }
 
     def __init__(
@@ -122,13 +125,14 @@ class TomAECEnv(AECEnv):
         max_cycles: int | None = None,
     ) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        render_mode = check_render_mode(render_mode, name)
         if max_cycles is not None and max_cycles < 1:
             raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
         self.bundle = bundle
         self.game = bundle.game
-        self.metadata = {**self.metadata, "name": name}
+        # ``aec_to_parallel`` is exact only for simultaneous games (the rules apply once a cycle).
+        simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
+        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
@@ -195,14 +199,19 @@ class TomAECEnv(AECEnv):
         )
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """Vector observation and action mask (all zeros unless it is ``agent``'s turn)."""
+        """Vector observation and action mask.
+
+        The mask is all zeros unless ``agent`` must act: it is ``agent_selection``, or, in a
+        simultaneous game, a seat that has still to choose its part of the current joint action (so
+        that ``aec_to_parallel`` hands every seat its legal actions).
+        """
         index = self._index.get(agent)
         view = self.game.observe(self.game_state, agent_index(agent) if index is None else index)
         obs = self._encode(view)
         if (
-            agent == self.agent_selection
-            and agent in self.terminations
+            agent in self.terminations
             and not (self.terminations[agent] or self.truncations[agent])
+            and (agent == self.agent_selection or (self._simultaneous and index in self._queue))
         ):
             legal = tuple(view.legal_actions)
             mask = self._masks.get(legal)
@@ -241,13 +250,9 @@ class TomAECEnv(AECEnv):
             return ParseResult(None, f"it is not {agent}'s turn to act")
         return self.bundle.text.parse_action(view, text)  # type: ignore[arg-type]
 
-    def render(self) -> str | None:
-        """``"ansi"``: the whole state as text (a spectator's view)."""
-        if self.render_mode is None:
-            return None
-        from tom_envs.core.render import spectator_text
-
-        return spectator_text(self.bundle, self.game_state)
+    def render(self) -> str | np.ndarray | None:
+        """The whole state in ``render_mode``: text, an RGB image, or a window (``None``)."""
+        return render(self.bundle, self.game_state, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release."""

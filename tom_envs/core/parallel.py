@@ -18,6 +18,7 @@ from tom_envs.core.game import (
     TextObservation,
     agent_index,
 )
+from tom_envs.core.render import check_render_mode, render
 
 
 class TomParallelEnv(ParallelEnv):
@@ -28,11 +29,15 @@ class TomParallelEnv(ParallelEnv):
     Args:
         bundle: the configured game (its ``tags.dynamics`` must be ``"simultaneous"``).
         name: PettingZoo metadata name.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (see
+            :mod:`tom_envs.core.render`); another mode warns and renders nothing.
         max_cycles: truncate after this many joint steps; ``None`` for the rules' limit.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "tom_env"}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "name": "tom_env",
+    }
 
     def __init__(
         self,
@@ -43,8 +48,7 @@ class TomParallelEnv(ParallelEnv):
     ) -> None:
         if bundle.game.tags.dynamics != SIMULTANEOUS:
             raise ValueError(f"{name} is sequential: it has no Parallel version")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        render_mode = check_render_mode(render_mode, name)
         if max_cycles is not None and max_cycles < 1:
             raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
         self.bundle = bundle
@@ -156,13 +160,9 @@ class TomParallelEnv(ParallelEnv):
             return []
         return list(fn(self.game_state, agent_index(agent)))
 
-    def render(self) -> str | None:
-        """``"ansi"``: the whole state as text."""
-        if self.render_mode is None:
-            return None
-        from tom_envs.core.render import spectator_text
-
-        return spectator_text(self.bundle, self.game_state)
+    def render(self) -> str | np.ndarray | None:
+        """The whole state in ``render_mode``: text, an RGB image, or a window (``None``)."""
+        return render(self.bundle, self.game_state, self.render_mode)
 
     def close(self) -> None:
         """Nothing to release."""
