@@ -306,3 +306,92 @@ def greedy_policy(config: OvercookedConfig, epsilon: float = 0.1) -> Policy:
         return out[0], out[1]
 
     return policy
+
+
+# ---------------------------------------------------------------------------- recorded answers
+#: Format tag of :func:`record_peer_answers` files.
+RECORD_FORMAT = "tom-envs/overcooked-ai-1.1.0-replays/1"
+
+
+def parity_cases(
+    layouts: Sequence[str], episodes: int
+) -> list[tuple[OvercookedConfig, list[tuple[OvercookedConfig, dict[str, Any]]]]]:
+    """The parity episodes: per layout and cooking rule, uniform and noisy-greedy joint actions.
+
+    Returns ``[(config, [(episode_config, {"actions", "start"}), ...]), ...]``; the seeds are
+    fixed, so the same call gives the same action sequences on every machine.
+    """
+    out = []
+    for layout in layouts:
+        for cooking in ("auto", "interact"):
+            eps = []
+            for n in range(episodes):
+                for kind in ("uniform", "greedy"):
+                    cfg = OvercookedConfig(
+                        layout=layout, cooking=cooking, random_start=kind == "greedy"
+                    )
+                    policy = greedy_policy(cfg, 0.1) if kind == "greedy" else uniform_policy
+                    actions, start = record_episode(cfg, policy, seed=1000 * n + len(eps))
+                    eps.append((cfg, {"actions": actions, "start": start}))
+            out.append((OvercookedConfig(layout=layout, cooking=cooking), eps))
+    return out
+
+
+def record_peer_answers(path: str | Path, layouts: Sequence[str], episodes: int) -> Path:
+    """Replay :func:`parity_cases` in overcooked-ai and write the inputs with its answers.
+
+    The file (gzipped JSON) lets the parity test run where the peer cannot be installed (CI):
+    our rules must reproduce the peer's recorded state digests, observation digests and rewards.
+    """
+    import gzip
+
+    cases = parity_cases(layouts, episodes)
+    answers = replay_many_in_peer(
+        [(cfg, [{**e, "trace": False} for _, e in eps]) for cfg, eps in cases], obs=True
+    )
+    records = []
+    for (cfg, eps), (header, replays) in zip(cases, answers, strict=True):
+        records.append(
+            {
+                "layout": cfg.layout,
+                "cooking": cfg.cooking,
+                "terrain": header["terrain"],
+                "starts": header["starts"],
+                "episodes": [
+                    {
+                        "random_start": ecfg.random_start,
+                        "actions": [[int(a), int(b)] for a, b in e["actions"]],
+                        "start": None if e["start"] is None else [list(p) for p in e["start"]],
+                        "rewards": r.rewards,
+                        "digest": r.digest,
+                        "obs_digest": r.obs_digest,
+                    }
+                    for (ecfg, e), r in zip(eps, replays, strict=True)
+                ],
+            }
+        )
+    path = Path(path)
+    blob = json.dumps({"format": RECORD_FORMAT, "cases": records}, separators=(",", ":"))
+    path.write_bytes(gzip.compress(blob.encode(), mtime=0))
+    return path
+
+
+def load_peer_answers(path: str | Path) -> list[dict[str, Any]]:
+    """The cases of a :func:`record_peer_answers` file."""
+    import gzip
+
+    blob = json.loads(gzip.decompress(Path(path).read_bytes()))
+    if blob.get("format") != RECORD_FORMAT:
+        raise ValueError(f"{path}: not an overcooked-ai replay record ({blob.get('format')!r})")
+    return list(blob["cases"])
+
+
+if __name__ == "__main__":  # python -m tom_envs.games.overcooked.parity OUT.json.gz [EPISODES]
+    import sys
+
+    from tom_envs.games.overcooked.layout import LAYOUT_NAMES
+
+    out = record_peer_answers(
+        sys.argv[1], LAYOUT_NAMES, int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    )
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
