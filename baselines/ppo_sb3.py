@@ -23,7 +23,9 @@ Run::
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,16 +115,272 @@ def masked_probs(model: Any, observation: np.ndarray, mask: np.ndarray) -> np.nd
     return probs / total
 
 
+#: Policies a checkpoint may name (read from its ``data`` JSON, never unpickled): SB3 PPO's and
+#: sb3-contrib MaskablePPO's ``MlpPolicy`` and ``MultiInputPolicy``, by (module, class).
+SAFE_POLICIES: dict[tuple[str, str], tuple[str, str]] = {
+    ("stable_baselines3.common.policies", "ActorCriticPolicy"):
+        ("stable_baselines3.common.policies", "ActorCriticPolicy"),
+    ("stable_baselines3.common.policies", "MultiInputActorCriticPolicy"):
+        ("stable_baselines3.common.policies", "MultiInputActorCriticPolicy"),
+    ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"):
+        ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"),
+    ("sb3_contrib.common.maskable.policies", "MaskableMultiInputActorCriticPolicy"):
+        ("sb3_contrib.common.maskable.policies", "MaskableMultiInputActorCriticPolicy"),
+}  # fmt: skip
+#: Activation functions a checkpoint may name (``activation_fn`` in its policy_kwargs).
+SAFE_ACTIVATIONS = ("Tanh", "ReLU", "ELU", "LeakyReLU", "GELU", "SiLU")
+#: Plain-JSON policy keyword arguments a checkpoint may carry, besides net_arch/activation_fn.
+SAFE_POLICY_KWARGS = ("ortho_init", "share_features_extractor", "normalize_images")
+#: The name of the suite's metadata inside a saved ``model.zip`` (env id, kwargs, shape).
+META_NAME = "tom_envs.json"
+_MAX_ZIP_MEMBER = 512 * 2**20  # bytes: a member larger than this is refused, not read
+
+
+class CheckpointError(ValueError):
+    """A checkpoint the safe loader refuses (it says why, and how to load it if trusted)."""
+
+
+@dataclass
+class SafeModel:
+    """What :class:`SB3Agent` needs of an SB3 model: the policy and its spaces."""
+
+    policy: Any
+    observation_space: Any
+    action_space: Any
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _refuse(path: Any, what: str) -> CheckpointError:
+    return CheckpointError(
+        f"checkpoint {path}: {what}. The safe loader reads only plain JSON and weights; load a "
+        "file you trust with checkpoint:path=...:trusted=true (it unpickles, and so may run code)"
+    )
+
+
+def _member(zf: Any, name: str, path: Any) -> bytes:
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise _refuse(path, f"no {name!r} in the zip") from None
+    if info.file_size > _MAX_ZIP_MEMBER:
+        raise _refuse(path, f"{name!r} is {info.file_size} bytes (more than {_MAX_ZIP_MEMBER})")
+    return zf.read(name)
+
+
+def _plain(data: dict[str, Any], key: str, path: Any) -> Any:
+    """A ``data`` entry that must be plain JSON (a pickled one is refused, never unpickled)."""
+    value = data.get(key)
+    if isinstance(value, dict) and ":serialized:" in value:
+        raise _refuse(path, f"{key!r} is a pickled object")
+    return value
+
+
+def _space(entry: Any, key: str, path: Any) -> Any:
+    """Rebuild an observation or action space from the readable attributes SB3 writes beside
+    its pickle (the pickle itself is ignored)."""
+    import gymnasium as gym
+
+    if not isinstance(entry, dict):
+        raise _refuse(path, f"{key!r} is missing")
+    kind = str(entry.get(":type:", ""))
+    if key == "action_space":
+        if not kind.endswith(".Discrete'>") and "LegalDiscrete" not in kind:
+            raise _refuse(path, f"action space {kind} (only Discrete is supported)")
+        try:
+            n, start = int(entry["n"]), int(entry.get("start", 0))
+        except (KeyError, TypeError, ValueError):
+            raise _refuse(path, "the action space has no readable size") from None
+        if not 1 <= n <= 10**6 or start != 0:
+            raise _refuse(path, f"action space of {n} actions starting at {start}")
+        return gym.spaces.Discrete(n)
+    dtype = str(entry.get("dtype", ""))
+    if kind.endswith("spaces.box.Box'>"):
+        shape = entry.get("_shape")
+        if (
+            not isinstance(shape, list)
+            or not all(isinstance(d, int) and 0 < d <= 10**6 for d in shape)
+            or dtype not in ("float32", "float64")
+        ):
+            raise _refuse(path, f"observation space {shape} {dtype} (a float Box is supported)")
+        return gym.spaces.Box(-np.inf, np.inf, tuple(shape), np.dtype(dtype))
+    if kind.endswith("spaces.dict.Dict'>"):
+        import re
+
+        text = str(entry.get("spaces", ""))
+        found = re.findall(r"'(\w+)': Box\([^()]*?, \(([\d, ]*)\), (float32|float64)\)", text)
+        if not found or len(found) != text.count("Box("):
+            raise _refuse(path, "a Dict observation space whose parts are not float Boxes")
+        parts = {}
+        for name, dims, dt in found:
+            shape = tuple(int(d) for d in dims.replace(" ", "").split(",") if d)
+            parts[name] = gym.spaces.Box(-np.inf, np.inf, shape, np.dtype(dt))
+        return gym.spaces.Dict(parts)
+    raise _refuse(path, f"observation space {kind}")
+
+
+def _policy_class(entry: Any, path: Any) -> type:
+    """The allow-listed policy class named (in plain text) by ``policy_class``."""
+    import importlib
+    import re
+
+    if not isinstance(entry, dict):
+        raise _refuse(path, "no policy_class")
+    module = str(entry.get("__module__", ""))
+    match = re.fullmatch(
+        r"<function (\w+)\.__init__ at 0x[0-9a-f]+>", str(entry.get("__init__", ""))
+    )
+    key = (module, match.group(1) if match else "")
+    if key not in SAFE_POLICIES:
+        raise _refuse(path, f"policy {key[0]}.{key[1] or '?'} is not one of the known "
+                      f"architectures {sorted(c for _, c in SAFE_POLICIES)}")  # fmt: skip
+    mod, cls = SAFE_POLICIES[key]
+    return getattr(importlib.import_module(mod), cls)
+
+
+def _policy_kwargs(entry: Any, path: Any) -> dict[str, Any]:
+    import torch.nn as nn
+
+    if entry is None:
+        return {}
+    if not isinstance(entry, dict) or ":serialized:" in entry:
+        raise _refuse(path, "policy_kwargs is a pickled object")
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == "net_arch":
+
+            def ok(arch: Any) -> bool:
+                return isinstance(arch, list) and len(arch) <= 8 and all(
+                    isinstance(w, int) and not isinstance(w, bool) and 1 <= w <= 4096 for w in arch
+                )  # fmt: skip
+
+            if not (ok(value) or (isinstance(value, dict) and set(value) <= {"pi", "vf"}
+                                  and all(ok(v) for v in value.values()))):  # fmt: skip
+                raise _refuse(path, f"net_arch {str(value)[:80]} (lists of at most 8 widths)")
+            out[key] = value
+        elif key == "activation_fn":
+            name = str(value).rsplit(".", 1)[-1].strip("'>")
+            if name not in SAFE_ACTIVATIONS:
+                raise _refuse(path, f"activation {str(value)[:80]}")
+            out[key] = getattr(nn, name)
+        elif key in SAFE_POLICY_KWARGS and isinstance(value, bool):
+            out[key] = value
+        else:
+            raise _refuse(path, f"policy keyword {key!r} is not one of the known ones")
+    return out
+
+
+def load_sb3_safely(path: str | Path) -> SafeModel:
+    """An SB3 PPO/MaskablePPO ``.zip`` read without unpickling anything.
+
+    The zip's ``data`` JSON is read as JSON: its ``:serialized:`` (cloudpickle) fields are never
+    decoded; the policy class, spaces and network settings come from the readable text SB3 writes
+    beside them and must be on the allow-lists above; ``policy.pth`` is loaded with
+    ``torch.load(weights_only=True)``. Anything else raises :class:`CheckpointError`.
+    """
+    import io
+    import json
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"checkpoint {path}: not a readable zip ({exc})") from None
+    with zf:
+        try:
+            data = json.loads(_member(zf, "data", path))
+        except (ValueError, UnicodeDecodeError):
+            raise _refuse(path, "'data' is not JSON") from None
+        if not isinstance(data, dict):
+            raise _refuse(path, "'data' is not a JSON object")
+        policy_cls = _policy_class(data.get("policy_class"), path)
+        kwargs = _policy_kwargs(_plain(data, "policy_kwargs", path), path)
+        obs_space = _space(data.get("observation_space"), "observation_space", path)
+        act_space = _space(data.get("action_space"), "action_space", path)
+        if isinstance(obs_space, gym_dict_type()) != ("MultiInput" in policy_cls.__name__):
+            raise _refuse(path, f"{policy_cls.__name__} with observation space {obs_space}")
+        try:
+            weights = torch.load(io.BytesIO(_member(zf, "policy.pth", path)), map_location="cpu",
+                                 weights_only=True)  # fmt: skip
+        except Exception as exc:  # the weights-only unpickler refuses anything but tensors
+            raise _refuse(path, f"policy.pth is not plain weights ({type(exc).__name__})") from None
+        meta: dict[str, Any] = {}
+        if META_NAME in zf.namelist():
+            try:
+                meta = json.loads(_member(zf, META_NAME, path))
+            except (ValueError, UnicodeDecodeError):
+                raise _refuse(path, f"{META_NAME} is not JSON") from None
+    policy = policy_cls(obs_space, act_space, lambda _: 0.0, **kwargs)
+    try:
+        policy.load_state_dict(weights)
+    except (RuntimeError, TypeError, AttributeError) as exc:
+        raise CheckpointError(f"checkpoint {path}: the weights do not fit the recorded "
+                              f"architecture ({str(exc)[:300]})") from None  # fmt: skip
+    policy.set_training_mode(False)
+    return SafeModel(policy, obs_space, act_space, meta if isinstance(meta, dict) else {})
+
+
+def gym_dict_type() -> type:
+    """``gymnasium.spaces.Dict``."""
+    import gymnasium as gym
+
+    return gym.spaces.Dict
+
+
+def checkpoint_meta(
+    spec: Any, env_kwargs: dict[str, Any], observation_shape: Any
+) -> dict[str, Any]:
+    """What a saved model records about its environment (checked by :func:`check_env_match`)."""
+    try:
+        from tom_envs.core.driver import resolved_env_kwargs
+
+        resolved = resolved_env_kwargs(spec, env_kwargs)
+    except ImportError:  # pragma: no cover - older trees
+        resolved = {**spec.kwargs, **env_kwargs}
+    return {"env_id": spec.id, "env_kwargs": resolved,
+            "observation_shape": list(observation_shape) if observation_shape is not None else None}  # fmt: skip
+
+
+def check_env_match(meta: dict[str, Any], info: EpisodeInfo, what: str) -> None:
+    """Raise ``ValueError`` naming both sides when a checkpoint's environment differs from the
+    episode's: env id, observation shape, and every game argument both sides record."""
+    if not meta:
+        return
+    trained = meta.get("env_id")
+    if trained and info.env_id and trained != info.env_id:
+        raise ValueError(f"{what} was trained on {trained}, this episode is {info.env_id}")
+    shape = meta.get("observation_shape")
+    here = getattr(info, "observation_shape", None)
+    if shape is not None and here is not None and tuple(shape) != tuple(here):
+        raise ValueError(f"{what} expects observations of shape {tuple(shape)} "
+                         f"({trained}), this episode gives {tuple(here)}")  # fmt: skip
+    ours, theirs = meta.get("env_kwargs") or {}, getattr(info, "env_kwargs", None) or {}
+    for key in sorted(set(ours) & set(theirs)):
+        a, b = ours[key], theirs[key]
+        if (list(a) if isinstance(a, (list, tuple)) else a) != (
+            list(b) if isinstance(b, (list, tuple)) else b
+        ):
+            raise ValueError(f"{what} was trained with {key}={a!r}, this episode has {key}={b!r}")
+
+
 class SB3Agent(BaseAgent):
     """A stable-baselines3 model as an agent for any seat (masked sampling, seeded per episode)."""
 
-    def __init__(self, model: Any, deterministic: bool = False, name: str = "ppo") -> None:
+    def __init__(self, model: Any, deterministic: bool = False, name: str = "ppo",
+                 meta: dict[str, Any] | None = None) -> None:  # fmt: skip
         super().__init__()
         self.model, self.deterministic, self.name = model, deterministic, name
+        self.meta = meta if meta is not None else dict(getattr(model, "meta", {}) or {})
 
     @classmethod
-    def load(cls, path: str | Path, deterministic: bool = False) -> SB3Agent:
-        """Load a MaskablePPO or PPO ``.zip``."""
+    def load(cls, path: str | Path, deterministic: bool = False, trusted: bool = False) -> SB3Agent:
+        """Load a MaskablePPO or PPO ``.zip``: safely (:func:`load_sb3_safely`, the default), or
+        with SB3's own loader (``trusted=True``: it unpickles, so only for files you trust)."""
+        if not trusted:
+            model = load_sb3_safely(path)
+            return cls(model, deterministic, name=f"checkpoint:path={path}", meta=model.meta)
+        import json
+        import zipfile
+
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import PPO
 
@@ -130,14 +388,17 @@ class SB3Agent(BaseAgent):
             model = MaskablePPO.load(path, device="cpu")
         except (ValueError, KeyError, TypeError, AttributeError):
             model = PPO.load(path, device="cpu")
-        return cls(model, deterministic, name=f"checkpoint:path={path}")
+        with zipfile.ZipFile(path) as zf:
+            meta = json.loads(zf.read(META_NAME)) if META_NAME in zf.namelist() else {}
+        return cls(model, deterministic, name=f"checkpoint:path={path}", meta=meta)
 
     def reset(self, info: EpisodeInfo) -> None:
-        """Seed the sampler from the episode; check the action space matches."""
+        """Seed the sampler from the episode; check the action space and environment match."""
         super().reset(info)
         n = int(self.model.action_space.n)
         if info.num_actions != n:
-            raise ValueError(f"model has {n} actions, the game {info.num_actions}")
+            raise ValueError(f"{self.name}: model has {n} actions, the game {info.num_actions}")
+        check_env_match(self.meta, info, self.name)
 
     def act(self, turn: Turn) -> int:
         """Sample (or take the most probable) legal action."""
@@ -258,6 +519,9 @@ def train(args: Args) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model.zip"
     model.save(path)
+    meta = checkpoint_meta(spec, parse_kv(args.env_kwargs), venv.observation_space.shape)
+    with zipfile.ZipFile(path, "a") as zf:  # the env it was trained on, read back at load
+        zf.writestr(META_NAME, json.dumps(meta, indent=1))
 
     def learner() -> Agent:
         return SB3Agent(model, args.eval_deterministic)

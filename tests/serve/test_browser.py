@@ -1,11 +1,16 @@
 """A person's whole episode in a real headless browser (Debian chromium via selenium).
 
+Also: script payloads injected through participant ids, task names, chat (both directions) and
+player names are shown as text and never run.
+
 Needs ``chromium`` and ``chromedriver`` (``sh tests/serve/install_browser.sh``; the README's test
 command runs it). Without them the tests skip, except under CI, where they fail.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import time
@@ -14,8 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tom_envs.core.agents import AgentAction, BaseAgent, Turn
 from tom_envs.runner import Episode
-from tom_envs.serve.app import App
+from tom_envs.serve import Session
+from tom_envs.serve.app import App, StudyTask
 
 from .test_serve import Server
 
@@ -132,3 +139,84 @@ def test_a_person_plays_overcooked_in_the_browser(browser, tmp_path: Path) -> No
     ):  # you, partner, counters
         target = np.array(colour) / 255
         assert (np.abs(region - target).max(axis=2) < 0.03).sum() > 30, colour
+
+
+# ------------------------------------------------------------------ script injection (issue #17)
+#: Payloads that would run (or add an element) if any of them reached the page as HTML. Each fits
+#: the 24-character bound on player names.
+IMG = "<img src=x onerror=z=1>"
+SVG = "<svg onload=z=2>"
+BOLD = "<b onclick=z=3>b</b>"
+SCRIPT = "<script>z=4</script>"
+
+
+def _injected(driver) -> list[str]:
+    """Elements a payload would have created, and whether any handler ran (``z`` set)."""
+    found = [sel for sel in ("img[src='x']", "svg[onload]", "b[onclick]", "script:not([src])")
+             if driver.find_elements(By.CSS_SELECTOR, sel)]  # fmt: skip
+    if driver.execute_script("return typeof z !== 'undefined'"):
+        found.append("a handler ran")
+    return found
+
+
+def _wait_text(driver, element_id: str, text: str) -> None:
+    WebDriverWait(driver, 20).until(lambda d: text in d.find_element(By.ID, element_id).text)
+
+
+def test_participant_ids_and_task_names_are_shown_as_text(browser, tmp_path: Path) -> None:
+    from urllib.parse import quote
+
+    app = App(tmp_path / "runs", [StudyTask(IMG, "PrisonersDilemma", 0, ["tit_for_tat"], 0,
+                                            {"horizon": 2})])  # fmt: skip
+    with Server(app) as url:
+        browser.get(f"{url}/study/{quote(SVG, safe='')}")
+        assert SVG in browser.find_element(By.TAG_NAME, "h1").text  # the id, as text
+        assert IMG in browser.find_element(By.TAG_NAME, "li").text  # the task name, as text
+        assert _injected(browser) == []
+        browser.find_element(By.CSS_SELECTOR, "li a").click()  # play it: the player page
+        _wait_text(browser, "task", IMG)
+        assert _injected(browser) == []
+        assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "playing"
+
+
+def test_player_names_reach_the_page_as_text(browser, tmp_path: Path) -> None:
+    app = App(tmp_path / "runs")
+    with Server(app) as url:
+        browser.get(f"{url}/?game=Hanabi")
+        WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
+        box = browser.find_element(By.ID, "kwargs")
+        box.clear()
+        box.send_keys(json.dumps({"names": [IMG, BOLD]}))
+        browser.find_element(By.ID, "start").click()
+        _wait_text(browser, "observation", IMG)
+        _wait_text(browser, "observation", BOLD)
+        assert _injected(browser) == []
+
+
+class Chatty(BaseAgent):
+    """A teammate whose every message is a script payload."""
+
+    name = "chatty"
+
+    def act(self, turn: Turn) -> AgentAction:
+        return AgentAction(action=int(turn.legal_actions[0]), message=f"{SCRIPT} {IMG}")
+
+
+def test_chat_in_both_directions_is_text(browser, tmp_path: Path) -> None:
+    app = App(tmp_path / "runs")
+    s = Session("BombDefusal", 2, [Chatty(), Chatty()], seed=0, out_dir=tmp_path / "runs")
+    app.sessions[s.id], app.locks[s.id] = s, asyncio.Lock()
+    with Server(app) as url:
+        browser.get(f"{url}/?session={s.id}&token={s.token}")
+        _wait_text(browser, "observation", SCRIPT)  # the teammates' messages, as text
+        assert _injected(browser) == []
+        chat = browser.find_element(By.ID, "chat")
+        chat.send_keys(f"{SVG} {BOLD}")  # the person's own message
+        step = browser.find_element(By.TAG_NAME, "body").get_attribute("data-step")
+        browser.find_element(By.CSS_SELECTOR, "#legal button.action").click()
+        WebDriverWait(browser, 20).until(
+            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-step") != step
+        )
+        assert _injected(browser) == []
+    sent = [st.get("message") for st in s.episode.steps if st.get("human")]
+    assert sent == [f"{SVG} {BOLD}"]  # recorded verbatim

@@ -26,8 +26,9 @@ PD = {"game": "PrisonersDilemma", "seat": 0, "partners": ["tit_for_tat"], "kwarg
 
 def play_http(client: httpx.Client | TestClient, body: dict) -> dict:
     p = client.post("/api/sessions", json=body).json()
+    seat = {"X-Seat-Token": p["token"]}
     while p["status"] == "playing":
-        p = client.post(f"/api/sessions/{p['session']}/act",
+        p = client.post(f"/api/sessions/{p['session']}/act", headers=seat,
                         json={"step": p["step"], "action": p["legal"][0]["id"]}).json()  # fmt: skip
     return p
 
@@ -148,10 +149,16 @@ def test_http_websocket_and_study(tmp_path: Path) -> None:
     with TestClient(app.asgi) as c:
         assert {g["name"] for g in c.get("/api/games").json()} == {g.name for g in GAMES}
         assert c.post("/api/sessions", json={"game": "Nope"}).status_code == 400
-        assert c.post("/api/sessions", content=b"not json").status_code == 400
+        bad = c.post(
+            "/api/sessions", content=b"not json", headers={"content-type": "application/json"}
+        )
+        assert bad.status_code == 400 and bad.json()["field"] == "body"
         assert c.post("/api/sessions/none/act", json={"step": 0, "action": 0}).status_code == 404
         p = c.post("/api/sessions", json=PD).json()
-        with c.websocket_connect(f"/ws/{p['session']}") as ws:
+        seat = {"X-Seat-Token": p["token"]}
+        assert c.get(f"/api/sessions/{p['session']}").status_code == 404  # the id alone: nothing
+        assert c.get(f"/api/sessions/{p['session']}", headers=seat).json()["step"] == 0
+        with c.websocket_connect(f"/ws/{p['session']}?token={p['token']}") as ws:
             q = ws.receive_json()
             ws.send_json({"step": q["step"] + 3, "action": 0})
             assert "stale" in ws.receive_json()["error"]
@@ -159,16 +166,21 @@ def test_http_websocket_and_study(tmp_path: Path) -> None:
                 ws.send_json({"step": q["step"], "action": q["legal"][0]["id"]})
                 q = ws.receive_json()
         assert q["status"] == "done"
-        t = c.post("/api/study/p7/t1").json()
-        assert t["task"] == "t1"
-        assert c.post("/api/study/p7/t1").json()["session"] == t["session"]  # resumed, not new
+        t = c.post("/api/study/p7/t1", json={}).json()
+        assert t["task"] == "t1" and t["token"]
+        again = c.post("/api/study/p7/t1", json={"token": t["token"]}).json()
+        assert again["session"] == t["session"]  # resumed with the seat token, not new
+        other = c.post("/api/study/p7/t1", json={})  # without it: refused, the id never shown
+        assert other.status_code == 409 and t["session"] not in other.text
+        seat = {"X-Seat-Token": t["token"]}
         while t["status"] == "playing":
-            t = c.post(f"/api/sessions/{t['session']}/act",
+            t = c.post(f"/api/sessions/{t['session']}/act", headers=seat,
                        json={"step": t["step"], "action": t["legal"][0]["id"]}).json()  # fmt: skip
         page = c.get("/study/p7").text
         assert (
             "1 of 2 tasks completed" in page and 'data-task="t2" data-status="not started"' in page
         )
+        assert t["session"] not in page and t["session"] not in c.get("/api/study/p7").text
     files = sorted(tmp_path.glob("*.jsonl"))
     assert any(f.name.startswith("p7-PrisonersDilemma") for f in files) and len(files) == 2
 
@@ -210,18 +222,20 @@ def test_many_concurrent_sessions_on_loopback(tmp_path: Path) -> None:
     async def one(client: httpx.AsyncClient, k: int) -> dict:
         body = {**PD, "partners": ["random"], "seed": k, "kwargs": {"horizon": 5}}
         p = (await client.post("/api/sessions", json=body)).json()
+        seat = {"X-Seat-Token": p["token"]}
+        url = f"/api/sessions/{p['session']}/act"
         dup = None
         while p["status"] == "playing":
             move = {"step": p["step"], "action": p["legal"][k % 2]["id"]}
             if p["step"] == 2:  # the same submission twice at once: exactly one is applied
                 r1, r2 = await asyncio.gather(
-                    client.post(f"/api/sessions/{p['session']}/act", json=move),
-                    client.post(f"/api/sessions/{p['session']}/act", json=move),
+                    client.post(url, json=move, headers=seat),
+                    client.post(url, json=move, headers=seat),
                 )
                 dup = sorted((r1.status_code, r2.status_code))
                 p = r1.json() if r1.status_code == 200 else r2.json()
             else:
-                p = (await client.post(f"/api/sessions/{p['session']}/act", json=move)).json()
+                p = (await client.post(url, json=move, headers=seat)).json()
         return {"p": p, "dup": dup}
 
     async def run(url: str) -> list[dict]:

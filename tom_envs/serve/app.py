@@ -3,40 +3,95 @@
 Routes::
 
     GET  /                               the player page (pick a game, seat and partners; play)
-    GET  /api/games                      games, seats, agents (bots and generic specs)
-    POST /api/sessions                   {game, seat, partners, seed, kwargs} -> payload
+    GET  /api/games                      games, seats, partner names, declared game arguments
+    POST /api/sessions                   {game, seat, partners, seed, kwargs} -> payload + token
     GET  /api/sessions/{id}              the current payload (resume after a reload)
     POST /api/sessions/{id}/act          {step, action, message?} -> payload (409: stale/illegal)
     POST /api/sessions/{id}/abandon      record the episode as abandoned
-    WS   /ws/{id}                        the same, pushed: send {step, action, message?}
+    WS   /ws/{id}?token=T                the same, pushed: send {step, action, message?}
     GET  /study/{participant}            study mode: the task list with completion
-    POST /api/study/{participant}/{task} start (or resume) a study task -> payload
+    GET  /api/study/{participant}        the same as JSON
+    POST /api/study/{participant}/{task} start a study task -> payload + token ({token} resumes)
+
+What a request may do is decided by the operator (see ``docs/serve.md``, "Threat model"):
+
+* **Partners by name only.** A request names each partner from an allow-list: the game's bots,
+  its populations (``population:NAME``), the generic built-ins that need no options (``random``,
+  ``rmax``) and the operator's presets (``tom-envs serve --partner gpt=llm:model=...``). No
+  module path, no ``key=value`` option, no ``llm``/``checkpoint`` spec ever comes from a request,
+  so a request cannot construct a class, reach a host or read a file.
+* **Game arguments** are checked against the game's declared parameters
+  (:mod:`tom_envs.core.params`, ``source="http"``): types, bounds, and Overcooked layouts by name.
+* **Seats belong to their players.** Creating a session returns its seat token once; every other
+  request about the session must carry it (``X-Seat-Token`` header, or ``?token=`` on the
+  websocket). A session id alone can neither act nor read.
+* **No cross-site driving.** State-changing requests need ``Content-Type: application/json``; any
+  request whose ``Origin`` names another site, and any ``Host`` outside ``allowed_hosts`` (DNS
+  rebinding), is refused. With ``token`` set (``--token``), every request needs the access token
+  (``?access=`` in the participant's link, then a same-site cookie, or ``X-Access-Token``).
+* **Bounded.** At most ``max_sessions`` live sessions; idle ones are recorded as abandoned by
+  :meth:`App.sweep` (every request and every ``sweep_every`` seconds); the sessions still open
+  when the server stops (SIGINT/SIGTERM run the shutdown) are recorded as abandoned by
+  :meth:`App.close`. Bodies over 64 KiB and chat messages over 2000 characters are refused.
 
 Every session has a lock, so concurrent submissions for one session are applied one at a time and
-a duplicate is rejected by its decision index. A session nobody has touched for ``idle_timeout``
-seconds (a closed tab) is recorded as abandoned by :meth:`App.sweep`, which runs on every request
-and every ``sweep_every`` seconds in the background.
+a duplicate is rejected by its decision index. Bad input gets a 4xx whose message names the field.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
+import re
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 from tom_envs.serve.session import Session, SessionError
 
 STATIC = Path(__file__).parent / "static"
 
+#: Largest request body accepted (bytes) and longest chat message (characters).
+BODY_LIMIT = 64 * 1024
+MESSAGE_LIMIT = 2000
+#: Longest participant id and task name accepted in a URL (characters).
+ID_LIMIT = 1000
+SEED_MAX = 2**32 - 1
+#: Generic agents a request may name (the others need options, so only presets may use them).
+HTTP_GENERIC = ("random", "rmax")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+ACCESS_COOKIE = "tom_envs_access"
+_PRESET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+_BODY_KEYS = ("game", "seat", "partners", "seed", "kwargs")
+#: The player page's Content-Security-Policy: its own script and style only, images also from
+#: ``data:`` (the board), no plugins, no framing. A second line of defence behind escaping.
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+            "form-action 'none'")  # fmt: skip
+
+
+class BadRequest(ValueError):
+    """A request the server refuses: ``status`` and a message naming ``field``."""
+
+    def __init__(self, field: str, message: str, status: int = 400) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field, self.status = field, status
+
 
 @dataclass
 class StudyTask:
-    """One task of a study: a game, the person's seat, partners, seed and game arguments."""
+    """One task of a study: a game, the person's seat, partners, seed and game arguments.
+
+    A study file is the operator's: its partner specs may be any agent spec (an LLM endpoint, a
+    checkpoint), unlike a browser's request.
+    """
 
     name: str
     game: str
@@ -59,8 +114,56 @@ def load_study(path: str | Path) -> list[StudyTask]:
     return tasks
 
 
+def parse_presets(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
+    """``["gpt=llm:model=m:base_url=http://h/v1", ...]`` -> ``{"gpt": "llm:model=..."}``.
+
+    Preset names are short (letters, digits, ``_.-``); the spec is any agent spec, given by the
+    operator when the server starts, and is checked to parse.
+    """
+    from tom_envs.agents import parse_spec
+
+    pairs = list(items.items()) if isinstance(items, Mapping) else []
+    for item in [] if isinstance(items, Mapping) else list(items or []):
+        name, eq, spec = item.partition("=")
+        if not eq or not spec:
+            raise ValueError(f"--partner expects NAME=SPEC, got {item!r}")
+        pairs.append((name, spec))
+    out: dict[str, str] = {}
+    for name, spec in pairs:
+        if not _PRESET_NAME.fullmatch(name) or name.startswith("population"):
+            raise ValueError(f"preset name {name!r}: use letters, digits, '_', '.', '-' (<= 40)")
+        if name in out:
+            raise ValueError(f"preset {name!r} given twice")
+        parse_spec(spec)  # raises on a malformed spec
+        out[name] = spec
+    return out
+
+
+def default_allowed_hosts(host: str) -> tuple[str, ...] | None:
+    """The ``Host`` names accepted when bound to ``host``: loopback names on loopback (so a page
+    on another site cannot reach the server by DNS rebinding), ``host`` itself for a named
+    address, and any (``None``) on a wildcard address, where ``--token`` is the guard."""
+    if host in LOOPBACK_HOSTS:
+        return LOOPBACK_HOSTS
+    if host in ("0.0.0.0", "::", ""):
+        return None
+    return (host, *LOOPBACK_HOSTS)
+
+
 class App:
-    """Sessions, study progress and the ASGI application (:attr:`asgi`)."""
+    """Sessions, study progress and the ASGI application (:attr:`asgi`).
+
+    Args:
+        out_dir: where trajectories are written.
+        study: study tasks (``--study``).
+        idle_timeout: seconds before an untouched session is recorded as abandoned.
+        sweep_every: seconds between background sweeps.
+        presets: the operator's named partners, ``{name: agent spec}`` or ``["name=spec", ...]``.
+        token: an access token every request must carry (``None``: none needed).
+        max_sessions: the most live (playing) sessions at once; more get a 503.
+        allowed_hosts: accepted ``Host`` header names (``None``: any); see
+            :func:`default_allowed_hosts`.
+    """
 
     def __init__(
         self,
@@ -68,58 +171,200 @@ class App:
         study: list[StudyTask] | None = None,
         idle_timeout: float = 600.0,
         sweep_every: float = 30.0,
+        *,
+        presets: Sequence[str] | Mapping[str, str] | None = None,
+        token: str | None = None,
+        max_sessions: int = 100,
+        allowed_hosts: Sequence[str] | None = None,
     ) -> None:
+        if token is not None and len(token) < 8:
+            raise ValueError("the access token must have at least 8 characters")
+        if max_sessions < 1:
+            raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
         self.out_dir = Path(out_dir)
         self.sessions: dict[str, Session] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.study = {t.name: t for t in (study or [])}
         self.progress: dict[tuple[str, str], str] = {}  # (participant, task) -> session id
+        self.finished: dict[str, str] = {}  # sessions dropped from memory -> final status
         self.idle_timeout = idle_timeout
         self.sweep_every = sweep_every
+        self.presets = parse_presets(presets)
+        self.token = token
+        self.max_sessions = max_sessions
+        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+        self._partners: dict[str, dict[str, str]] = {}
+        self._mutex = threading.RLock()  # sessions are created and swept from worker threads
+        self._pending = 0
         self.asgi = self._build()
 
-    # ------------------------------------------------------------------ sessions
-    def create(self, body: Mapping[str, Any], participant: str | None = None,
-               task: str | None = None) -> Session:  # fmt: skip
-        """A new session from a request body (errors: ``ValueError``/``KeyError`` with a message)."""
-        partners = body.get("partners") or []
-        if not isinstance(partners, list) or not all(isinstance(p, str) for p in partners):
-            raise ValueError("partners must be a list of agent specs")
+    # ------------------------------------------------------------------ partners and arguments
+    def partner_names(self, game: str) -> dict[str, str]:
+        """``{name a request may give: agent spec}`` for ``game``: its bots, its populations,
+        ``random``/``rmax`` and the operator's presets."""
+        from tom_envs.agents import agent_names
+        from tom_envs.registration import game_spec
+
+        spec = game_spec(game)
+        if spec.name not in self._partners:
+            names = {n: n for n in agent_names(spec) if n in HTTP_GENERIC or n not in
+                     _generic_names()}  # fmt: skip
+            for name, preset in self.presets.items():
+                names[name] = preset
+            self._partners[spec.name] = names
+        return self._partners[spec.name]
+
+    def request_to_session_args(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Check an HTTP body ``{game, seat, partners, seed, kwargs}``; the Session arguments."""
+        from tom_envs.core.params import validate_kwargs
+        from tom_envs.registration import GAMES, game_spec
+
+        if not isinstance(body, Mapping):
+            raise BadRequest("body", "must be a JSON object")
+        unknown = [k for k in body if k not in _BODY_KEYS]
+        if unknown:
+            raise BadRequest(
+                str(unknown[0])[:40], f"unknown field; allowed: {', '.join(_BODY_KEYS)}"
+            )
+        game = body.get("game")
+        if not isinstance(game, str) or len(game) > 100:
+            raise BadRequest("game", f"must be one of {[g.name for g in GAMES]}")
+        try:
+            spec = game_spec(game)
+        except KeyError:
+            raise BadRequest("game", f"must be one of {[g.name for g in GAMES]}") from None
+        module = spec.load()
+        n = module.make_bundle(**spec.kwargs).game.num_players
+        seat = body.get("seat", 0)
+        if not _is_int(seat) or not 0 <= seat < n:
+            raise BadRequest("seat", f"must be an integer in [0, {n - 1}]")
+        seed = body.get("seed", 0)
+        if not _is_int(seed) or not 0 <= seed <= SEED_MAX:
+            raise BadRequest("seed", f"must be an integer in [0, {SEED_MAX}]")
+        partners = body.get("partners", [])
+        allowed = self.partner_names(spec.name)
+        if not isinstance(partners, list) or len(partners) != n - 1:
+            raise BadRequest("partners", f"must be a list of {n - 1} partner names")
+        specs = []
+        for p in partners:
+            if not isinstance(p, str) or p not in allowed:
+                shown = repr(p)[:60]
+                raise BadRequest("partners", f"{shown} is not offered by this server; choose from "
+                                 f"{sorted(allowed)}")  # fmt: skip
+            specs.append(allowed[p])
         kwargs = body.get("kwargs") or {}
         if not isinstance(kwargs, dict):
-            raise ValueError("kwargs must be an object")
-        s = Session(str(body.get("game", "")), int(body.get("seat", 0)), partners,
-                    int(body.get("seed", 0)), kwargs, self.out_dir, participant, task)  # fmt: skip
-        self.sessions[s.id] = s
-        self.locks[s.id] = asyncio.Lock()
+            raise BadRequest("kwargs", "must be a JSON object of game arguments")
+        try:
+            kwargs = validate_kwargs(module.PARAMS, kwargs, source="http")
+        except ValueError as exc:
+            raise BadRequest("kwargs", str(exc)) from None
+        return {"game": spec.name, "seat": seat, "partners": specs, "seed": seed,
+                "env_kwargs": kwargs}  # fmt: skip
+
+    # ------------------------------------------------------------------ sessions
+    def live(self) -> int:
+        """Sessions being played."""
+        return sum(1 for s in self.sessions.values() if s.status == "playing")
+
+    def create(self, body: Mapping[str, Any], participant: str | None = None,
+               task: str | None = None, trusted: bool = False) -> Session:  # fmt: skip
+        """A new session from a request body (:class:`BadRequest` names the bad field).
+
+        ``trusted=True`` (study tasks, the operator's own file) takes partner specs and game
+        arguments as given, checked as Python arguments; otherwise the body is a browser's and is
+        checked by :meth:`request_to_session_args`.
+        """
+        self.sweep()
+        with self._mutex:
+            if self.live() + self._pending >= self.max_sessions:
+                raise BadRequest("", f"the server is at its cap of {self.max_sessions} live "
+                                 "sessions; try again later", 503)  # fmt: skip
+            self._pending += 1
+        try:
+            s = self._new_session(body, participant, task, trusted)
+            with self._mutex:
+                self.sessions[s.id] = s
+                self.locks[s.id] = asyncio.Lock()
+        finally:
+            with self._mutex:
+                self._pending -= 1
+        return s
+
+    def _new_session(self, body: Mapping[str, Any], participant: str | None, task: str | None,
+                     trusted: bool) -> Session:  # fmt: skip
+        if trusted:
+            args = {"game": body["game"], "seat": body["seat"], "partners": list(body["partners"]),
+                    "seed": body.get("seed", 0), "env_kwargs": dict(body.get("kwargs") or {})}  # fmt: skip
+        else:
+            args = self.request_to_session_args(body)
+        try:
+            s = Session(args["game"], args["seat"], args["partners"], args["seed"],
+                        args["env_kwargs"], self.out_dir, participant, task)  # fmt: skip
+        except (ValueError, KeyError, TypeError, ImportError, OSError) as exc:
+            # e.g. Hanabi names fewer than players, or a preset whose extra is not installed
+            msg = str(exc.args[0] if exc.args else exc)
+            raise BadRequest("session", msg) from None
         return s
 
     def sweep(self) -> int:
-        """Record idle sessions as abandoned; returns how many."""
+        """Record idle sessions as abandoned, drop finished ones from memory; returns how many
+        were abandoned."""
+        with self._mutex:
+            return self._sweep()
+
+    def _sweep(self) -> int:
         now, n = time.monotonic(), 0
-        for s in list(self.sessions.values()):
-            if s.status == "playing" and now - s.last_seen > self.idle_timeout:
+        for sid, s in list(self.sessions.items()):
+            if now - s.last_seen <= self.idle_timeout:
+                continue
+            if s.status == "playing":
                 s.abandon()
                 n += 1
+            elif now - s.last_seen > 2 * self.idle_timeout:  # nobody will read it again
+                self.finished[sid] = s.status
+                del self.sessions[sid]
+                self.locks.pop(sid, None)
         return n
 
+    def close(self) -> int:
+        """Record every session still being played as abandoned (server shutdown)."""
+        n = 0
+        with self._mutex:
+            for s in list(self.sessions.values()):
+                if s.status == "playing":
+                    s.abandon()
+                    n += 1
+        return n
+
+    def status_of(self, sid: str | None) -> str:
+        """A session's status by id (``"not started"`` for none)."""
+        if sid is None:
+            return "not started"
+        if sid in self.sessions:
+            return self.sessions[sid].status
+        return self.finished.get(sid, "not started")
+
     def games(self) -> list[dict[str, Any]]:
-        """Games with their seats and the agent names usable as partners."""
-        from tom_envs.agents import agent_names
+        """Games with their seats, the partner names a request may use, and declared arguments."""
         from tom_envs.registration import GAMES
 
         out = []
         for spec in GAMES:
-            bundle = spec.load().make_bundle(**spec.kwargs)
-            names = agent_names(spec)
+            module = spec.load()
+            bundle = module.make_bundle(**spec.kwargs)
+            params = [{"name": p.name, "type": p.type, "allowed": p.allowed(), "doc": p.doc}
+                      for p in module.PARAMS if p.type != "object"]  # fmt: skip
             out.append({"name": spec.name, "summary": spec.summary,
                         "seats": bundle.game.num_players,
-                        "agents": [n for n in names if n not in ("llm", "checkpoint")],
-                        "chat": bool(bundle.game.tags.communication)})  # fmt: skip
+                        "agents": list(self.partner_names(spec.name)),
+                        "chat": bool(bundle.game.tags.communication), "params": params})  # fmt: skip
         return out
 
     # ------------------------------------------------------------------ ASGI
     def _build(self) -> Any:
+        from contextlib import asynccontextmanager
+
         from starlette.applications import Starlette
         from starlette.requests import Request
         from starlette.responses import FileResponse, HTMLResponse, JSONResponse
@@ -129,52 +374,85 @@ class App:
 
         app = self
 
-        def error(msg: str, status: int = 400) -> JSONResponse:
-            return JSONResponse({"error": msg}, status_code=status)
+        def error(msg: str, status: int = 400, field: str = "") -> JSONResponse:
+            return JSONResponse({"error": msg, "field": field}, status_code=status)
 
-        async def body_of(request: Request) -> dict[str, Any] | None:
+        def refused(exc: BadRequest) -> JSONResponse:
+            return error(str(exc), exc.status, exc.field)
+
+        async def body_of(request: Request) -> dict[str, Any]:
+            """The JSON object body (``{}`` when empty); BadRequest otherwise."""
+            size = request.headers.get("content-length")
+            if size is not None and (not size.isdigit() or int(size) > BODY_LIMIT):
+                raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
+            raw = b""
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > BODY_LIMIT:
+                    raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
+            if not raw.strip():
+                return {}
             try:
-                body = await request.json()
-            except (json.JSONDecodeError, ValueError):
-                return None
-            return body if isinstance(body, dict) else None
+                body = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                raise BadRequest("body", "must be a JSON object") from None
+            if not isinstance(body, dict):
+                raise BadRequest("body", "must be a JSON object")
+            return body
+
+        def seat(sid: str, token: object) -> Session:
+            """The session if ``token`` is its seat token; one answer for unknown and wrong."""
+            s = app.sessions.get(sid)
+            if s is None or not s.check_token(token):
+                raise BadRequest("token", "no such session, or not your seat", 404)
+            s.last_seen = time.monotonic()
+            return s
+
+        def seat_of(request: Request) -> Session:
+            return seat(request.path_params["sid"], request.headers.get("x-seat-token"))
+
+        def created(s: Session) -> JSONResponse:
+            return JSONResponse({**s.payload(), "token": s.token})
 
         async def index(request: Request) -> FileResponse:
-            return FileResponse(STATIC / "index.html")
+            return FileResponse(
+                STATIC / "index.html", headers={"Content-Security-Policy": PAGE_CSP}
+            )
 
         async def games(request: Request) -> JSONResponse:
             return JSONResponse(app.games())
 
         async def create(request: Request) -> JSONResponse:
-            app.sweep()
-            body = await body_of(request)
-            if body is None:
-                return error("the body must be a JSON object")
             try:
-                s = app.create(body)
-            except (ValueError, KeyError, TypeError) as exc:
-                return error(str(exc.args[0] if exc.args else exc))
-            return JSONResponse(s.payload())
-
-        def session_of(sid: str) -> Session | None:
-            s = app.sessions.get(sid)
-            if s is not None:
-                s.last_seen = time.monotonic()
-            return s
+                body = await body_of(request)
+                s = await asyncio.to_thread(app.create, body)
+            except BadRequest as exc:
+                return refused(exc)
+            return created(s)
 
         async def get(request: Request) -> JSONResponse:
-            s = session_of(request.path_params["sid"])
-            return error("no such session", 404) if s is None else JSONResponse(s.payload())
+            try:
+                return JSONResponse(seat_of(request).payload())
+            except BadRequest as exc:
+                return refused(exc)
 
         async def act_on(s: Session, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+            step, action = body.get("step"), body.get("action")
+            message = body.get("message")
+            unknown = [k for k in body if k not in ("step", "action", "message")]
+            problem = None
+            if unknown:
+                problem = f"unknown field {str(unknown[0])[:40]!r}; allowed: step, action, message"
+            elif not _is_int(step) or not _is_int(action):
+                problem = "step and action must be integers"
+            elif message is not None and not isinstance(message, str):
+                problem = "message must be text"
+            elif isinstance(message, str) and len(message) > MESSAGE_LIMIT:
+                problem = f"message must be at most {MESSAGE_LIMIT} characters"
+            if problem:
+                return {**s.payload(), "error": problem}, 400
             async with app.locks[s.id]:
                 try:
-                    step, action = body.get("step"), body.get("action")
-                    if not isinstance(step, int) or not isinstance(action, int):
-                        raise SessionError("step and action must be integers")
-                    message = body.get("message")
-                    if message is not None and not isinstance(message, str):
-                        raise SessionError("message must be text")
                     payload = await asyncio.to_thread(s.submit, step, action, message)
                     return payload, 200
                 except SessionError as exc:
@@ -182,87 +460,119 @@ class App:
 
         async def act(request: Request) -> JSONResponse:
             app.sweep()
-            s = session_of(request.path_params["sid"])
-            if s is None:
-                return error("no such session", 404)
-            body = await body_of(request)
-            if body is None:
-                return error("the body must be a JSON object")
+            try:
+                s = seat_of(request)
+                body = await body_of(request)
+            except BadRequest as exc:
+                return refused(exc)
             payload, status = await act_on(s, body)
             return JSONResponse(payload, status_code=status)
 
         async def abandon(request: Request) -> JSONResponse:
-            s = session_of(request.path_params["sid"])
-            if s is None:
-                return error("no such session", 404)
+            try:
+                s = seat_of(request)
+                await body_of(request)
+            except BadRequest as exc:
+                return refused(exc)
             async with app.locks[s.id]:
-                s.abandon()
+                await asyncio.to_thread(s.abandon)
             return JSONResponse(s.payload())
 
         async def ws(websocket: WebSocket) -> None:
-            s = session_of(websocket.path_params["sid"])
             await websocket.accept()
-            if s is None:
-                await websocket.send_json({"error": "no such session"})
-                await websocket.close()
+            try:
+                s = seat(websocket.path_params["sid"], websocket.query_params.get("token"))
+            except BadRequest as exc:
+                await websocket.send_json({"error": str(exc)})
+                await websocket.close(code=4404)
                 return
             await websocket.send_json(s.payload())
             try:
                 while True:
+                    message = await websocket.receive()
+                    if message["type"] == "websocket.disconnect":
+                        raise WebSocketDisconnect(message.get("code", 1000))
+                    raw = message.get("text")
+                    text = raw if isinstance(raw, str) else ""  # binary frames are not JSON text
+                    s.last_seen = time.monotonic()
                     try:
-                        body = await websocket.receive_json()
-                    except (json.JSONDecodeError, ValueError):
+                        body = json.loads(text) if len(text) <= BODY_LIMIT else None
+                    except (json.JSONDecodeError, RecursionError):
+                        body = None
+                    if not isinstance(body, dict):
                         await websocket.send_json({**s.payload(), "error": "send a JSON object"})
                         continue
-                    s.last_seen = time.monotonic()
-                    payload, _ = await act_on(s, body if isinstance(body, dict) else {})
+                    payload, _ = await act_on(s, body)
                     await websocket.send_json(payload)
             except WebSocketDisconnect:
                 s.last_seen = time.monotonic()  # the tab closed: the idle timer starts now
 
+        def ids(request: Request, *names: str) -> list[str]:
+            out = []
+            for name in names:
+                value = request.path_params[name]
+                if not value or len(value) > ID_LIMIT:
+                    raise BadRequest(name, f"must have 1 to {ID_LIMIT} characters")
+                out.append(value)
+            return out
+
         async def study_page(request: Request) -> HTMLResponse:
-            pid = request.path_params["participant"]
-            rows = []
+            try:
+                (pid,) = ids(request, "participant")
+            except BadRequest as exc:
+                return HTMLResponse(escape(str(exc)), status_code=exc.status)
+            rows, done = [], 0
             for name, t in app.study.items():
-                sid = app.progress.get((pid, name))
-                status = app.sessions[sid].status if sid in app.sessions else "not started"
-                rows.append(f'<li data-task="{name}" data-status="{status}"><b>{name}</b> '
-                            f"({t.game}, seat {t.seat}): {status}</li>")  # fmt: skip
-            done = sum(1 for n in app.study if app.sessions.get(app.progress.get((pid, n), ""))
-                       and app.sessions[app.progress[(pid, n)]].status == "done")  # fmt: skip
-            html = (f"<!doctype html><title>study</title><h1>Participant {pid}</h1>"
+                status = app.status_of(app.progress.get((pid, name)))
+                done += status == "done"
+                link = f"/?participant={quote(pid, safe='')}&task={quote(name, safe='')}"
+                rows.append(f'<li data-task="{escape(name)}" data-status="{escape(status)}">'
+                            f'<a href="{escape(link)}"><b>{escape(name)}</b></a> '
+                            f"({escape(t.game)}, seat {int(t.seat)}): {escape(status)}</li>")  # fmt: skip
+            html = (f"<!doctype html><meta charset='utf-8'><title>study</title>"
+                    f"<h1>Participant {escape(pid)}</h1>"
                     f"<p id='progress'>{done} of {len(app.study)} tasks completed</p>"
-                    f"<ul>{''.join(rows)}</ul><p><a href='/?participant={pid}'>play</a></p>")  # fmt: skip
-            return HTMLResponse(html)
+                    f"<ul>{''.join(rows)}</ul>")  # fmt: skip
+            return HTMLResponse(html, headers={"Content-Security-Policy": "script-src 'none'"})
 
         async def study_start(request: Request) -> JSONResponse:
-            pid, name = request.path_params["participant"], request.path_params["task"]
-            t = app.study.get(name)
-            if t is None:
-                return error(f"no study task {name!r}", 404)
-            sid = app.progress.get((pid, name))
-            if sid in app.sessions and app.sessions[sid].status == "playing":
-                return JSONResponse(app.sessions[sid].payload())  # resume
-            body = {"game": t.game, "seat": t.seat, "partners": t.partners, "seed": t.seed,
-                    "kwargs": t.kwargs}  # fmt: skip
-            s = app.create(body, participant=pid, task=name)
+            try:
+                pid, name = ids(request, "participant", "task")
+                body = await body_of(request)
+                t = app.study.get(name)
+                if t is None:
+                    raise BadRequest("task", f"no such study task; tasks: {sorted(app.study)}", 404)
+                sid = app.progress.get((pid, name))
+                if sid in app.sessions and app.sessions[sid].status == "playing":
+                    s = app.sessions[sid]
+                    if not s.check_token(body.get("token")):  # never hand out another's seat
+                        raise BadRequest("token", "this task is in progress in another tab; "
+                                         "reopen it from that tab, or start it again after "
+                                         f"{int(app.idle_timeout)} s without moves", 409)  # fmt: skip
+                    s.last_seen = time.monotonic()
+                    return JSONResponse({**s.payload(), "token": s.token})  # resume
+                spec = {"game": t.game, "seat": t.seat, "partners": t.partners, "seed": t.seed,
+                        "kwargs": t.kwargs}  # fmt: skip
+                s = await asyncio.to_thread(app.create, spec, pid, name, True)
+            except BadRequest as exc:
+                return refused(exc)
             app.progress[(pid, name)] = s.id
-            return JSONResponse(s.payload())
+            return created(s)
 
         async def study_tasks(request: Request) -> JSONResponse:
-            pid = request.path_params["participant"]
+            try:
+                (pid,) = ids(request, "participant")
+            except BadRequest as exc:
+                return refused(exc)
             return JSONResponse([
-                {"task": n, "game": t.game, "status": app.sessions[app.progress[(pid, n)]].status
-                 if (pid, n) in app.progress else "not started"}
+                {"task": n, "game": t.game, "status": app.status_of(app.progress.get((pid, n)))}
                 for n, t in app.study.items()
             ])  # fmt: skip
 
         async def sweeper() -> None:
             while True:
                 await asyncio.sleep(app.sweep_every)
-                app.sweep()
-
-        from contextlib import asynccontextmanager
+                await asyncio.to_thread(app.sweep)
 
         @asynccontextmanager
         async def lifespan(_: Any) -> Any:
@@ -271,6 +581,7 @@ class App:
                 yield
             finally:
                 task.cancel()
+                app.close()  # SIGINT/SIGTERM: uvicorn runs this before exiting
 
         routes = [
             Route("/", index),
@@ -285,13 +596,99 @@ class App:
             Route("/api/study/{participant}/{task}", study_start, methods=["POST"]),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ]
-        return Starlette(routes=routes, lifespan=lifespan)
+        return Guard(Starlette(routes=routes, lifespan=lifespan), self)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _generic_names() -> tuple[str, ...]:
+    from tom_envs.agents import GENERIC_AGENTS
+
+    return tuple(GENERIC_AGENTS)
+
+
+class Guard:
+    """ASGI middleware: host, origin, content type and access token, before any route runs."""
+
+    SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+    def __init__(self, inner: Any, app: App) -> None:
+        self.inner, self.app = inner, app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.inner(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        problem, set_cookie = self.check(scope, headers, query)
+        if problem is not None:
+            status, msg = problem
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 4000 + status})
+                return
+            body = json.dumps({"error": msg, "field": "request"}).encode()
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                extra = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+                         (b"x-frame-options", b"DENY")]  # fmt: skip
+                if set_cookie:
+                    cookie = (f"{ACCESS_COOKIE}={self.app.token}; Path=/; HttpOnly; "
+                              "SameSite=Strict")  # fmt: skip
+                    extra.append((b"set-cookie", cookie.encode("latin-1")))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.inner(scope, receive, send_with_headers)
+
+    def check(self, scope: dict[str, Any], headers: dict[str, str],
+              query: dict[str, list[str]]) -> tuple[tuple[int, str] | None, bool]:  # fmt: skip
+        """``((status, message) or None, whether to set the access cookie)``."""
+        host = headers.get("host", "")
+        name = host.rsplit(":", 1)[0] if not host.startswith("[") else host[1:].split("]")[0]
+        allowed = self.app.allowed_hosts
+        if allowed is not None and name not in allowed:
+            return (400, f"Host {host[:80]!r} is not served here"), False
+        origin = headers.get("origin")
+        unsafe = scope["type"] == "websocket" or scope.get("method") not in self.SAFE_METHODS
+        if unsafe and origin is not None:
+            ours = {f"http://{host}", f"https://{host}"}
+            if origin not in ours:
+                return (403, f"cross-site request refused (Origin {origin[:80]!r})"), False
+        if scope["type"] == "http" and scope.get("method") not in self.SAFE_METHODS:
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return (415, "Content-Type must be application/json"), False
+        token = self.app.token
+        if token is None:
+            return None, False
+        given = [headers.get("x-access-token"), *query.get("access", [])]
+        for part in headers.get("cookie", "").split(";"):
+            key, _, value = part.strip().partition("=")
+            if key == ACCESS_COOKIE:
+                given.append(value)
+        if not any(
+            g is not None and hmac.compare_digest(g.encode(), token.encode()) for g in given
+        ):
+            return (401, "an access token is required (the link you were given holds it)"), False
+        return None, bool(query.get("access"))
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, out_dir: str = "runs/human",
-          study: str | None = None, idle_timeout: float = 600.0) -> None:  # fmt: skip
-    """Run the app with uvicorn (blocking)."""
+          study: str | None = None, idle_timeout: float = 600.0, *,
+          presets: Sequence[str] | None = None, token: str | None = None,
+          max_sessions: int = 100) -> None:  # fmt: skip
+    """Run the app with uvicorn (blocking); SIGINT/SIGTERM record open sessions as abandoned."""
     import uvicorn
 
-    app = App(out_dir, load_study(study) if study else None, idle_timeout)
-    uvicorn.run(app.asgi, host=host, port=port, log_level="warning")
+    app = App(out_dir, load_study(study) if study else None, idle_timeout, presets=presets,
+              token=token, max_sessions=max_sessions, allowed_hosts=default_allowed_hosts(host))  # fmt: skip
+    uvicorn.run(app.asgi, host=host, port=port, log_level="warning", ws_max_size=BODY_LIMIT)

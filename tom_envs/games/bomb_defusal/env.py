@@ -135,6 +135,7 @@ from typing import Any
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.bomb_defusal import bots
 from tom_envs.games.bomb_defusal.encode import BombEncoder
@@ -145,9 +146,45 @@ from tom_envs.games.bomb_defusal.tom import make_probes
 NAME = "bomb_defusal_v0"
 
 
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("map", "choice", "paper", "the paper's map or a random connected one",
+          choices=("paper", "random")),
+    Param("num_rooms", "int", 5, "rooms of a random map", low=2, high=20),
+    Param("extra_edge_prob", "float", 0.3, "random maps: chance of each extra hallway",
+          low=0.0, high=1.0),
+    Param("map_seed", "int", None, "random maps: one fixed map from this seed (none: new per episode)",
+          low=0, high=2**32 - 1, optional=True),
+    Param("bomb_phases", "int_list", (1, 1, 2, 2, 3), "phases of each bomb", low=1, high=8,
+          min_len=1, max_len=12),
+    Param("colors", "str_list", ("red", "green", "blue"), "colour names (the tools)", min_len=1,
+          max_len=8, item_len=16),
+    Param("agents", "str_list", ("alpha", "bravo", "charlie"), "player names, in turn order",
+          min_len=1, max_len=16, item_len=16),
+    Param("num_agents", "int", None, "team size, NATO names (overrides agents)", low=1, high=16,
+          optional=True),
+    Param("tools", "str_lists", None, "each player's colours (none: i and i+1)", optional=True,
+          max_len=16, item_len=16),
+    Param("points_per_phase", "int", 10, "points per phase of a defused bomb", low=1, high=1000),
+    Param("max_rounds", "int", 30, "round limit", low=1, high=500),
+    Param("start_room", "int", None, "common start room (none: drawn)", low=0, high=1000,
+          optional=True),
+    Param("layout", "choice", "random", "random missions or the original fixed one",
+          choices=("random", "mturk")),
+    Param("wrong_tool", "choice", "reject", "what a wrong colour does",
+          choices=("reject", "explode")),
+    Param("shaping", "bool", False, "the paper's MAPPO reward shaping"),
+    Param("symbolic_messages", "bool", False, "pair every action with a symbolic message"),
+    Param("teammate_locations", "bool", True, "players see every teammate's room"),
+    Param("probes", "choice", "all", "Theory-of-Mind probes after each action",
+          choices=("all", "one", "none"), optional=True),
+    Param("intel_in_text", "bool", False, "print first-hand bomb intel in the text"),
+)  # fmt: skip
+
+
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game, its encoder, text and probes (keyword arguments of :class:`BombConfig`)."""
-    cfg = BombConfig(**config)
+    cfg = BombConfig(**validate_kwargs(PARAMS, config))
     game = BombGame(cfg)
     probes = None if cfg.probes == "none" else partial(make_probes, game)
     return GameBundle(game, BombEncoder(cfg), BombText(cfg), probes)

@@ -127,20 +127,51 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.coblock.bots import PERSONAS, CoBlockBot
 from tom_envs.games.coblock.bots import bot_names as _bot_names
 from tom_envs.games.coblock.encode import CoBlockEncoder
 from tom_envs.games.coblock.probes import make_probes
-from tom_envs.games.coblock.rules import CoBlockConfig, CoBlockGame
+from tom_envs.games.coblock.rules import (
+    END_RULES,
+    REWARDS,
+    TASK_CHOICES,
+    TEXT_FORMATS,
+    CoBlockConfig,
+    CoBlockGame,
+)
 from tom_envs.games.coblock.text import CoBlockText
 
 NAME = "coblock_v0"
 
 
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("task_type", "choice", "all", "the built-in task set", choices=TASK_CHOICES),
+    Param("task_index", "int", None, "play this task of the set (none: drawn)", low=0, high=1000,
+          optional=True),
+    Param("generated", "bool", False, "a freshly generated task per episode"),
+    Param("task", "object", None, "inject a tasks.Task (Python only)", optional=True),
+    Param("grid", "int_list", (6, 5, 6), "(X, Y up, Z) cells", low=1, high=12, min_len=3,
+          max_len=3),
+    Param("max_rounds", "int", 60, "round limit", low=1, high=500),
+    Param("end_rule", "choice", "either", "who ends the episode", choices=END_RULES),
+    Param("chat_with_actions", "bool", False, "deliver text sent with any action"),
+    Param("reward", "choice", "sparse", "reward scheme", choices=REWARDS),
+    Param("text_format", "choice", "xml", "observation text format", choices=TEXT_FORMATS),
+    Param("history_window", "int", 10, "past actions in the text (none: all)", low=0, high=1000,
+          optional=True),
+    Param("dialogue_window", "int", None, "past messages in the text (none: all)", low=0,
+          high=1000, optional=True),
+    Param("max_inventory", "int", 30, "inventory count where the vector saturates", low=1,
+          high=1000),
+)  # fmt: skip
+
+
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and probes (keywords of :class:`CoBlockConfig`)."""
-    cfg = CoBlockConfig(**config)
+    cfg = CoBlockConfig(**validate_kwargs(PARAMS, config))
     game = CoBlockGame(cfg)
     return GameBundle(game, CoBlockEncoder(cfg), CoBlockText(cfg), partial(make_probes, game))
 

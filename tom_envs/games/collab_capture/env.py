@@ -109,20 +109,35 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.collab_capture import bots
 from tom_envs.games.collab_capture.encode import CaptureEncoder
-from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
+from tom_envs.games.collab_capture.rules import DOORS, ROOMS, SCENARIOS, CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.text import CaptureText
 
 NAME = "collab_capture_v0"
+
+
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("scenario", "choice", "door12_closed", "the paper's scenario", choices=tuple(SCENARIOS)),
+    Param("doors_open", "bool_list", None, "override the scenario's doors", optional=True,
+          min_len=len(DOORS), max_len=len(DOORS)),
+    Param("starts", "int_list", None, "override the start rooms (player 0, player 1, thief)",
+          optional=True, low=min(ROOMS), high=max(ROOMS), min_len=3, max_len=3),
+    Param("max_turns", "int", 30, "turn limit", low=1, high=200),
+    Param("swap_capture", "bool", True, "a swap of rooms with the thief captures it"),
+    Param("thief_distance", "choice", "room_number", "how the thief measures distance",
+          choices=("room_number", "graph")),
+)  # fmt: skip
 
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and ToM probes (kwargs of :class:`CaptureConfig`)."""
     from baselines.joint_planner import next_action_probes
 
-    game = CaptureGame(CaptureConfig(**config))
+    game = CaptureGame(CaptureConfig(**validate_kwargs(PARAMS, config)))
     text = CaptureText(game.config)
     return GameBundle(game, CaptureEncoder(game), text, next_action_probes(game, text))
 

@@ -113,20 +113,32 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.collab_escape import bots
 from tom_envs.games.collab_escape.encode import EscapeEncoder
-from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
+from tom_envs.games.collab_escape.rules import MAPS, ROOMS, SCENARIOS, EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import EscapeText
 
 NAME = "collab_escape_v0"
+
+
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("scenario", "choice", "together", "the paper's scenario", choices=tuple(SCENARIOS)),
+    Param("map", "choice", "coded", "the released code's maze or the prompt's", choices=tuple(MAPS)),
+    Param("starts", "int_list", None, "override the start rooms (player 0, player 1, killer)",
+          optional=True, low=min(ROOMS), high=max(ROOMS), min_len=3, max_len=3),
+    Param("max_turns", "int", 30, "turn limit (none: no limit)", low=1, high=200, optional=True),
+    Param("fixes_needed", "int", 2, "fixes to repair a generator", low=1, high=10),
+)  # fmt: skip
 
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and ToM probes (kwargs of :class:`EscapeConfig`)."""
     from baselines.joint_planner import next_action_probes
 
-    game = EscapeGame(EscapeConfig(**config))
+    game = EscapeGame(EscapeConfig(**validate_kwargs(PARAMS, config)))
     text = EscapeText(game.config)
     return GameBundle(game, EscapeEncoder(game), text, next_action_probes(game, text))
 

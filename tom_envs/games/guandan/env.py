@@ -100,16 +100,40 @@ from typing import Any
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.guandan.bots import BOTS, make
 from tom_envs.games.guandan.encode import GuandanEncoder
 from tom_envs.games.guandan.rules import GuandanConfig, GuandanGame
 from tom_envs.games.guandan.text import GuandanText
 
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("match", "bool", False, "play a match of deals instead of one deal"),
+    Param("start_levels", "int_list", (0, 0), "each team's level (rank index, 0 = 2, 12 = A)",
+          low=0, high=12, min_len=2, max_len=2),
+    Param("level_team", "int", 0, "the team whose level is played first", low=0, high=1),
+    Param("previous_order", "int_list", None, "a previous finishing order (tribute first)",
+          optional=True, low=0, high=3, min_len=4, max_len=4),
+    Param("tribute", "bool", True, "tribute between deals"),
+    Param("anti_tribute", "bool", True, "two big jokers refuse the tribute"),
+    Param("single_down_payer", "choice", "losing_team_last", "who pays a single-down tribute",
+          choices=("losing_team_last", "last_place")),
+    Param("pass_a", "choice", "first_second_or_third", "finishes that pass level A",
+          choices=("first_second_or_third", "first_second")),
+    Param("a_fail_limit", "int", None, "failed attempts at A before a reset (none: no limit)",
+          low=1, high=100, optional=True),
+    Param("max_deals", "int", 100, "deal limit of a match", low=1, high=1000),
+    Param("match_reward", "choice", "deal", "reward per deal or for the match",
+          choices=("deal", "win")),
+    Param("language", "choice", "en", "text language", choices=("en", "zh")),
+    Param("history_window", "int", 16, "past moves in the text", low=0, high=1000),
+)  # fmt: skip
+
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of GuandanConfig)."""
-    cfg = GuandanConfig(**config)
+    cfg = GuandanConfig(**validate_kwargs(PARAMS, config))
     return GameBundle(GuandanGame(cfg), GuandanEncoder(cfg), GuandanText(cfg))
 
 

@@ -120,19 +120,35 @@ from typing import Any
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.hanabi import bots
 from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.probes import HanabiProbes
-from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.rules import BOMB_SCORES, HanabiConfig, HanabiGame
 from tom_envs.games.hanabi.text import HanabiText
+
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("players", "int", 2, "players", low=2, high=5),
+    Param("colors", "int", 5, "colours (suits)", low=1, high=5),
+    Param("ranks", "int", 5, "ranks per colour", low=1, high=5),
+    Param("hand_size", "int", None, "cards per hand (none: 5, or 4 with 4-5 players)", low=1,
+          high=8, optional=True),
+    Param("max_information_tokens", "int", 8, "information (clue) tokens", low=1, high=64),
+    Param("max_life_tokens", "int", 3, "life tokens", low=1, high=64),
+    Param("bomb_score", "choice", "zero", "the score when the last life is lost",
+          choices=BOMB_SCORES),
+    Param("names", "str_list", ("Alice", "Bob", "Cathy", "Donald", "Emily"),
+          "player names in the text, in seat order", min_len=2, max_len=5, item_len=24),
+    Param("probes", "choice", "partner", "card-knowledge probes",
+          choices=("partner", "all", "none"), optional=True),
+)  # fmt: skip
 
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and probes (kwargs of :class:`HanabiConfig`)."""
-    if "names" in config:
-        config["names"] = tuple(config["names"])
-    cfg = HanabiConfig(**config)
+    cfg = HanabiConfig(**validate_kwargs(PARAMS, config))
     game = HanabiGame(cfg)
     text = HanabiText(cfg)
     return GameBundle(game, HanabiEncoder(cfg), text, probes=HanabiProbes(game, text))

@@ -86,16 +86,29 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.matrix.bots import PartnerAgent, make_partner, partner_names
 from tom_envs.games.matrix.encode import MatrixEncoder
-from tom_envs.games.matrix.rules import MatrixConfig, MatrixGame
+from tom_envs.games.matrix.rules import ACTION_NAME_SETS, PRESETS, MatrixConfig, MatrixGame
 from tom_envs.games.matrix.text import MatrixText
+
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
+PARAMS = (
+    Param("game", "choice", "rps", "which payoff table (set by each registered id)",
+          choices=tuple(PRESETS), error="unknown matrix game"),
+    Param("horizon", "int", 100, "rounds T", low=1, high=10_000),
+    Param("window", "int", None, "past rounds a player sees (none: all)", low=1, high=10_000,
+          optional=True),
+    Param("include_round", "bool", True, "the vector holds t / T"),
+    Param("action_names", "choice", "letters", "the paper's action name sets",
+          choices=ACTION_NAME_SETS),
+)  # fmt: skip
 
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of :class:`MatrixConfig`)."""
-    cfg = MatrixConfig(**config)
+    cfg = MatrixConfig(**validate_kwargs(PARAMS, config))
     return GameBundle(MatrixGame(cfg), MatrixEncoder(cfg), MatrixText(cfg))
 
 

@@ -112,19 +112,38 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.wrappers import OrderEnforcing
 from tom_envs.games.overcooked import bots
 from tom_envs.games.overcooked.encode import OvercookedEncoder
-from tom_envs.games.overcooked.rules import OvercookedConfig, OvercookedGame
+from tom_envs.games.overcooked.layout import LAYOUT_NAMES
+from tom_envs.games.overcooked.rules import COOKING_RULES, OvercookedConfig, OvercookedGame
 from tom_envs.games.overcooked.text import OvercookedText
 
 NAME = "overcooked_v0"
 
 
+#: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`). Over
+#: HTTP (``tom-envs serve``) a layout is accepted by name only; Python and the CLI may give a path.
+PARAMS = (
+    Param("layout", "str", "cramped_room", "a shipped layout name, or a layout .txt path",
+          max_len=500, http_choices=LAYOUT_NAMES),
+    Param("horizon", "int", 400, "timesteps per episode", low=1, high=10_000),
+    Param("cook_time", "int", 20, "timesteps a full pot cooks", low=1, high=1000),
+    Param("delivery_reward", "float", 20.0, "reward per delivered soup", low=-1000, high=1000),
+    Param("cooking", "choice", "auto", "how a full pot starts cooking", choices=COOKING_RULES),
+    Param("random_start", "bool", False, "start cells drawn from the reset seed"),
+    Param("observation", "choice", "both", "vector observation kind",
+          choices=("both", "lossless", "features")),
+    Param("names", "str_list", ("Alice", "Bob"), "the two chefs' names", min_len=2, max_len=2,
+          item_len=24),
+)  # fmt: skip
+
+
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of
     :class:`~tom_envs.games.overcooked.rules.OvercookedConfig`)."""
-    cfg = OvercookedConfig(**config)
+    cfg = OvercookedConfig(**validate_kwargs(PARAMS, config))
     return GameBundle(OvercookedGame(cfg), OvercookedEncoder(cfg), OvercookedText(cfg))
 
 

@@ -1,19 +1,40 @@
 // The tom-envs player page: set up a session, then play over a websocket (HTTP as fallback).
+// Everything the server or the URL supplies is put in the page as text (textContent, option
+// elements), never as HTML; the board (an SVG drawn by the game) is shown as an image, where no
+// script can run. The seat token returned at creation goes with every request about the session.
 const $ = (id) => document.getElementById(id);
-let games = [], state = null, socket = null;
+let games = [], state = null, socket = null, token = null;
 const params = new URLSearchParams(location.search);
+const JSON_HEADERS = { "Content-Type": "application/json" };
+
+function post(url, body) {
+  const headers = { ...JSON_HEADERS };
+  if (token) headers["X-Seat-Token"] = token;
+  return fetch(url, { method: "POST", headers, body: JSON.stringify(body || {}), credentials: "same-origin" });
+}
+
+function showBoard(svg) {
+  const box = $("board");
+  box.replaceChildren();
+  if (!svg) return;
+  const img = document.createElement("img");
+  img.alt = "board";
+  img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
+  box.appendChild(img);
+}
 
 function render(p) {
+  if (p.error && !p.session) { $("setup-error").textContent = p.error; return; }
   state = p;
   $("setup").hidden = true;
   $("play").hidden = false;
-  $("board").innerHTML = p.board;
+  showBoard(p.board);
   $("observation").textContent = p.observation;
   $("rules").textContent = p.rules;
   $("error").textContent = p.error || "";
   $("chatbox").hidden = !p.chat;
   const legal = $("legal");
-  legal.innerHTML = "";
+  legal.replaceChildren();
   for (const a of p.legal) {
     const b = document.createElement("button");
     b.className = "action";
@@ -28,6 +49,7 @@ function render(p) {
   s.textContent = p.status === "playing"
     ? (p.your_turn ? `your turn (decision ${p.step})` : "waiting") + (ret ? ` — ${ret}` : "")
     : `episode ${p.status} — ${ret}`;
+  $("task").textContent = p.task ? `task: ${p.task}` : "";
   document.body.dataset.status = p.status;
   document.body.dataset.step = p.step;
 }
@@ -41,20 +63,34 @@ function act(id) {
   if (socket && socket.readyState === WebSocket.OPEN) {
     socket.send(JSON.stringify(body));
   } else {
-    fetch(`/api/sessions/${state.session}/act`, { method: "POST", body: JSON.stringify(body) })
+    post(`/api/sessions/${encodeURIComponent(state.session)}/act`, body)
       .then((r) => r.json()).then(render);
   }
 }
 
 function connect(sid) {
-  socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws/${sid}`);
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  socket = new WebSocket(`${proto}://${location.host}/ws/${encodeURIComponent(sid)}?token=${encodeURIComponent(token)}`);
   socket.onmessage = (ev) => render(JSON.parse(ev.data));
-  history.replaceState(null, "", `?session=${sid}` + (params.get("participant") ? `&participant=${params.get("participant")}` : ""));
+  const keep = new URLSearchParams({ session: sid, token });
+  for (const k of ["participant", "task"]) if (params.get(k)) keep.set(k, params.get(k));
+  history.replaceState(null, "", "?" + keep.toString());
+}
+
+function option(value) {
+  const o = document.createElement("option");
+  o.value = value;
+  o.textContent = value;
+  return o;
 }
 
 function fillGame() {
   const g = games.find((x) => x.name === $("game").value);
-  $("seat").innerHTML = [...Array(g.seats).keys()].map((s) => `<option value="${s}">player_${s}</option>`).join("");
+  $("seat").replaceChildren(...[...Array(g.seats).keys()].map((s) => {
+    const o = option(String(s));
+    o.textContent = `player_${s}`;
+    return o;
+  }));
   fillPartners();
 }
 
@@ -62,12 +98,23 @@ function fillPartners() {
   const g = games.find((x) => x.name === $("game").value);
   const seat = Number($("seat").value);
   const box = $("partners");
-  box.innerHTML = "";
+  box.replaceChildren();
   for (let s = 0; s < g.seats; s++) {
     if (s === seat) continue;
-    const opts = g.agents.map((a) => `<option value="${a}">${a}</option>`).join("");
-    box.insertAdjacentHTML("beforeend", `<label>player_${s} <select class="partner">${opts}</select></label>`);
+    const label = document.createElement("label");
+    label.textContent = `player_${s} `;
+    const select = document.createElement("select");
+    select.className = "partner";
+    select.append(...g.agents.map(option));
+    label.appendChild(select);
+    box.appendChild(label);
   }
+}
+
+function started(p) {
+  token = p.token;
+  render(p);
+  connect(p.session);
 }
 
 async function start() {
@@ -76,25 +123,29 @@ async function start() {
     partners: [...document.querySelectorAll(".partner")].map((x) => x.value),
   };
   try { body.kwargs = JSON.parse($("kwargs").value || "{}"); } catch { $("setup-error").textContent = "game arguments must be JSON"; return; }
-  const r = await fetch("/api/sessions", { method: "POST", body: JSON.stringify(body) });
+  const r = await post("/api/sessions", body);
   const p = await r.json();
   if (!r.ok) { $("setup-error").textContent = p.error; return; }
-  render(p);
-  connect(p.session);
+  started(p);
 }
 
 async function main() {
-  if (params.get("session")) {
-    const r = await fetch(`/api/sessions/${params.get("session")}`);
+  if (params.get("session") && params.get("token")) {
+    token = params.get("token");
+    const r = await fetch(`/api/sessions/${encodeURIComponent(params.get("session"))}`,
+      { headers: { "X-Seat-Token": token }, credentials: "same-origin" });
     if (r.ok) { render(await r.json()); connect(params.get("session")); return; }
+    token = null;
   }
   if (params.get("participant") && params.get("task")) {
-    const r = await fetch(`/api/study/${params.get("participant")}/${params.get("task")}`, { method: "POST" });
+    const url = `/api/study/${encodeURIComponent(params.get("participant"))}/${encodeURIComponent(params.get("task"))}`;
+    const r = await post(url, {});
     const p = await r.json();
-    if (r.ok) { render(p); connect(p.session); return; }
+    if (r.ok) { started(p); return; }
+    $("setup-error").textContent = p.error;
   }
-  games = await (await fetch("/api/games")).json();
-  $("game").innerHTML = games.map((g) => `<option value="${g.name}">${g.name}</option>`).join("");
+  games = await (await fetch("/api/games", { credentials: "same-origin" })).json();
+  $("game").replaceChildren(...games.map((g) => option(g.name)));
   $("game").onchange = fillGame;
   $("seat").onchange = fillPartners;
   $("start").onclick = start;
