@@ -225,6 +225,15 @@ def seat_agents(
     ]
 
 
+#: Evaluation episodes of a training run use seeds from here on, far from any training seed.
+EVAL_SEED_BASE = 10**6
+
+
+def eval_seed(train_seed: int) -> int:
+    """The first evaluation seed of a training run with ``train_seed`` (every baseline uses it)."""
+    return EVAL_SEED_BASE + train_seed * 10**4
+
+
 def evaluate(
     game: str | GameSpec,
     factories: Sequence[Callable[[], Agent]],

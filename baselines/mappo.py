@@ -20,12 +20,18 @@ the suite's API and knows nothing about any particular game:
   A transition still open when a rollout ends is carried into the next rollout, so no reward is
   lost and no value is guessed at a state where that seat does not act.
 * Seats can be filled by fixed agents (``--partners 1=tit_for_tat``): partner bots, populations,
-  RMax or another checkpoint; they act through the same ``Turn`` API as in ``tom-envs run``.
+  RMax or another checkpoint; they act through the same ``Turn`` API and the same decision
+  primitive as in ``tom-envs run`` (:func:`tom_envs.core.driver.decide`, with the ``raise``
+  failure policy: a partner that fails stops training loudly instead of being replaced).
 * ``global_step`` counts **env steps** = rules steps: one per move in a turn-based game, one per
   joint action in a simultaneous game (``decisions`` counts seat decisions).
 
 A checkpoint (``.pt``) loads as an agent (:class:`MappoAgent`) that plays any seat through the
-Turn API: ``tom-envs run GAME --agents checkpoint:path=runs/x/checkpoint.pt tit_for_tat``.
+Turn API: ``tom-envs run GAME --agents checkpoint:path=runs/x/checkpoint.pt tit_for_tat``. It
+records the environment it was trained on (``meta["resolved_env_kwargs"]``: every game argument,
+defaults resolved; ``meta["observation_shape"]``); :meth:`MappoAgent.reset` refuses an episode of
+another game, observation shape or game arguments, naming both sides. Older checkpoints without these fields are checked on the observation size and the
+arguments they recorded.
 
 Run::
 
@@ -48,6 +54,7 @@ from torch import nn
 
 from baselines.common import (
     LearningCurve,
+    eval_seed,
     evaluate,
     parse_kv,
     parse_settings,
@@ -55,8 +62,16 @@ from baselines.common import (
     seat_agents,
 )
 from tom_envs.agents import make_agent
-from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn, as_agent_action
-from tom_envs.core.game import IllegalActionError, agent_index
+from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn
+from tom_envs.core.driver import (
+    FailurePolicy,
+    decide,
+    draw_episode_seed,
+    episode_info,
+    fallback_rng,
+    resolved_env_kwargs,
+)
+from tom_envs.core.game import agent_index
 from tom_envs.registration import GameSpec, game_spec
 
 CHECKPOINT_FORMAT = "tom_envs.mappo/1"
@@ -257,6 +272,10 @@ class Collector:
             {p: make_agent(s, spec, env.bundle) for p, s in partners.items()} for env in self.envs
         ]
         self.rng = np.random.default_rng(args.seed)
+        self.policy = FailurePolicy(on_failure="raise")
+        self.fallback = fallback_rng(args.seed)  # unused under "raise"; decide() takes one
+        self.resolved = resolved_env_kwargs(spec, self.kwargs)
+        self.obs_shape = tuple(int(x) for x in self.envs[0].bundle.encoder.observation_shape)
         shape = (args.num_envs, n)
         ha = args.hidden if args.recurrent else 0
         self.h_actor = np.zeros((*shape, ha), np.float32)
@@ -280,11 +299,11 @@ class Collector:
 
     def reset(self, c: int) -> None:
         """New seeded episode in copy ``c``; partners are told the same seed."""
-        seed = int(self.rng.integers(2**31 - 1))
+        seed = draw_episode_seed(self.rng)
         env = self.envs[c]
         env.reset(seed=seed)
         for p, agent in self.partners[c].items():
-            agent.reset(episode_info(self.spec, self.game, p, seed))
+            agent.reset(episode_info(self.spec, self.game, p, seed, self.resolved, self.obs_shape))
         self.h_actor[c] = self.h_critic[c] = 0.0
         self.open_row[c] = -1
         self.start[c] = 1.0
@@ -298,13 +317,11 @@ class Collector:
             self.game.legal_mask(env.game_state, p), float(self.partner_reward[c, p]),
             int(self.decisions[c, p]),
         )  # fmt: skip
-        choice = as_agent_action(self.partners[c][p].act(turn))
-        if choice.action is None or int(choice.action) not in turn.legal_actions:
-            raise IllegalActionError(f"partner at seat {p} chose illegal action {choice.action!r}")
-        if choice.message is not None and self.game.tags.communication:
-            self.messages[c][p] = choice.message  # sent with its action (games with chat)
+        d = decide(self.partners[c][p], turn, self.fallback, self.policy)  # raises on failure
+        if d.choice.message is not None and self.game.tags.communication:
+            self.messages[c][p] = d.choice.message  # sent with its action (games with chat)
         self.partner_reward[c, p] = 0.0
-        return int(choice.action)
+        return d.action
 
     @torch.no_grad()
     def collect(
@@ -438,15 +455,6 @@ class Collector:
         """Episodes finished since the last call."""
         out, self.finished = self.finished, []
         return out
-
-
-def episode_info(spec: GameSpec, game: Any, player: int, seed: int | None) -> EpisodeInfo:
-    """What an agent at ``player`` is told when an episode starts (as the runner tells it)."""
-    return EpisodeInfo(
-        env_id=spec.id, agent=f"player_{player}", player=player, num_players=game.num_players,
-        num_actions=game.num_actions, seed=seed, reward_range=game.reward_range,
-        max_steps=game.max_steps, tags=game.tags,
-    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------ GAE
@@ -592,6 +600,16 @@ def load_checkpoint(path: str | Path) -> tuple[Net, Net, ValueNorm, dict[str, An
     return actor, critic, vn, meta
 
 
+def _sha256(path: str | Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def build_nets(meta: Mapping[str, Any]) -> tuple[Net, Net]:
     """Actor and critic for the dimensions recorded in ``meta``."""
     n_players, hidden, rec = meta["num_players"], meta["hidden"], meta["recurrent"]
@@ -599,6 +617,47 @@ def build_nets(meta: Mapping[str, Any]) -> tuple[Net, Net]:
     actor = Net(actor_in, meta["num_actions"], hidden, rec, head_std=0.01)
     critic = Net(meta["state_dim"] + n_players, 1, hidden, rec, head_std=1.0)
     return actor, critic
+
+
+class CheckpointMismatchError(ValueError):
+    """A checkpoint used in an environment other than the one it was trained on."""
+
+
+def check_environment(meta: Mapping[str, Any], info: EpisodeInfo, name: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointMismatchError` naming both sides when ``info``'s environment is not
+    the one ``meta`` was trained on (game, actions, observation shape, game arguments)."""
+    game = str(meta.get("game", ""))
+    env_game = info.env_id.split("/")[-1].rsplit("-v", 1)[0]
+    if game and env_game and game != env_game:
+        raise CheckpointMismatchError(f"{name} was trained on {game}, this episode is {env_game}")
+    if info.num_actions != meta["num_actions"]:
+        raise CheckpointMismatchError(
+            f"{name} has {meta['num_actions']} actions, {env_game} has {info.num_actions}"
+        )
+    trained = meta.get("resolved_env_kwargs")
+    if trained is None:  # an older checkpoint: the arguments it was given on top of the defaults
+        trained = meta.get("env_kwargs") or {}
+    diffs = []
+    if info.env_kwargs is not None:
+        for key, value in trained.items():
+            if key not in info.env_kwargs:
+                continue
+            if info.env_kwargs[key] != value:
+                diffs.append(
+                    f"{key}={value!r} (checkpoint) vs {key}={info.env_kwargs[key]!r} (env)"
+                )
+    shape = meta.get("observation_shape")
+    if info.observation_shape is not None:
+        env_shape = tuple(info.observation_shape)
+        if shape is not None and tuple(shape) != env_shape:
+            diffs.append(f"observation shape {tuple(shape)} (checkpoint) vs {env_shape} (env)")
+        elif shape is None and int(np.prod(env_shape)) != int(meta["obs_dim"]):
+            diffs.append(f"observation size {meta['obs_dim']} (checkpoint) vs "
+                         f"{int(np.prod(env_shape))} {env_shape} (env)")  # fmt: skip
+    if diffs:
+        raise CheckpointMismatchError(
+            f"{name} was trained on another {game or 'game'} environment: " + "; ".join(diffs)
+        )
 
 
 class MappoAgent(BaseAgent):
@@ -623,15 +682,29 @@ class MappoAgent(BaseAgent):
     def load(cls, path: str | Path, deterministic: bool = False) -> MappoAgent:
         """The agent of a checkpoint file."""
         actor, _, _, meta = load_checkpoint(path)
-        return cls(actor, meta, deterministic, name=f"checkpoint:path={path}")
+        agent = cls(actor, meta, deterministic, name=f"checkpoint:path={path}")
+        agent.file_sha256 = _sha256(path)
+        return agent
+
+    def config(self) -> dict[str, Any]:
+        """Settings for result keys: the checkpoint's content hash, dimensions and sampling."""
+        keys = ("game", "num_players", "num_actions", "obs_dim", "hidden", "recurrent",
+                "actor_agent_id", "global_step")  # fmt: skip
+        return {
+            "kind": "mappo",
+            "file_sha256": getattr(self, "file_sha256", None),
+            "deterministic": self.deterministic,
+            **{k: self.meta.get(k) for k in keys},
+        }
 
     def reset(self, info: EpisodeInfo) -> None:
-        """New episode: empty memory, generator seeded from the episode (same seed, same play)."""
+        """New episode: empty memory, generator seeded from the episode (same seed, same play).
+
+        Raises :class:`CheckpointMismatchError` when the episode's game, action count,
+        observation shape or game arguments differ from the training environment's.
+        """
         super().reset(info)
-        if info.num_actions != self.meta["num_actions"]:
-            raise ValueError(
-                f"checkpoint has {self.meta['num_actions']} actions, the game {info.num_actions}"
-            )
+        check_environment(self.meta, info, self.name)
         self.h = torch.zeros(1, self.actor.hidden_size)
         self.start = torch.ones(1)
 
@@ -676,7 +749,9 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
     collector = Collector(args, spec, kwargs, partners)
     env, game = collector.envs[0], collector.game
     meta = {
-        "game": spec.name, "env_kwargs": parse_kv(args.env_kwargs), "num_players": game.num_players,
+        "game": spec.name, "env_id": spec.id, "env_kwargs": parse_kv(args.env_kwargs),
+        "resolved_env_kwargs": collector.resolved, "observation_shape": list(collector.obs_shape),
+        "num_players": game.num_players,
         "num_actions": game.num_actions, "obs_dim": int(np.prod(env.bundle.encoder.observation_shape)),
         "state_dim": int(np.prod(env.state_space.shape)), "hidden": args.hidden,
         "recurrent": args.recurrent, "actor_agent_id": args.actor_agent_id,
@@ -728,7 +803,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
         if last or (args.eval_every and update % args.eval_every == 0):
             t_eval = time.perf_counter()
             factories = seat_agents(spec, policy, partners, game.num_players)
-            ev = evaluate(spec, factories, args.eval_episodes, 10**6 + args.seed * 10**4,
+            ev = evaluate(spec, factories, args.eval_episodes, eval_seed(args.seed),
                           meta["env_kwargs"], collector.learners)  # fmt: skip
             row.update({f"eval/{k}": v for k, v in ev.items()})
             row["eval_s"] = time.perf_counter() - t_eval

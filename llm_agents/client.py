@@ -15,7 +15,22 @@ the OpenAI API, chosen by ``base_url``, ``model`` and a key from the arguments o
   most ``max_concurrency`` requests in flight);
 * constrained decoding: a request may carry a JSON schema (the agent sends an ``enum`` of the
   legal actions). If the server refuses ``response_format=json_schema`` the client remembers it and
-  sends plain requests from then on (the agent then parses free text).
+  sends plain requests from then on (the agent then parses free text);
+* failures by kind (:attr:`LLMError.kind`): ``"endpoint"`` (connection refused, timeouts and
+  server errors after the retries, or the circuit breaker open), ``"context_overflow"`` (HTTP 400
+  saying the prompt does not fit the context window: never retried) and ``"request"`` (any other
+  refused request);
+* a circuit breaker (:class:`CircuitBreaker`): after ``threshold`` consecutive connection failures
+  (attempts, retries included) the client stops calling the endpoint and every request fails at
+  once with kind ``"endpoint"`` until ``cooldown_s`` has passed; then one trial request is let
+  through (a success closes the breaker, a failure opens it again). A dead endpoint therefore costs
+  a few seconds, not ``max_retries`` backoffs per decision;
+* reasoning text: a reasoning model's ``reasoning_content`` (vLLM, DeepSeek) or a leading
+  ``<think>…</think>`` block is split from the answer and kept in :attr:`LLMResponse.reasoning`.
+
+The cache key is built from :attr:`BaseLLMClient.cache_endpoint` (by default the endpoint URL):
+the bundled local server sets it to the model file's name, so its ephemeral port never enters
+the key and a re-run hits the cache.
 
 API keys are kept in a private attribute, never in ``repr``, logs, cache files, responses or
 exception messages (:func:`redact`).
@@ -50,12 +65,148 @@ ENV_API_KEY = "OPENAI_API_KEY"
 ENV_CACHE_DIR = "TOM_ENVS_LLM_CACHE"
 
 
+#: The failure kinds a request can end with (:attr:`LLMError.kind`).
+FAILURE_KINDS = ("endpoint", "context_overflow", "request")
+
+
 class LLMError(RuntimeError):
-    """A request failed for good (after any retries). The message never contains an API key."""
+    """A request failed for good (after any retries). The message never contains an API key.
+
+    Attributes:
+        kind: ``"endpoint"`` (unreachable, timed out or failing server after the retries; circuit
+            breaker open), ``"context_overflow"`` (the prompt does not fit the model's context)
+            or ``"request"`` (any other refusal).
+    """
+
+    def __init__(self, message: str, kind: str = "request") -> None:
+        super().__init__(message)
+        self.kind = kind if kind in FAILURE_KINDS else "request"
 
 
 class TransientLLMError(LLMError):
     """A failure worth retrying (raised by clients whose transport is not ``openai``)."""
+
+    def __init__(self, message: str, kind: str = "endpoint") -> None:
+        super().__init__(message, kind)
+
+
+class EndpointUnreachable(TransientLLMError):
+    """The endpoint could not be reached (connection refused, connect timeout): counted by the
+    circuit breaker. ``openai.APIConnectionError`` (and its ``APITimeoutError``) count the same."""
+
+
+class CircuitOpen(LLMError):
+    """The circuit breaker is open: the endpoint failed repeatedly and is not called now."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "endpoint")
+
+
+class CircuitBreaker:
+    """Stops calling an endpoint after ``threshold`` consecutive connection failures.
+
+    Thread-safe; shared by every episode that uses the client. While open, :meth:`allow` is
+    False until ``cooldown_s`` has passed; then one trial attempt is allowed (half-open).
+
+    Args:
+        threshold: consecutive connection failures that open the breaker (0 disables it).
+        cooldown_s: seconds before a trial attempt is let through.
+        clock: the time source (tests pass a fake one).
+    """
+
+    def __init__(
+        self, threshold: int = 3, cooldown_s: float = 30.0, clock: Any = time.monotonic
+    ) -> None:
+        if threshold < 0 or cooldown_s < 0:
+            raise ValueError("breaker threshold and cooldown_s must be >= 0")
+        self.threshold = int(threshold)
+        self.cooldown_s = float(cooldown_s)
+        self.clock = clock
+        self.failures = 0
+        self.opened_at: float | None = None
+        self.trips = 0
+        self._trial = False
+        self._lock = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether requests are being refused now (ignoring a pending trial)."""
+        return self.opened_at is not None
+
+    def allow(self) -> bool:
+        """May an attempt be made now? (Half-open: one trial after the cooldown.)"""
+        with self._lock:
+            if self.opened_at is None:
+                return True
+            if not self._trial and self.clock() - self.opened_at >= self.cooldown_s:
+                self._trial = True
+                return True
+            return False
+
+    def success(self) -> None:
+        """An attempt reached the server: close the breaker."""
+        with self._lock:
+            self.failures = 0
+            self.opened_at = None
+            self._trial = False
+
+    def failure(self) -> bool:
+        """A connection failure; returns True when the breaker is (now) open."""
+        with self._lock:
+            self.failures += 1
+            if self._trial or (self.threshold and self.failures >= self.threshold):
+                if self.opened_at is None or self._trial:
+                    self.trips += int(self.opened_at is None)
+                self.opened_at = self.clock()
+                self._trial = False
+                return True
+            return False
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Connection refused / reset / connect or read timeout (the breaker counts these)."""
+    if isinstance(exc, (EndpointUnreachable, ConnectionError, TimeoutError)):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - the openai package is the llm extra
+        return False
+    return isinstance(exc, openai.APIConnectionError)
+
+
+_OVERFLOW_WORDS = (
+    "context length",
+    "context_length",
+    "context window",
+    "context size",
+    "maximum context",
+    "too many tokens",
+    "exceeds the available context",
+    "prompt is too long",
+    "input is too long",
+)
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """HTTP 400/413 whose message says the prompt does not fit the model's context."""
+    if isinstance(exc, LLMError):
+        return exc.kind == "context_overflow"
+    status = getattr(exc, "status_code", None)
+    text = str(exc).lower()
+    return status in (400, 413) and any(w in text for w in _OVERFLOW_WORDS)
+
+
+def split_reasoning(text: str) -> tuple[str, str | None]:
+    """``"<think>r</think> answer"`` -> ``("answer", "r")``; text without a think block as is."""
+    stripped = text.lstrip()
+    if stripped.startswith("<think>"):
+        end = stripped.find("</think>")
+        if end >= 0:
+            return stripped[end + len("</think>") :].lstrip(), stripped[
+                len("<think>") : end
+            ].strip()
+        return "", stripped[len("<think>") :].strip()  # cut off while thinking
+    return text, None
 
 
 class SchemaUnsupported(LLMError):
@@ -77,6 +228,7 @@ class LLMRequest:
         schema: a JSON schema the answer must follow (constrained decoding where supported).
         top_logprobs: how many alternatives' log-probabilities to return per token (0: none).
         sample: distinguishes repeated samples of one request in the cache; never sent.
+        extra: extra JSON fields sent with this request (server-specific sampling options).
     """
 
     messages: list[dict[str, str]] = field(default_factory=list)
@@ -89,6 +241,7 @@ class LLMRequest:
     schema: dict[str, Any] | None = None
     top_logprobs: int = 0
     sample: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (the request part of the cache key)."""
@@ -112,6 +265,7 @@ class LLMResponse:
         finish_reason: the server's reason for stopping (``"stop"``, ``"length"``...).
         logprobs: per generated token, the top alternatives as ``{token: logprob}``.
         retries: how many retries the request needed.
+        reasoning: a reasoning model's thinking text, kept apart from ``text``.
     """
 
     text: str
@@ -125,6 +279,7 @@ class LLMResponse:
     finish_reason: str | None = None
     logprobs: list[dict[str, float]] | None = None
     retries: int = 0
+    reasoning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -158,7 +313,7 @@ class RetryPolicy:
         """Rate limits, timeouts, connection failures and 5xx errors are; nothing else is."""
         if isinstance(exc, TransientLLMError):
             return True
-        if isinstance(exc, LLMError):
+        if isinstance(exc, LLMError) or is_context_overflow(exc):
             return False
         try:
             import openai
@@ -275,9 +430,12 @@ class BaseLLMClient:
 
     Attributes:
         model: the model name sent with every request.
-        endpoint: where requests go (part of the cache key; never holds a key).
+        endpoint: where requests go (never holds a key).
+        cache_endpoint: what stands for the endpoint in the cache key (default ``endpoint``; the
+            local server uses its model file, so an ephemeral port does not change the key).
         capabilities: ``{"json_schema": bool | None}``; ``None`` until the server has answered.
         stats: :class:`ClientStats`.
+        breaker: the :class:`CircuitBreaker` guarding the endpoint.
     """
 
     def __init__(
@@ -290,9 +448,13 @@ class BaseLLMClient:
         prices: Mapping[str, tuple[float, float]] | None = None,
         max_concurrency: int = 4,
         json_schema: bool | None = None,
+        cache_endpoint: str | None = None,
+        breaker: CircuitBreaker | None = None,
     ) -> None:
         self.model = model
         self.endpoint = endpoint
+        self.cache_endpoint = cache_endpoint if cache_endpoint is not None else endpoint
+        self.breaker = breaker if breaker is not None else CircuitBreaker()
         cache_dir = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
         self.cache = DiskCache(cache_dir) if cache_dir else None
         self.retry = retry or RetryPolicy()
@@ -305,8 +467,12 @@ class BaseLLMClient:
 
     # ------------------------------------------------------------------ helpers
     def cache_key(self, request: LLMRequest) -> str:
-        """SHA-256 of the endpoint, model and full request (never the API key)."""
-        payload = {"endpoint": self.endpoint, "model": self.model, "request": request.to_dict()}
+        """SHA-256 of the cache endpoint, model and full request (never the API key)."""
+        payload = {
+            "endpoint": self.cache_endpoint,
+            "model": self.model,
+            "request": request.to_dict(),
+        }
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -337,8 +503,34 @@ class BaseLLMClient:
         return response
 
     def _give_up(self, exc: BaseException) -> LLMError:
+        if isinstance(exc, CircuitOpen):
+            return exc
         message = redact(f"{type(exc).__name__}: {exc}", self._secrets)
-        return LLMError(f"{self.model} at {self.endpoint or 'default endpoint'}: {message}")
+        if is_context_overflow(exc):
+            kind = "context_overflow"
+        elif isinstance(exc, LLMError):
+            kind = exc.kind
+        elif is_connection_failure(exc) or self.retry.retryable(exc):
+            kind = "endpoint"
+        else:
+            kind = "request"
+        return LLMError(f"{self.model} at {self.endpoint or 'default endpoint'}: {message}", kind)
+
+    def _circuit_open(self) -> CircuitOpen:
+        return CircuitOpen(
+            f"{self.model} at {self.endpoint or 'default endpoint'}: circuit breaker open after "
+            f"{self.breaker.failures} consecutive connection failures; not calling it for "
+            f"{self.breaker.cooldown_s:g}s"
+        )
+
+    def _attempt_failed(self, exc: BaseException, retries: int) -> float | None:
+        """Book-keeping after a failed attempt: the wait before the next, or ``None`` (give up)."""
+        if is_connection_failure(exc):
+            if self.breaker.failure():
+                return None
+        else:
+            self.breaker.success()  # the server answered (with an error)
+        return self.retry.delay(retries, exc)
 
     def _note_schema_refused(self) -> None:
         if self.capabilities.get("json_schema") is not False:
@@ -366,14 +558,17 @@ class BaseLLMClient:
             return hit
         retries = 0
         while True:
+            if not self.breaker.allow():
+                raise self._circuit_open()
             constrained = self._constrain(request)
             try:
                 response = self._send(request, constrained)
             except SchemaUnsupported:
+                self.breaker.success()
                 self._note_schema_refused()
                 continue
             except Exception as exc:
-                wait = self.retry.delay(retries, exc)
+                wait = self._attempt_failed(exc, retries)
                 if wait is None:
                     raise self._give_up(exc) from None
                 log.warning(
@@ -383,6 +578,7 @@ class BaseLLMClient:
                 retries += 1
                 continue
             break
+        self.breaker.success()
         response = self._finish(response, retries)
         self._store(key, request, response)
         return response
@@ -399,20 +595,24 @@ class BaseLLMClient:
             return hit
         retries = 0
         while True:
+            if not self.breaker.allow():
+                raise self._circuit_open()
             constrained = self._constrain(request)
             try:
                 response = await self._asend(request, constrained)
             except SchemaUnsupported:
+                self.breaker.success()
                 self._note_schema_refused()
                 continue
             except Exception as exc:
-                wait = self.retry.delay(retries, exc)
+                wait = self._attempt_failed(exc, retries)
                 if wait is None:
                     raise self._give_up(exc) from None
                 await asyncio.sleep(wait)
                 retries += 1
                 continue
             break
+        self.breaker.success()
         response = self._finish(response, retries)
         self._store(key, request, response)
         return response
@@ -498,7 +698,7 @@ class OpenAIClient(BaseLLMClient):
         api_key: the key; default ``$OPENAI_API_KEY`` (or the variable named by
             ``api_key_env``); local servers without a key get a placeholder.
         api_key_env: environment variable holding the key.
-        timeout: seconds per request.
+        timeout: seconds per attempt (connect and read).
         extra_body: extra JSON fields for every request (server-specific options).
         **kwargs: :class:`BaseLLMClient` options (``cache_dir``, ``retry``, ``prices``,
             ``max_concurrency``, ``json_schema``).
@@ -554,8 +754,9 @@ class OpenAIClient(BaseLLMClient):
             kw["seed"] = request.seed
         if request.stop:
             kw["stop"] = list(request.stop)
-        if self.extra_body:
-            kw["extra_body"] = dict(self.extra_body)
+        extra = {**self.extra_body, **request.extra}
+        if extra:
+            kw["extra_body"] = extra
         if request.prompt is not None:
             kw["prompt"] = request.prompt
             if request.top_logprobs:
@@ -573,10 +774,23 @@ class OpenAIClient(BaseLLMClient):
         latency = time.perf_counter() - t0
         choice = raw.choices[0]
         text = (choice.text if request.prompt is not None else choice.message.content) or ""
+        reasoning = None
+        if request.prompt is None:
+            message = choice.message
+            reasoning = getattr(message, "reasoning_content", None) or getattr(
+                message, "reasoning", None
+            )
+            extra = getattr(message, "model_extra", None) or {}
+            reasoning = reasoning or extra.get("reasoning_content") or extra.get("reasoning")
+            text, thought = split_reasoning(text)
+            reasoning = str(reasoning) if reasoning else thought
         usage = getattr(raw, "usage", None)
+        served = getattr(raw, "model", None)
         return LLMResponse(
             text=text,
-            model=getattr(raw, "model", None) or self.model,
+            reasoning=reasoning,
+            # a server that names no model (llama.cpp answers "-") is recorded by the asked name
+            model=served if served and served.strip("- ") else self.model,
             tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
             tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
             latency_s=latency,

@@ -129,12 +129,20 @@ def test_run_writes_jsonl_trajectories(tmp_path: Path, capsys: pytest.CaptureFix
         assert [s["agent"] for s in steps] == ["player_0", "player_1"] * 10
         assert [s["joint_step"] for s in steps] == [t // 2 for t in range(20)]
         assert all(s["valid"] for s in steps)
-        assert all("observation_text" in s for s in steps)
+        assert all("observation_text_diff" in s for s in steps)  # each text stored once
+        assert head["config"]["record"] == {"observations": False, "text": True}
+        assert head["config"]["env_kwargs"]["horizon"] == 10
+        assert head["config"]["env_kwargs"]["game"] == "rps"  # defaults resolved
+        assert len(head["config_hash"]) == 16
+        assert tail["status"] == "ok" and tail["failure"] is None
+        assert tail["fallbacks"] == {"player_0": 0, "player_1": 0}
+        assert tail["decisions"] == {"player_0": 10, "player_1": 10}
         assert all(s["prediction"]["partner_action"] in (0, 1, 2) for s in steps[0::2])
         assert sum(s["rewards"]["player_0"] for s in steps[1::2]) == tail["returns"]["player_0"]
         # Episode.read roundtrip: the file and the loaded episode say the same thing
         ep = Episode.read(path)
         assert ep.records() == lines
+        assert all("observation_text" in s for s in ep.steps)  # rebuilt from the diffs
         assert (ep.seed, ep.length, ep.env_kwargs) == (seed, 10, {"horizon": 10})
 
 
@@ -168,10 +176,23 @@ def test_one_agent_spec_fills_every_seat(tmp_path: Path, capsys) -> None:
 
 def test_default_output_directory(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "BattleOfSexes", "--agents", "rmax:gamma=0.9", "population:tit_for_tat",
-                 "--episodes", "1", "--kw", "horizon=3"]) == 0
-    expected = tmp_path / "runs" / "BattleOfSexes" / "rmax_gamma=0.9-population_tit_for_tat-seed0"
-    assert (expected / "episode_000000.jsonl").exists()
+    args = ["run", "BattleOfSexes", "--agents", "rmax:gamma=0.9", "population:tit_for_tat",
+            "--episodes", "1"]
+    assert main([*args, "--kw", "horizon=3"]) == 0
+    assert main([*args, "--kw", "horizon=4"]) == 0
+    assert main([*args, "--kw", "horizon=4", "--text"]) == 0
+    dirs = sorted((tmp_path / "runs" / "BattleOfSexes").iterdir())
+    # one directory per configuration: a changed argument or --text never shares one
+    assert len(dirs) == 3
+    for d in dirs:
+        stem, _, digest = d.name.rpartition("-")
+        assert stem == "rmax_gamma=0.9-population_tit_for_tat-seed0"
+        head = read_lines(d / "episode_000000.jsonl")[0]
+        cfg = dict(head["config"])
+        cfg.pop("seed")
+        from tom_envs.core.driver import config_hash
+
+        assert digest == config_hash(cfg)[:8]
 
 
 def test_resume_does_not_replay_existing_episodes(
@@ -349,30 +370,58 @@ def test_partial_failures_and_self_reported_invalid() -> None:
 
 def test_invalid_counts_in_the_summary() -> None:
     spec = game_spec("RockPaperScissors")
+    # one failure in five decisions: 20%, not more than the default bound, so still a result
+    eps = run(spec, [lambda: Raising(fail_every=5), lambda: make_agent("always_1", spec)], 3,
+              seed=0, env_kwargs={"horizon": 5})
+    assert all(e.ok for e in eps)
+    s = summarize(eps)
+    assert s["invalid/player_0"] == (1.0, 0.0)
+    assert s["invalid/player_1"] == (0.0, 0.0)
+    assert s["fallback_pct/player_0"] == (20.0, 0.0)
+    assert s["valid_action_pct/player_0"] == (80.0, 0.0)
+    assert s["length"] == (5.0, 0.0)
+    # failing on every decision: every episode failed, none is a result
     eps = run(spec, [Raising, lambda: make_agent("always_1", spec)], 3, seed=0,
               env_kwargs={"horizon": 5})
-    s = summarize(eps)
-    assert s["invalid/player_0"] == (5.0, 0.0)
-    assert s["invalid/player_1"] == (0.0, 0.0)
-    assert s["length"] == (5.0, 0.0)
+    assert [e.status for e in eps] == ["failed"] * 3
+    assert summarize(eps) == {}
 
 
-def test_cli_reports_invalid_counts(
+def test_cli_agent_failing_every_decision_exits_nonzero_naming_the_cause(
     fake_agents_module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["run", "BattleOfSexes", "--agents", f"{fake_agents_module}:Illegal", "tit_for_tat",
                  "--episodes", "2", "--out", str(tmp_path), "--kw", "horizon=7"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert ("error: player_0 (fake_tom_agents.mod:Illegal) failed on every decision (14 of 14); "
+            "cause: illegal: illegal action 7") in captured.err
+    assert "0 episodes" in captured.out and "(2 failed)" in captured.out
+    assert not list(tmp_path.glob("episode_*.jsonl"))  # never written as results
+    tail = read_lines(tmp_path / "failed" / "episode_000001.jsonl")[-1]
+    assert tail["status"] == "failed" and "fell back on 7 of 7" in tail["failure"]
+    assert tail["invalid"] == {"player_0": 7, "player_1": 0}
+    assert tail["failures"] == {"player_0": {"illegal": 7}}
+    # an exception names its message (here the agent's; a shape mismatch or a refused
+    # connection reads the same way)
+    code = main(["run", "BattleOfSexes", "--agents", f"{fake_agents_module}:Raising", "random",
+                 "--episodes", "1", "--out", str(tmp_path / "r"), "--kw", "horizon=3"])
+    assert code == 1
+    assert "cause: exception: RuntimeError: boom at decision 0" in capsys.readouterr().err
+    # class specs take keyword arguments too; a partial failure under the bound is a result
+    code = main(["run", "BattleOfSexes", "--agents", f"{fake_agents_module}:Raising:fail_every=5",
+                 "random", "--episodes", "1", "--out", str(tmp_path / "b"), "--kw", "horizon=5"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "| invalid/player_0 | 7.000 ± 0.000 |" in out
-    assert "| invalid/player_1 | 0.000 ± 0.000 |" in out
-    tail = read_lines(tmp_path / "episode_000001.jsonl")[-1]
-    assert tail["invalid"] == {"player_0": 7, "player_1": 0}
-    # class specs take keyword arguments too
-    code = main(["run", "BattleOfSexes", "--agents", f"{fake_agents_module}:Raising:fail_every=2",
-                 "random", "--episodes", "1", "--out", str(tmp_path / "b"), "--kw", "horizon=4"])
-    assert code == 0
-    assert "| invalid/player_0 | 2.000 |" in capsys.readouterr().out
+    assert "| invalid/player_0 | 1.000 |" in out
+    assert "| fallback_pct/player_0 | 20.000 |" in out
+    assert "| valid_action_pct/player_0 | 80.000 |" in out
+    # the bound is settable: at 10% the same episode fails
+    code = main(["run", "BattleOfSexes", "--agents", f"{fake_agents_module}:Raising:fail_every=5",
+                 "random", "--episodes", "1", "--out", str(tmp_path / "c"), "--kw", "horizon=5",
+                 "--max-fallback-share", "0.1"])
+    assert code == 1
+    assert (tmp_path / "c" / "failed" / "episode_000000.jsonl").exists()
 
 
 def test_probes_none_from_the_command_line(tmp_path) -> None:

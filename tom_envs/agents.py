@@ -18,6 +18,7 @@ read through :data:`tom_envs.registration.GAMES`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -130,7 +131,19 @@ def _build(entry: str, spec: str, kwargs: dict[str, Any]) -> Agent:
 
 
 def make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
-    """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
+    """Build the agent named by ``spec`` for ``game`` (see the module docstring).
+
+    The agent's ``spec`` attribute is set to ``spec`` (trajectory headers and result keys name it;
+    :func:`tom_envs.core.agents.agent_config` adds its class and resolved settings).
+    """
+    agent = _make_agent(spec, game, bundle)
+    with contextlib.suppress(AttributeError):  # __slots__ or a read-only property: keep its own
+        agent.spec = spec  # type: ignore[attr-defined]
+    return agent
+
+
+def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
+    """:func:`make_agent` without recording the spec."""
     head, kwargs = parse_spec(spec)
     module = game.load()
     bundle = bundle or module.make_bundle(**game.kwargs)

@@ -11,6 +11,7 @@ tom-envs train mappo|ppo GAME ...      train a baseline (rl extra); --help lists
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -54,6 +55,16 @@ def _kv(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}")
+    return value
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     """Print every game with its ids, agents and single-agent views."""
     for spec in GAMES:
@@ -75,8 +86,38 @@ def _summary_rows(episodes: list[Episode], label: dict[str, str]) -> list[dict[s
     return [row]
 
 
+def check_agent_endpoints(specs: Sequence[str]) -> None:
+    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not)."""
+    from tom_envs.evaluation.config import check_endpoint, endpoint_of
+
+    seen: set[str | None] = set()
+    for s in specs:
+        ep = endpoint_of(s)
+        if ep is not None and ep[1] not in seen:
+            seen.add(ep[1])
+            check_endpoint(ep[1])
+
+
+def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
+    """Print what failed (to stderr); 1 if an agent failed on every decision or an episode failed."""
+    from tom_envs.runner import failure_report
+
+    every, failed = failure_report(episodes)
+    for line in every:
+        print(f"error: {line}", file=sys.stderr)
+    if failed:
+        where = f" (trajectories in {out / 'failed'}/)" if out is not None else ""
+        print(f"{len(failed)} failed episode(s), not counted as results{where}:", file=sys.stderr)
+        for line in failed[:20]:
+            print(f"  {line}", file=sys.stderr)
+    return 1 if every or failed else 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Play the given agents and report."""
+    from tom_envs.core.driver import FailurePolicy, config_hash
+    from tom_envs.runner import run_config
+
     spec = game_spec(args.game)
     kwargs = _kv(args.kw)
     module = spec.load()
@@ -88,25 +129,36 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(specs) != n:
         print(f"error: {spec.name} has {n} seats; give 1 or {n} agents", file=sys.stderr)
         return 2
+    policy = FailurePolicy(max_fallback_share=args.max_fallback_share)
     factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
-    for f in factories:  # fail fast on bad specs, before any episode
-        f()
+    agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
+    if not args.no_endpoint_check:
+        check_agent_endpoints(specs)  # before the first call
+    cfg = run_config(spec, agents, kwargs, {"text": args.text, "observations": False})
     out = (
         Path(args.out)
         if args.out
         else Path("runs")
         / spec.name
-        / ("-".join(s.replace(":", "_").replace("/", "_") for s in specs) + f"-seed{args.seed}")
+        / (
+            "-".join(s.replace(":", "_").replace("/", "_") for s in specs)[:120]
+            + f"-seed{args.seed}-{config_hash(cfg)[:8]}"
+        )
     )
     bar = Progress(args.episodes, spec.name)
-    eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar)
-    summary = summarize(eps)
+    eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar, policy=policy)
+    ok = [e for e in eps if e.ok]
+    summary = summarize(ok)
     cols = ["metric", "mean ± 95% CI"]
     rows = [{"metric": k, "mean ± 95% CI": v} for k, v in summary.items()]
-    print(f"{spec.id}: {' vs '.join(specs)}, {len(eps)} episodes, seeds {args.seed}..")
-    print(format_table(rows, cols))
+    print(
+        f"{spec.id}: {' vs '.join(specs)}, {len(ok)} episodes, seeds {args.seed}.."
+        + (f" ({len(eps) - len(ok)} failed)" if len(ok) < len(eps) else "")
+    )
+    if rows:
+        print(format_table(rows, cols))
     print(f"trajectories: {out}/")
-    return 0
+    return report_failures(eps, out)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -242,6 +294,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cfg = load_config(
             args.config, episodes=args.episodes, agents=agents_from_cli(args.agent), out=args.out
         )
+        if args.max_fallback_share is not None:
+            cfg.max_fallback_share = args.max_fallback_share
         if args.validate:
             from tom_envs.evaluation import validate
 
@@ -268,12 +322,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     report = write_outputs(res, command)
     print(report.read_text())
     print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
+    if res.failures:
+        print(f"error: {len(res.failures)} failed episode(s), not counted as results:",
+              file=sys.stderr)  # fmt: skip
+        for o in res.failures[:20]:
+            print(f"  {o.job.cell_id} seed {o.job.seed}: {o.error}", file=sys.stderr)
     return 1 if res.failures else 0
 
 
 def cmd_qa(args: argparse.Namespace) -> int:
     """CoordinationQA: generate, verify, evaluate, and keep the default suites up to date."""
-    import json
 
     import numpy as np
 
@@ -311,6 +369,12 @@ def cmd_qa(args: argparse.Namespace) -> int:
         return 1 if bad else 0
     from tom_envs.qa.evaluate import correlation, format_rows, llm_answerer, run_answerer
 
+    # everything that can fail is checked before the first answer is spent
+    try:
+        scores = read_agentic_scores(args.agentic) if args.agentic else None
+    except ValueError as exc:
+        print(f"error: --agentic: {exc}", file=sys.stderr)
+        return 2
     if args.answerer == "random":
         rnd = qg.random_answerer(args.seed)
         answer, name = (lambda item, trial: rnd(item)), "random"
@@ -325,14 +389,21 @@ def cmd_qa(args: argparse.Namespace) -> int:
 
             client = shared_client()
         else:
+            from tom_envs.evaluation.config import ConfigError, check_endpoint
+
+            try:
+                check_endpoint(args.base_url)
+            except ConfigError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
             client = OpenAIClient(args.model, args.base_url)
         answer, name = llm_answerer(client, args.temperature), f"llm:{client.model}"
     res = run_answerer(items, answer, name, args.trials)
     rows = res.table()
     text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
-    text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}.\n"
-    if args.agentic:
-        scores = json.loads(Path(args.agentic).read_text())
+    text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}"
+    text += f" ({res.failure_summary()}).\n" if res.failures else ".\n"
+    if scores is not None:
         pairs = {}
         for r in rows:
             if r["type"] == "all" and r["game"] in scores:
@@ -343,7 +414,24 @@ def cmd_qa(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text)
+    if res.every_answer_failed():  # an answerer that failed every item has measured nothing
+        print(f"error: every answer failed ({res.failure_summary()}); first: {res.first_failure}",
+              file=sys.stderr)  # fmt: skip
+        return 1
     return 0
+
+
+def read_agentic_scores(path: str | Path) -> dict[str, float]:
+    """``{game: agentic score}`` from a JSON file (ValueError naming what is wrong)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()
+    ):
+        raise ValueError(f"{path} must hold a JSON object {{game: number}}")
+    return {str(k): float(v) for k, v in data.items()}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -354,8 +442,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: tom-envs serve needs the serve extra ({exc}): pip install 'tom-envs[serve]'",
               file=sys.stderr)  # fmt: skip
         return 2
-    print(f"tom-envs: open http://{args.host}:{args.port}/ (trajectories in {args.out})")
-    serve(args.host, args.port, args.out, args.study, args.idle_timeout)
+    from tom_envs.serve.app import load_study, parse_presets
+
+    # everything the server will call or read is checked before it starts
+    try:
+        presets = parse_presets(args.partner)
+        study = load_study(args.study) if args.study else []
+        check_agent_endpoints([*presets.values(), *(p for t in study for p in t.partners)])
+    except (ValueError, OSError, TypeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
+        print("warning: the server is reachable from the network without --token; anyone who "
+              "can reach it can play and write trajectories", file=sys.stderr)  # fmt: skip
+    access = f"?access={args.token}" if args.token else ""
+    print(f"tom-envs: open http://{args.host}:{args.port}/{access} (trajectories in {args.out})")
+    serve(args.host, args.port, args.out, args.study, args.idle_timeout, presets=args.partner,
+          token=args.token, max_sessions=args.max_sessions)  # fmt: skip
     return 0
 
 
@@ -377,9 +480,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--episodes", type=int, default=10)
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS)")
+    r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS-CONFIGHASH)")
     r.add_argument("--text", action="store_true", help="record text observations")
     r.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
+    r.add_argument("--max-fallback-share", type=_share, default=0.2,
+                   help="an episode where a seat fell back on more than this share of its "
+                   "decisions is failed, not a result (default 0.2)")  # fmt: skip
+    r.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("demo", help="built-in agents on every game")
     d.add_argument("--episodes", type=int, default=20)
@@ -409,6 +516,13 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--study", help="a study file (TOML [[tasks]]) for participants")
     sv.add_argument("--idle-timeout", type=float, default=600.0,
                     help="seconds before an untouched session is recorded as abandoned")  # fmt: skip
+    sv.add_argument("--partner", action="append", default=[], metavar="NAME=SPEC",
+                    help="offer an LLM or checkpoint partner to browsers under NAME (repeatable; "
+                    "e.g. gpt=llm:model=M:base_url=URL); requests name partners only")  # fmt: skip
+    sv.add_argument("--token", help="access token every request must carry (give participants "
+                    "the printed link); use it with --host")  # fmt: skip
+    sv.add_argument("--max-sessions", type=int, default=100,
+                    help="most live sessions at once (idle ones are evicted)")  # fmt: skip
     sv.set_defaults(fn=cmd_serve)
     qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
     qs = qa.add_subparsers(dest="qa_cmd", required=True)
@@ -443,9 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
     )
-    ev.add_argument("--out", help="output directory (default runs/eval/NAME)")
+    ev.add_argument("--out", help="output directory (default runs/eval/NAME-CONFIGHASH)")
     ev.add_argument("--validate", action="store_true", help="check the config, run nothing")
     ev.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
+    ev.add_argument("--max-fallback-share", type=_share, default=None,
+                    help="fail episodes where a seat fell back on more than this share of its "
+                    "decisions (default: the config's max_fallback_share, else 0.2)")  # fmt: skip
     ev.set_defaults(fn=cmd_eval)
     return p
 

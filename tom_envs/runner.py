@@ -1,34 +1,63 @@
 """Play any agents on any registered game and keep everything: the episode runner.
 
-:func:`play_episode` drives the PettingZoo AEC environment, hands each agent a
-:class:`~tom_envs.core.agents.Turn`, and records one JSON-ready dict per decision (action, its text,
-validity, probe answers, rewards, latency, optional text observation). An agent that raises or
-answers with an illegal action does not stop the episode: the error is recorded, the decision is
-counted invalid and a seeded random legal action is played instead.
+:func:`play_episode` plays one seeded episode through the one episode driver
+(:class:`tom_envs.core.driver.EpisodeDriver`): each agent gets a :class:`~tom_envs.core.agents.Turn`,
+every decision is recorded (action, its text, validity, probe answers, rewards, latency, optional
+text observation). An agent that raises or answers with an illegal action does not stop the
+episode: the decision is a counted *fallback* (a seeded random legal action, recorded
+``"fallback": true`` with the failure's kind and message, never as the agent's own). An episode in
+which a seat's fallback share exceeds ``max_fallback_share`` (default 20%) has status ``"failed"``.
 
 :func:`run` plays many seeded episodes, writes one JSONL trajectory per episode atomically, and
-returns them; :func:`summarize` turns episodes into a table of means with 95% intervals.
+returns them; :func:`summarize` turns the finished (status ``"ok"``) episodes into a table of
+means with 95% intervals.
 
-Trajectory schema (one JSON object per line)::
+**Identity and resume.** Every episode carries its full configuration
+(:func:`tom_envs.core.driver.episode_config`: game id and version, every game argument with its
+default resolved, every agent's spec, class and settings, the seed, what is recorded, the suite
+version and this schema) and its hash. :func:`run` reuses a trajectory on disk only when its
+configuration hash equals the one it would play; a trajectory of a *different* configuration in
+the output directory stops the run before anything is played, with a message listing exactly what
+changed (:class:`ConfigMismatchError`): results are never mixed or overwritten. Default output
+directories include a short hash of the configuration, so a changed configuration goes to a new
+directory. A failed episode is written to ``<out>/failed/`` and never reused: the next run plays
+it again.
 
-    {"type": "episode", "env_id", "seed", "agents": {agent: spec}, "env_kwargs", "version"}
+Trajectory schema, version 2 (one JSON object per line)::
+
+    {"type": "episode", "version": 2, "env_id", "seed", "agents": {agent: spec},
+     "env_kwargs" (as given), "config": {...} (see above), "config_hash"}
+    {"type": "prompt", "hash", "message"}          # each distinct LLM message of the file, once
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
+     "fallback" (true when the action is not the agent's own), "failure" ({"kind", "message"}),
      "prediction", "message" (if any), "probes" (question, reply, truth, correct; if asked),
      "rewards" (after a joint action, else null), "latency_s", "info",
-     "observation_text" (if requested), "observation" (if requested), "error" (if any)}
-    {"type": "summary", "returns": {agent: float}, "length", "invalid": {agent: int},
-     "metrics": {...} (including ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``),
-     "wall_time_s"}
+     "observation_text_diff" (if text is recorded), "observation" (if requested),
+     "error" (if any)}
+    {"type": "summary", "status": "ok" | "failed" | ..., "failure" (the reason, or null),
+     "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
+     "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
+     "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
+     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s"}
+
+Stored once: ``observation_text_diff`` is the seat's text observation as a diff against that
+seat's previous one in the file: a list whose items are ``[start, stop]`` (copy those lines of
+the seat's previous observation), a string (a line new to the file: it gets the next line number,
+counting from 0 in order of appearance) or an int (a line the file holds already, by number);
+:meth:`Episode.read` rebuilds ``observation_text``. Lines are compact JSON; a step's
+``prediction``, ``info`` and ``rewards`` are left out when null/empty (read back as such). In each step's ``info["llm_calls"]`` (what LLM agents record: ``messages``,
+``reply``, ``usage``, ``latency_s``, ``cache_hit``, ``decoding``), ``messages`` is a list of
+hashes into the file's ``prompt`` lines; :meth:`Episode.read` puts the messages back.
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 import math
 import os
 import tempfile
-import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +65,35 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import Agent, AgentAction, EpisodeInfo, Turn, as_agent_action
-from tom_envs.core.game import agent_index
-from tom_envs.core.probes import ORDERS, score_answers
+from tom_envs.core.agents import Agent
+from tom_envs.core.driver import (
+    SCHEMA_VERSION,
+    EpisodeDriver,
+    FailurePolicy,
+    config_diff,
+    config_hash,
+    episode_config,
+    resolved_env_kwargs,
+)
+from tom_envs.core.probes import ORDERS
 from tom_envs.registration import GameSpec, game_spec
 
-SCHEMA_VERSION = 1
+__all__ = [
+    "SCHEMA_VERSION",
+    "ConfigMismatchError",
+    "Episode",
+    "format_table",
+    "mean_ci95",
+    "play_episode",
+    "probe_accuracy",
+    "run",
+    "summarize",
+    "usage_totals",
+]
+
+
+class ConfigMismatchError(ValueError):
+    """A trajectory on disk belongs to a different configuration than the one asked for."""
 
 
 @dataclass
@@ -58,9 +110,25 @@ class Episode:
     length: int = 0
     metrics: dict[str, float] = field(default_factory=dict)
     wall_time_s: float = 0.0
+    decisions: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, dict[str, int]] = field(default_factory=dict)
+    status: str = "ok"
+    failure: str | None = None
+    config: dict[str, Any] | None = None
+    config_hash: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a finished episode that passed the failure policy (a result)."""
+        return self.status == "ok"
+
+    def fallback_share(self) -> dict[str, float]:
+        """Each seat's share of fallback decisions."""
+        return {a: self.fallbacks.get(a, 0) / n for a, n in self.decisions.items() if n}
 
     def records(self) -> list[dict[str, Any]]:
-        """The JSONL lines as dicts."""
+        """The JSONL lines as dicts (text observations as diffs, LLM messages by hash)."""
         head = {
             "type": "episode",
             "version": SCHEMA_VERSION,
@@ -68,16 +136,27 @@ class Episode:
             "seed": self.seed,
             "agents": self.agents,
             "env_kwargs": self.env_kwargs,
+            "config": self.config,
+            "config_hash": self.config_hash,
         }
+        prompts: dict[str, Any] = {}
+        texts = _TextTable()
+        steps = [_pack_step(s, texts, prompts) for s in self.steps]
         tail = {
             "type": "summary",
+            "status": self.status,
+            "failure": self.failure,
             "returns": self.returns,
             "length": self.length,
             "invalid": self.invalid,
+            "decisions": self.decisions,
+            "fallbacks": self.fallbacks,
+            "failures": self.failures,
             "metrics": self.metrics,
             "wall_time_s": self.wall_time_s,
         }
-        return [head, *({"type": "step", **s} for s in self.steps), tail]
+        table = [{"type": "prompt", "hash": h, "message": m} for h, m in prompts.items()]
+        return [head, *table, *steps, tail]
 
     def write(self, path: str | Path) -> Path:
         """Write the trajectory as JSONL, atomically (a crash never leaves half a file)."""
@@ -87,7 +166,7 @@ class Episode:
         try:
             with os.fdopen(fd, "w") as fh:
                 for rec in self.records():
-                    fh.write(json.dumps(rec, default=_json_default) + "\n")
+                    fh.write(_dumps(rec) + "\n")
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -96,16 +175,138 @@ class Episode:
 
     @classmethod
     def read(cls, path: str | Path) -> Episode:
-        """Load a trajectory written by :meth:`write`."""
+        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity)."""
         lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+        if not lines:
+            raise ValueError(f"{path} is not a complete tom-envs trajectory")
         head, tail = lines[0], lines[-1]
         if head.get("type") != "episode" or tail.get("type") != "summary":
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
         ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
-        ep.steps = [{k: v for k, v in s.items() if k != "type"} for s in lines[1:-1]]
+        ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
+        prompts = {x["hash"]: x["message"] for x in lines[1:-1] if x.get("type") == "prompt"}
+        texts = _TextTable()
+        ep.steps = [_unpack_step(s, texts, prompts) for s in lines[1:-1] if s.get("type") == "step"]
         ep.returns, ep.length, ep.invalid = tail["returns"], tail["length"], tail["invalid"]
         ep.metrics, ep.wall_time_s = tail["metrics"], tail["wall_time_s"]
+        ep.status, ep.failure = tail.get("status", "ok"), tail.get("failure")
+        ep.decisions = tail.get("decisions") or {}
+        ep.fallbacks = tail.get("fallbacks") or {}
+        ep.failures = tail.get("failures") or {}
         return ep
+
+
+def _message_hash(message: Any) -> str:
+    blob = json.dumps(message, sort_keys=True, default=_json_default, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _dumps(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Step fields left out of the file when they hold their default (restored on reading).
+_DEFAULTS: dict[str, Any] = {"prediction": None, "info": {}, "rewards": None}
+
+
+class _TextTable:
+    """Per file: every distinct line of text observations once, and each seat's previous one."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ids: dict[str, int] = {}
+        self.previous: dict[str, list[str]] = {}
+
+    def pack(self, agent: str, text: str) -> list[Any]:
+        """The observation as ops: ``[a, b]`` copies lines ``a:b`` of the seat's previous one,
+        an int is a line seen before in the file, a string is a new line (it gets the next id)."""
+        new = text.split("\n")
+        old = self.previous.get(agent, [])
+        ops: list[Any] = []
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                ops.append([i1, i2])
+            elif tag in ("replace", "insert"):
+                for line in new[j1:j2]:
+                    k = self.ids.get(line)
+                    if k is None:
+                        self.ids[line] = len(self.lines)
+                        self.lines.append(line)
+                        ops.append(line)
+                    else:
+                        ops.append(k)
+        self.previous[agent] = new
+        return ops
+
+    def unpack(self, agent: str, ops: Sequence[Any]) -> str:
+        """The text :meth:`pack` encoded."""
+        old = self.previous.get(agent, [])
+        out: list[str] = []
+        for op in ops:
+            if isinstance(op, list):
+                out.extend(old[op[0] : op[1]])
+            elif isinstance(op, int):
+                out.append(self.lines[op])
+            else:
+                self.lines.append(op)
+                out.append(op)
+        self.previous[agent] = out
+        return "\n".join(out)
+
+
+def _pack_step(
+    step: Mapping[str, Any], texts: _TextTable, prompts: dict[str, Any]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "step"}
+    for key, value in step.items():
+        if key in _DEFAULTS and value == _DEFAULTS[key]:
+            continue
+        if key == "observation_text" and isinstance(value, str):
+            out["observation_text_diff"] = texts.pack(step["agent"], value)
+        elif key == "info" and isinstance(value, Mapping) and value.get("llm_calls"):
+            info = dict(value)
+            calls = []
+            for call in info["llm_calls"]:
+                if isinstance(call, Mapping) and isinstance(call.get("messages"), list):
+                    hashes = []
+                    for m in call["messages"]:
+                        h = _message_hash(m)
+                        prompts.setdefault(h, m)
+                        hashes.append(h)
+                    call = {**call, "messages": hashes}
+                calls.append(call)
+            info["llm_calls"] = calls
+            out["info"] = info
+        else:
+            out[key] = value
+    return out
+
+
+def _unpack_step(
+    record: Mapping[str, Any], texts: _TextTable, prompts: Mapping[str, Any]
+) -> dict[str, Any]:
+    step: dict[str, Any] = {}
+    for key, value in record.items():
+        if key == "type":
+            continue
+        if key == "observation_text_diff":
+            step["observation_text"] = texts.unpack(record["agent"], value)
+        elif key == "info" and isinstance(value, Mapping) and value.get("llm_calls"):
+            info = dict(value)
+            info["llm_calls"] = [
+                {**c, "messages": [prompts.get(h, h) for h in c["messages"]]}
+                if isinstance(c, Mapping) and isinstance(c.get("messages"), list)
+                else c
+                for c in info["llm_calls"]
+            ]
+            step["info"] = info
+        else:
+            step[key] = value
+    for key, default in _DEFAULTS.items():
+        if key not in step:
+            step[key] = {} if isinstance(default, dict) else default
+    return step
 
 
 def _json_default(obj: Any) -> Any:
@@ -118,10 +319,6 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-def _spec_name(agent: Agent) -> str:
-    return str(getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__))
-
-
 def play_episode(
     game: GameSpec | str,
     agents: Sequence[Agent],
@@ -130,6 +327,8 @@ def play_episode(
     record_text: bool = False,
     record_observations: bool = False,
     env: Any = None,
+    policy: FailurePolicy | None = None,
+    config: Mapping[str, Any] | None = None,
 ) -> Episode:
     """Play one seeded episode with one agent per seat, recording every decision.
 
@@ -141,136 +340,26 @@ def play_episode(
         record_text: also record the text observation each agent was shown.
         record_observations: also record the vector observation.
         env: an AEC env to reuse (made from ``game`` when omitted).
+        policy: the failure policy (default: fall back, fail the episode above 20% fallbacks).
+        config: the episode's configuration (computed with :func:`episode_config` when omitted).
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
-    kwargs = {**spec.kwargs, **(env_kwargs or {})}
-    env = env if env is not None else spec.load().raw_env(**kwargs)
-    base = env.unwrapped
-    if len(agents) != len(base.possible_agents):
-        raise ValueError(
-            f"{spec.name} has {len(base.possible_agents)} seats, got {len(agents)} agents"
-        )
-    names = {a: _spec_name(agents[i]) for i, a in enumerate(base.possible_agents)}
-    episode = Episode(spec.id, seed, names, dict(env_kwargs or {}))
-    t0 = time.perf_counter()
-    env.reset(seed=seed)
-    game_obj = base.game
-    for i, agent_obj in enumerate(agents):
-        agent_obj.reset(
-            EpisodeInfo(
-                env_id=spec.id,
-                agent=base.possible_agents[i],
-                player=i,
-                num_players=game_obj.num_players,
-                num_actions=game_obj.num_actions,
-                seed=seed,
-                reward_range=game_obj.reward_range,
-                max_steps=game_obj.max_steps,
-                tags=game_obj.tags,
-            )
-        )
-    fallback_rng = np.random.default_rng([seed, 7919])
-    decisions = dict.fromkeys(base.possible_agents, 0)
-    returns = dict.fromkeys(base.possible_agents, 0.0)
-    invalid = dict.fromkeys(base.possible_agents, 0)
-    joint_steps = 0
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        player = agent_index(agent)
-        agent_obj = agents[player]
-        turn = Turn(
-            agent=agent,
-            player=player,
-            view=base.view(agent),
-            observation=obs["observation"],
-            action_mask=obs["action_mask"],
-            reward=float(reward),
-            decision=decisions[agent],
-            _text=lambda a=agent: base.text_observation(a),
-            _parse=lambda text, a=agent: base.parse_action(a, text),
-        )
-        if term or trunc:
-            end = getattr(agent_obj, "end_episode", None)
-            if end is not None:
-                end(turn)
-            env.step(None)
-            continue
-        record: dict[str, Any] = {
-            "index": len(episode.steps),
-            "joint_step": joint_steps,
-            "agent": agent,
-        }
-        if record_text:
-            record["observation_text"] = base.text_observation(agent).observation
-        if record_observations:
-            record["observation"] = obs["observation"]
-        start = time.perf_counter()
-        error = None
-        try:
-            choice = as_agent_action(agent_obj.act(turn))
-        except Exception as exc:  # an agent's failure is recorded, never fatal
-            choice = AgentAction(action=None, valid=False)
-            error = f"{type(exc).__name__}: {exc}"
-            record["traceback"] = traceback.format_exc(limit=3)
-        record["latency_s"] = time.perf_counter() - start
-        legal = turn.legal_actions
-        action = choice.action
-        valid = choice.valid
-        if action is None or int(action) not in legal:
-            if error is None:
-                error = f"illegal action {action!r}; legal: {list(legal)}"
-            action = int(legal[int(fallback_rng.integers(len(legal)))])
-            valid = False
-        if not valid:
-            invalid[agent] += 1
-        view = turn.view
-        record.update(
-            action=int(action),
-            action_text=base.bundle.text.action_text(view, int(action)),
-            valid=valid,
-            prediction=choice.prediction,
-            info=choice.info,
-        )
-        if error is not None:
-            record["error"] = error
-        answer_probes = getattr(agent_obj, "answer_probes", None)
-        probes = base.probes(agent) if answer_probes is not None else []
-        if probes:
-            try:
-                answers = answer_probes(turn, probes)
-            except Exception as exc:  # a failing probe answer is recorded, never fatal
-                answers = {}
-                record["probe_error"] = f"{type(exc).__name__}: {exc}"
-            record["probes"] = score_answers(probes, answers or {})
-        if choice.message is not None:
-            record["message"] = choice.message
-            try:
-                base.send_message(agent, choice.message)
-            except ValueError as exc:  # a bad message is recorded, the action still happens
-                record["message_error"] = str(exc)
-        before = base.game_state
-        env.step(int(action))
-        decisions[agent] += 1
-        if base.game_state is not before:
-            joint_steps += 1
-            record["rewards"] = {a: float(base.rewards.get(a, 0.0)) for a in base.possible_agents}
-            for a, r in record["rewards"].items():
-                returns[a] += r
-        else:
-            record["rewards"] = None
-        episode.steps.append(record)
-    episode.returns = returns
-    episode.invalid = invalid
-    episode.length = joint_steps
-    episode.metrics.update(probe_accuracy(episode.steps))
-    hook = getattr(spec.load(), "episode_metrics_hook", None)
-    if hook is not None:
-        try:
-            episode.metrics.update(hook()(base.bundle, episode, agents))
-        except Exception as exc:  # metrics must not lose the episode
-            episode.metrics = {"metrics_error": f"{type(exc).__name__}: {exc}"}  # type: ignore[dict-item]
-    episode.metrics.update(usage_totals(episode.steps))
-    episode.wall_time_s = time.perf_counter() - t0
+    driver = EpisodeDriver(
+        spec,
+        agents,
+        seed,
+        env_kwargs,
+        env=env,
+        policy=policy,
+        record_text=record_text,
+        record_observations=record_observations,
+    )
+    episode = driver.run()
+    if config is None:
+        record = {"text": record_text, "observations": record_observations}
+        config = episode_config(spec, env_kwargs, agents, seed, record, driver.resolved_kwargs)
+    episode.config = dict(config)
+    episode.config_hash = config_hash(config)
     return episode
 
 
@@ -309,6 +398,59 @@ def probe_accuracy(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+def run_config(
+    spec: GameSpec,
+    agents: Sequence[Agent],
+    env_kwargs: Mapping[str, Any] | None = None,
+    record: Mapping[str, bool] | None = None,
+) -> dict[str, Any]:
+    """The configuration of a run without its seed (what default output directories hash)."""
+    cfg = episode_config(spec, env_kwargs, agents, None, record)
+    cfg.pop("seed")
+    return cfg
+
+
+def reusable(path: Path, expected: Mapping[str, Any], policy: FailurePolicy) -> Episode | None:
+    """The episode at ``path`` if it is a finished result of exactly ``expected``, else ``None``.
+
+    Raises :class:`ConfigMismatchError` naming every difference when the file is a complete
+    trajectory of another configuration.
+    """
+    if not path.exists():
+        return None
+    try:
+        ep = Episode.read(path)
+    except (ValueError, KeyError, IndexError, TypeError, json.JSONDecodeError):
+        return None  # half-written or damaged: played again
+    want = config_hash(expected)
+    if ep.config_hash != want:
+        if ep.config is None:
+            changes = [f"the file has no configuration (schema {_schema_of(path)})"]
+        else:
+            changes = config_diff(ep.config, expected) or ["configuration hash differs"]
+        raise ConfigMismatchError(
+            f"{path} holds a result of another configuration; changed: "
+            + "; ".join(changes)
+            + ". Use another output directory (the default one includes the configuration's hash)"
+            " or remove the old results"
+        )
+    if not ep.ok or any(v > policy.max_fallback_share for v in ep.fallback_share().values()):
+        return None  # not a result under this policy: played again
+    return ep
+
+
+def _schema_of(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text().splitlines()[0]).get("version", 1)
+    except (ValueError, IndexError, OSError):
+        return "unknown"
+
+
+def failed_path(path: Path) -> Path:
+    """Where a failed episode of ``path`` goes (``<dir>/failed/<name>``)."""
+    return path.parent / "failed" / path.name
+
+
 def run(
     game: GameSpec | str,
     agent_factories: Sequence[Callable[[], Agent]],
@@ -318,33 +460,80 @@ def run(
     env_kwargs: Mapping[str, Any] | None = None,
     record_text: bool = False,
     progress: Callable[[int, Episode], None] | None = None,
+    policy: FailurePolicy | None = None,
 ) -> list[Episode]:
     """Play ``episodes`` episodes (seeds ``seed, seed+1, …``), writing each trajectory if asked.
 
-    Episodes already written in ``out_dir`` (a complete file for that seed) are loaded, not
-    replayed, so an interrupted run resumes where it stopped.
+    A trajectory already in ``out_dir`` is reused only when it is a finished result of exactly
+    this configuration (see the module docstring); every file is checked before the first episode
+    is played, and one of another configuration raises :class:`ConfigMismatchError`. Failed
+    episodes are returned too (``status == "failed"``) and written under ``out_dir/failed/``.
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
+    policy = policy or FailurePolicy()
     agents = [f() for f in agent_factories]
     env = spec.load().raw_env(**{**spec.kwargs, **(env_kwargs or {})})
+    resolved = resolved_env_kwargs(spec, env_kwargs)
+    record = {"text": record_text, "observations": False}
+    configs = [
+        episode_config(spec, env_kwargs, agents, seed + i, record, resolved)
+        for i in range(episodes)
+    ]
+    paths = [
+        Path(out_dir) / f"episode_{seed + i:06d}.jsonl" if out_dir is not None else None
+        for i in range(episodes)
+    ]
+    found = [
+        reusable(p, c, policy) if p is not None else None
+        for p, c in zip(paths, configs, strict=True)
+    ]  # every file checked before anything is played
     out: list[Episode] = []
     for i in range(episodes):
-        s = seed + i
-        path = Path(out_dir) / f"episode_{s:06d}.jsonl" if out_dir is not None else None
-        ep = None
-        if path is not None and path.exists():
-            try:
-                ep = Episode.read(path)
-            except (ValueError, KeyError, json.JSONDecodeError):
-                ep = None
+        ep, path = found[i], paths[i]
         if ep is None:
-            ep = play_episode(spec, agents, s, env_kwargs, record_text=record_text, env=env)
+            ep = play_episode(spec, agents, seed + i, env_kwargs, record_text=record_text,
+                              env=env, policy=policy, config=configs[i])  # fmt: skip
             if path is not None:
-                ep.write(path)
+                if ep.ok:
+                    ep.write(path)
+                    failed_path(path).unlink(missing_ok=True)
+                else:
+                    ep.write(failed_path(path))
+                    path.unlink(missing_ok=True)
         out.append(ep)
         if progress is not None:
             progress(i, ep)
     return out
+
+
+def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
+    """``(every_decision_failed, failed_episodes)``: messages for the command line.
+
+    The first lists each seat whose agent failed on every one of its decisions in every episode
+    (the cause of its first failure named); the second, each failed episode's reason.
+    """
+    total: dict[str, list[int]] = {}
+    first: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for ep in episodes:
+        for a, n in ep.decisions.items():
+            t = total.setdefault(a, [0, 0])
+            t[0] += n
+            t[1] += ep.fallbacks.get(a, 0)
+            names.setdefault(a, ep.agents.get(a, a))
+            if a not in first and ep.fallbacks.get(a):
+                step = next((s for s in ep.steps if s["agent"] == a and s.get("fallback")), None)
+                if step is not None and step.get("failure"):
+                    first[a] = f"{step['failure']['kind']}: {step['failure']['message']}"
+                elif ep.failures.get(a):
+                    first[a] = ", ".join(ep.failures[a])
+    every = [
+        f"{a} ({names[a]}) failed on every decision ({f} of {n}); cause: {first.get(a, 'unknown')}"
+        for a, (n, f) in total.items()
+        if n and f == n
+    ]
+    failed = [f"seed {ep.seed}: {ep.failure or ep.status}" for ep in episodes if not ep.ok]
+    return every, failed
 
 
 def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
@@ -358,7 +547,9 @@ def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
 
 
 def summarize(episodes: Sequence[Episode]) -> dict[str, tuple[float, float]]:
-    """Mean and 95% half-width of every return, invalid count and metric over episodes."""
+    """Mean and 95% half-width of every return, invalid count and metric over the finished
+    episodes (failed ones are not results and are left out)."""
+    episodes = [ep for ep in episodes if ep.ok]
     if not episodes:
         return {}
     keys: dict[str, list[float]] = {}

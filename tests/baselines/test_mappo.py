@@ -177,3 +177,57 @@ def test_event_rewards_shape_the_learners_transitions_and_anneal(tmp_path) -> No
     with open(summary["curve_csv"]) as fh:
         scales = [float(r["shaping_scale"]) for r in csv.DictReader(fh)]
     assert scales == pytest.approx([1.0, 1 - 24 / 96, 1 - 48 / 96, 1 - 72 / 96, 0.0, 0.0, 0.0, 0.0])
+
+
+# ------------------------------------------------------------------ checkpoints know their env
+SHIPPED = "docs/results/data/overcooked_cramped_room_mappo.pt"
+
+
+def _info(game: str, **kwargs):
+    from tom_envs.core.driver import episode_info, resolved_env_kwargs
+
+    spec = game_spec(game)
+    bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})
+    shape = tuple(bundle.encoder.observation_shape)
+    return episode_info(spec, bundle.game, 0, 0, resolved_env_kwargs(spec, kwargs), shape)
+
+
+def test_checkpoint_records_its_environment_and_refuses_another(tmp_path) -> None:
+    summary = mappo.train(tiny(tmp_path, env_kwargs=["horizon=5"], total_steps=60))
+    agent = mappo.MappoAgent.load(summary["checkpoint"])
+    meta = agent.meta
+    assert meta["resolved_env_kwargs"]["horizon"] == 5
+    assert meta["resolved_env_kwargs"]["game"] == "rps"  # defaults resolved
+    assert meta["observation_shape"] == list(_info("RockPaperScissors", horizon=5).observation_shape)
+    assert meta["env_id"] == "tom_envs/RockPaperScissors-v0"
+    agent.reset(_info("RockPaperScissors", horizon=5))  # its own environment: fine
+    with pytest.raises(mappo.CheckpointMismatchError) as err:
+        agent.reset(_info("RockPaperScissors", horizon=5, window=2))
+    msg = str(err.value)
+    assert "window=None (checkpoint)" in msg and "window=2 (env)" in msg
+    assert "observation shape" in msg  # the window changes the vector too: both named
+    with pytest.raises(mappo.CheckpointMismatchError, match="trained on RockPaperScissors"):
+        agent.reset(_info("BattleOfSexes"))
+    assert agent.config()["file_sha256"] and agent.config()["kind"] == "mappo"
+
+
+def test_shipped_overcooked_checkpoint_needs_feature_observations() -> None:
+    """The shipped checkpoint (no observation_shape field: an older one) with the default
+    observation: an error at reset naming both sides, not a shape error at every decision."""
+    agent = mappo.MappoAgent.load(SHIPPED)
+    assert "observation_shape" not in agent.meta
+    with pytest.raises(mappo.CheckpointMismatchError) as err:
+        agent.reset(_info("Overcooked"))
+    msg = str(err.value)
+    assert "observation='features' (checkpoint)" in msg
+    assert "observation size 45 (checkpoint)" in msg and "(env)" in msg
+    agent.reset(_info("Overcooked", observation="features"))  # as trained: fine
+
+
+def test_cli_run_refuses_the_mismatched_checkpoint(tmp_path, capsys) -> None:
+    code = cli(["run", "Overcooked", "--agents", f"checkpoint:path={SHIPPED}", "greedy",
+                "--episodes", "1", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "observation" in err and "features" in err
+    assert not list(tmp_path.rglob("*.jsonl"))  # nothing played, nothing recorded

@@ -10,7 +10,9 @@ action), raw model text and token counts, which the runner records in the trajec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,6 +34,34 @@ class EpisodeInfo:
     reward_range: tuple[float, float]
     max_steps: int | None
     tags: Any = None
+    env_kwargs: Mapping[str, Any] | None = None
+    """every game argument with its default resolved (:func:`tom_envs.core.driver.resolved_env_kwargs`)"""
+    observation_shape: tuple[int, ...] | None = None
+    """the shape of ``Turn.observation`` in this episode (checkpoints check it at reset)"""
+    game_config: Any = None
+    """the game's configuration object (its public rules: layout, payoffs, names), when known"""
+
+
+#: Why a decision fell back (the failure taxonomy of every episode driver):
+#:
+#: * ``exception``: the agent raised (a bug, a shape mismatch, ...);
+#: * ``endpoint``: a model endpoint failed after its retries (refused, timed out, 5xx, breaker);
+#: * ``context_overflow``: the prompt did not fit the model's context;
+#: * ``unparseable``: the agent's reply named no legal action;
+#: * ``illegal``: the agent answered with an action that is not legal now (or none);
+#: * ``invalid``: the agent reported its own output invalid without naming a kind.
+FAILURE_KINDS = ("exception", "endpoint", "context_overflow", "unparseable", "illegal", "invalid")
+
+
+class AgentFailure(Exception):
+    """Raised by an agent that cannot decide; ``kind`` is one of :data:`FAILURE_KINDS`."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in FAILURE_KINDS:
+            raise ValueError(f"failure kind must be one of {FAILURE_KINDS}, got {kind!r}")
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
 
 
 @dataclass
@@ -86,7 +116,11 @@ class AgentAction:
         prediction: probe answers, e.g. ``{"partner_action": 2}``.
         valid: False when the agent's own output was invalid and ``action`` is a fallback.
         message: chat text to broadcast with the action (games with communication).
-        info: anything else worth keeping (raw LLM text, tokens, re-prompts, ...).
+        info: anything else worth keeping (raw LLM text, tokens, re-prompts, ...). LLM calls go
+            in ``info["llm_calls"]`` as ``[{"messages": [...], "reply", "usage", "latency_s",
+            "cache_hit", "decoding"}]``; the trajectory writer stores each message once per file.
+        failure: with ``valid=False``, why (one of :data:`FAILURE_KINDS`; ``info["failure"]``
+            with a ``kind`` works too).
     """
 
     action: int | None
@@ -94,6 +128,7 @@ class AgentAction:
     valid: bool = True
     message: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    failure: str | None = None
 
 
 @runtime_checkable
@@ -109,10 +144,105 @@ class Agent(Protocol):
         """Choose an action for this turn."""
 
 
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-ready copy of a setting: numbers, strings, lists, dicts and dataclasses as dicts.
+
+    Anything else (a game bundle, a network, a client) becomes ``"<TypeName>"``: it names what was
+    passed without pretending to describe it (an agent whose such argument changes its results
+    overrides ``config()``).
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if depth > 6:
+        return f"<{type(value).__name__}>"
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)
+        }
+    return f"<{type(value).__name__}>"
+
+
+def _settings_arg(value: Any) -> Any:
+    """A constructor argument as a setting: plain values as they are, objects by type name."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return jsonable(value)
+    if isinstance(value, (list, tuple)):
+        return [_settings_arg(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _settings_arg(v) for k, v in value.items()}
+    return f"<{type(value).__name__}>"
+
+
+def agent_config(agent: Any) -> dict[str, Any]:
+    """An agent's identity for result keys: its spec, class and resolved settings.
+
+    ``{"spec": ..., "class": "module.Class", "settings": {...}}``; the settings are the agent's
+    ``config()`` (or ``describe()``) when it has one, else the constructor arguments a
+    :class:`BaseAgent` remembers, else ``{}``.
+    """
+    cls = type(agent)
+    out: dict[str, Any] = {
+        "spec": str(getattr(agent, "spec", None) or getattr(agent, "name", cls.__name__)),
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+    }
+    settings: Any = getattr(agent, "_init_args", {})
+    inner = getattr(agent, "inner", None)  # a wrapper (a checkpoint loader) describes its policy
+    for obj in (agent, inner) if inner is not None else (agent,):
+        fn = next(
+            (
+                f
+                for f in (getattr(obj, m, None) for m in ("config", "describe"))
+                if callable(f) and not isinstance(f, type)  # an attribute `config` is no method
+            ),
+            None,
+        )
+        if fn is not None:
+            settings = fn()
+            break
+    out["settings"] = jsonable(settings if isinstance(settings, Mapping) else {"value": settings})
+    return out
+
+
 class BaseAgent:
-    """Convenience base: stores the episode info and a seeded generator; override :meth:`act`."""
+    """Convenience base: stores the episode info and a seeded generator; override :meth:`act`.
+
+    It remembers the arguments its constructor was called with (defaults filled in), which
+    :meth:`config` reports.
+    """
 
     name = "agent"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> BaseAgent:
+        """Create the agent and remember its constructor arguments (for :meth:`config`)."""
+        obj = super().__new__(cls)
+        try:
+            bound = inspect.signature(cls.__init__).bind(obj, *args, **kwargs)
+            bound.apply_defaults()
+            items = list(bound.arguments.items())[1:]  # without self
+            params = inspect.signature(cls.__init__).parameters
+            init_args: dict[str, Any] = {}
+            for k, v in items:
+                kind = params[k].kind
+                if kind is inspect.Parameter.VAR_KEYWORD:
+                    init_args.update({str(a): _settings_arg(b) for a, b in v.items()})
+                elif kind is inspect.Parameter.VAR_POSITIONAL:
+                    init_args[k] = _settings_arg(list(v))
+                else:
+                    init_args[k] = _settings_arg(v)
+        except (TypeError, ValueError):  # a signature we cannot read: no settings recorded
+            init_args = {}
+        obj._init_args = init_args
+        return obj
+
+    def config(self) -> dict[str, Any]:
+        """The agent's settings: its constructor arguments, defaults resolved (JSON-ready)."""
+        return dict(getattr(self, "_init_args", {}))
 
     def __init__(self) -> None:
         self.info: EpisodeInfo | None = None

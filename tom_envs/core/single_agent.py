@@ -7,20 +7,26 @@ Registered as ``gymnasium.make("tom_envs/<Game>Vs<Bot>-v0")``; also built direct
 The observation is the seat's vector (``Box``); the legal-action mask is ``info["action_mask"]``
 and :meth:`SingleAgentEnv.action_masks` (the sb3-contrib MaskablePPO convention). The text layer is
 there too (:meth:`text_observation`, :meth:`parse_action`) for LLM loops. The reward is the seat's
-own reward, summed over everything that happens until it acts again. Partners are reset with the
-episode seed, so ``reset(seed)`` fixes the whole episode.
+own reward, summed over everything that happens until it acts again, so an episode's rewards sum
+to the seat's return in the AEC game. Partners are reset with the episode seed, so ``reset(seed)``
+fixes the whole episode.
+
+The episode is played by the one episode driver (:class:`tom_envs.core.driver.EpisodeDriver`) with
+the learner's seat external. A partner that fails (raises, or answers illegally) raises
+:class:`~tom_envs.core.agents.AgentFailure` (the driver's ``on_failure="raise"`` policy): a
+training loop never learns against silently substituted partner moves.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 
-from tom_envs.core.agents import Agent, EpisodeInfo, Turn, as_agent_action
+from tom_envs.core.agents import Agent
+from tom_envs.core.driver import EpisodeDriver, FailurePolicy, draw_episode_seed
 from tom_envs.core.game import IllegalActionError, ParseResult, TextObservation
 
 
@@ -65,71 +71,42 @@ class SingleAgentEnv(gymnasium.Env):
         self.partners: dict[int, Agent] = {
             i: make_agent(s, self.spec_, self.bundle) for i, s in zip(others, specs, strict=True)
         }
+        self.env_kwargs = dict(env_kwargs)
+        self._seats: list[Agent | None] = [self.partners.get(i) for i in range(n)]
         self.render_mode = render_mode
         self.observation_space = self.aec.observation_space(self.agent)["observation"]
         self.action_space = self.aec.action_space(self.agent)
         self._mask = np.zeros(self.bundle.game.num_actions, dtype=np.int8)
-        self._decisions: dict[int, int] = {}
 
-    def _info(self, episode: int | None) -> EpisodeInfo:
-        g = self.bundle.game
-        return EpisodeInfo(
-            env_id=self.spec_.id,
-            agent=self.agent,
-            player=self.seat,
-            num_players=g.num_players,
-            num_actions=g.num_actions,
-            seed=episode,
-            reward_range=g.reward_range,
-            max_steps=g.max_steps,
-            tags=g.tags,
-        )
-
-    def _advance(self) -> tuple[np.ndarray, float, bool, bool]:
-        """Let partners act until it is the learner's turn or the episode ends."""
-        reward = 0.0
-        while True:
-            agent = self.aec.agent_selection
-            obs, rew, term, trunc, _ = self.aec.last()
-            if agent == self.agent:
-                reward += float(self.aec._cumulative_rewards.get(self.agent, 0.0))
-                if term or trunc:
-                    return obs, reward, bool(term), bool(trunc)
-                self._mask = obs["action_mask"].copy()
-                return obs, reward, False, False
-            player = int(agent.rsplit("_", 1)[1])
-            if term or trunc:
-                self.aec.step(None)
-                continue
-            turn = Turn(
-                agent,
-                player,
-                self.aec.view(agent),
-                obs["observation"],
-                obs["action_mask"],
-                float(rew),
-                self._decisions.get(player, 0),
-            )
-            choice = as_agent_action(self.partners[player].act(turn))
-            action = choice.action
-            if action is None or int(action) not in turn.legal_actions:
-                raise IllegalActionError(f"partner {self.partner_specs} chose illegal {action!r}")
-            self._decisions[player] = self._decisions.get(player, 0) + 1
-            if choice.message is not None and self.bundle.game.tags.communication:
-                self.aec.send_message(agent, choice.message)  # partners' chat reaches the learner
-            self.aec.step(int(action))
+    def _advance(self) -> tuple[dict[str, np.ndarray], float, bool, bool]:
+        """Partners act until it is the learner's turn or the episode ends."""
+        nxt = self.driver.advance()
+        obs = self.aec.observe(self.agent)
+        reward = self.driver.reward_since[self.agent]
+        self.driver.reward_since[self.agent] = 0.0
+        if nxt is None:
+            over = self.driver.over()
+            term = over and any(self.aec.terminations.values())
+            return obs, reward, bool(term), bool(over and not term)
+        self._mask = obs["action_mask"].copy()
+        return obs, reward, False, False
 
     def reset(
         self, *, seed: int | None = None, options: dict | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """New episode; partners are reseeded from the same seed."""
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(2**31 - 1))
-        self.aec.reset(seed=episode_seed)
-        self._decisions = {}
-        info = self._info(episode_seed)
-        for i, partner in self.partners.items():
-            partner.reset(dataclasses.replace(info, agent=f"player_{i}", player=i))
+        self.episode_seed = draw_episode_seed(self.np_random)
+        self.driver = EpisodeDriver(
+            self.spec_,
+            self._seats,
+            self.episode_seed,
+            self.env_kwargs,
+            env=self.aec,
+            policy=FailurePolicy(on_failure="raise"),
+            record_steps=False,
+        )
+        self.driver.start()
         obs, _, term, trunc = self._advance()
         if term or trunc:
             raise RuntimeError("episode ended before the learner's first turn")
@@ -137,11 +114,13 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner acts; partners reply; returns the learner's next observation."""
-        if self.aec.agent_selection != self.agent:
+        if self.aec.agent_selection != self.agent or self.driver.over():
             raise IllegalActionError("the episode is over: call reset()")
         if isinstance(action, np.ndarray) and action.ndim == 0:
             action = action[()]  # a 0-d array (as RL libraries return) -> numpy scalar, checked
-        self.aec.step(action)
+        if isinstance(action, np.integer):
+            action = int(action)
+        self.driver.play(self.agent, action)
         obs, reward, term, trunc = self._advance()
         if term or trunc:
             self._mask = np.zeros_like(self._mask)

@@ -4,10 +4,15 @@ The unit of work is one seeded episode of one cell (:class:`Job`). A worker buil
 agents from their specs (once per cell and process), plays the episode with
 :func:`tom_envs.runner.play_episode` and writes its trajectory atomically to
 ``<out>/<cell id>/episode_<seed>.jsonl``. A finished episode is therefore never lost and never
-replayed: :func:`pending` skips every job whose file is complete, so an interrupted run resumes
-where it stopped.
+replayed: :func:`pending` skips every job whose file is a finished result of *exactly* the job's
+configuration (:func:`tom_envs.core.driver.episode_config`: game version, resolved game
+arguments, every agent's spec and settings, seed, what is recorded); a file of another
+configuration stops the run before anything is played, with a message listing what changed
+(:class:`~tom_envs.evaluation.config.ConfigError`). An interrupted run resumes where it stopped.
 
-An episode whose LLM endpoint failed for good (after the client's retries) is not a result: its
+The failure policy is the runner's (:class:`tom_envs.core.driver.FailurePolicy`): an episode in
+which a seat fell back on more than ``max_fallback_share`` of its decisions (an endpoint that
+failed after its retries, context overflows, unparseable replies, exceptions) is not a result: its
 trajectory goes to ``<out>/failed/<cell id>/episode_<seed>.jsonl`` with the reason, it is listed in
 the report, and a later run retries it. Any other exception in a worker (a crashing agent
 constructor, a broken env) is recorded the same way; the rest of the run completes.
@@ -27,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tom_envs.runner import Episode, play_episode
+from tom_envs.core.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy, episode_config
+from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
 
 BACKENDS = ("local", "ray")
 
@@ -44,6 +50,12 @@ class Job:
     seed: int
     out: str
     record: tuple[str, ...] = ()
+    max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
+
+    @property
+    def policy(self) -> FailurePolicy:
+        """The failure policy of the job."""
+        return FailurePolicy(max_fallback_share=self.max_fallback_share)
 
     @property
     def path(self) -> Path:
@@ -71,25 +83,45 @@ class Outcome:
         return self.episode is not None
 
 
+def expected_config(job: Job) -> dict[str, Any]:
+    """The full configuration the job's episode belongs to (agents built once per cell)."""
+    from tom_envs.registration import game_spec
+
+    agents = _agents(job)
+    record = {"text": "text" in job.record, "observations": "observations" in job.record}
+    return episode_config(game_spec(job.game), job.env_kwargs, agents, job.seed, record)
+
+
 def read_finished(job: Job) -> Episode | None:
-    """The job's episode if its trajectory file is complete, else ``None``."""
-    if not job.path.exists():
-        return None
-    try:
-        return Episode.read(job.path)
-    except (ValueError, KeyError, IndexError, json.JSONDecodeError):
-        return None
+    """The job's episode if its file is a finished result of the job's configuration, else None.
+
+    Raises :class:`~tom_envs.runner.ConfigMismatchError` for a file of another configuration.
+    """
+    return reusable(job.path, expected_config(job), job.policy)
 
 
 def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
-    """Split jobs into finished ones (loaded from disk) and those still to run."""
-    done, todo = [], []
+    """Split jobs into finished ones (loaded from disk) and those still to run.
+
+    Every file is checked first; files of another configuration raise
+    :class:`~tom_envs.evaluation.config.ConfigError` listing them, before anything runs.
+    """
+    from tom_envs.evaluation.config import ConfigError
+
+    done, todo, clashes = [], [], []
     for job in jobs:
-        ep = read_finished(job)
+        try:
+            ep = read_finished(job)
+        except ConfigMismatchError as exc:
+            clashes.append(str(exc))
+            continue
         if ep is not None:
             done.append(Outcome(job, ep, resumed=True))
         else:
             todo.append(job)
+    if clashes:
+        more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+        raise ConfigError("; ".join(clashes[:3]) + more)
     return done, todo
 
 
@@ -110,16 +142,6 @@ def _agents(job: Job) -> list[Any]:
         bundle = spec.load().make_bundle(**spec.kwargs)
         _AGENT_CACHE[key] = [make_agent(s, spec, bundle) for s in job.specs]
     return _AGENT_CACHE[key]
-
-
-def endpoint_failure(episode: Episode) -> str | None:
-    """The first endpoint error an LLM agent met in the episode (after its retries), if any."""
-    for step in episode.steps:
-        info = step.get("info") or {}
-        llm = info.get("llm") if isinstance(info, Mapping) else None
-        if isinstance(llm, Mapping) and llm.get("error"):
-            return f"{step['agent']} at decision {step['index']}: {llm['error']}"
-    return None
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
@@ -143,6 +165,8 @@ def run_job(job: Job) -> Outcome:
             job.env_kwargs,
             record_text="text" in job.record,
             record_observations="observations" in job.record,
+            policy=job.policy,
+            config=expected_config(job),
         )
         episode.agents = {
             a: f"{lab}={s}" for a, lab, s in zip(episode.agents, job.labels, job.specs, strict=True)
@@ -152,8 +176,9 @@ def run_job(job: Job) -> Outcome:
         _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
                                       "traceback": traceback.format_exc(limit=5)})  # fmt: skip
         return Outcome(job, None, error)
-    failure = endpoint_failure(episode)
-    if failure is not None:
+    failure = episode.failure if not episode.ok else None
+    if not episode.ok:
+        failure = failure or f"episode {episode.status}"
         episode.metrics["failed"] = 1.0
         path = job.failed_path.with_suffix(".jsonl")
         episode.write(path)
@@ -161,6 +186,7 @@ def run_job(job: Job) -> Outcome:
                                       "trajectory": str(path)})  # fmt: skip
         return Outcome(job, None, failure)
     job.failed_path.unlink(missing_ok=True)
+    job.failed_path.with_suffix(".jsonl").unlink(missing_ok=True)
     episode.write(job.path)
     return Outcome(job, episode)
 

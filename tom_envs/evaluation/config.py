@@ -6,6 +6,8 @@ A config names games, agents (labels for agent specs), and what to run with them
     seed = 0                          # episode seeds are seed, seed+1, ...
     episodes = 20                     # per cell (the CLI's --episodes overrides it)
     record = ["text"]                 # also record "text" and/or "observations" per decision
+    max_fallback_share = 0.2          # an episode where a seat fell back on more than this share
+                                      # of its decisions is failed, never a result
 
     [agents]                          # label = agent spec (tom_envs.agents); the CLI's
     rmax = "rmax"                     # --agent LABEL=SPEC adds or replaces one
@@ -71,6 +73,7 @@ TOP_KEYS = {
     "seed",
     "episodes",
     "record",
+    "max_fallback_share",
     "out",
     "agents",
     "games",
@@ -155,6 +158,8 @@ class EvalConfig:
     tables: list[dict[str, Any]] = field(default_factory=list)
     learning_curves: list[dict[str, Any]] = field(default_factory=list)
     source: str | None = None
+    max_fallback_share: float = 0.2
+    config_hash: str | None = None  # set by evaluate(): the default directory names it
 
     def spec_of(self, label: str) -> str:
         """The agent spec behind a label (``"=spec"`` is a literal spec)."""
@@ -165,8 +170,11 @@ class EvalConfig:
         return self.agents[label]
 
     def out_dir(self) -> Path:
-        """Where trajectories and the report go."""
-        return Path(self.out) if self.out else Path("runs") / "eval" / _safe(self.name)
+        """Where trajectories and the report go (default ``runs/eval/<name>-<config hash>``)."""
+        if self.out:
+            return Path(self.out)
+        suffix = f"-{self.config_hash[:8]}" if self.config_hash else ""
+        return Path("runs") / "eval" / (_safe(self.name) + suffix)
 
     def cells(self) -> list[Cell]:
         """Every cell of the experiment, in a fixed order."""
@@ -247,6 +255,10 @@ def parse_config(
         if r not in RECORD_OPTIONS:
             raise ConfigError(f"record: {r!r} is not one of {RECORD_OPTIONS}")
     cfg.record = record
+    share = _expect(data.get("max_fallback_share", 0.2), (int, float), "max_fallback_share")
+    if isinstance(share, bool) or not 0.0 <= float(share) <= 1.0:
+        raise ConfigError(f"max_fallback_share must be in [0, 1], got {share!r}")
+    cfg.max_fallback_share = float(share)
     cfg.out = out or (_expect(data["out"], str, "out") if "out" in data else None)
     table = _expect(data.get("agents", {}), dict, "[agents]")
     cfg.agents = {str(k): _expect(v, str, f"agents.{k}") for k, v in table.items()}

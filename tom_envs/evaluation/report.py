@@ -256,23 +256,68 @@ def read_curve(
 # --------------------------------------------------------------------------- report
 def _seat_table(res: Any, cells: Sequence[Cell]) -> list[str]:
     paper = res.config.paper
-    lines = ["| game | seats | episodes | returns per seat | length | invalid | probe acc % | paper |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| game | seats | episodes | returns per seat | length | invalid | valid % | fallback % "
+             "| probe acc % | paper |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in cells:
         eps = res.episodes.get(c.id, [])
         if not eps:
             lines.append(
-                f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | 0 | | | | | |"
+                f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | 0 | | | | | | | |"
             )
             continue
         agents = list(eps[0].returns)
         rets = " / ".join(_fmt(mean_ci95(e.returns[a] for e in eps)) for a in agents)
         inv = " / ".join(f"{np.mean([e.invalid[a] for e in eps]):.1f}" for a in agents)
         probe = _metric(eps, "probe_acc/all")
+        valid, fallback = decision_shares(eps)
         lines.append(
             f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | {len(eps)} | {rets} | "
-            f"{_fmt(mean_ci95(e.length for e in eps), 1)} | {inv} | {_fmt(probe, 1)} | "
+            f"{_fmt(mean_ci95(e.length for e in eps), 1)} | {inv} | "
+            f"{' / '.join(f'{valid[a]:.1f}' for a in agents)} | "
+            f"{' / '.join(f'{fallback[a]:.1f}' for a in agents)} | {_fmt(probe, 1)} | "
             f"{paper.get(c.id, '')} |"
+        )
+    return lines
+
+
+def decision_shares(eps: Sequence[Episode]) -> tuple[dict[str, float], dict[str, float]]:
+    """Per seat, over all decisions of the episodes: valid-action % and fallback %."""
+    valid: dict[str, list[int]] = {}
+    for e in eps:
+        for a in e.returns:
+            n = e.decisions.get(a)
+            if n is None:  # a schema 1 trajectory: count from its steps
+                mine = [s for s in e.steps if s["agent"] == a]
+                n, bad = len(mine), sum(not s.get("valid", True) for s in mine)
+            else:
+                bad = e.fallbacks.get(a, 0)
+            t = valid.setdefault(a, [0, 0])
+            t[0] += n
+            t[1] += bad
+    pct_valid = {a: 100.0 * (n - b) / n if n else float("nan") for a, (n, b) in valid.items()}
+    pct_fb = {a: 100.0 * b / n if n else float("nan") for a, (n, b) in valid.items()}
+    return pct_valid, pct_fb
+
+
+def _decisions_table(res: Any) -> list[str]:
+    """Every cell's valid-action % and fallback % per seat, and the failure kinds."""
+    lines = ["| cell | episodes | valid % per seat | fallback % per seat | failures by kind |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for c in res.cells:
+        eps = res.episodes.get(c.id, [])
+        if not eps:
+            continue
+        agents = list(eps[0].returns)
+        valid, fallback = decision_shares(eps)
+        kinds: dict[str, int] = {}
+        for e in eps:
+            for per in e.failures.values():
+                for k, v in per.items():
+                    kinds[k] = kinds.get(k, 0) + v
+        lines.append(
+            f"| {c.id} | {len(eps)} | {' / '.join(f'{valid[a]:.1f}' for a in agents)} | "
+            f"{' / '.join(f'{fallback[a]:.1f}' for a in agents)} | "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items())) or '-'} |"
         )
     return lines
 
@@ -309,6 +354,15 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
                 a: mean_ci95(e.returns[a] for e in eps) for a in (eps[0].returns if eps else {})
             },
         }
+        if eps:
+            valid, fallback = decision_shares(eps)
+            figures["cells"][c.id]["valid_action_pct"] = valid
+            figures["cells"][c.id]["fallback_pct"] = fallback
+    lines += ["## Decisions: valid actions and fallbacks", "",
+              "A fallback is a seeded random legal action played for an agent that failed to "
+              f"decide (never counted as its own); an episode where a seat fell back on more than "
+              f"{100 * cfg.max_fallback_share:.0f}% of its decisions is failed and left out.", "",
+              *_decisions_table(res), ""]  # fmt: skip
     matchups = [c for c in res.cells if c.section == "matchups"]
     if matchups:
         lines += ["## Matchups", "", *_seat_table(res, matchups), ""]

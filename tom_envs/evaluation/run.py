@@ -48,9 +48,26 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
                     s,
                     out,
                     cfg.record,
+                    cfg.max_fallback_share,
                 )
             )
     return jobs
+
+
+def experiment_hash(cfg: EvalConfig, cells: list[Cell]) -> str:
+    """A hash of every cell's configuration (games, resolved arguments, agents' settings, what is
+    recorded); not of the seeds or the number of episodes, so a longer run resumes a shorter one,
+    nor of the fallback bound (checked again whenever an episode is loaded)."""
+    from tom_envs.core.driver import config_hash
+    from tom_envs.evaluation.backends import expected_config
+
+    parts = []
+    for job in jobs_for(cfg, cells):
+        if job.seed == cfg.seed:
+            conf = expected_config(job)
+            conf.pop("seed")
+            parts.append([job.cell_id, conf])
+    return config_hash({"cells": parts})
 
 
 def evaluate(
@@ -63,6 +80,8 @@ def evaluate(
     """Validate, then play every episode not already on disk; return all results."""
     t0 = time.perf_counter()
     cells = validate(cfg, check_endpoints=check_endpoints)
+    if cfg.out is None:  # the default directory names the configuration's hash
+        cfg.config_hash = experiment_hash(cfg, cells)
     jobs = jobs_for(cfg, cells)
     done, todo = pending(jobs)
     outcomes = done + run_jobs(todo, backend, workers, progress)

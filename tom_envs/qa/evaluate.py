@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.core.driver import classify_exception
 from tom_envs.qa.generate import random_baseline
 from tom_envs.qa.items import QAItem, parse_answer
 
@@ -31,6 +32,19 @@ class QAResult:
     invalid: list[list[bool]] = field(default_factory=list)
     replies: list[list[str]] = field(default_factory=list)
     tokens: int = 0
+    #: failed answers by kind (:data:`~tom_envs.core.agents.FAILURE_KINDS`: ``endpoint``,
+    #: ``context_overflow``, ``exception``; a reply naming no option is ``unparseable``)
+    failures: dict[str, int] = field(default_factory=dict)
+    first_failure: str | None = None
+
+    def failure_summary(self) -> str:
+        """``"endpoint 12, unparseable 3"`` (empty when nothing failed)."""
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.failures.items()))
+
+    def every_answer_failed(self) -> bool:
+        """True when no reply named an option: the answerer failed, the accuracy means nothing."""
+        total = sum(len(t) for t in self.invalid)
+        return total > 0 and self.invalid_count() == total
 
     def accuracy(self, keep: Callable[[QAItem], bool] = lambda i: True) -> tuple[float, float, int]:
         """Mean accuracy (%) over trials, its standard error over trials, and the item count."""
@@ -78,11 +92,18 @@ def run_answerer(
     for trial in range(trials):
         correct, invalid, replies = [], [], []
         for item in items:
+            kind = None
             try:
                 reply = answer(item, trial)
             except Exception as exc:  # an answerer failure is an invalid answer, never fatal
                 reply = f"<error: {type(exc).__name__}: {exc}>"
+                kind = classify_exception(exc)
             choice = parse_answer(reply, item.options)
+            if choice is None:  # the same failure kinds as every episode driver
+                kind = kind or "unparseable"
+                res.failures[kind] = res.failures.get(kind, 0) + 1
+                if res.first_failure is None:
+                    res.first_failure = f"{kind}: {reply[:300]}"
             invalid.append(choice is None)
             correct.append(choice is not None and choice in item.answers)
             replies.append(reply)

@@ -7,6 +7,11 @@ A game joins by providing ``tom_envs/games/<game>/qa.py`` with::
     SCENARIOS: list[dict]          # {"env_kwargs": {...}, "seats": [spec, ...]} episodes to sample
     def tags(bundle, state, player) -> tuple[str, ...]      # the filters a state matches
     def questions(bundle, state, player, scenario) -> list[QAItem]
+    def answerable(bundle, state, item) -> bool   # the key, recomputed from the asker's view
+
+``questions`` computes each key from the truth (the rules engine, the partner's actual policy,
+exact planners); ``answerable`` recomputes it from what the context shows (the asked player's
+view and the history it saw, partner behaviour included) and must agree, or the item is dropped.
 
 Everything else is shared here: scenarios are sampled from seeded episodes of the suite's own
 agents (played by :func:`tom_envs.runner.play_episode`), cut at a random decision, and rebuilt by
@@ -29,11 +34,27 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.core.driver import (
+    FailurePolicy,
+    decide,
+    draw_episode_seed,
+    episode_info,
+    fallback_rng,
+)
 from tom_envs.core.game import agent_index
-from tom_envs.qa.items import LETTERS, TYPES, QAItem, Scenario, read_suite, replay, write_suite
+from tom_envs.qa.items import (
+    LETTERS,
+    TYPES,
+    QAItem,
+    Scenario,
+    arrange,
+    read_suite,
+    replay,
+    write_suite,
+)
 from tom_envs.registration import GAMES, game_spec
 
-SUITE_VERSION = 1
+SUITE_VERSION = 2
 SUITES_DIR = Path(__file__).parent / "suites"
 #: Items per game in the default suites (balanced across EC / ToM / JP where the game allows).
 DEFAULT_ITEMS = 60
@@ -98,11 +119,12 @@ def sample_scenarios(
         attempts += 1
         choice = module.SCENARIOS[int(rng.integers(len(module.SCENARIOS)))]
         kwargs = dict(choice.get("env_kwargs", {}))
-        seed = int(rng.integers(2**31 - 1))
+        seed = draw_episode_seed(rng)
         full = replace(spec, kwargs={**spec.kwargs, **kwargs})
         bundle = spec.load().make_bundle(**full.kwargs)
         agents = [make_agent(s, full, bundle) for s in choice["seats"]]
-        ep = play_episode(spec, agents, seed, kwargs)
+        # scenarios come from the bots' own play: a bot that fails is a bug, never a fallback
+        ep = play_episode(spec, agents, seed, kwargs, policy=FailurePolicy(on_failure="raise"))
         actions, messages = joint_actions(ep.steps)
         if not actions:
             continue
@@ -134,9 +156,15 @@ def generate(
 ) -> list[QAItem]:
     """Up to ``n`` items for ``game``, balanced across ``types``, from scenarios matching ``filters``.
 
-    Items are deduplicated by (question, options, context); every item is kept only if the game
-    wrote it (its own unambiguity checks passed).
+    An item the game wrote is kept only if (1) it is new (question, options, context), (2) the
+    game's answerability check recomputes its key from what the asked player sees
+    (``module.answerable``), and (3) its ability's :class:`~tom_envs.qa.shortcuts.Balancer` can
+    take it: its correct option is placed at the letter that keeps answer positions even, and it
+    is rejected if it would push any shortcut rule more than the margin from chance or if the
+    fact lookup answers it.
     """
+    from tom_envs.qa.shortcuts import Balancer
+
     module = qa_module(game)
     if filters:
         unknown = set(filters) - set(module.KINDS)
@@ -145,37 +173,87 @@ def generate(
                 f"{game}: unknown filters {sorted(unknown)}; known: {sorted(module.KINDS)}"
             )
     quota = {t: n // len(types) + (1 if i < n % len(types) else 0) for i, t in enumerate(types)}
+    balancers = {t: Balancer(q) for t, q in quota.items()}
     items: list[QAItem] = []
     seen: set[tuple[str, tuple[str, ...], str]] = set()
     rounds = 0
-    while any(quota.values()) and rounds < 40:
+    while any(quota.values()) and rounds < MAX_ROUNDS:
         rounds += 1
         for scenario, bundle, state in sample_scenarios(game, rng, max(4, n // 2), module):
             if filters and not set(filters) & set(scenario.tags):
                 continue
             for item in module.questions(bundle, state, scenario.player, scenario):
-                key = (item.question, item.options, item.context)
+                key = (item.question, tuple(sorted(item.options)), item.context)
                 if item.type not in quota or quota[item.type] <= 0 or key in seen:
+                    continue
+                if not module.answerable(bundle, state, item):
+                    continue
+                placed = balancers[item.type].offer(item, rng)
+                if placed is None:
                     continue
                 seen.add(key)
                 quota[item.type] -= 1
-                items.append(item)
+                items.append(placed)
     return items
 
 
-def verify(item: QAItem) -> bool:
-    """Rebuild the item's state and recompute it: same question, options and answers."""
+def trim(items: list[QAItem]) -> list[QAItem]:
+    """Drop items, latest first, from any ability whose shortcut answerers stray more than the
+    bound from chance (possible only when a game could not fill its quota, so that the
+    generation margin, set for a full group, is too wide for the smaller one). Applied to the
+    default suites; tiny suites (a few items per ability) cannot meet the bound at all."""
+    from tom_envs.qa.shortcuts import shortcut_table, violations
+
+    items = list(items)
+    for t in TYPES:
+        while True:
+            group = [i for i in items if i.type == t]
+            if not group or not violations(shortcut_table(group)):
+                break
+            base = len(violations(shortcut_table(group)))
+            best = None
+            for cand in reversed(group):
+                rest = [i for i in group if i is not cand]
+                v = len(violations(shortcut_table(rest))) if rest else 0
+                if v < base:
+                    best = cand
+                    break
+            items.remove(best if best is not None else group[-1])
+    return items
+
+
+#: Sampling rounds before a generator gives up on a quota (each round plays ``n / 2`` episodes).
+MAX_ROUNDS = 40
+
+
+def recompute(item: QAItem) -> tuple[QAItem | None, bool]:
+    """The item written afresh from its rebuilt state (shown in the stored option order), and
+    whether the game's answerability check passes on it."""
     module = qa_module(item.game)
     bundle, state = replay(item.scenario)
     for fresh in module.questions(bundle, state, item.scenario.player, item.scenario):
         if fresh.id == item.id:
-            return (
-                fresh.question == item.question
-                and fresh.options == item.options
-                and fresh.answers == item.answers
-                and fresh.context == item.context
-            )
-    return False
+            order = item.details.get("order")
+            if order is not None:
+                if sorted(order) != list(range(len(fresh.options))):
+                    return None, False
+                fresh = arrange(fresh, order)
+            return fresh, bool(module.answerable(bundle, state, fresh))
+    return None, False
+
+
+def verify(item: QAItem) -> bool:
+    """Rebuild the item's state and recompute it: same question, context, options and answers,
+    and the answer is recomputable from what the asked player sees (``module.answerable``)."""
+    fresh, answerable = recompute(item)
+    return (
+        fresh is not None
+        and answerable
+        and fresh.question == item.question
+        and fresh.options == item.options
+        and fresh.answers == item.answers
+        and fresh.context == item.context
+    )
 
 
 # ------------------------------------------------------------------ suites
@@ -202,7 +280,7 @@ def build_suite(
     game: str, seed: int = DEFAULT_SEED, n: int = DEFAULT_ITEMS
 ) -> tuple[dict[str, Any], list[QAItem]]:
     """A seeded suite for one game (same seed and versions: the same items)."""
-    items = generate(game, np.random.default_rng([seed, _stable_hash(game)]), n)
+    items = trim(generate(game, np.random.default_rng([seed, _stable_hash(game)]), n))
     meta = suite_meta(game, seed, n)
     meta["items"] = len(items)
     meta["by_type"] = {t: sum(i.type == t for i in items) for t in TYPES}
@@ -251,12 +329,8 @@ def oracle_answerer() -> Answerer:
     """Answers by recomputing the item with the engine (not by reading ``item.answers``)."""
 
     def answer(item: QAItem) -> str:
-        module = qa_module(item.game)
-        bundle, state = replay(item.scenario)
-        for fresh in module.questions(bundle, state, item.scenario.player, item.scenario):
-            if fresh.id == item.id:
-                return f"Answer: {LETTERS[fresh.answers[0]]}"
-        return "Answer: none"
+        fresh, _ = recompute(item)
+        return "Answer: none" if fresh is None else f"Answer: {LETTERS[fresh.answers[0]]}"
 
     return answer
 
@@ -299,24 +373,20 @@ def context_text(bundle: Any, state: Any, player: int) -> str:
 def bot_action(bundle: Any, state: Any, seat: int, spec: str, seed: int = 0) -> int:
     """What a (stateless) scripted bot plays at ``seat`` in ``state``, through the Turn API."""
     from tom_envs.agents import make_agent
-    from tom_envs.core.agents import EpisodeInfo, Turn, as_agent_action
+    from tom_envs.core.agents import Turn
 
     game = bundle.game
     view = game.observe(state, seat)
-    agent = make_agent(spec, _spec_for(bundle), bundle)
-    agent.reset(
-        EpisodeInfo(
-            env_id="qa", agent=f"player_{seat}", player=seat, num_players=game.num_players,
-            num_actions=game.num_actions, seed=seed, reward_range=game.reward_range,
-            max_steps=game.max_steps, tags=game.tags,
-        )
-    )  # fmt: skip
+    registered = _spec_for(bundle)
+    agent = make_agent(spec, registered, bundle)
+    agent.reset(episode_info(registered, game, seat, seed))
     turn = Turn(
         f"player_{seat}", seat, view, bundle.encoder.encode(view), game.legal_mask(state, seat),
         0.0, 0, lambda: bundle.text.text_observation(view),
         lambda text: bundle.text.parse_action(view, text),
     )  # fmt: skip
-    return int(as_agent_action(agent.act(turn)).action)
+    # the driver's step primitive, failures raised: a key is never a fallback move
+    return decide(agent, turn, fallback_rng(seed), FailurePolicy(on_failure="raise")).action
 
 
 def _spec_for(bundle: Any) -> Any:

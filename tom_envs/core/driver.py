@@ -1,0 +1,678 @@
+"""The one episode driver: seats agents, applies the failure policy, delivers chat, scores probes
+and records every decision. Every loop that plays agents through a game goes through it.
+
+Users: :func:`tom_envs.runner.play_episode` (``tom-envs run``, ``demo``, ``eval``, the RL
+baselines' evaluation), the Gymnasium single-agent view (:mod:`tom_envs.core.single_agent`: the
+learner's seat is *external*), and, through the step primitive :func:`decide`, the MAPPO collector.
+
+API::
+
+    driver = EpisodeDriver(game, agents, seed, env_kwargs, policy=FailurePolicy())
+    driver.start()                 # env.reset(seed), every seated agent reset (EpisodeInfo)
+    agent = driver.advance()       # seated agents act until an external seat must act: its
+                                   # name ("player_k"), or None when the episode is over
+    turn = driver.turn(agent)      # that seat's Turn (view, vector, mask, text layer)
+    driver.play(agent, action, message=None, record={"human": True})   # the external move
+    episode = driver.finish()      # an Episode (tom_envs.runner): returns, counts, metrics, status
+    episode = driver.run()         # all of the above for a fully seated game
+
+``agents`` has one entry per seat: an :class:`~tom_envs.core.agents.Agent`, or ``None`` for an
+external seat (a person in the web app, the learner of a Gymnasium view). :meth:`EpisodeDriver.play`
+validates an external move (an illegal action or message raises
+:class:`~tom_envs.core.game.IllegalActionError` and changes nothing).
+
+**Failure policy** (:class:`FailurePolicy`, one for every command). A seated agent's decision goes
+through :func:`decide`: an exception, an illegal answer, or an answer the agent itself flags
+``valid=False`` is a *failure* of one kind of :data:`~tom_envs.core.agents.FAILURE_KINDS`. With
+``on_failure="fallback"`` (run, eval, the web app, QA) a seeded random legal action
+(:func:`fallback_rng`) is played and recorded ``"fallback": true`` with ``"failure": {"kind",
+"message"}``: never as the agent's own. An agent that plays a fallback of its own (an LLM agent
+after its re-prompts) reports ``valid=False`` and the kind; its move is recorded the same way.
+With ``on_failure="raise"`` (training loops: a failing partner bot is a bug) the failure raises
+:class:`AgentFailure`. An episode in which some seat's fallback share exceeds
+``max_fallback_share`` (default 20%) is finished with status ``"failed"`` and the reason: it is
+written under ``failed/`` and is never a result (:mod:`tom_envs.runner`).
+
+**Identity**: :func:`resolved_env_kwargs` gives every game argument with its default resolved (the
+game's config dataclass); :func:`episode_config` is the full configuration of one episode (game id
+and version, resolved arguments, every agent's spec, class and settings, seed, what is recorded,
+suite version, record schema) and :func:`config_hash` its hash; :func:`config_diff` says what
+changed between two.
+
+How the web app and the QA generator adopt it:
+
+* ``tom_envs/serve/session.py``: build ``EpisodeDriver(spec, [None if s == seat else agent ...],
+  seed, env_kwargs, record_text=False)`` in ``Session.__init__``, call ``start()`` then
+  ``advance()``; ``submit`` validates the decision index, then calls ``driver.play(human_agent,
+  action, message, record={"human": True, "observation_text": ...})`` and ``advance()`` again; a
+  ``None`` from ``advance()`` ends the session with ``finish()`` (abandon: ``finish("abandoned")``).
+  ``_partner_move``, ``_apply``, ``_fallback`` and the seed constant 7919 go away; ``payload`` reads
+  ``driver.env`` and ``driver.returns``.
+* ``tom_envs/qa/generate.py``: where it rolls episodes forward with bots, use
+  ``EpisodeDriver(spec, bots, seed, kwargs, policy=FailurePolicy(on_failure="raise"),
+  record_steps=False)`` and ``driver.advance_until(predicate)`` to stop at the state to ask about
+  (``driver.env`` is the AEC env there); an LLM answerer's call goes through
+  :func:`classify_exception` so its failures count by the same kinds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tom_envs.core.agents import (
+    FAILURE_KINDS,
+    Agent,
+    AgentAction,
+    AgentFailure,
+    EpisodeInfo,
+    Turn,
+    agent_config,
+    as_agent_action,
+    jsonable,
+)
+from tom_envs.core.game import IllegalActionError, agent_index
+
+#: The salt of the fallback generator: the fallback of seed ``s`` draws from
+#: ``default_rng([s, FALLBACK_SALT])`` everywhere (one constant, here only).
+FALLBACK_SALT = 7919
+
+#: Episode seeds drawn from a generator (Gymnasium views, RL collectors) lie in ``[0, MAX_SEED)``.
+MAX_SEED = 2**31 - 1
+
+#: The share of a seat's decisions that may be fallbacks before its episode is failed.
+DEFAULT_MAX_FALLBACK_SHARE = 0.2
+
+#: Version of the trajectory record format (bumped when the JSONL schema changes).
+SCHEMA_VERSION = 2
+
+__all__ = [
+    "DEFAULT_MAX_FALLBACK_SHARE",
+    "FAILURE_KINDS",
+    "FALLBACK_SALT",
+    "MAX_SEED",
+    "SCHEMA_VERSION",
+    "AgentFailure",
+    "Decision",
+    "EpisodeDriver",
+    "FailurePolicy",
+    "classify_exception",
+    "config_diff",
+    "config_hash",
+    "decide",
+    "draw_episode_seed",
+    "episode_config",
+    "episode_info",
+    "fallback_rng",
+    "resolved_env_kwargs",
+]
+
+
+def draw_episode_seed(rng: np.random.Generator) -> int:
+    """The next episode seed from a run's generator (every view and collector draws the same way)."""
+    return int(rng.integers(MAX_SEED))
+
+
+def fallback_rng(seed: int | None) -> np.random.Generator:
+    """The generator of an episode's fallback moves (seeded from the episode seed)."""
+    return np.random.default_rng(None if seed is None else [int(seed), FALLBACK_SALT])
+
+
+@dataclass(frozen=True)
+class FailurePolicy:
+    """What a failed decision does (see the module docstring).
+
+    Attributes:
+        on_failure: ``"fallback"`` (play a seeded random legal action, recorded as a fallback) or
+            ``"raise"`` (raise :class:`AgentFailure`).
+        max_fallback_share: an episode where any seat's fallback share exceeds this is failed.
+    """
+
+    on_failure: str = "fallback"
+    max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
+
+    def __post_init__(self) -> None:
+        if self.on_failure not in ("fallback", "raise"):
+            raise ValueError(f"on_failure must be 'fallback' or 'raise', got {self.on_failure!r}")
+        if not 0.0 <= float(self.max_fallback_share) <= 1.0:
+            raise ValueError(
+                f"max_fallback_share must be in [0, 1], got {self.max_fallback_share!r}"
+            )
+
+
+def classify_exception(exc: BaseException) -> str:
+    """The failure kind of an exception raised by an agent (or a model client)."""
+    if isinstance(exc, AgentFailure):
+        return exc.kind
+    kind = getattr(exc, "kind", None)  # clients may tag their errors with a kind
+    if isinstance(kind, str) and kind in FAILURE_KINDS:
+        return kind
+    text = f"{type(exc).__name__} {exc}".lower()
+    if "context" in text and ("length" in text or "overflow" in text or "window" in text):
+        return "context_overflow"
+    if isinstance(exc, (ConnectionError, TimeoutError)) or "connection refused" in text:
+        return "endpoint"
+    return "exception"
+
+
+def _signalled_failure(choice: AgentAction) -> tuple[str, str] | None:
+    """The (kind, message) an agent attached to an answer it flagged invalid."""
+    info = choice.info if isinstance(choice.info, Mapping) else {}
+    failure = info.get("failure")
+    kind = choice.failure
+    message = ""
+    if isinstance(failure, Mapping):
+        kind = kind or failure.get("kind")
+        message = str(failure.get("message", ""))
+    if kind not in FAILURE_KINDS:
+        kind = "invalid"
+    return str(kind), message or "the agent reported its own output invalid"
+
+
+@dataclass
+class Decision:
+    """One seated decision after the failure policy.
+
+    Attributes:
+        action: the action played (the agent's own, or a fallback).
+        choice: the agent's answer (normalised; ``action=None`` when it raised).
+        fallback: True when ``action`` is not the agent's own valid choice.
+        failure: ``{"kind", "message"}`` when ``fallback``.
+        latency_s: time spent in the agent's ``act``.
+        traceback: the agent's traceback when it raised.
+    """
+
+    action: int
+    choice: AgentAction
+    fallback: bool = False
+    failure: dict[str, str] | None = None
+    latency_s: float = 0.0
+    traceback: str | None = None
+
+
+def decide(
+    agent: Agent, turn: Turn, rng: np.random.Generator, policy: FailurePolicy | None = None
+) -> Decision:
+    """Ask ``agent`` for ``turn``'s action and apply the failure policy (the step primitive)."""
+    policy = policy or FailurePolicy()
+    start = time.perf_counter()
+    tb = None
+    failure: dict[str, str] | None = None
+    try:
+        choice = as_agent_action(agent.act(turn))
+    except Exception as exc:  # an agent's failure is recorded (or re-raised by policy)
+        if policy.on_failure == "raise":
+            if isinstance(exc, AgentFailure):
+                raise
+            raise AgentFailure(classify_exception(exc), f"{type(exc).__name__}: {exc}") from exc
+        choice = AgentAction(action=None, valid=False)
+        text = exc.message if isinstance(exc, AgentFailure) else f"{type(exc).__name__}: {exc}"
+        failure = {"kind": classify_exception(exc), "message": text}
+        tb = traceback.format_exc(limit=3)
+    latency = time.perf_counter() - start
+    legal = turn.legal_actions
+    action = choice.action
+    own_legal = action is not None and _is_int(action) and int(action) in legal
+    if failure is None and not own_legal:
+        failure = {"kind": "illegal", "message": f"illegal action {action!r}; legal: {list(legal)}"}
+    elif failure is None and not choice.valid:
+        kind, message = _signalled_failure(choice)
+        failure = {"kind": kind, "message": message}
+    if failure is not None and policy.on_failure == "raise":
+        raise AgentFailure(failure["kind"], f"{turn.agent}: {failure['message']}")
+    if not own_legal:
+        action = int(legal[int(rng.integers(len(legal)))])
+    return Decision(int(action), choice, failure is not None, failure, latency, tb)  # type: ignore[arg-type]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+# ---------------------------------------------------------------------------------- identity
+def resolved_env_kwargs(spec: Any, kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every argument of the game, defaults resolved: the fields of its config dataclass.
+
+    ``spec`` is a :class:`~tom_envs.registration.GameSpec`; ``kwargs`` override its defaults.
+    Environment-level arguments that are not rules (``max_cycles``) are kept as given. Derived
+    fields (a matrix preset, a kitchen layout read from a file) are included: they are what the
+    episode was played with.
+    """
+    given = {**spec.kwargs, **(kwargs or {})}
+    env_level = {k: given.pop(k) for k in ("max_cycles",) if k in given}
+    given.pop("render_mode", None)
+    bundle = spec.load().make_bundle(**given)
+    cfg = getattr(bundle.game, "config", None)
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        out = {f.name: jsonable(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+    else:  # a game without a config dataclass: the arguments as given
+        out = {k: jsonable(v) for k, v in given.items()}
+    out.update({k: jsonable(v) for k, v in env_level.items()})
+    return out
+
+
+def episode_config(
+    spec: Any,
+    env_kwargs: Mapping[str, Any] | None,
+    agents: Sequence[Any],
+    seed: int | None,
+    record: Mapping[str, bool] | None = None,
+    resolved: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The full configuration one episode's result belongs to (see the module docstring)."""
+    import tom_envs
+
+    return {
+        "env_id": spec.id,
+        "game_version": int(spec.version),
+        "env_kwargs": dict(resolved)
+        if resolved is not None
+        else resolved_env_kwargs(spec, env_kwargs),
+        "agents": {f"player_{i}": agent_config(a) for i, a in enumerate(agents)},
+        "seed": seed,
+        "record": {k: bool(v) for k, v in sorted((record or {}).items())},
+        "suite_version": tom_envs.__version__,
+        "schema": SCHEMA_VERSION,
+    }
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """A 16-hex-digit hash of a configuration (canonical JSON)."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def config_diff(old: Any, new: Any, path: str = "", limit: int = 20) -> list[str]:
+    """What changed from ``old`` to ``new``: one ``"path: old -> new"`` line per difference."""
+    out: list[str] = []
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for k in sorted(set(old) | set(new), key=str):
+            p = f"{path}.{k}" if path else str(k)
+            if k not in old:
+                out.append(f"{p}: (absent) -> {_short(new[k])}")
+            elif k not in new:
+                out.append(f"{p}: {_short(old[k])} -> (absent)")
+            else:
+                out += config_diff(old[k], new[k], p, limit)
+            if len(out) >= limit:
+                break
+    elif old != new:
+        out.append(f"{path or '(config)'}: {_short(old)} -> {_short(new)}")
+    return out[:limit]
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v, default=str, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def episode_info(
+    spec: Any,
+    game: Any,
+    player: int,
+    seed: int | None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    observation_shape: tuple[int, ...] | None = None,
+) -> EpisodeInfo:
+    """What the agent at ``player`` is told when an episode starts (every driver tells the same)."""
+    return EpisodeInfo(
+        env_id=spec.id,
+        agent=f"player_{player}",
+        player=player,
+        num_players=game.num_players,
+        num_actions=game.num_actions,
+        seed=seed,
+        reward_range=game.reward_range,
+        max_steps=game.max_steps,
+        tags=game.tags,
+        env_kwargs=env_kwargs,
+        observation_shape=observation_shape,
+        game_config=getattr(game, "config", None),
+    )
+
+
+# ------------------------------------------------------------------------------------ driver
+@dataclass
+class _Counts:
+    decisions: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, dict[str, int]] = field(default_factory=dict)
+    first_failure: dict[str, str] = field(default_factory=dict)
+
+
+class EpisodeDriver:
+    """Plays one seeded episode of a game; see the module docstring.
+
+    Args:
+        game: a :class:`~tom_envs.registration.GameSpec` or a game name/id.
+        agents: one agent per seat, ``None`` for an external seat.
+        seed: the episode seed (``env.reset(seed)``, every agent's generator, the fallbacks).
+        env_kwargs: overrides of the game's keyword arguments.
+        env: an AEC env of that game to reuse (made when omitted).
+        policy: the failure policy.
+        record_steps: keep one record per decision (off: returns and counts only; faster).
+        record_text: also record each text observation (the writer stores each once).
+        record_observations: also record the vector observation.
+    """
+
+    def __init__(
+        self,
+        game: Any,
+        agents: Sequence[Agent | None],
+        seed: int | None,
+        env_kwargs: Mapping[str, Any] | None = None,
+        *,
+        env: Any = None,
+        policy: FailurePolicy | None = None,
+        record_steps: bool = True,
+        record_text: bool = False,
+        record_observations: bool = False,
+    ) -> None:
+        from tom_envs.registration import GameSpec, game_spec
+
+        self.spec = game if isinstance(game, GameSpec) else game_spec(game)
+        self.env_kwargs = dict(env_kwargs or {})
+        if env is None:
+            env = self.spec.load().raw_env(**{**self.spec.kwargs, **self.env_kwargs})
+        self.env = env.unwrapped
+        self.game = self.env.game
+        self.agents_ = list(self.env.possible_agents)
+        if len(agents) != len(self.agents_):
+            raise ValueError(
+                f"{self.spec.name} has {len(self.agents_)} seats, got {len(agents)} agents"
+            )
+        self.seats: list[Agent | None] = list(agents)
+        self.seed = seed
+        self.policy = policy or FailurePolicy()
+        self.record_steps = record_steps
+        self.record_text = record_text
+        self.record_observations = record_observations
+        self._resolved: dict[str, Any] | None = None
+        self.steps: list[dict[str, Any]] = []
+        self.returns: dict[str, float] = {}
+        self.reward_since: dict[str, float] = {}
+        self.joint_steps = 0
+        self._started = False
+
+    # ----------------------------------------------------------------- setup
+    @property
+    def resolved_kwargs(self) -> dict[str, Any]:
+        """Every game argument with its default resolved (computed once)."""
+        if self._resolved is None:
+            self._resolved = resolved_env_kwargs(self.spec, self.env_kwargs)
+        return self._resolved
+
+    def start(self) -> None:
+        """Reset the env with the seed and tell every seated agent about the episode."""
+        env = self.env
+        env.reset(seed=self.seed)
+        self.rng = fallback_rng(self.seed)
+        self.decisions = dict.fromkeys(self.agents_, 0)
+        self.returns = dict.fromkeys(self.agents_, 0.0)
+        self.reward_since = dict.fromkeys(self.agents_, 0.0)
+        self.invalid = dict.fromkeys(self.agents_, 0)
+        self.counts = _Counts(
+            dict.fromkeys(self.agents_, 0),
+            dict.fromkeys(self.agents_, 0),
+            {a: {} for a in self.agents_},
+        )
+        self.steps = []
+        self.joint_steps = 0
+        self._t0 = time.perf_counter()
+        shape = tuple(int(x) for x in self.env.bundle.encoder.observation_shape)
+        kwargs = self.resolved_kwargs
+        for i, agent in enumerate(self.seats):
+            if agent is not None:
+                agent.reset(episode_info(self.spec, self.game, i, self.seed, kwargs, shape))
+        self._started = True
+
+    # ----------------------------------------------------------------- turns
+    def over(self) -> bool:
+        """True once every seat is terminated or truncated."""
+        env = self.env
+        return not env.agents or all(env.terminations[a] or env.truncations[a] for a in env.agents)
+
+    def turn(self, agent: str) -> Turn:
+        """The Turn of ``agent`` now (its view in every form)."""
+        env = self.env
+        obs = env.observe(agent)
+        return Turn(
+            agent=agent,
+            player=agent_index(agent),
+            view=env.view(agent),
+            observation=obs["observation"],
+            action_mask=obs["action_mask"],
+            reward=float(self.reward_since.get(agent, 0.0)),
+            decision=self.decisions[agent],
+            _text=lambda a=agent: env.text_observation(a),
+            _parse=lambda text, a=agent: env.parse_action(a, text),
+        )
+
+    def advance(self) -> str | None:
+        """Seated agents act (dead seats pass) until an external seat must act, or the end.
+
+        Returns that seat's name, or ``None`` when the episode is over.
+        """
+        return self.advance_until(None)
+
+    def advance_until(self, stop: Callable[[str], bool] | None) -> str | None:
+        """:meth:`advance`, also stopping before a seated agent's move when ``stop(agent)``."""
+        if not self._started:
+            self.start()
+        env = self.env
+        while not self.over():
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                self._end_turn(agent)
+                env.step(None)
+                continue
+            if self.seats[agent_index(agent)] is None or (stop is not None and stop(agent)):
+                return agent
+            self._seated_move(agent)
+        return None
+
+    def _end_turn(self, agent: str) -> None:
+        obj = self.seats[agent_index(agent)]
+        end = getattr(obj, "end_episode", None) if obj is not None else None
+        if end is not None:
+            end(self.turn(agent))
+
+    def _new_record(self, agent: str) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "index": len(self.steps),
+            "joint_step": self.joint_steps,
+            "agent": agent,
+        }
+        if self.record_text:
+            record["observation_text"] = self.env.text_observation(agent).observation
+        if self.record_observations:
+            record["observation"] = self.env.observe(agent)["observation"]
+        return record
+
+    def _seated_move(self, agent: str) -> None:
+        env = self.env
+        obj = self.seats[agent_index(agent)]
+        assert obj is not None
+        turn = self.turn(agent)
+        record = self._new_record(agent) if self.record_steps else {}
+        d = decide(obj, turn, self.rng, self.policy)
+        choice = d.choice
+        c = self.counts
+        c.decisions[agent] += 1
+        if d.fallback:
+            assert d.failure is not None
+            c.fallbacks[agent] += 1
+            self.invalid[agent] += 1
+            kinds = c.failures[agent]
+            kinds[d.failure["kind"]] = kinds.get(d.failure["kind"], 0) + 1
+            c.first_failure.setdefault(agent, f"{d.failure['kind']}: {d.failure['message']}")
+        if self.record_steps:
+            record["latency_s"] = round(d.latency_s, 6)
+            record.update(
+                action=d.action,
+                action_text=env.bundle.text.action_text(turn.view, d.action),
+                valid=not d.fallback,
+                prediction=choice.prediction,
+                info=choice.info,
+            )
+            if d.fallback:
+                record["fallback"] = True
+                record["failure"] = d.failure
+                if d.failure and d.failure["kind"] != "invalid":  # what went wrong, in words
+                    record["error"] = d.failure["message"]
+            if d.traceback is not None:
+                record["traceback"] = d.traceback
+            answer_probes = getattr(obj, "answer_probes", None)
+            probes = env.probes(agent) if answer_probes is not None else []
+            if probes:
+                from tom_envs.core.probes import score_answers
+
+                try:
+                    answers = answer_probes(turn, probes)
+                except Exception as exc:  # a failing probe answer is recorded, never fatal
+                    answers = {}
+                    record["probe_error"] = f"{type(exc).__name__}: {exc}"
+                record["probes"] = score_answers(probes, answers or {})
+        self._step(agent, d.action, record, choice.message)
+
+    def play(
+        self,
+        agent: str,
+        action: int,
+        message: str | None = None,
+        record: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An external seat's move (validated: an illegal action or message raises
+        :class:`IllegalActionError` and changes nothing). Returns its record."""
+        env = self.env
+        if env.agent_selection != agent or self.over():
+            raise IllegalActionError(f"it is not {agent}'s turn")
+        if self.seats[agent_index(agent)] is not None:
+            raise IllegalActionError(f"{agent} is seated with an agent, not external")
+        view = env.view(agent)
+        if not _is_int(action) or int(action) not in view.legal_actions:
+            raise IllegalActionError(f"action {action!r} is not legal now for {agent}")
+        if message and not self.game.tags.communication:
+            raise IllegalActionError(f"{self.spec.name} has no chat")
+        rec = self._new_record(agent) if self.record_steps else {}
+        if self.record_steps:
+            rec.update(
+                latency_s=0.0,
+                action=int(action),
+                action_text=env.bundle.text.action_text(view, int(action)),
+                valid=True,
+                prediction=None,
+                info={},
+            )
+            rec.update(record or {})
+        if message:
+            env.send_message(agent, message)  # raises before anything is applied
+            if self.record_steps:
+                rec["message"] = message
+        self.counts.decisions[agent] += 1
+        self._step(agent, int(action), rec, None)
+        return rec
+
+    def _step(self, agent: str, action: int, record: dict[str, Any], message: str | None) -> None:
+        env = self.env
+        if message is not None:
+            if self.record_steps:
+                record["message"] = message
+            try:
+                env.send_message(agent, message)
+            except ValueError as exc:  # a bad message is recorded, the action still happens
+                if self.record_steps:
+                    record["message_error"] = str(exc)
+        before = env.game_state
+        env.step(int(action))
+        self.decisions[agent] += 1
+        self.reward_since[agent] = 0.0
+        if env.game_state is not before:
+            self.joint_steps += 1
+            rewards = {a: float(env.rewards.get(a, 0.0)) for a in self.agents_}
+            for a, r in rewards.items():
+                self.returns[a] += r
+                self.reward_since[a] += r
+            if self.record_steps:
+                record["rewards"] = rewards
+        elif self.record_steps:
+            record["rewards"] = None
+        if self.record_steps:
+            self.steps.append(record)
+
+    # ----------------------------------------------------------------- end
+    def failure_reason(self) -> str | None:
+        """Why the episode fails the policy (a seat's fallback share over the bound), or None."""
+        c = self.counts
+        for agent in self.agents_:
+            n, f = c.decisions[agent], c.fallbacks[agent]
+            if n and f / n > self.policy.max_fallback_share:
+                kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.failures[agent].items()))
+                return (
+                    f"{agent} ({_agent_name(self.seats[agent_index(agent)])}) fell back on {f} of "
+                    f"{n} decisions ({100 * f / n:.0f}% > {100 * self.policy.max_fallback_share:.0f}%;"
+                    f" {kinds}); first: {c.first_failure.get(agent, '')}"
+                )
+        return None
+
+    def run(self) -> Any:
+        """Play the whole episode (every seat seated) and return it."""
+        self.start()
+        external = self.advance()
+        if external is not None:
+            raise ValueError(f"{external} has no agent: use advance() and play() for it")
+        return self.finish()
+
+    def finish(self, status: str | None = None) -> Any:
+        """The :class:`~tom_envs.runner.Episode`, with counts, metrics and status.
+
+        ``status`` overrides the policy's ``"ok"``/``"failed"`` (the web app's ``"abandoned"``).
+        """
+        from tom_envs.runner import Episode, probe_accuracy, usage_totals
+
+        names = {a: _agent_name(s) for a, s in zip(self.agents_, self.seats, strict=True)}
+        ep = Episode(self.spec.id, self.seed, names, dict(self.env_kwargs))  # type: ignore[arg-type]
+        ep.steps = self.steps
+        ep.returns = dict(self.returns)
+        ep.invalid = dict(self.invalid)
+        ep.length = self.joint_steps
+        ep.decisions = dict(self.counts.decisions)
+        ep.fallbacks = dict(self.counts.fallbacks)
+        ep.failures = {a: dict(v) for a, v in self.counts.failures.items() if v}
+        reason = self.failure_reason()
+        ep.status = status or ("failed" if reason else "ok")
+        ep.failure = reason
+        if self.record_steps:
+            ep.metrics.update(probe_accuracy(ep.steps))
+        for a in self.agents_:
+            n = ep.decisions[a]
+            if n:
+                ep.metrics[f"fallback_pct/{a}"] = 100.0 * ep.fallbacks[a] / n
+                ep.metrics.setdefault(
+                    f"valid_action_pct/{a}", 100.0 - ep.metrics[f"fallback_pct/{a}"]
+                )
+        if self.record_steps:
+            hook = getattr(self.spec.load(), "episode_metrics_hook", None)
+            if hook is not None:
+                try:
+                    ep.metrics.update(hook()(self.env.bundle, ep, self.seats))
+                except Exception as exc:  # metrics must not lose the episode
+                    ep.metrics["metrics_error"] = f"{type(exc).__name__}: {exc}"  # type: ignore[assignment]
+        if self.record_steps:
+            ep.metrics.update(usage_totals(ep.steps))
+        ep.wall_time_s = time.perf_counter() - self._t0
+        return ep
+
+
+def _agent_name(agent: Any) -> str:
+    if agent is None:
+        return "external"
+    return str(getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__))
