@@ -2,50 +2,85 @@
 
 :class:`LLMAgent` reads ``turn.text()`` (rules, observation, legal actions), asks the model through
 a client (:mod:`llm_agents.client`), and maps the answer back with ``turn.parse`` (the game's own
-parser), so it needs no per-game code. It keeps an episodic memory (its previous actions, their
-validity and rewards; optionally the last exchanges verbatim, 000's two-round chat window), and
-its prompting strategy is composed from the papers' pieces (:mod:`llm_agents.prompting`).
+parser), so it needs no per-game code. Its prompting strategy is composed from the papers' pieces
+(:mod:`llm_agents.prompting`); a *preset* (:mod:`llm_agents.presets`) fixes a paper's whole protocol.
 
-Invalid-output policy (STYLE §12): when a reply does not name a legal action, the agent is
-re-prompted with the game's feedback up to ``reprompts`` times; after that a fallback action
-(seeded random, or the first legal action) is played and counted (``AgentAction.valid=False``, so
-the runner's valid-action % counts it). Every step's ``info`` records::
+Decoding (``decoding=``): ``"free"`` (default, the papers' protocol: the reply is free text, read
+line by line and through the game's parser) or ``"json"`` (constrained: a JSON schema whose action
+field is an ``enum`` of the legal actions, where the server supports it). The mode is recorded in
+:meth:`LLMAgent.config` and in every call record, so a 100%-valid constrained run is never
+mistaken for a free-text one.
+
+Invalid output (``invalid=``): ``"reprompt"`` asks again with the game's feedback, ``"resample"``
+draws the same prompt again (paper 004: "we query the LLM for more stochastic responses until the
+criteria is satisfied"), ``"forfeit"`` lets the invalid answer use up the turn (paper 000); at
+most ``reprompts`` further attempts. What is then played is a *fallback*, never the model's own:
+``AgentAction.valid=False``, ``info["fallback"]=True`` and ``info["failure"]={"kind", "message"}``
+with the kind one of ``"unparseable"`` (no legal action in the reply), ``"endpoint"`` (unreachable
+or failing after the retries, circuit breaker open), ``"context_overflow"`` (the prompt does not
+fit) or ``"exception"`` (anything else that went wrong inside the agent).
+
+No wasted calls: a decision with one legal action is played without asking the model
+(``info["forced"]=True``); ToM probes are answered only with ``probes=true`` (default); once the
+client's circuit breaker has opened, the agent stops calling for the rest of the episode, so a dead
+endpoint fails the episode within seconds.
+
+Every step's ``info`` holds::
 
     {"usage": {"calls", "tokens_in", "tokens_out", "latency_s", "cache_hits", "reprompts",
-               "fallbacks", ["cost_usd"]},               # numbers; the runner sums them per episode
-     "llm": {"model", "strategy", "calls": [{"step", "text", "tokens_in", ...}], "notes": {...},
-             "feedback", ["error"]}}
+               "fallbacks", "forced", ["cost_usd"]},    # numbers; the runner sums them per episode
+     "llm_calls": [{"step", "messages", "reply", ["reasoning"], "usage", "latency_s",
+                    "cache_hit", "decoding", "model", "finish_reason", "sample"}, ...],
+     "llm": {"model", "strategy", "feedback", ["notes"], ["fields"], ["error"]},
+     ["fallback": True, "fallback_cause": kind, "failure": {"kind", "message"}],
+     ["forced": True]}
 
-API keys never reach a trajectory: the agent's ``name``/``spec`` carry the model and strategy only,
-and an agent spec with ``api_key=`` is refused (use ``$OPENAI_API_KEY`` or ``api_key_env=``).
+API keys never reach a trajectory: :meth:`LLMAgent.config` names the endpoint's host only, and an
+agent spec with ``api_key=`` is refused (use ``$OPENAI_API_KEY`` or ``api_key_env=``).
 
 As a spec for ``tom-envs run`` (``tom_envs.agents.GENERIC_AGENTS["llm"]``)::
 
     llm:model=gpt-4o-mini                        # $OPENAI_API_KEY, OpenAI's endpoint
-    llm:model=qwen:base_url=http://127.0.0.1:8000/v1:strategy=cot+social
-    llm:local=true:strategy=qa+predict           # the bundled SmolLM2 on a local llama.cpp server
+    llm:preset=paper004:model=qwen:base_url=http://127.0.0.1:8000/v1
+    llm:model=qwen:base_url=http://127.0.0.1:8000/v1:strategy=cot+social:decoding=json
+    llm:local=true:preset=paper000               # the bundled SmolLM2 on a local llama.cpp server
+    llm:model=r1:base_url=...:max_tokens=8192:temperature=0.6:extra={"top_k":20}
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 from typing import Any
+from urllib.parse import urlsplit
 
-from llm_agents.client import BaseLLMClient, LLMError, LLMResponse, OpenAIClient, RetryPolicy
+from llm_agents.client import (
+    BaseLLMClient,
+    CircuitBreaker,
+    LLMError,
+    LLMResponse,
+    OpenAIClient,
+    RetryPolicy,
+)
+from llm_agents.fewshot import Example, examples_for
 from llm_agents.parsing import (
     Reply,
     answer_schema,
-    format_lines,
     json_keys,
     json_object,
     read_reply,
 )
+from llm_agents.presets import preset as get_preset
 from llm_agents.prompting import build_strategy
-from llm_agents.prompting import templates as T
+from llm_agents.prompting import templates as T_EN
 from llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_envs.core.probes import Probe, normalise_answer
+
+#: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
+PROMPT_VERSION = 2
 
 USAGE_KEYS = (
     "calls",
@@ -55,7 +90,146 @@ USAGE_KEYS = (
     "cache_hits",
     "reprompts",
     "fallbacks",
+    "forced",
 )
+
+DECODINGS = ("free", "json")
+INVALID_POLICIES = ("reprompt", "resample", "forfeit")
+INTERFACES = ("midlevel", "primitive")
+LANGUAGES = ("auto", "en", "zh")
+
+#: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
+EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
+    "top_k": (int,),
+    "min_p": (int, float),
+    "typical_p": (int, float),
+    "repetition_penalty": (int, float),
+    "repeat_penalty": (int, float),
+    "presence_penalty": (int, float),
+    "frequency_penalty": (int, float),
+    "reasoning_effort": (str,),
+    "include_reasoning": (bool,),
+    "enable_thinking": (bool,),
+    "chat_template_kwargs": (dict,),
+}
+
+#: Games whose observation already shows the whole interaction history: the episodic memory
+#: would repeat it, so ``memory="auto"`` lists nothing there.
+HISTORY_IN_OBSERVATION = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
+
+#: Every setting a spec may give, with its default (a preset changes the defaults).
+DEFAULTS: dict[str, Any] = {
+    "strategy": "qa",
+    "decoding": "free",
+    "invalid": "reprompt",
+    "reprompts": 2,
+    "fallback": "random",
+    "temperature": 0.0,
+    "top_p": None,
+    "max_tokens": None,
+    "extra": None,
+    "memory": "auto",
+    "history": 0,
+    "verify_rounds": 2,
+    "top_k": 5,
+    "memories": 3,
+    "examples": "none",
+    "probes": True,
+    "probe_batch": True,
+    "skip_forced": True,
+    "interface": "midlevel",
+    "language": "auto",
+    "hide_history": False,
+    "hide_payoffs": False,
+    "step_tokens": None,
+    "field_chars": 400,
+}
+
+
+def _bounded(name: str, value: Any, lo: float, hi: float, kind: type = float) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value!r}")
+    return kind(value)
+
+
+def parse_extra(extra: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Extra request fields from a spec (a JSON object), checked against :data:`EXTRA_FIELDS`.
+
+    Only the listed sampling options are accepted, with scalar values (``chat_template_kwargs``: a
+    flat object of scalars); anything else raises ``ValueError`` naming the allowed keys.
+    """
+    if extra is None or extra == "":
+        return {}
+    if isinstance(extra, str):
+        if len(extra) > 2000:
+            raise ValueError("extra must be a JSON object of at most 2000 characters")
+        try:
+            data = json.loads(extra)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"extra must be a JSON object: {exc}") from None
+    else:
+        data = dict(extra)
+    if not isinstance(data, dict):
+        raise ValueError("extra must be a JSON object")
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        allowed = EXTRA_FIELDS.get(key)
+        if allowed is None:
+            raise ValueError(
+                f"extra: field {key!r} is not allowed; allowed: {sorted(EXTRA_FIELDS)}"
+            )
+        if isinstance(value, bool) and bool not in allowed:
+            raise ValueError(f"extra: {key} must be {allowed}, got a bool")
+        if not isinstance(value, allowed):
+            raise ValueError(f"extra: {key} must be {[t.__name__ for t in allowed]}, got {value!r}")
+        flat = isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, (bool, int, float, str)) and len(str(v)) < 100
+            for k, v in value.items()
+        )
+        if isinstance(value, dict) and (len(value) > 10 or not flat):
+            raise ValueError(f"extra: {key} must be a flat object of at most 10 scalars")
+        if isinstance(value, str) and len(value) > 100:
+            raise ValueError(f"extra: {key} is too long")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > 1e6:
+            raise ValueError(f"extra: {key} is out of bounds")
+        out[key] = value
+    return out
+
+
+def endpoint_host(url: str | None) -> str:
+    """``scheme://host[:port]`` of an endpoint (no path, query, user or password)."""
+    if not url:
+        return ""
+    if url.startswith("local://"):
+        return url.split("?")[0]
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host
+
+
+def _cjk_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 0.0
+    return sum(1 for c in letters if "\u4e00" <= c <= "\u9fff") / len(letters)
+
+
+class _MidLevelInner(BaseAgent):
+    """The LLM agent as the chooser inside the Overcooked mid-level interface."""
+
+    def __init__(self, outer: LLMAgent) -> None:
+        super().__init__()
+        self.outer = outer
+        self.name = outer.name
+
+    def reset(self, info: EpisodeInfo) -> None:
+        self.outer._reset_llm(info)
+
+    def act(self, turn: Turn) -> AgentAction:
+        return self.outer._act_llm(turn)
 
 
 class LLMAgent(BaseAgent):
@@ -63,21 +237,49 @@ class LLMAgent(BaseAgent):
 
     Args:
         client: an LLM client; built from ``model``/``base_url`` (or ``local``) when omitted.
-        strategy: a strategy string (``"qa"``, ``"cot+social"``, ``"paper002"``...; see
+        strategy: a strategy string (``"qa"``, ``"cot+social"``...; see
             :mod:`llm_agents.prompting`), ignored when ``decider``/``pieces`` are given.
+        preset: a protocol preset (:mod:`llm_agents.presets`, e.g. ``"paper004"``); its settings
+            are the defaults, and any setting given here overrides them.
         model: model name for the built client.
         base_url: OpenAI-compatible endpoint for the built client.
         api_key_env: environment variable holding the key for the built client.
         local: use the bundled SmolLM2-135M on an in-process llama.cpp server (one per process).
         cache_dir: disk cache for the built client.
-        temperature: sampling temperature (0: greedy and reproducible).
-        reprompts: re-prompts after an invalid answer before the fallback.
+        decoding: ``"free"`` (free text, the papers' protocol) or ``"json"`` (constrained).
+        constrained: the older switch for ``decoding`` (``True`` means ``"json"``).
+        invalid: ``"reprompt"`` (with the game's feedback), ``"resample"`` (the same prompt
+            again) or ``"forfeit"`` (the invalid answer uses up the turn).
+        reprompts: further attempts after an invalid answer before the fallback.
         fallback: ``"random"`` (seeded by the episode) or ``"first"`` legal action.
-        memory: previous decisions listed in the prompt (episodic memory).
+        temperature: sampling temperature in [0, 2] (0: greedy and reproducible).
+        top_p: nucleus sampling in (0, 1] (sent only when sampling).
+        max_tokens: the answer's generation budget (default: the decider's, 64 for QA, 512 for
+            CoT; reasoning models need thousands).
+        extra: extra request fields, a JSON object of allowed sampling options
+            (:data:`EXTRA_FIELDS`).
+        price_in: USD per million prompt tokens (with ``price_out``: cost is recorded).
+        price_out: USD per million generated tokens.
+        memory: previous decisions listed in the prompt (episodic memory); ``"auto"``: 5, or 0
+            in games whose observation already shows the whole history.
         history: previous exchanges kept verbatim as chat turns (000 keeps two rounds).
-        constrained: ask for JSON-schema constrained answers (``enum`` of legal actions) where the
-            server supports it; plain-text parsing otherwise.
-        verify_rounds: at most this many actions vetoed by self-verification per decision.
+        verify_rounds: the verifier's cap: at most this many vetoes per decision (recorded).
+        examples: in-context examples: ``"none"``, ``"auto"`` (the set for the game) or a set
+            name (:mod:`llm_agents.fewshot`).
+        probes: answer the game's ToM probes (one extra call per decision with probes).
+        probe_batch: answer a step's ToM probes in one request (else one request each).
+        skip_forced: play a decision with a single legal action without asking the model.
+        interface: Overcooked only: ``"midlevel"`` (paper 002's mid-level actions, default) or
+            ``"primitive"`` (moves cell by cell).
+        language: ``"auto"`` (Chinese scaffolding when the game's text is Chinese), ``"en"``,
+            ``"zh"``.
+        hide_history: remove the interaction history from matrix-game prompts (004 Table 3).
+        hide_payoffs: remove the payoff rules from matrix-game prompts (004 Table 3).
+        timeout: seconds per request attempt (built client).
+        max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
+        retry_delay_s: the first backoff of those retries; later ones double.
+        breaker: consecutive connection failures that open the client's circuit breaker.
+        breaker_cooldown_s: seconds before the open breaker lets one trial request through.
         decider: a decider object (overrides ``strategy``).
         pieces: piece objects (overrides ``strategy``).
         oracle: ``turn -> partner's action`` for the oracle strategies.
@@ -85,18 +287,13 @@ class LLMAgent(BaseAgent):
         recommender: ``view -> {action: score}`` for ToM planning's top-k (001).
         top_k: shortlist size for ToM planning.
         memories: reflections Reflexion keeps (004 used 1-3).
-        examples: worked examples for CoT (004 Fig. 13's CoT 3-shot, written for the game).
         partner_options: ``turn -> {action: text}``, the partner's actions for predictions
             (default: one's own actions in two-player games).
         step_tokens: cap on the generation budget of the free-text intermediate steps (belief,
             ToM analyses, reflections, S2A), for small models and quick runs.
         field_chars: longest free-text field (reasoning, plans...) in a constrained answer.
-        probe_batch: answer a step's ToM probes in one request (else one request each).
-        label: a display name (default ``llm:<model>:<strategy>``).
+        label: a display name (default ``llm:<model>:<preset or strategy>``).
         max_concurrency: requests in flight at once (probes, scoring) for the built client.
-        max_retries: retries of a failed request (rate limit, timeout, connection, 5xx) before
-            the decision falls back and the error is recorded (built client only).
-        retry_delay_s: the first backoff of those retries; later ones double.
     """
 
     name = "llm"
@@ -104,53 +301,97 @@ class LLMAgent(BaseAgent):
     def __init__(
         self,
         client: BaseLLMClient | None = None,
-        strategy: str = "qa",
+        strategy: str | None = None,
         *,
+        preset: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         local: bool = False,
         cache_dir: str | None = None,
-        temperature: float = 0.0,
-        reprompts: int = 2,
-        fallback: str = "random",
-        memory: int = 5,
-        history: int = 0,
-        constrained: bool = True,
-        verify_rounds: int = 2,
+        constrained: bool | None = None,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        retry_delay_s: float = 1.0,
+        breaker: int = 3,
+        breaker_cooldown_s: float = 30.0,
         decider: Decider | None = None,
         pieces: Sequence[Piece] | None = None,
         oracle: Callable[[Turn], int] | None = None,
         oracle_partner: str | None = None,
         recommender: Callable[[Any], Mapping[int, float]] | None = None,
-        top_k: int = 5,
-        memories: int = 3,
-        examples: str = "",
         partner_options: Callable[[Turn], Mapping[int, str]] | None = None,
-        step_tokens: int | None = None,
-        field_chars: int = 400,
-        probe_batch: bool = True,
         label: str | None = None,
         max_concurrency: int = 4,
-        max_retries: int = 5,
-        retry_delay_s: float = 1.0,
-        **unexpected: Any,
+        **settings: Any,
     ) -> None:
         super().__init__()
-        if "api_key" in unexpected:
+        if "api_key" in settings:
             raise ValueError(
                 "do not put an API key in an agent spec (it would be written to run names): set "
                 "$OPENAI_API_KEY, or name another variable with api_key_env=VAR"
             )
-        if unexpected:
-            raise TypeError(f"LLMAgent got unexpected arguments {sorted(unexpected)}")
-        if fallback not in ("random", "first"):
-            raise ValueError(f"fallback must be 'random' or 'first', got {fallback!r}")
+        unknown = sorted(set(settings) - set(DEFAULTS))
+        if unknown:
+            raise TypeError(f"LLMAgent got unexpected arguments {unknown}")
+        resolved = dict(DEFAULTS)
+        self.preset = preset
+        if preset is not None:
+            resolved.update(get_preset(str(preset)).settings)
+        if constrained is not None and "decoding" not in settings:
+            settings["decoding"] = "json" if constrained else "free"
+        if strategy is not None:
+            settings["strategy"] = strategy
+        resolved.update(settings)
+        self._settings = resolved
+        self._check(resolved)
+        self.decoding: str = resolved["decoding"]
+        self.invalid: str = resolved["invalid"]
+        self.reprompts = int(resolved["reprompts"])
+        self.fallback: str = resolved["fallback"]
+        self.temperature = float(resolved["temperature"])
+        self.top_p = None if resolved["top_p"] is None else float(resolved["top_p"])
+        self.max_tokens = None if resolved["max_tokens"] is None else int(resolved["max_tokens"])
+        self.extra = parse_extra(resolved["extra"])
+        self.memory_setting = resolved["memory"]
+        self.memory_size = 5 if self.memory_setting == "auto" else int(self.memory_setting)
+        self.history_size = int(resolved["history"])
+        self.verify_rounds = int(resolved["verify_rounds"])
+        self.examples_setting: str = str(resolved["examples"])
+        self.probes_enabled = bool(resolved["probes"])
+        self.probe_batch = bool(resolved["probe_batch"])
+        self.skip_forced = bool(resolved["skip_forced"])
+        self.interface: str = resolved["interface"]
+        self.language: str = resolved["language"]
+        self.hide_history = bool(resolved["hide_history"])
+        self.hide_payoffs = bool(resolved["hide_payoffs"])
+        self.step_tokens = resolved["step_tokens"]
+        self.field_chars = int(resolved["field_chars"])
+        if (price_in is None) != (price_out is None):
+            raise ValueError("give both price_in and price_out (USD per million tokens), or none")
+        prices = None
+        if price_in is not None:
+            prices = (
+                _bounded("price_in", price_in, 0, 1e4),
+                _bounded("price_out", price_out, 0, 1e4),
+            )
+        self.timeout = _bounded("timeout", timeout, 0.1, 3600)
+        self.max_retries = int(_bounded("max_retries", max_retries, 0, 20))
+        self.retry_delay_s = _bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
+            retry = RetryPolicy(max_retries=self.max_retries, base_delay_s=self.retry_delay_s)
+            breaker_obj = CircuitBreaker(
+                int(_bounded("breaker", breaker, 0, 100)),
+                _bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
+            )
             if local:
                 from llm_agents.local import shared_client
 
-                client = shared_client(cache_dir=cache_dir)
+                client = shared_client(
+                    cache_dir=cache_dir, retry=retry, breaker=breaker_obj, timeout=self.timeout
+                )
             else:
                 client = OpenAIClient(
                     model,
@@ -158,50 +399,154 @@ class LLMAgent(BaseAgent):
                     api_key_env=api_key_env,
                     cache_dir=cache_dir,
                     max_concurrency=max_concurrency,
-                    json_schema=None if constrained else False,
-                    retry=RetryPolicy(max_retries=max_retries, base_delay_s=retry_delay_s),
+                    json_schema=None if self.decoding == "json" else False,
+                    retry=retry,
+                    timeout=self.timeout,
+                    breaker=breaker_obj,
                 )
+        if prices is not None:
+            client.prices[client.model] = prices
         self.client = client
         self.oracle_partner = oracle_partner
         self._oracle = oracle
         options: dict[str, Any] = {
             "oracle": oracle,
             "recommender": recommender,
-            "top_k": top_k,
-            "memories": memories,
-            "examples": examples,
+            "top_k": int(resolved["top_k"]),
+            "memories": int(resolved["memories"]),
         }
         if oracle is None and oracle_partner is not None:
             options["oracle"] = self._matrix_oracle
-        self.strategy = strategy if decider is None and pieces is None else "custom"
-        built_decider, built_pieces = build_strategy(strategy, **options)
+        self.strategy = (
+            str(resolved["strategy"]) if decider is None and pieces is None else "custom"
+        )
+        built_decider, built_pieces = build_strategy(str(resolved["strategy"]), **options)
         self.decider: Decider = decider if decider is not None else built_decider
         self.pieces: list[Piece] = sorted(
             pieces if pieces is not None else built_pieces, key=lambda p: p.priority
         )
-        self.temperature = float(temperature)
-        self.reprompts = int(reprompts)
-        self.fallback = fallback
-        self.memory_size = int(memory)
-        self.history_size = int(history)
-        self.constrained = bool(constrained)
-        self.verify_rounds = int(verify_rounds)
         self.partner_options = partner_options
-        self.step_tokens = step_tokens
-        self.field_chars = int(field_chars)
-        self.probe_batch = bool(probe_batch)
-        self.name = label or f"llm:{client.model}:{self.strategy}"
+        self.name = label or f"llm:{client.model}:{preset or self.strategy}"
         self.spec = self.name
         self.memory: list[MemoryEntry] = []
         self.history: list[tuple[str, str]] = []
         self.episode_stats: dict[str, float] = {}
+        self.templates: ModuleType = T_EN
+        self.examples: tuple[Example, ...] = ()
+        self.team_reward = False
         self._step_usage: dict[str, float] = {}
         self._last_calls: list[dict[str, Any]] = []
         self._chat = False
+        self._dead: str | None = None
+        self._midlevel: Any = None
+        self._in_midlevel = False
+        if not self.probes_enabled:
+            # the runner asks only agents that have ``answer_probes``: switched off, none is made
+            self.answer_probes = None  # type: ignore[assignment]
+
+    @staticmethod
+    def _check(s: Mapping[str, Any]) -> None:
+        """Validate settings (bad input names the argument and what is allowed)."""
+        for key, allowed in (
+            ("decoding", DECODINGS),
+            ("invalid", INVALID_POLICIES),
+            ("fallback", ("random", "first")),
+            ("interface", INTERFACES),
+            ("language", LANGUAGES),
+        ):
+            if s[key] not in allowed:
+                raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
+        _bounded("temperature", s["temperature"], 0.0, 2.0)
+        if s["top_p"] is not None:
+            _bounded("top_p", s["top_p"], 1e-6, 1.0)
+        if s["max_tokens"] is not None:
+            _bounded("max_tokens", s["max_tokens"], 1, 131072, int)
+        _bounded("reprompts", s["reprompts"], 0, 50, int)
+        if s["memory"] != "auto":
+            _bounded("memory", s["memory"], 0, 1000, int)
+        _bounded("history", s["history"], 0, 100, int)
+        _bounded("verify_rounds", s["verify_rounds"], 0, 100, int)
+        _bounded("top_k", s["top_k"], 0, 1000, int)
+        _bounded("memories", s["memories"], 1, 100, int)
+        _bounded("field_chars", s["field_chars"], 16, 100_000, int)
+        if s["step_tokens"] is not None:
+            _bounded("step_tokens", s["step_tokens"], 1, 131072, int)
+        examples_for(str(s["examples"]))  # unknown sets fail here, not mid-episode
+
+    @property
+    def constrained(self) -> bool:
+        """Whether answers are requested under a JSON schema (``decoding="json"``)."""
+        return self.decoding == "json"
+
+    # ------------------------------------------------------------------ settings record
+    def config(self) -> dict[str, Any]:
+        """The agent's resolved settings, for trajectory headers and result keys (no secrets).
+
+        Model, endpoint host, generation settings, decoding mode, invalid-output policy,
+        strategy, preset, prompt version, memory, few-shot set, probes, retries and timeout.
+        """
+        client = self.client
+        retry = getattr(client, "retry", None)
+        breaker = getattr(client, "breaker", None)
+        price = client.prices.get(client.model) if hasattr(client, "prices") else None
+        return {
+            "kind": "llm",
+            "model": client.model,
+            "endpoint": endpoint_host(getattr(client, "cache_endpoint", "") or client.endpoint),
+            "preset": self.preset,
+            "strategy": self.strategy,
+            "decider": type(self.decider).__name__,
+            "pieces": [type(p).__name__ for p in self.pieces],
+            "prompt_version": PROMPT_VERSION,
+            "decoding": self.decoding,
+            "invalid": self.invalid,
+            "reprompts": self.reprompts,
+            "fallback": self.fallback,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "extra": dict(self.extra),
+            "memory": self.memory_setting,
+            "history": self.history_size,
+            "verify_rounds": self.verify_rounds,
+            "examples": self.examples_setting,
+            "probes": self.probes_enabled,
+            "probe_batch": self.probe_batch,
+            "skip_forced": self.skip_forced,
+            "interface": self.interface,
+            "language": self.language,
+            "hide_history": self.hide_history,
+            "hide_payoffs": self.hide_payoffs,
+            "step_tokens": self.step_tokens,
+            "field_chars": self.field_chars,
+            "top_k": self._settings["top_k"],
+            "memories": self._settings["memories"],
+            "oracle_partner": self.oracle_partner,
+            "prices": list(price) if price is not None else None,
+            "timeout_s": getattr(client, "timeout", None),
+            "max_retries": getattr(retry, "max_retries", None),
+            "retry_delay_s": getattr(retry, "base_delay_s", None),
+            "breaker": getattr(breaker, "threshold", None),
+        }
 
     # ------------------------------------------------------------------ episode
     def reset(self, info: EpisodeInfo) -> None:
-        """Start an episode: clear memory, counters and every piece's state."""
+        """Start an episode: clear memory, counters and every piece's state; in Overcooked with
+        ``interface="midlevel"`` the agent chooses mid-level actions (paper 002)."""
+        self._midlevel = None
+        if (
+            self.interface == "midlevel"
+            and not self._in_midlevel
+            and info.env_id.split("/")[-1].startswith("Overcooked")
+        ):
+            from llm_agents.overcooked import midlevel_wrapper
+
+            self._midlevel = midlevel_wrapper(self)
+            self._midlevel.reset(info)
+            return
+        self._reset_llm(info)
+
+    def _reset_llm(self, info: EpisodeInfo) -> None:
         super().reset(info)
         self.memory = []
         self.history = []
@@ -211,9 +556,31 @@ class LLMAgent(BaseAgent):
             "first_try_valid": 0,
             **dict.fromkeys(USAGE_KEYS, 0),
         }
-        self._chat = bool(getattr(info.tags, "communication", False))
+        self._dead = None
+        tags = info.tags
+        self._chat = bool(getattr(tags, "communication", False))
+        self.team_reward = getattr(tags, "utility", "") == "identical"
+        game = info.env_id.split("/")[-1].split("-v")[0]
+        if self.memory_setting == "auto":
+            self.memory_size = 0 if game in HISTORY_IN_OBSERVATION else 5
+        self.examples = examples_for(self.examples_setting, info.env_id)
+        self.templates = T_EN
+        if self.language == "zh":
+            self._use_chinese()
         for piece in self.pieces:
             piece.reset(self, info)
+
+    def _use_chinese(self) -> None:
+        from llm_agents.prompting import templates_zh
+
+        self.templates = templates_zh
+
+    def examples_block(self) -> str:
+        """The in-context examples, rendered in the answer format asked for (or ``""``)."""
+        if not self.examples:
+            return ""
+        body = "\n\n".join(e.render(i + 1, self.constrained) for i, e in enumerate(self.examples))
+        return self.templates.EXAMPLES_HEADER + "\n\n" + body
 
     def _matrix_oracle(self, turn: Turn) -> int:
         from llm_agents.prompting.oracles import matrix_partner_oracle
@@ -221,8 +588,10 @@ class LLMAgent(BaseAgent):
 
         if self._oracle is None:
             assert self.info is not None and self.oracle_partner is not None
-            spec = game_spec(self.info.env_id)
-            config = spec.load().make_bundle(**spec.kwargs).game.config
+            config = getattr(self.info, "game_config", None)
+            if config is None:  # told nothing of the rules: the registered game's defaults
+                spec = game_spec(self.info.env_id)
+                config = spec.load().make_bundle(**spec.kwargs).game.config
             self._oracle = matrix_partner_oracle(self.oracle_partner, config)
         return self._oracle(turn)
 
@@ -253,30 +622,56 @@ class LLMAgent(BaseAgent):
         return 100.0 * self.episode_stats.get("valid", 0) / n if n else float("nan")
 
     def memory_lines(self) -> list[str]:
-        """The episodic memory shown in prompts (most recent last)."""
-        if self.memory_size <= 0:
-            return []
-        return [e.line() for e in self.memory[-self.memory_size :]]
+        """The episodic memory shown in prompts (most recent last). Decisions whose answer was
+        invalid are always listed (the game's feedback is nowhere else), the others only up to
+        ``memory`` entries."""
+        recent = self.memory[-self.memory_size :] if self.memory_size > 0 else []
+        shown = set(map(id, recent))
+        extra = [e for e in self.memory[-3:] if not e.valid and id(e) not in shown]
+        entries = sorted([*recent, *extra], key=lambda e: e.decision)
+        return [e.line(self.templates) for e in entries]
 
     # ------------------------------------------------------------------ acting
     def act(self, turn: Turn) -> AgentAction:
-        """Decide through the strategy, with the invalid-output policy."""
+        """Decide through the strategy, with the invalid-output and failure policies."""
+        if self._midlevel is not None:
+            return self._midlevel.act(turn)
+        return self._act_llm(turn)
+
+    def _text_for(self, turn: Turn) -> Any:
+        text = turn.text()
+        if self.language == "auto" and self.templates is T_EN and _cjk_share(text.rules) > 0.3:
+            self._use_chinese()
+        return text
+
+    def _act_llm(self, turn: Turn) -> AgentAction:
         if self.info is None:
             raise RuntimeError("reset(info) must be called before act()")
-        text = turn.text()
         if self.memory and self.memory[-1].reward is None:
             self.memory[-1].reward = float(turn.reward)
         self._step_usage = dict.fromkeys(USAGE_KEYS, 0)
-        ctx = DecisionContext(
-            agent=self,
-            turn=turn,
-            text=text,
-            rules=text.rules,
-            observation=text.observation,
-            candidates=dict(text.legal_actions),
-        )
+        self._last_calls = []
+        legal = turn.legal_actions
+        stats = self.episode_stats
+        stats["decisions"] += 1
+        if self.skip_forced and len(legal) == 1:
+            return self._forced(turn, int(legal[0]))
+        if self._dead is not None:
+            return self._fail(turn, "endpoint", self._dead, None, [])
+        try:
+            text = self._text_for(turn)
+            rules, observation = self._ablate(text.rules, text.observation)
+            ctx = DecisionContext(
+                agent=self,
+                turn=turn,
+                text=text,
+                rules=rules,
+                observation=observation,
+                candidates=dict(text.legal_actions),
+            )
+        except Exception as exc:  # the game's text layer failed: nothing to ask the model
+            return self._fail(turn, "exception", f"{type(exc).__name__}: {exc}", None, [])
         self._last_calls = ctx.calls
-        error = None
         try:
             for piece in self.pieces:
                 piece.outcome(ctx)
@@ -284,51 +679,138 @@ class LLMAgent(BaseAgent):
                 piece.prepare(ctx)
             decision = self._decide(ctx)
         except LLMError as exc:
-            error = str(exc)
-            decision = Decision(None, feedback=f"model error: {exc}")
-        valid = decision.action is not None
-        action = decision.action if decision.action is not None else self._fallback_action(turn)
+            breaker = getattr(self.client, "breaker", None)
+            if exc.kind == "endpoint" and breaker is not None and breaker.is_open:
+                # stop calling for the rest of the episode
+                self._dead = (
+                    str(exc)
+                    if "circuit breaker open" in str(exc)
+                    else f"circuit breaker open after: {exc}"
+                )
+            # a refused request is the endpoint's failure too (its message says which)
+            kind = "context_overflow" if exc.kind == "context_overflow" else "endpoint"
+            return self._fail(turn, kind, str(exc), ctx, ctx.calls)
+        except Exception as exc:  # a bug or a hostile reply must not lose the step's usage
+            return self._fail(turn, "exception", f"{type(exc).__name__}: {exc}", ctx, ctx.calls)
+        if decision.action is None:
+            return self._fail(
+                turn,
+                "unparseable",
+                decision.feedback or "the reply names no legal action",
+                ctx,
+                ctx.calls,
+                decision,
+            )
+        action = int(decision.action)
+        error = None
         try:
             for piece in self.pieces:
                 piece.finish(ctx, action, decision)
-        except LLMError as exc:
-            error = error or str(exc)
-        action_text = text.legal_actions.get(action, str(action))
-        self.memory.append(
-            MemoryEntry(
-                turn.decision, action_text, valid, decision.feedback, None, decision.message
-            )
-        )
-        exchange = ctx.notes.pop("_exchange", None)
-        if exchange is not None:
-            self.history.append(exchange)
-        stats = self.episode_stats
-        stats["decisions"] += 1
-        stats["valid"] += int(valid)
-        stats["first_try_valid"] += int(valid and decision.reprompts == 0)
+        except LLMError as exc:  # a failed literal-ToM prediction does not undo the action
+            error = str(exc)
+        self._remember(turn, ctx, text.legal_actions.get(action, str(action)), True, decision)
+        stats["valid"] += 1
+        stats["first_try_valid"] += int(decision.reprompts == 0)
         stats["reprompts"] += decision.reprompts
-        stats["fallbacks"] += int(not valid)
         self._step_usage["reprompts"] = decision.reprompts
-        self._step_usage["fallbacks"] = int(not valid)
-        llm: dict[str, Any] = {
-            "model": self.client.model,
-            "strategy": self.strategy,
-            "calls": ctx.calls,
-            "feedback": decision.feedback,
-        }
-        notes = {k: v for k, v in ctx.notes.items() if not k.startswith("_")}
-        if notes:
-            llm["notes"] = notes
-        if decision.fields:
-            llm["fields"] = decision.fields
-        if error is not None:
-            llm["error"] = error
+        info = self._info(ctx, decision, error)
         return AgentAction(
             action=action,
             prediction=dict(ctx.prediction) or None,
-            valid=valid,
+            valid=True,
             message=decision.message if self._chat else None,
-            info={"usage": self._step_usage, "llm": llm},
+            info=info,
+        )
+
+    def _ablate(self, rules: str, observation: str) -> tuple[str, str]:
+        """004 Table 3's ablations on matrix-game text: payoff rules or history removed."""
+        if self.hide_payoffs:
+            rules = "\n".join(ln for ln in rules.splitlines() if not ln.startswith("If you choose"))
+            rules = rules.replace(" The rules of the game are as follows:", "")
+        if self.hide_history:
+            observation = "\n".join(
+                ln
+                for ln in observation.splitlines()
+                if not ln.startswith(("In round ", "(Rounds ", "Total so far:"))
+            )
+        return rules, observation
+
+    def _remember(
+        self, turn: Turn, ctx: DecisionContext | None, action_text: str, valid: bool, d: Decision
+    ) -> None:
+        self.memory.append(
+            MemoryEntry(turn.decision, action_text, valid, d.feedback, None, d.message)
+        )
+        exchange = ctx.notes.pop("_exchange", None) if ctx is not None else None
+        if exchange is not None:
+            self.history.append(exchange)
+
+    def _info(
+        self, ctx: DecisionContext | None, decision: Decision | None, error: str | None
+    ) -> dict[str, Any]:
+        llm: dict[str, Any] = {
+            "model": self.client.model,
+            "strategy": self.strategy,
+            "feedback": decision.feedback if decision is not None else "",
+        }
+        if ctx is not None:
+            notes = {k: v for k, v in ctx.notes.items() if not k.startswith("_")}
+            if notes:
+                llm["notes"] = notes
+        if decision is not None and decision.fields:
+            llm["fields"] = decision.fields
+        if error is not None:
+            llm["error"] = error
+        calls = ctx.calls if ctx is not None else []
+        self._last_calls = calls
+        return {"usage": self._step_usage, "llm_calls": calls, "llm": llm}
+
+    def _forced(self, turn: Turn, action: int) -> AgentAction:
+        """One legal action: played without asking the model (recorded as forced)."""
+        self._step_usage["forced"] = 1
+        self.episode_stats["forced"] += 1
+        self.episode_stats["valid"] += 1
+        try:
+            action_text = turn.text().legal_actions.get(action, str(action))
+        except Exception:
+            action_text = str(action)
+        self._remember(turn, None, action_text, True, Decision(action, feedback="forced"))
+        info = self._info(None, None, None)
+        info["forced"] = True
+        return AgentAction(action=action, valid=True, info=info)
+
+    def _fail(
+        self,
+        turn: Turn,
+        kind: str,
+        message: str,
+        ctx: DecisionContext | None,
+        calls: list[dict[str, Any]],
+        decision: Decision | None = None,
+    ) -> AgentAction:
+        """A counted fallback: the failure's kind and message, never passed off as the model's."""
+        action = self._fallback_action(turn)
+        decision = decision or Decision(None, feedback=message)
+        try:
+            action_text = turn.text().legal_actions.get(action, str(action))
+        except Exception:
+            action_text = str(action)
+        self._remember(turn, ctx, action_text, False, decision)
+        self.episode_stats["fallbacks"] += 1
+        self.episode_stats["reprompts"] += decision.reprompts
+        self._step_usage["fallbacks"] = 1
+        self._step_usage["reprompts"] = decision.reprompts
+        info = self._info(ctx, decision, message if kind != "unparseable" else None)
+        info["llm_calls"] = calls
+        self._last_calls = calls
+        info["fallback"] = True
+        info["fallback_cause"] = kind
+        info["failure"] = {"kind": kind, "message": message}
+        return AgentAction(
+            action=action,
+            prediction=(dict(ctx.prediction) or None) if ctx is not None else None,
+            valid=False,
+            info=info,
         )
 
     def _fallback_action(self, turn: Turn) -> int:
@@ -338,43 +820,74 @@ class LLMAgent(BaseAgent):
         return int(legal[int(self.rng.integers(len(legal)))])
 
     def _decide(self, ctx: DecisionContext) -> Decision:
-        """The decider, then self-verification (a vetoed action leaves the candidates)."""
+        """The decider, then self-verification: a vetoed action leaves the candidates and the
+        decider runs again, until the verifier agrees or ``verify_rounds`` vetoes (the cap,
+        recorded in ``notes["verify"]``)."""
         verifiers = [p for p in self.pieces if type(p).verify is not Piece.verify]
         vetoes = 0
         while True:
             decision = self.decider.decide(ctx)
             if decision.action is None or not verifiers or len(ctx.candidates) <= 1:
-                return decision
+                break
             if vetoes >= self.verify_rounds:
-                return decision
+                break
             if all(p.verify(ctx, decision.action) for p in verifiers):
-                return decision
+                break
             vetoes += 1
             ctx.notes.setdefault("vetoed", []).append(ctx.candidates.pop(decision.action))
+        if verifiers:
+            ctx.notes["verify"] = {
+                "vetoes": vetoes,
+                "cap": self.verify_rounds,
+                "cap_reached": vetoes >= self.verify_rounds and decision.action is not None,
+            }
+        return decision
+
+    def answer_format(self, ctx: DecisionContext, decider: Decider) -> tuple[str, list[str]]:
+        """The one answer format of this decision, and the field names it asks for.
+
+        JSON mode: the keys and a line per key. Free text: ``Label: <...>`` lines for the fields
+        and the chat message, then the action line; if the game states its own answer format
+        (``TextObservation.answer_format``), the action part is the game's format instead.
+        """
+        t = self.templates
+        descriptions = {**decider.fields_for(ctx), **ctx.fields}
+        names = list(descriptions)
+        if self.constrained and self.client.capabilities.get("json_schema") is not False:
+            keys = [*names, *(["message"] if self._chat else []), "action"]
+            fmt = t.JSON_FORMAT.format(keys=json_keys(keys))
+            for n, d in descriptions.items():
+                fmt += "\n" + t.JSON_FIELD.format(name=n, description=d)
+            if self._chat:
+                fmt += "\n" + t.JSON_FIELD.format(name="message", description=t.MESSAGE_FIELD)
+            return fmt, names
+        lines = "".join(
+            t.FIELD_LINE.format(label=t.LABELS.get(n, n.replace("_", " ").capitalize()), text=d)
+            + "\n"
+            for n, d in descriptions.items()
+        )
+        game_format = str(getattr(ctx.text, "answer_format", "") or "").strip()
+        if game_format:
+            return t.TEXT_FORMAT_GAME.format(lines=lines, game=game_format), names
+        if self._chat:
+            lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
+        return t.TEXT_FORMAT.format(lines=lines), names
 
     def generate(self, ctx: DecisionContext, decider: Decider) -> Decision:
-        """Ask for an action in the answer format, re-prompting with the game's feedback."""
-        descriptions = {**decider.fields, **ctx.fields}
-        names = list(descriptions)
+        """Ask for an action in the answer format; on invalid output apply the ``invalid``
+        policy (re-prompt with the game's feedback, resample, or forfeit)."""
+        fmt, names = self.answer_format(ctx, decider)
         options = list(ctx.candidates.values())
         schema = None
         if self.constrained:
+            descriptions = {**decider.fields_for(ctx), **ctx.fields}
             schema = answer_schema(
                 descriptions, options, message=self._chat, field_chars=self.field_chars
             )
-        use_json = schema is not None and self.client.capabilities.get("json_schema") is not False
-        if use_json:
-            keys = [*names, *(["message"] if self._chat else []), "action"]
-            fmt = T.JSON_FORMAT.format(keys=json_keys(keys))
-            fmt += "".join(f'\n"{n}": {d}' for n, d in descriptions.items())
-        else:
-            fmt = T.TEXT_FORMAT.format(lines=format_lines(names, self._chat))
-            fmt += "".join(
-                f"\n{n.replace('_', ' ').capitalize()}: {d}" for n, d in descriptions.items()
-            )
         blocks = [ctx.context_text(legal=True, strip_question=True)]
-        if decider.instruction:
-            blocks.append(decider.instruction)
+        instruction = decider.instruction_for(ctx)
+        if instruction:
+            blocks.append(instruction)
         blocks += [ctx.final_question(), fmt]
         user = "\n\n".join(blocks)
         messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
@@ -386,14 +899,22 @@ class LLMAgent(BaseAgent):
                 {"role": "assistant", "content": past_reply},
             ]
         messages.append({"role": "user", "content": user})
-        budget = decider.max_tokens + self.field_chars // 4 * len(ctx.fields) + 64 * self._chat
+        budget = self.max_tokens or (
+            decider.max_tokens + self.field_chars // 4 * len(ctx.fields) + 64 * self._chat
+        )
+        attempts = 1 if self.invalid == "forfeit" else self.reprompts + 1
         reprompts = 0
         feedback, text = "", ""
         reply = read_reply("", names)
-        for attempt in range(self.reprompts + 1):
+        for attempt in range(attempts):
             request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
-            text = ctx.ask("action" if attempt == 0 else "reprompt", request).text
-            reply = read_reply(text, names)
+            step = (
+                "action"
+                if attempt == 0
+                else ("resample" if self.invalid == "resample" else "reprompt")
+            )
+            text = ctx.ask(step, request).text
+            reply = read_reply(text, names, labels=self.templates)
             action, feedback, parsed_message = self._interpret(ctx, reply, text)
             if action is not None:
                 ctx.notes["_exchange"] = (user, text)
@@ -405,29 +926,38 @@ class LLMAgent(BaseAgent):
                     text=text,
                     reprompts=reprompts,
                 )
-            if attempt == self.reprompts:
+            if attempt == attempts - 1:
                 break
             reprompts += 1
-            messages = [
-                *messages,
-                {"role": "assistant", "content": text},
-                {
-                    "role": "user",
-                    "content": T.REPROMPT.format(feedback=feedback, actions="; ".join(options)),
-                },
-            ]
+            if self.invalid == "reprompt":
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {
+                        "role": "user",
+                        "content": self.templates.REPROMPT.format(
+                            feedback=feedback, actions="; ".join(options)
+                        ),
+                    },
+                ]
+        ctx.notes["_exchange"] = (user, text)
         return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
 
     def _interpret(
         self, ctx: DecisionContext, reply: Reply, raw: str
     ) -> tuple[int | None, str, str | None]:
-        """The game's parser on the named action (for plain text, then on the whole reply)."""
+        """The game's parser on the named action (for plain text, then on the whole reply).
+        A parser that raises is treated as feedback, never as a crash of the decision."""
         feedback = "the answer names no action"
         tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
         for candidate in tries:
             if candidate is None:
                 continue
-            result = ctx.turn.parse(candidate)
+            try:
+                result = ctx.turn.parse(candidate)
+            except Exception as exc:
+                feedback = f"the answer could not be read ({type(exc).__name__})"
+                continue
             if result.valid and result.action is not None:
                 if result.action in ctx.candidates:
                     return result.action, result.feedback, result.message
@@ -446,7 +976,9 @@ class LLMAgent(BaseAgent):
         """
         if not probes:
             return {}
-        text = turn.text()
+        if self._dead is not None:
+            raise LLMError(self._dead, "endpoint")
+        text = self._text_for(turn)
         ctx = DecisionContext(
             agent=self,
             turn=turn,
@@ -484,7 +1016,7 @@ class LLMAgent(BaseAgent):
                     + ", ".join(f"{k}: <answer>" for k in keys)
                     + "."
                 )
-            user = f"{context}\n\n{T.PROBE_QUESTIONS}\n{lines}\n{fmt}"
+            user = f"{context}\n\n{self.templates.PROBE_QUESTIONS}\n{lines}\n{fmt}"
             requests.append(
                 ctx.request(
                     [system, {"role": "user", "content": user}],

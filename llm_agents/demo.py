@@ -43,12 +43,14 @@ def run_local_demo(
     episodes: int = 1,
     seed: int = 0,
     client: BaseLLMClient | None = None,
+    decoding: str = "json",
 ) -> dict[str, Any] | None:
     """Play ``episodes`` short episodes (``horizon`` rounds) of the local LLM against ``partner``.
 
     Returns a demo-table row (values are ``(mean, 95% half-width)`` as in the demo), or ``None``
     when the local model is not installed. ``client`` reuses a running server's client instead
-    of starting one.
+    of starting one. ``decoding`` is ``"json"`` (constrained: a 135M model rarely names a legal
+    action in free text) and is shown in the row's agent label.
     """
     ok, _ = local_model_status()
     if not ok and client is None:
@@ -57,7 +59,10 @@ def run_local_demo(
     t0 = time.perf_counter()
 
     def play(c: BaseLLMClient) -> list[Any]:
-        factories = [lambda: LLMAgent(c, strategy=strategy), lambda: make_agent(partner, spec)]
+        factories = [
+            lambda: LLMAgent(c, strategy=strategy, decoding=decoding),
+            lambda: make_agent(partner, spec),
+        ]
         return run(spec, factories, episodes, seed, env_kwargs={"horizon": horizon})
 
     if client is not None:
@@ -68,7 +73,9 @@ def run_local_demo(
     s = summarize(eps)
     return {
         "game": spec.name,
-        "agents": f"llm({client.model if client else MODEL_NAME}, {strategy}) vs {partner}",
+        "agents": (
+            f"llm({client.model if client else MODEL_NAME}, {strategy}, {decoding}) vs {partner}"
+        ),
         "episodes": len(eps),
         "return player_0": s["return/player_0"],
         "return player_1": s.get("return/player_1", ""),

@@ -132,12 +132,20 @@ class LocalServer:
         """Whether the server is up."""
         return self._server is not None
 
+    @property
+    def cache_endpoint(self) -> str:
+        """What stands for this server in cache keys: the model file and context, never the
+        ephemeral port (so a re-run in a new process hits the cache)."""
+        return f"local://{self.model_path.name}?n_ctx={self.n_ctx}&seed={self.seed}"
+
     def client(self, **kwargs: Any) -> OpenAIClient:
-        """An :class:`OpenAIClient` for this server (free: priced at 0)."""
+        """An :class:`OpenAIClient` for this server (free: priced at 0; cache keys without the
+        port)."""
         if self.base_url is None:
             raise RuntimeError("the local server is not running: call start() or use `with`")
         kwargs.setdefault("prices", {MODEL_NAME: (0.0, 0.0)})
         kwargs.setdefault("max_concurrency", 2)
+        kwargs.setdefault("cache_endpoint", self.cache_endpoint)
         return OpenAIClient(MODEL_NAME, self.base_url, api_key="local", **kwargs)
 
     def __enter__(self) -> LocalServer:

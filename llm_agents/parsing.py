@@ -83,8 +83,15 @@ class Reply:
     structured: bool = False
 
 
-def read_reply(text: str, names: Sequence[str], key: str = "action") -> Reply:
-    """Split a reply into fields, message and action text (JSON first, then labelled lines)."""
+def read_reply(text: str, names: Sequence[str], key: str = "action", labels: Any = None) -> Reply:
+    """Split a reply into fields, message and action text (JSON first, then labelled lines).
+
+    ``labels`` is a templates module (:mod:`llm_agents.prompting.templates` or its Chinese
+    version): its ``LABELS``, ``ACTION_LABEL`` and ``MESSAGE_LABEL`` are accepted beside the
+    English labels. The *last* action line wins (a model that restates its answer means the last).
+    """
+    if not isinstance(text, str):
+        text = str(text)
     obj = json_object(text)
     if obj is not None:
         value = obj.get(key)
@@ -96,18 +103,26 @@ def read_reply(text: str, names: Sequence[str], key: str = "action") -> Reply:
             structured=True,
         )
     out = Reply(fields=dict.fromkeys(names, ""))
-    labels = {_label(n).lower(): n for n in names}
+    field_labels = {_label(n).lower(): n for n in names}
+    extra_labels = getattr(labels, "LABELS", {}) or {}
+    for n in names:
+        if n in extra_labels:
+            field_labels[extra_labels[n].lower()] = n
+    message_labels = {"message", str(getattr(labels, "MESSAGE_LABEL", "message")).lower()}
+    action_labels = {key, "final action", "answer", "action selection"}
+    if key == "action":
+        action_labels.add(str(getattr(labels, "ACTION_LABEL", "action")).lower())
     current: str | None = None
-    for line in text.splitlines():
-        m = re.match(r"\s*[#*]*\s*([A-Za-z][A-Za-z _-]{0,40}?)\s*[:：]\s*(.*)$", line)
+    for line in text.splitlines()[:2000]:
+        m = re.match(r"\s*[#*]*\s*([^\W\d_][\w _-]{0,40}?)\s*[*]*\s*[:：]\s*(.*)$", line)
         label = m.group(1).strip().lower().replace("-", " ") if m else None
-        if m and label in labels:
-            current = labels[label]
+        if m and label in field_labels:
+            current = field_labels[label]
             out.fields[current] = m.group(2).strip()
-        elif m and label == "message":
+        elif m and label in message_labels:
             current = None
-            out.message = m.group(2).strip().strip('"') or None
-        elif m and label in (key, "final action", "answer"):
+            out.message = m.group(2).strip().strip('"“”') or None
+        elif m and label in action_labels:
             current = None
             out.action_text = m.group(2).strip()
         elif current is not None and line.strip():

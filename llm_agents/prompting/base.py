@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from llm_agents.client import LLMRequest, LLMResponse
@@ -65,15 +66,15 @@ class MemoryEntry:
     reward: float | None = None
     message: str | None = None
 
-    def line(self) -> str:
-        """One line for the prompt."""
-        out = f"- decision {self.decision + 1}: {self.action_text}"
+    def line(self, t: ModuleType = T) -> str:
+        """One line for the prompt (in the templates' language ``t``). Rewards are not listed:
+        the observation reports them, in the game's own wording (a team's reward as the team's).
+        """
+        out = t.MEMORY_LINE.format(n=self.decision + 1, action=self.action_text)
         if self.message:
-            out += f' (said: "{self.message}")'
+            out += t.MEMORY_SAID.format(message=self.message)
         if not self.valid:
-            out += " (your answer was invalid; this action was played for you)"
-        if self.reward is not None:
-            out += f"; reward received after it: {self.reward:g}"
+            out += t.MEMORY_INVALID.format(feedback=self.feedback or "-", action=self.action_text)
         return out
 
 
@@ -111,22 +112,23 @@ class DecisionContext:
 
     # ------------------------------------------------------------------ prompt pieces
     @property
+    def T(self) -> ModuleType:
+        """The templates in the prompt's language (English, or Chinese for Chinese game text)."""
+        return self.agent.templates
+
+    @property
     def me(self) -> str:
-        """This agent's name (``player_k``)."""
+        """This agent's id (``player_k``; prompts use the game's own seat names instead)."""
         return self.turn.agent
 
-    def others(self) -> str:
-        """The other players, for prompts."""
-        info = self.agent.info
-        n = info.num_players if info is not None else 2
-        names = [f"player_{i}" for i in range(n) if i != self.turn.player]
-        return ", ".join(names) if names else "nobody"
-
     def system_prompt(self, role: bool = True) -> str:
-        """Rules, then the agent's role (002 App. C.1)."""
+        """Rules, the agent's role (002 App. C.1) and any in-context examples."""
         parts = [self.rules.strip()] if self.rules.strip() else []
         if role:
-            parts.append(T.AGENT_ROLE.format(me=self.me, others=self.others()))
+            parts.append(self.T.AGENT_ROLE)
+        examples = self.agent.examples_block()
+        if examples:
+            parts.append(examples)
         return "\n\n".join(parts)
 
     def context_text(
@@ -140,7 +142,7 @@ class DecisionContext:
         parts = []
         memory = self.agent.memory_lines()
         if memory:
-            parts.append(T.MEMORY_HEADER + "\n" + "\n".join(memory))
+            parts.append(self.T.MEMORY_HEADER + "\n" + "\n".join(memory))
         observation = self.observation.strip()
         if strip_question:
             lines = observation.splitlines()
@@ -171,7 +173,7 @@ class DecisionContext:
         :data:`~llm_agents.prompting.templates.QA_QUESTION`."""
         if self.question is not None:
             return self.question
-        return self.observation_question() or T.QA_QUESTION
+        return self.observation_question() or self.T.QA_QUESTION
 
     # ------------------------------------------------------------------ model calls
     def request(
@@ -185,20 +187,29 @@ class DecisionContext:
         temperature: float | None = None,
         sample: int = 0,
     ) -> LLMRequest:
-        """An :class:`LLMRequest` with the agent's sampling settings."""
-        temp = self.agent.temperature if temperature is None else temperature
+        """An :class:`LLMRequest` with the agent's sampling settings (temperature, top_p, extra
+        request fields). Sampled requests carry a seed drawn from the episode seed, the seat, the
+        decision and the sample index, so resampling draws a new answer and a re-run the same."""
+        agent = self.agent
+        temp = agent.temperature if temperature is None else temperature
         seed = None
-        if temp > 0 and self.agent.info is not None and self.agent.info.seed is not None:
-            seed = int(self.agent.info.seed) * 1009 + self.turn.player
+        if temp > 0 and agent.info is not None and agent.info.seed is not None:
+            seed = (
+                (int(agent.info.seed) * 1009 + self.turn.player) * 100_003
+                + self.turn.decision * 101
+                + sample
+            ) % (2**31)
         return LLMRequest(
             messages=[dict(m) for m in messages or []],
             prompt=prompt,
             max_tokens=max_tokens,
             temperature=temp,
+            top_p=agent.top_p if temp > 0 else None,
             seed=seed,
             schema=schema,
             top_logprobs=top_logprobs,
             sample=sample,
+            extra=dict(agent.extra),
         )
 
     def ask(self, step: str, request: LLMRequest) -> LLMResponse:
@@ -207,24 +218,44 @@ class DecisionContext:
 
     def ask_many(self, step: str, requests: Sequence[LLMRequest]) -> list[LLMResponse]:
         """Send requests concurrently, recording each under ``step``."""
-        responses = self.agent.client.complete_many(list(requests))
-        for r in responses:
-            self.record(step, r)
+        requests = list(requests)
+        responses = self.agent.client.complete_many(requests)
+        for q, r in zip(requests, responses, strict=True):
+            self.record(step, q, r)
         return responses
 
-    def record(self, step: str, response: LLMResponse) -> None:
-        """Keep a response's text and usage for the trajectory and the episode's totals."""
-        self.calls.append(
-            {
-                "step": step,
-                "text": response.text,
-                "tokens_in": response.tokens_in,
-                "tokens_out": response.tokens_out,
-                "latency_s": round(response.latency_s, 4),
-                "cached": response.cached,
-                "constrained": response.constrained,
-            }
-        )
+    def record(self, step: str, request: LLMRequest, response: LLMResponse) -> None:
+        """Keep the call (messages sent, reply, reasoning, usage, latency, cache hit, decoding)
+        for the trajectory (``info["llm_calls"]``) and count it in the episode's totals."""
+        if request.prompt is not None:
+            messages = [{"role": "prompt", "content": request.prompt}]
+            decoding = "logprobs" if request.top_logprobs else "completion"
+        else:
+            messages = [dict(m) for m in request.messages]
+            decoding = "json" if response.constrained else "free"
+        usage: dict[str, Any] = {
+            "tokens_in": response.tokens_in,
+            "tokens_out": response.tokens_out,
+        }
+        if response.cost_usd is not None:
+            usage["cost_usd"] = response.cost_usd
+        call: dict[str, Any] = {
+            "step": step,
+            "messages": messages,
+            "reply": response.text,
+            "usage": usage,
+            "latency_s": round(response.latency_s, 4),
+            "cache_hit": response.cached,
+            "decoding": decoding,
+            "model": response.model,
+            "finish_reason": response.finish_reason,
+            "sample": request.sample,
+        }
+        if response.reasoning:
+            call["reasoning"] = response.reasoning
+        if request.temperature:
+            call["temperature"] = request.temperature
+        self.calls.append(call)
         self.agent.usage_add(response)
 
 
@@ -266,7 +297,15 @@ class Decider:
     #: An instruction added before the answer format.
     instruction: str = ""
     #: Generation budget for the answer.
-    max_tokens: int = 48
+    max_tokens: int = 64
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """The extra answer fields, in the prompt's language (default: :attr:`fields`)."""
+        return dict(self.fields)
+
+    def instruction_for(self, ctx: DecisionContext) -> str:
+        """The instruction, in the prompt's language (default: :attr:`instruction`)."""
+        return self.instruction
 
     def decide(self, ctx: DecisionContext) -> Decision:
         """Choose among ``ctx.candidates``."""

@@ -16,7 +16,7 @@ class QA(Decider):
     """Answer with the action directly (004 Fig. 4: QA prompting)."""
 
     name = "qa"
-    max_tokens = 48
+    max_tokens = 64
 
 
 class CoT(Decider):
@@ -25,15 +25,25 @@ class CoT(Decider):
     Args:
         examples: optional worked examples placed before the question (004 Fig. 13's CoT 3-shot;
             they must be written for the game at hand).
-        max_tokens: generation budget (the reasoning field is capped in characters too).
+        max_tokens: generation budget (512 tokens; a reasoning model needs thousands: set the
+            agent's ``max_tokens``).
     """
 
     name = "cot"
 
-    def __init__(self, examples: str = "", max_tokens: int = 224) -> None:
+    def __init__(self, examples: str = "", max_tokens: int = 512) -> None:
+        self.examples = examples.strip()
         self.fields = {"reasoning": T.COT_FIELD}
-        self.instruction = (examples.strip() + "\n\n" if examples else "") + T.COT_INSTRUCTION
+        self.instruction = (self.examples + "\n\n" if self.examples else "") + T.COT_INSTRUCTION
         self.max_tokens = max_tokens
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """The reasoning field, described in the prompt's language."""
+        return {"reasoning": ctx.T.COT_FIELD}
+
+    def instruction_for(self, ctx: DecisionContext) -> str:
+        """Worked examples given as text (if any), then the step-by-step instruction."""
+        return (self.examples + "\n\n" if self.examples else "") + ctx.T.COT_INSTRUCTION
 
 
 @dataclass

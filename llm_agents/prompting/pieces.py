@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from llm_agents.client import LLMError
 from llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
-from llm_agents.prompting import templates as T
 from llm_agents.prompting.base import Decision, DecisionContext, Piece
 from llm_agents.prompting.deciders import choose_by_score
 from tom_envs.core.agents import EpisodeInfo, Turn
@@ -82,20 +81,108 @@ class BeliefState(Piece):
         """Write (or rewrite) the belief and show it."""
         observation = ctx.observation.strip()
         if self.belief is None:
-            belief = T.BELIEF_INITIAL.format(me=ctx.me, observation=observation)
+            belief = initial_belief(ctx) or ctx.T.BELIEF_INITIAL.format(observation=observation)
         else:
-            last = ctx.agent.memory[-1].line().lstrip("- ") if ctx.agent.memory else "nothing yet"
-            user = T.BELIEF_UPDATE.format(belief=self.belief, last=last, observation=observation)
+            last = (
+                ctx.agent.memory[-1].line(ctx.T).lstrip("- ") if ctx.agent.memory else "nothing yet"
+            )
+            user = ctx.T.BELIEF_UPDATE.format(
+                belief=self.belief, last=last, observation=observation
+            )
             belief = _ask_text(ctx, "belief", ctx.system_prompt(), user, self.max_tokens)
-            if not belief.startswith(T.BELIEF_PREFIX):
-                belief = f"{T.BELIEF_PREFIX}:\n{belief}"
+            if not belief.startswith(ctx.T.BELIEF_PREFIX):
+                belief = f"{ctx.T.BELIEF_PREFIX}:\n{belief}"
         self.belief = belief
         ctx.notes["belief"] = belief
         if self.replace:
             ctx.observation = belief
-            ctx.question = T.BELIEF_ACTION
+            ctx.question = ctx.T.BELIEF_ACTION
         else:
             ctx.sections.append(("Your belief state:", belief))
+
+
+def initial_belief(ctx: DecisionContext) -> str | None:
+    """000 App. A.2's initial belief state, filled from a bomb-defusal view (``None`` for other
+    games, which get the generic template around their first observation).
+
+    The template's sections in the paper's order: role, round and team score, the observation,
+    teammate locations, room connectivity, bomb intel (known bombs; the others "Details currently
+    unknown"), tool inventory and the available action options. Names (players, colours) come
+    from the game's configuration; rooms, bombs and tools from the player's own view.
+    """
+    view = ctx.turn.view
+    if not all(hasattr(view, a) for a in ("game_map", "intel", "tools", "agent_rooms")):
+        return None
+    try:
+        from tom_envs.registration import game_spec
+
+        info = ctx.agent.info
+        config = getattr(info, "game_config", None)
+        if config is None:  # told nothing of the rules: the registered game's defaults
+            spec = game_spec(info.env_id if info is not None else "BombDefusal")
+            config = spec.load().make_bundle(**spec.kwargs).game.config
+        names = [str(a) for a in config.agents]
+        colours = [str(c) for c in config.colors]
+    except Exception:  # an unexpected configuration: fall back to the generic template
+        return None
+    if len(names) != len(view.agent_rooms):
+        return None
+    rooms = view.game_map.rooms
+    me = names[view.player]
+    lines = [
+        "Below is your current belief about game state based on your previous observations "
+        "about the environment and interactions with your teammates. "
+        f"**Your role**: You are playing as Player {me}.",
+        "",
+        f"Current round: {view.round} **Total team score**: {view.score}.",
+        "",
+        f"Observation: {ctx.observation.strip()}",
+        "",
+        "Teammate Locations: "
+        + "; ".join(
+            f"Player {names[p]} is in " + (f"Room {rooms[r]}" if r >= 0 else "an unknown room")
+            for p, r in enumerate(view.agent_rooms)
+        )
+        + ".",
+        "",
+        "Room connectivity:",
+        "",
+    ]
+    for i, room in enumerate(rooms):
+        nbrs = [str(rooms[j]) for j in view.game_map.neighbors[i]]
+        joined = ", ".join(nbrs[:-1]) + f" and {nbrs[-1]}" if len(nbrs) > 1 else "".join(nbrs)
+        lines.append(f"- Room {room} is connected to room {joined}")
+    lines += ["", "Bomb Intel:", ""]
+    known = {item.bomb: item for item in view.intel}
+    for b in range(view.num_bombs):
+        item = known.get(b)
+        if item is None:
+            lines.append(f"- Bomb {b + 1}: Details currently unknown.")
+        else:
+            seq = "-".join(colours[c].capitalize() for c in item.remaining) or "defused"
+            lines.append(
+                f"- Bomb {b + 1}: Located in Room {rooms[item.room]}. The phase sequence is {seq}."
+            )
+    for b in view.room_bombs:
+        if b not in known:
+            i = lines.index(f"- Bomb {b + 1}: Details currently unknown.")
+            lines[i] = (
+                f"- Bomb {b + 1}: Located in Room {rooms[view.room]}. The phase sequence is Unknown."
+            )
+    lines += ["", "Tool inventory:", ""]
+    for p, tools in enumerate(view.tools):
+        kit = " and ".join(colours[c] for c in tools) or "no"
+        lines.append(f"- {names[p].capitalize()}: Equipped with {kit} wire cutters.")
+    lines += [
+        "",
+        "Available action options:",
+        "",
+        "- To move to an adjacent room, say: 'Move to Room X'.",
+        "- To inspect the sequence of a bomb in your current room, say: 'Inspect Bomb'.",
+        "- To apply a wire cutter tool, say: 'Apply X Tool'.",
+        "- To send a message to your teammates, say: 'Message to Team: \"Your Message\"'.",
+    ]
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- 002
@@ -110,7 +197,7 @@ class ToMReasoning(Piece):
 
     def prepare(self, ctx: DecisionContext) -> None:
         """Add the partner interpretation as a section."""
-        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + T.TOM_REASONING
+        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.TOM_REASONING
         text = _ask_text(ctx, "tom_reasoning", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["tom_reasoning"] = text
         ctx.sections.append(("Theory of Mind reasoning about my partner:", text))
@@ -139,8 +226,8 @@ class SelfVerification(Piece):
                 {"analysis": "why"}, ["Okay", "Not Okay"], "verification", False, agent.field_chars
             )
         context = ctx.context_text(legal=True, strip_question=True)
-        question = T.VERIFY_QUESTION.format(action=action_text)
-        user = f"{context}\n\n{T.VERIFICATION}\n\n{question}"
+        question = ctx.T.VERIFY_QUESTION.format(action=action_text)
+        user = f"{context}\n\n{ctx.T.VERIFICATION}\n\n{question}"
         request = ctx.request(
             [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
             schema=schema,
@@ -168,7 +255,7 @@ class PartnerModelling(Piece):
 
     def prepare(self, ctx: DecisionContext) -> None:
         """Add the partner and self model as a section."""
-        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + T.PARTNER_MODELLING
+        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.PARTNER_MODELLING
         text = _ask_text(ctx, "partner_modelling", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["partner_modelling"] = text
         ctx.sections.append(("Partner and self modelling:", text))
@@ -191,12 +278,12 @@ class SelfReflection(Piece):
         if not memory:
             return
         feedback = "; ".join(
-            e.line().lstrip("- ") + (f" ({e.feedback})" if e.feedback else "") for e in memory
+            e.line(ctx.T).lstrip("- ") + (f" ({e.feedback})" if e.feedback else "") for e in memory
         )
         user = (
             ctx.context_text(legal=False, strip_question=True)
             + "\n\n"
-            + (T.SELF_REFLECTION.format(feedback=feedback))
+            + (ctx.T.SELF_REFLECTION.format(feedback=feedback))
         )
         text = _ask_text(ctx, "self_reflection", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["self_reflection"] = text
@@ -260,14 +347,14 @@ class ToMPlanning(Piece):
             ranked = sorted(ctx.candidates, key=lambda a: (-float(scores.get(a, -1e18)), a))
             n = len(ctx.candidates)
             ctx.candidates = {a: ctx.candidates[a] for a in ranked[: self.top_k]}
-            ctx.notes["candidates_header"] = T.TOP_K_SECTION.format(k=self.top_k, n=n)
+            ctx.notes["candidates_header"] = ctx.T.TOP_K_SECTION.format(k=self.top_k, n=n)
             ctx.notes["top_k"] = list(ctx.candidates.values())
-        prompt = T.TOM_PLANNING_1 if self.order == 1 else T.TOM_PLANNING_2
+        prompt = ctx.T.TOM_PLANNING_1 if self.order == 1 else ctx.T.TOM_PLANNING_2
         user = ctx.context_text(legal=True, strip_question=True) + "\n\n" + prompt
         text = _ask_text(ctx, f"tom_order{self.order}", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes[f"tom_order{self.order}"] = text
         ctx.sections.append((f"Theory of Mind analysis (order {self.order}):", text))
-        ctx.fields["evaluation"] = T.TOM_PLANNING_FIELD
+        ctx.fields["evaluation"] = ctx.T.TOM_PLANNING_FIELD
 
 
 # ----------------------------------------------------------------------------- 004
@@ -289,10 +376,15 @@ class PlansInsights(Piece):
         """Show the previous plans and ask for new ones."""
         if self.plans or self.insights:
             ctx.sections.append(
-                ("", T.PLANS_SECTION.format(plans=self.plans or "-", insights=self.insights or "-"))
+                (
+                    "",
+                    ctx.T.PLANS_SECTION.format(
+                        plans=self.plans or "-", insights=self.insights or "-"
+                    ),
+                )
             )
-        ctx.fields["plans"] = T.PLANS_FIELD
-        ctx.fields["insights"] = T.INSIGHTS_FIELD
+        ctx.fields["plans"] = ctx.T.PLANS_FIELD
+        ctx.fields["insights"] = ctx.T.INSIGHTS_FIELD
 
     def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:
         """Keep what the model wrote."""
@@ -324,13 +416,16 @@ class Reflexion(Piece):
             return
         last = ctx.agent.memory[-1]
         reward = "unknown" if last.reward is None else f"{last.reward:g}"
+        wording = ctx.T.REWARD_TEAM if ctx.agent.team_reward else ctx.T.REWARD_OWN
         previous = "\n".join(f"- {r}" for r in self.reflections) or "- none yet"
         user = (
             ctx.context_text(legal=False, sections=False, strip_question=True)
             + "\n\n"
             + (
-                T.REFLEXION_REFLECT.format(
-                    action=last.action_text, reward=reward, reflections=previous
+                ctx.T.REFLEXION_REFLECT.format(
+                    action=last.action_text,
+                    reward_text=wording.format(reward=reward),
+                    reflections=previous,
                 )
             )
         )
@@ -342,7 +437,7 @@ class Reflexion(Piece):
         """Show the reflections."""
         if self.reflections:
             ctx.sections.append(
-                (T.REFLEXION_SECTION, "\n".join(f"- {r}" for r in self.reflections))
+                (ctx.T.REFLEXION_SECTION, "\n".join(f"- {r}" for r in self.reflections))
             )
 
 
@@ -358,7 +453,7 @@ class S2A(Piece):
 
     def prepare(self, ctx: DecisionContext) -> None:
         """Replace rules and observation by the model's rewrite."""
-        user = f"{ctx.observation.strip()}\n\n{T.S2A}"
+        user = f"{ctx.observation.strip()}\n\n{ctx.T.S2A}"
         request = ctx.request(
             [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
             max_tokens=ctx.agent.step_budget(self.max_tokens),
@@ -390,23 +485,23 @@ def predict_partner(
     if not options:
         ctx.notes[f"{step}_skipped"] = "no partner options for this game (pass partner_options=)"
         return None
-    own = ("\n\n" + T.PREDICT_AFTER_OWN.format(action=own_action)) if own_action else ""
+    own = ("\n\n" + ctx.T.PREDICT_AFTER_OWN.format(action=own_action)) if own_action else ""
     context = ctx.context_text(legal=False, strip_question=True) + own
     if method == "lm":
-        prompt = f"{ctx.rules.strip()}\n\n{context}\n{T.LM_PREDICT_STEM}".lstrip()
+        prompt = f"{ctx.rules.strip()}\n\n{context}\n{ctx.T.LM_PREDICT_STEM}".lstrip()
         key, table, _ = choose_by_score(ctx, prompt, options, step)
         ctx.notes[f"{step}_scores"] = table
         return key, options[key]
     names = ["reasoning"] if method == "cot" else []
-    question = T.PREDICT_QUESTION.format(options=", ".join(options.values()))
+    question = ctx.T.PREDICT_QUESTION.format(options=", ".join(options.values()))
     if method == "cot":
-        question = T.COT_INSTRUCTION.replace("choose your action", "predict") + "\n" + question
+        question = ctx.T.COT_INSTRUCTION.replace("choose your action", "predict") + "\n" + question
     schema = None
     if ctx.agent.constrained:
-        fields = {n: T.COT_FIELD for n in names}
+        fields = {n: ctx.T.COT_FIELD for n in names}
         options_text = list(options.values())
         schema = answer_schema(fields, options_text, "prediction", False, ctx.agent.field_chars)
-        fmt = T.JSON_FORMAT.format(keys=json_keys([*names, "prediction"]))
+        fmt = ctx.T.JSON_FORMAT.format(keys=json_keys([*names, "prediction"]))
         fmt = fmt.replace(
             '"action" must be exactly one of the legal actions listed above',
             '"prediction" must be exactly one of the options',
@@ -454,7 +549,7 @@ class Social(Piece):
         key, text = predicted
         ctx.prediction["partner_action"] = key
         ctx.notes["social_prediction"] = text
-        ctx.sections.append(("", T.SOCIAL_PREDICTION.format(prediction=text)))
+        ctx.sections.append(("", ctx.T.SOCIAL_PREDICTION.format(prediction=text)))
 
 
 class PredictPartner(Piece):
@@ -501,5 +596,5 @@ class Oracle(Piece):
         options = partner_options(ctx) or {}
         text = options.get(action, f"action {action}")
         ctx.notes["oracle"] = text
-        template = T.ORACLE_MAX if self.maximize else T.ORACLE
+        template = ctx.T.ORACLE_MAX if self.maximize else ctx.T.ORACLE
         ctx.sections.append(("", template.format(action=text)))

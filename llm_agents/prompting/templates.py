@@ -22,11 +22,11 @@ Sources:
 from __future__ import annotations
 
 # ----------------------------------------------------------------------------- every prompt
-#: 002 App. C.1, generalised: who the agent is and what is asked of it (system prompt, after rules).
+#: 002 App. C.1, generalised: what is asked of the model (system prompt, after the rules). It names
+#: no seat: the game's own rules and observation say who the player is (one voice per prompt).
 AGENT_ROLE = (
-    "I am {me}, playing this game with {others}. At each time step I will provide you with the "
-    "relevant information of the game and the legal actions; help me select the best next "
-    "action. Remember I am playing as {me}."
+    "At each time step I will provide you with the relevant information of the game and the "
+    "legal actions; help me select the best next action."
 )
 
 #: Asked when the observation does not already end with a question (004's "Q: ... A:" style).
@@ -37,11 +37,25 @@ JSON_FORMAT = (
     'Reply with a JSON object with {keys}. "action" must be exactly one of the legal actions '
     "listed above."
 )
+JSON_FIELD = '"{name}": {description}'
+#: The chat message field (chat games): described wherever it is required.
+MESSAGE_FIELD = "a short message to your teammates, sent with your action (may be empty)"
 
 #: Answer format, plain text (002 App. C.1: "Format your response as ... Action: ...").
 TEXT_FORMAT = (
     "Format your response as\n{lines}Action: <one of the legal actions>\nDo not say anything else."
 )
+#: Plain text when the game states its own answer format: the fields first, then the game's.
+TEXT_FORMAT_GAME = "Format your response as\n{lines}then your answer in the game's format: {game}"
+#: Field labels of the plain-text format (``Reasoning: ...``); read back by the parser.
+LABELS: dict[str, str] = {}
+FIELD_LINE = "{label}: <{text}>"
+ACTION_LABEL = "Action"
+MESSAGE_LABEL = "Message"
+MESSAGE_LINE = 'Message: "<{description}>"'
+
+#: Shown before the examples block.
+EXAMPLES_HEADER = "Here are examples of good answers (situations written in short):"
 
 #: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style).
 REPROMPT = (
@@ -51,6 +65,12 @@ REPROMPT = (
 
 #: Episodic memory (002 §4.1.1: "a list of previous actions selected by the agent").
 MEMORY_HEADER = "Your previous decisions (most recent last):"
+MEMORY_LINE = "- decision {n}: {action}"
+MEMORY_SAID = ' (said: "{message}")'
+MEMORY_INVALID = " (your answer was invalid: {feedback}; {action} was played for you)"
+#: Reward wording: one's own reward, or the team's in fully cooperative games.
+REWARD_OWN = "you received a reward of {reward}"
+REWARD_TEAM = "your team received a reward of {reward}"
 
 #: CoT (004 Fig. 6; Wei et al.): reason, then answer in the template.
 COT_INSTRUCTION = (
@@ -63,8 +83,7 @@ COT_FIELD = "your step-by-step reasoning, in a few sentences"
 #: 000 App. A.2, generalised.
 BELIEF_INITIAL = (
     "Below is your current belief about game state based on your previous observations about "
-    "the environment and interactions with your teammates.\n"
-    "Your role: You are playing as Player {me}.\n{observation}"
+    "the environment and interactions with your teammates.\n{observation}"
 )
 #: 000 §4.2 / multi_LLM_comm code: rewrite the belief after every observation.
 BELIEF_UPDATE = (
@@ -155,7 +174,7 @@ PLANS_SECTION = "Your plan from your previous decision: {plans}\nYour insights s
 #: Reflexion's reflection module (004 Fig. 10, Shinn et al.).
 REFLEXION_REFLECT = (
     "You are playing a repeated game. In your last decision you chose {action} and then "
-    "received a reward of {reward}.\nYour previous reflections:\n{reflections}\n\n"
+    "{reward_text}.\nYour previous reflections:\n{reflections}\n\n"
     "Reflect on this outcome: what worked, what did not, and what the other players seem to be "
     "doing. Then write a short plan for the coming rounds. Answer in 2-4 sentences."
 )

@@ -48,13 +48,23 @@ class FakeEndpoint:
     500, ...) and then a fixed completion, and records the requests' headers and bodies.
     """
 
-    def __init__(self, statuses: list[int], content: str = '{"action": "Option J"}') -> None:
+    def __init__(
+        self,
+        statuses: list[int],
+        content: str = '{"action": "Option J"}',
+        error_message: str | None = None,
+        model: str = "fake",
+        message_extra: dict | None = None,
+    ) -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
         self.statuses = list(statuses)
         self.content = content
+        self.error_message = error_message
+        self.model = model
+        self.message_extra = dict(message_extra or {})
         self.requests: list[dict] = []
         outer = self
 
@@ -70,7 +80,8 @@ class FakeEndpoint:
                 )
                 status = outer.statuses.pop(0) if outer.statuses else 200
                 if status != 200:
-                    payload = json.dumps({"error": {"message": f"status {status}"}}).encode()
+                    text = outer.error_message or f"status {status}"
+                    payload = json.dumps({"error": {"message": text}}).encode()
                     self.send_response(status)
                     self.send_header("retry-after", "0")
                 else:
@@ -79,12 +90,16 @@ class FakeEndpoint:
                             "id": "x",
                             "object": "chat.completion",
                             "created": 0,
-                            "model": "fake",
+                            "model": outer.model,
                             "choices": [
                                 {
                                     "index": 0,
                                     "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": outer.content},
+                                    "message": {
+                                        "role": "assistant",
+                                        "content": outer.content,
+                                        **outer.message_extra,
+                                    },
                                 }
                             ],
                             "usage": {
@@ -115,8 +130,8 @@ def fake_endpoint() -> Iterator[type[FakeEndpoint]]:
     """A factory of :class:`FakeEndpoint` objects, all closed after the test."""
     made: list[FakeEndpoint] = []
 
-    def make(statuses: list[int] | None = None, content: str = '{"action": "Option J"}'):
-        ep = FakeEndpoint(statuses or [], content)
+    def make(statuses: list[int] | None = None, content: str = '{"action": "Option J"}', **kw):
+        ep = FakeEndpoint(statuses or [], content, **kw)
         made.append(ep)
         return ep
 

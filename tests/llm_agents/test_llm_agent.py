@@ -46,7 +46,7 @@ def text_of(request: LLMRequest) -> str:
 
 def test_constrained_answer_is_parsed_and_usage_recorded() -> None:
     c = ScriptedClient(['{"action": "Option F"}'])
-    ep = play(LLMAgent(c))
+    ep = play(LLMAgent(c, decoding="json"))
     steps = mine(ep)
     assert [s["action_text"] for s in steps] == ["Option F"] * 3
     assert all(s["valid"] for s in steps)
@@ -58,6 +58,10 @@ def test_constrained_answer_is_parsed_and_usage_recorded() -> None:
     assert m["valid_action_pct/player_0"] == 100.0
     assert m["usage/calls/player_0"] == 3 and m["usage/fallbacks/player_0"] == 0
     assert m["usage/tokens_out/player_0"] == sum(s["info"]["usage"]["tokens_out"] for s in steps)
+    (call,) = steps[0]["info"]["llm_calls"]  # the call record holds what was sent and received
+    assert call["decoding"] == "json" and call["reply"] == '{"action": "Option F"}'
+    assert call["messages"] == c.requests[0].messages and call["cache_hit"] is False
+    assert call["usage"]["tokens_in"] == usage["tokens_in"] and "latency_s" in call
 
 
 def test_invalid_output_reprompts_with_the_games_feedback() -> None:
@@ -71,7 +75,8 @@ def test_invalid_output_reprompts_with_the_games_feedback() -> None:
     assert second[-2] == {"role": "assistant", "content": "I like turtles"}
     assert "could not match 'I like turtles'" in second[-1]["content"]  # the game's parser speaks
     assert "Option J; Option F" in second[-1]["content"]
-    assert [cl["step"] for cl in step["info"]["llm"]["calls"]] == ["action", "reprompt", "reprompt"]
+    assert [cl["step"] for cl in step["info"]["llm_calls"]] == ["action", "reprompt", "reprompt"]
+    assert all(cl["decoding"] == "free" for cl in step["info"]["llm_calls"])
 
 
 def test_fallback_after_k_reprompts_is_counted_invalid() -> None:
@@ -85,6 +90,9 @@ def test_fallback_after_k_reprompts_is_counted_invalid() -> None:
     assert ep.metrics["usage/fallbacks/player_0"] == 3
     assert ep.metrics["usage/reprompts/player_0"] == 3
     assert agent.valid_action_pct == 0.0 and len(c.requests) == 6
+    for s in steps:  # a fallback is marked as one, with its cause, never as the model's move
+        assert s["info"]["fallback"] is True and s["info"]["fallback_cause"] == "unparseable"
+        assert s["info"]["failure"]["kind"] == "unparseable"
 
 
 def test_random_fallback_is_seeded() -> None:
@@ -98,29 +106,35 @@ def test_random_fallback_is_seeded() -> None:
 def test_plain_text_mode_reads_labelled_fields() -> None:
     reply = "Reasoning: they copy me, so cooperating pays.\nAction: Option J"
     c = ScriptedClient([reply])
-    ep = play(LLMAgent(c, strategy="cot", constrained=False), horizon=1)
+    ep = play(LLMAgent(c, strategy="cot"), horizon=1)
     (step,) = mine(ep)
     assert step["action_text"] == "Option J"
     assert step["info"]["llm"]["fields"]["reasoning"].startswith("they copy me")
     assert c.requests[0].schema is None
-    assert "Reasoning: <reasoning>" in text_of(c.requests[0])
+    user = c.requests[0].messages[-1]["content"]
+    # one answer format, stated once, every field described, equal to what is parsed
+    assert user.endswith(
+        "Format your response as\nReasoning: <your step-by-step reasoning, in a few sentences>\n"
+        "Action: <one of the legal actions>\nDo not say anything else."
+    )
+    assert user.count("Action:") == 1 and "JSON" not in text_of(c.requests[0])
 
 
 def test_schema_refused_by_server_falls_back_to_parsing() -> None:
     c = ScriptedClient(["Action: Option F"], supports_schema=False)
-    ep = play(LLMAgent(c), horizon=2)
+    ep = play(LLMAgent(c, decoding="json"), horizon=2)
     assert all(s["valid"] and s["action_text"] == "Option F" for s in mine(ep))
     assert "Action: <one of the legal actions>" in text_of(c.requests[-1])  # plain format now
 
 
 def test_episodic_memory_and_chat_history() -> None:
-    c = ScriptedClient(['{"action": "Option F"}'])
+    c = ScriptedClient(["Action: Option F"])
     play(LLMAgent(c, memory=5, history=1))
     third = c.requests[2]
     body = text_of(third)
     assert "Your previous decisions (most recent last):" in body
-    assert "- decision 1: Option F; reward received after it: 10" in body
-    assert "- decision 2: Option F; reward received after it: 5" in body
+    assert "- decision 1: Option F\n- decision 2: Option F" in body
+    assert "reward" not in body.split("Your previous decisions")[1].split("\n\n")[0]
     roles = [m["role"] for m in third.messages]
     assert roles == ["system", "user", "assistant", "user"]  # one past exchange kept verbatim
     assert "Your previous decisions" not in text_of(c.requests[0])
@@ -130,8 +144,9 @@ def test_model_errors_become_counted_fallbacks() -> None:
     c = ScriptedClient([ValueError("server exploded")])
     ep = play(LLMAgent(c), horizon=2)
     steps = mine(ep)
-    assert all(not s["valid"] for s in steps)
+    assert all(not s["valid"] and s["info"]["fallback"] for s in steps)
     assert "server exploded" in steps[0]["info"]["llm"]["error"]
+    assert steps[0]["info"]["failure"]["kind"] == "endpoint"
     assert ep.length == 2
 
 
@@ -144,7 +159,7 @@ def test_self_verification_vetoes_and_reasks() -> None:
         return json.dumps({"action": enum[0]})
 
     c = ScriptedClient(script)
-    ep = play(LLMAgent(c, strategy="verify"), horizon=1)
+    ep = play(LLMAgent(c, strategy="verify", decoding="json"), horizon=1)
     (step,) = mine(ep)
     assert step["action_text"] == "Option F"
     notes = step["info"]["llm"]["notes"]
@@ -160,7 +175,7 @@ def test_predictions_reach_the_games_tom_metrics() -> None:
 
     for strategy in ("social", "predict"):
         c = ScriptedClient(script)
-        ep = play(LLMAgent(c, strategy=strategy))
+        ep = play(LLMAgent(c, strategy=strategy, decoding="json"))
         assert all(s["prediction"] == {"partner_action": 0} for s in mine(ep))
         assert ep.metrics["tom_accuracy"] == 100.0  # tit-for-tat copies J: always right
         prompts = [text_of(r) for r in c.requests]
@@ -189,7 +204,7 @@ def test_lm_decider_scores_actions_by_token_logprobs() -> None:
 
 def test_lm_decider_falls_back_to_qa_without_logprobs() -> None:
     c = ScriptedClient(['{"action": "Option J"}'])
-    ep = play(LLMAgent(c, strategy="lm"), horizon=1)
+    ep = play(LLMAgent(c, strategy="lm", decoding="json"), horizon=1)
     (step,) = mine(ep)
     assert step["valid"] and "lm_fallback" in step["info"]["llm"]["notes"]
 
@@ -203,7 +218,13 @@ def test_tom_planning_shortlists_the_recommenders_top_k() -> None:
         )
     )
     spec = game_spec("RockPaperScissors")
-    agent = LLMAgent(c, strategy="tom2", recommender=lambda view: {0: 0.1, 1: 0.9, 2: 0.5}, top_k=2)
+    agent = LLMAgent(
+        c,
+        strategy="tom2",
+        recommender=lambda view: {0: 0.1, 1: 0.9, 2: 0.5},
+        top_k=2,
+        decoding="json",
+    )
     ep = play(agent, partner="always_0", spec=spec, horizon=1)
     (step,) = mine(ep)
     action_req = c.requests[-1]
@@ -224,7 +245,7 @@ def test_every_strategy_name_runs_with_a_scripted_model(strategy: str) -> None:
         )
 
     c = ScriptedClient(script, logprobs=lm_logprobs)
-    agent = LLMAgent(c, strategy=strategy, oracle_partner="tit_for_tat")
+    agent = LLMAgent(c, strategy=strategy, oracle_partner="tit_for_tat", decoding="json")
     ep = play(agent, horizon=2)
     assert all(s["valid"] for s in mine(ep)), strategy
     assert ep.metrics["usage/calls/player_0"] >= 2
@@ -269,7 +290,9 @@ def test_matrix_oracle_knows_the_partners_next_action() -> None:
 def test_oracle_strategy_states_the_true_action() -> None:
     c = ScriptedClient(['{"action": "Option J"}'])
     play(
-        LLMAgent(c, strategy="oracle_max", oracle_partner="always_1"), partner="always_1", horizon=1
+        LLMAgent(c, strategy="oracle_max", oracle_partner="always_1", decoding="json"),
+        partner="always_1",
+        horizon=1,
     )
     body = text_of(c.requests[0])
     assert "The other player will choose Option F in this round." in body
@@ -297,14 +320,16 @@ def test_api_key_never_reaches_a_trajectory(tmp_path, fake_endpoint, monkeypatch
     agent = make_agent(f"llm:model=fake:base_url={ep_server.base_url}", PD)
     path = play(agent).write(tmp_path / "ep.jsonl")
     text = path.read_text()
-    assert '"valid": true' in text and secret not in text
+    steps = Episode.read(path).steps
+    assert steps and all(st["valid"] and not st.get("fallback") for st in steps)
+    assert secret not in text
 
 
 def test_chat_games_get_a_message_field() -> None:
     env = PD.load().raw_env(**PD.kwargs, **SHORT)
     env.reset(seed=0)
     c = ScriptedClient(['{"message": "let us cooperate", "action": "Option J"}'])
-    agent = LLMAgent(c)
+    agent = LLMAgent(c, decoding="json")
     tags = GameTags("simultaneous", "deterministic", "perfect", "general_sum", communication=True)
     agent.reset(EpisodeInfo(PD.id, "player_0", 0, 2, 2, 0, (0, 10), 3, tags))
     turn = Turn(
@@ -333,7 +358,7 @@ def probe_script(r: LLMRequest) -> str:
 def test_probes_are_answered_and_scored_by_the_runner(batch: bool, probe_bundle) -> None:
     c = ScriptedClient(probe_script)
     env = TomAECEnv(probe_bundle(horizon=3), "probe_test")
-    agent = LLMAgent(c, probe_batch=batch)
+    agent = LLMAgent(c, probe_batch=batch, decoding="json")
     ep = play_episode(PD, [agent, make_agent("tit_for_tat", PD)], seed=0, env=env)
     steps = mine(ep)
     assert all(len(s["probes"]) == 2 and s["probes"][0]["reply"] == "yes" for s in steps)
@@ -341,7 +366,7 @@ def test_probes_are_answered_and_scored_by_the_runner(batch: bool, probe_bundle)
     # probe calls count in the step's usage and calls (one batched call, or one per question)
     probe_calls = 1 if batch else 2
     assert steps[0]["info"]["usage"]["calls"] == 1 + probe_calls
-    assert [c["step"] for c in steps[0]["info"]["llm"]["calls"]] == ["action"] + [
+    assert [c["step"] for c in steps[0]["info"]["llm_calls"]] == ["action"] + [
         "probe"
     ] * probe_calls
     question = text_of(c.requests[1])
@@ -354,7 +379,7 @@ def test_probe_answers_in_plain_text(probe_bundle) -> None:
         return "q1: No.\nq2: yes" if "q1:" in text_of(r) else "Action: Option J"
 
     env = TomAECEnv(probe_bundle(horizon=1), "probe_test")
-    agent = LLMAgent(ScriptedClient(script), constrained=False)
+    agent = LLMAgent(ScriptedClient(script))
     ep = play_episode(PD, [agent, make_agent("tit_for_tat", PD)], seed=0, env=env)
     assert [p["reply"] for p in mine(ep)[0]["probes"]] == ["no", "yes"]
 

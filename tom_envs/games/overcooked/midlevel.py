@@ -29,11 +29,13 @@ when it is complete (the interaction changed what the chef holds, or started the
 impossible (no longer offered, or the interaction had no effect), so the caller asks again.
 
 :class:`MidLevelAgent` wraps any agent that chooses among mid-level options (a scripted chooser,
-an :class:`~llm_agents.agent.LLMAgent`, a person) into an agent of the primitive game: it shows
-the inner agent a mid-level :class:`~tom_envs.core.agents.Turn` (its view lists the options, its
-text is the paper's prompt) only when a new choice is needed, and plays the grounded moves.
-Ready-made: :class:`MidLevelLLMAgent` (the paper's LLM chef) and :class:`MidLevelHumanAgent`
-(play at the terminal). A planner or a script can also drive the pieces directly::
+an LLM agent, a person) into an agent of the primitive game: it shows the inner agent a mid-level
+:class:`~tom_envs.core.agents.Turn` (its view lists the options, its text is the paper's prompt)
+only when a new choice is needed, and plays the grounded moves. Ready-made here:
+:class:`MidLevelHumanAgent` (play at the terminal). The paper's LLM chef lives with the LLM agents
+(``llm_agents.overcooked.MidLevelLLMAgent``; the plain ``llm`` agent uses this interface in
+Overcooked by default), so this module imports nothing from ``llm_agents``. A planner or a script
+can also drive the pieces directly::
 
     k = kitchen(config.kitchen)
     options = mid_level_actions(k, state, player, config.cooking)
@@ -664,7 +666,7 @@ class MidLevelAgent(BaseAgent):
         inner: an agent choosing among mid-level options; it receives a :class:`Turn` whose
             ``view`` is a :class:`MidLevelView`, whose ``text()`` is the paper's prompt (rules,
             state and "Available Actions") and whose ``parse`` maps text to an option. Bots,
-            :class:`~llm_agents.agent.LLMAgent` and people all fit.
+            LLM agents and people all fit.
         config: the game's configuration.
         name: the agent's name.
         memory: how many previous mid-level actions the inner agent is shown.
@@ -761,25 +763,6 @@ def options_text(options: tuple[MidAction, ...] | list[MidAction]) -> str:
     return "[" + ", ".join(o.text for o in options) + "]"
 
 
-class MidLevelLLMAgent(MidLevelAgent):
-    """The paper's Overcooked LLM agent: an LLM chooses mid-level actions, grounded here.
-
-    Every keyword argument except ``memory`` goes to :class:`~llm_agents.agent.LLMAgent`
-    (``model=``, ``base_url=``, ``strategy=``, ``local=true``, ...); the kitchen and rules come
-    from the views, so one spec works on every layout::
-
-        tom-envs run Overcooked --kw layout=forced_coordination --agents \\
-            "tom_envs.games.overcooked.midlevel:MidLevelLLMAgent:model=gpt-4o" planner
-    """
-
-    def __init__(self, memory: int = 5, **llm_kwargs: Any) -> None:
-        from llm_agents.agent import LLMAgent
-
-        inner = LLMAgent(**llm_kwargs)
-        super().__init__(inner, OvercookedConfig(), name=f"midlevel:{inner.name}", memory=memory)
-        self.spec = self.name
-
-
 class HumanChooser(BaseAgent):
     """A person choosing mid-level actions at the terminal (the inner agent of
     :class:`MidLevelHumanAgent`): shows the paper's state text and the options, reads a reply,
@@ -812,3 +795,14 @@ class MidLevelHumanAgent(MidLevelAgent):
 
     def __init__(self, memory: int = 5) -> None:
         super().__init__(HumanChooser(), OvercookedConfig(), name="human", memory=memory)
+
+
+def __getattr__(name: str) -> Any:
+    """``MidLevelLLMAgent`` moved to ``llm_agents.overcooked`` (the LLM-specific part); the old
+    name still resolves there, on request only, so importing this module never imports the LLM
+    package."""
+    if name == "MidLevelLLMAgent":
+        import importlib
+
+        return importlib.import_module("llm_agents.overcooked").MidLevelLLMAgent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

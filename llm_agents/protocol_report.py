@@ -1,0 +1,154 @@
+"""Every protocol preset, end to end on its game, with the bundled SmolLM2-135M: the figures of
+``docs/results/llm_protocols.md`` (valid %, fallback %, calls, tokens and seconds per decision).
+
+Run::
+
+    .venv/bin/python -m llm_agents.protocol_report --episodes 2 --out docs/results/llm_protocols.md
+
+A 135M model plays these games at chance: the point of the table is what each protocol costs and
+how often a small model's free-text answer is usable, not how well it plays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from llm_agents.agent import LLMAgent
+from llm_agents.client import BaseLLMClient
+from llm_agents.presets import PRESETS, Preset
+from tom_envs.agents import make_agent
+from tom_envs.registration import game_spec
+from tom_envs.runner import Episode, play_episode
+
+#: Short episodes per game (the game's own horizon or ``max_cycles``), for tests and the table.
+SHORT: dict[str, dict[str, Any]] = {
+    "RockPaperScissors": {"horizon": 3},
+    "BattleOfSexes": {"horizon": 3},
+    "PrisonersDilemma": {"horizon": 3},
+    "BombDefusal": {"max_cycles": 2},
+    "Guandan": {"max_cycles": 3},
+    "Hanabi": {"max_cycles": 2},
+    "Overcooked": {"max_cycles": 6},
+    "CollabEscape": {"max_cycles": 2},
+    "CollabCapture": {"max_cycles": 2},
+    "CoBlock": {"max_cycles": 2},
+}
+
+#: The partner each preset plays with (a deterministic bot, so the oracle presets have an oracle).
+PARTNERS: dict[str, str] = {
+    "RockPaperScissors": "always_0",
+    "BattleOfSexes": "always_0",
+    "PrisonersDilemma": "tit_for_tat",
+}
+
+
+def partner_for(game: str) -> str:
+    """The partner bot for ``game``: :data:`PARTNERS`, else the game's first bot."""
+    if game in PARTNERS:
+        return PARTNERS[game]
+    spec = game_spec(game)
+    bots = spec.load().bot_names(**spec.kwargs)
+    return bots[0] if bots else "random"
+
+
+def run_preset(
+    p: Preset,
+    client: BaseLLMClient,
+    seed: int = 0,
+    env_kwargs: Mapping[str, Any] | None = None,
+    **overrides: Any,
+) -> tuple[Episode, LLMAgent]:
+    """One episode of preset ``p`` in seat 0 of its game against :func:`partner_for` bots."""
+    spec = game_spec(p.game)
+    n = spec.load().make_bundle(**spec.kwargs).game.num_players
+    partner = partner_for(p.game)
+    extra: dict[str, Any] = dict(overrides)
+    if "oracle" in p.settings["strategy"]:
+        extra.setdefault("oracle_partner", partner)
+    agent = LLMAgent(client, preset=p.name, **extra)
+    others = [make_agent(partner, spec) for _ in range(n - 1)]
+    kwargs = {**SHORT.get(p.game, {}), **p.env_kwargs, **(env_kwargs or {})}
+    ep = play_episode(spec, [agent, *others], seed=seed, env_kwargs=kwargs)
+    return ep, agent
+
+
+def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str, float]:
+    """Per decision of ``agent``: valid %, fallback %, forced %, calls, tokens in/out, seconds."""
+    steps = [s for ep in episodes for s in ep.steps if s["agent"] == agent]
+    n = len(steps)
+    if not n:
+        return {"decisions": 0}
+    usage = [s["info"].get("usage", {}) for s in steps]
+    fallbacks = sum(1 for s in steps if s["info"].get("fallback"))
+    kinds: dict[str, int] = {}
+    for s in steps:
+        failure = s["info"].get("failure")
+        if failure:
+            kinds[failure["kind"]] = kinds.get(failure["kind"], 0) + 1
+    return {
+        "decisions": n,
+        "valid_pct": 100.0 * sum(1 for s in steps if s["valid"]) / n,
+        "fallback_pct": 100.0 * fallbacks / n,
+        "forced_pct": 100.0 * sum(1 for s in steps if s["info"].get("forced")) / n,
+        "calls": sum(u.get("calls", 0) for u in usage) / n,
+        "tokens_in": sum(u.get("tokens_in", 0) for u in usage) / n,
+        "tokens_out": sum(u.get("tokens_out", 0) for u in usage) / n,
+        "seconds": sum(s["latency_s"] for s in steps) / n,
+        "failures": kinds,  # type: ignore[dict-item]
+    }
+
+
+def report(client: BaseLLMClient, episodes: int = 1, seed: int = 0, **overrides: Any) -> str:
+    """The markdown table: one row per preset."""
+    rows = [
+        "| preset | game | decisions | valid % | fallback % (kinds) | forced % | calls / decision "
+        "| tokens in / out per decision | s / decision |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in PRESETS.values():
+        eps = [run_preset(p, client, seed + i, **overrides)[0] for i in range(episodes)]
+        st = decision_stats(eps)
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(st.get("failures", {}).items()))
+        rows.append(
+            f"| `{p.name}` | {p.game} | {st['decisions']} | {st['valid_pct']:.0f} | "
+            f"{st['fallback_pct']:.0f}{f' ({kinds})' if kinds else ''} | {st['forced_pct']:.0f} | "
+            f"{st['calls']:.1f} | {st['tokens_in']:.0f} / {st['tokens_out']:.0f} | "
+            f"{st['seconds']:.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print (or write into ``--out`` between markers) the per-preset table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-tokens", type=int, default=None, help="cap every answer budget")
+    parser.add_argument("--out", default=None, help="a markdown file with the table markers")
+    args = parser.parse_args(argv)
+    from llm_agents.local import LocalServer
+
+    overrides = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+    t0 = time.perf_counter()
+    with LocalServer() as server:
+        table = report(server.client(), args.episodes, args.seed, **overrides)
+    took = time.perf_counter() - t0
+    text = f"{table}\n\nWall time for the table: {took:.0f} s."
+    if args.out:
+        from pathlib import Path
+
+        path = Path(args.out)
+        doc = path.read_text()
+        start, end = "<!-- presets-table -->", "<!-- /presets-table -->"
+        head, _, rest = doc.partition(start)
+        _, _, tail = rest.partition(end)
+        path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
