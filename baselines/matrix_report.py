@@ -3,8 +3,9 @@
 For each game (RPS, IBS, IPD) and each training partner (``population:single_action``, one
 ``always_k`` drawn per episode, and ``tit_for_tat``), train the learner in seat 0, then evaluate the
 trained policy with the suite's runner against the population, each ``always_k`` on its own and
-``tit_for_tat``; ΔFunctional/T is the exact metric of ``tom_envs/games/matrix/optimal.py``. RMax's
-row is read from ``docs/results/paper004_rmax.md``.
+``tit_for_tat``; ΔFunctional/T is the exact metric of ``tom_envs/games/matrix/optimal.py``. The
+RMax columns are read from ``docs/results/paper004_rmax.md``: the paper's learner (plain RMax) and
+our tuned RMax, each its own column.
 
 Run (each algorithm can run in its own process; results are cached per cell in ``--out``)::
 
@@ -88,13 +89,20 @@ def run_cells(algos: list[str], steps: int, episodes: int, out: Path, seed: int)
                 }, indent=1))  # fmt: skip
 
 
-def rmax_rows(path: Path) -> dict[tuple[str, str], str]:
-    """``(game, partner) -> "ΔFunctional/T ± ci"`` for RMax from the paper-004 results page."""
+#: Row labels of the paper-004 results page, and the column each goes to here.
+RMAX_LABELS = {"paper's learner (plain RMax)": "paper", "tuned RMax (ours)": "tuned"}
+
+
+def rmax_rows(path: Path) -> dict[tuple[str, str, str], str]:
+    """``(label, game, partner) -> "ΔFunctional/T ± ci"`` for the RMax rows of the paper-004 page.
+
+    ``label`` is ``"paper"`` (the paper's learner) or ``"tuned"`` (ours).
+    """
     out = {}
     for line in path.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 3 and cells[2] == "RMax":
-            out[(cells[0], cells[1])] = cells[3]
+        if len(cells) > 3 and cells[2] in RMAX_LABELS:
+            out[(RMAX_LABELS[cells[2]], cells[0], cells[1])] = cells[3]
     return out
 
 
@@ -103,9 +111,9 @@ def report(out: Path, rmax_path: Path) -> str:
     rmax = rmax_rows(rmax_path) if rmax_path.exists() else {}
     cells = [json.loads(p.read_text()) for p in sorted(out.glob("*/eval.json"))]
     lines = [
-        "| game | trained vs | evaluated vs | PPO ΔF/T | MAPPO ΔF/T | RMax ΔF/T | PPO return | "
-        "MAPPO return | optimal return |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| game | trained vs | evaluated vs | PPO ΔF/T | MAPPO ΔF/T | RMax (paper's) ΔF/T | "
+        "RMax (tuned) ΔF/T | PPO return | MAPPO return | optimal return |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     by = {(c["algo"], c["game"], c["partner"]): c for c in cells}
     for game in GAMES:
@@ -127,11 +135,13 @@ def report(out: Path, rmax_path: Path) -> str:
 
                 short = against.removeprefix("population:")
                 opt = next((v["optimal_return"] for v in vals.values() if v), None)
+                both = short in ("single_action", "tit_for_tat")
+                paper_rmax = rmax.get(("paper", game, short), "") if both else ""
+                tuned_rmax = rmax.get(("tuned", game, short), "") if both else ""
                 lines.append(
                     f"| {game} | {partner.removeprefix('population:')} | {short} | "
                     f"{fmt(vals['ppo'], 'functional_regret')} | "
-                    f"{fmt(vals['mappo'], 'functional_regret')} | "
-                    f"{rmax.get((game, short), '') if short in ('single_action', 'tit_for_tat') else ''} | "
+                    f"{fmt(vals['mappo'], 'functional_regret')} | {paper_rmax} | {tuned_rmax} | "
                     f"{fmt(vals['ppo'], 'return/player_0')} | {fmt(vals['mappo'], 'return/player_0')} | "
                     f"{'' if opt is None else f'{opt:.1f}'} |"
                 )

@@ -15,21 +15,29 @@ It plays any small discrete game through the suite's API (:class:`~tom_envs.core
   agent makes no predictions.
 
 Planning is exact value iteration on the learned model: over the remaining steps when the game has
-a known length (``planning="horizon"``, the default when ``max_steps`` is known), else discounted.
+a known length (``planning="horizon"``), else discounted (``planning="discount"``, ``gamma``).
 
-Settings chosen for the paper's tables, and why (``docs/matrix_rmax.md`` has the measured rows):
+Two configurations are named in ``tom_envs/experiments/paper004.py``:
 
-* ``known_threshold=1``: the paper's partners are deterministic given the last joint action, so one
-  visit fixes a state-action's outcome.
-* ``planning="horizon"``: the episode length (T = 100) is part of the game; planning over the steps
-  left is what "optimal T-step response" means, and it stops exploring when too few steps remain to
-  pay for it.
-* ``r_max`` = the largest payoff of the table (the game's ``reward_range``), the standard RMax bound.
-* ties: a known action beats an unknown one of equal value (no exploration that cannot gain), then
-  a seeded random choice among the rest (``tie_break="random"`` skips the preference).
-* predictions: most frequent partner action in this state; an unseen state backs off to the states
-  with the same own last action (partners that react to our last move are then predicted right
-  at once), then to all states, and with no data at all to a seeded random guess.
+* **the paper's learner** (``PAPER_RMAX_SPEC``): plain RMax as paper 004 describes it (Sec. 2.2:
+  "the classic RMax algorithm ... with the actions at the last time step treated as the state
+  representation"; "a simple frequency count based prediction using the same state
+  representation"). ``known_threshold=1``, discounted planning with ``gamma=0.95``, random
+  tie-breaking among equally valued actions (``tie_break="random"``), and a per-state count
+  predictor (``predictor="state"``) that, in a state with no count yet (or tied counts), predicts
+  the lowest action (``guess="lowest"``, what ``argmax`` over a zero count vector returns). The
+  paper gives no other setting; these are the issue's and the classic algorithm's.
+* **our tuned RMax** (``TUNED_RMAX_SPEC``, an improvement, labelled as such): plans over the steps
+  left (``planning="horizon"``: the episode length is part of the game, so it defects in the last
+  round of the Prisoner's Dilemma and stops exploring when too few steps remain to pay for it);
+  among equally valued actions a known one beats an unknown one (``tie_break="known_first"``), then
+  a seeded random choice; predictions back off (``predictor="backoff"``) from an unseen state to the
+  states with the same own last action (partners that react to our last move are then predicted
+  right at once), then to all states, and with no data at all to a seeded random guess.
+
+Other settings: ``r_max`` = the largest payoff of the table (the game's ``reward_range``), the
+standard RMax bound; an unknown state-action is worth ``r_max`` on every remaining step (horizon)
+or ``r_max / (1 - gamma)`` (discount).
 """
 
 from __future__ import annotations
@@ -54,6 +62,10 @@ class RMaxAgent(BaseAgent):
         state: ``"auto"`` (``view.last_actions`` if present, else the observation), ``"observation"``
             or ``"last_actions"``.
         tie_break: ``"known_first"`` (known, then random among them) or ``"random"``.
+        predictor: ``"backoff"`` (unseen state: same own last action, then all states) or
+            ``"state"`` (the paper's: counts of this state only).
+        guess: how an unseen state or tied counts are predicted: ``"random"`` (seeded) or
+            ``"lowest"`` (the lowest action, as ``argmax`` does).
         persist: keep the learned model across episodes (default: learn from scratch each episode,
             as in the paper).
     """
@@ -68,6 +80,8 @@ class RMaxAgent(BaseAgent):
         r_max: float | None = None,
         state: str = "auto",
         tie_break: str = "known_first",
+        predictor: str = "backoff",
+        guess: str = "random",
         persist: bool = False,
     ) -> None:
         super().__init__()
@@ -81,12 +95,18 @@ class RMaxAgent(BaseAgent):
             raise ValueError("state must be 'auto', 'observation' or 'last_actions'")
         if tie_break not in ("known_first", "random"):
             raise ValueError("tie_break must be 'known_first' or 'random'")
+        if predictor not in ("backoff", "state"):
+            raise ValueError("predictor must be 'backoff' or 'state'")
+        if guess not in ("random", "lowest"):
+            raise ValueError("guess must be 'random' or 'lowest'")
         self.m = known_threshold
         self.planning = planning
         self.gamma = gamma
         self.r_max_arg = r_max
         self.state_mode = state
         self.tie_break = tie_break
+        self.predictor = predictor
+        self.guess = guess
         self.persist = persist
         self._fresh()
 
@@ -217,20 +237,20 @@ class RMaxAgent(BaseAgent):
     def predict(self, s: int) -> int:
         """The partner's most frequent action in state ``s``.
 
-        An unseen state backs off to the states where this agent's own last action was the same,
-        then to all states; with no data at all, a seeded random guess.
+        ``predictor="backoff"``: an unseen state backs off to the states where this agent's own
+        last action was the same, then to all states. ``predictor="state"``: this state's counts
+        only. A state with no data, or tied counts, is resolved by ``guess``.
         """
-        own = self.own_last.get(s)
-        for counts in (
-            self.partner_counts.get(s),
-            None if own is None else self.partner_by_own.get(own),
-            self.partner_total,
-        ):
-            if counts is not None and counts.sum() > 0:
-                break
-        else:
-            return int(self.rng.integers(self.n_actions))
+        sources = [self.partner_counts.get(s)]
+        if self.predictor == "backoff":
+            own = self.own_last.get(s)
+            sources += [None if own is None else self.partner_by_own.get(own), self.partner_total]
+        counts = next((c for c in sources if c is not None and c.sum() > 0), None)
+        if counts is None:
+            counts = np.zeros(self.n_actions)
         best = np.flatnonzero(counts == counts.max())
+        if self.guess == "lowest":
+            return int(best[0])
         return int(best[self.rng.integers(len(best))])
 
     # --------------------------------------------------------------------- act

@@ -1,8 +1,9 @@
 """The golden seeded playthrough of the bomb-defusal mission (OpenSpiel-style).
 
 The heuristic team plays seed 0 of the default mission through the AEC env; every decision is
-written out: the acting player's observation text, the action's text, its message, the ToM probes
-with their computed answers, and the rewards. ``test_bomb_golden.py`` diffs this against
+written out: the acting player's observation text, the action's text, its message, the rewards and
+the ToM probes asked right after the action (the paper's timing) with their computed answers and
+the no-ToM answer. ``test_bomb_golden.py`` diffs this against
 ``playthrough_seed0.txt``; after an intended change, regenerate with::
 
     .venv/bin/python tests/games/bomb_defusal/bomb_golden.py
@@ -41,14 +42,14 @@ def render_playthrough(seed: int = 0) -> str:
         decisions[agent] += 1
         lines.append(f"## round {view.round}, {game.config.agents[i]}")
         lines.append(env.text_observation(agent).observation)
-        for p in env.probes(agent):
-            lines.append(f"  probe {p.id} = {p.answer}: {p.question}")
         lines.append(f"> {env.bundle.text.action_text(view, choice.action)}")
         if choice.message:
             lines.append(f'> Message to Team: "{choice.message}"')
             env.send_message(agent, choice.message)
         env.step(choice.action)
         lines.append(f"  rewards {[env.rewards[a] for a in env.possible_agents]}")
+        for p in env.probes(agent):  # right after the action, as the paper asked
+            lines.append(f"  probe {p.id} = {p.answer} (no-ToM {p.no_tom}): {p.question}")
     lines += ["", env.bundle.text.render_state(env.game_state)]
     return "\n".join(lines) + "\n"
 

@@ -108,10 +108,14 @@ def test_runner_scores_probes_per_order() -> None:
     for order in ("first_order", "second_order"):
         assert yes.metrics[f"probe_acc/{order}"] + no.metrics[f"probe_acc/{order}"] == 100.0
     steps = [s for s in oracle.steps if s.get("probes")]
-    assert steps and all(
-        len(s["probes"]) == 5 * len({p["id"].split(".order")[0] for p in s["probes"]})
-        for s in steps
-    )
+    assert steps
+    for s in steps:  # per subject: introspection always, up to 2 x 2 balanced teammate questions
+        subjects = {p["id"].split(".order")[0] for p in s["probes"]}
+        assert sum(p["order"] == 0 for p in s["probes"]) == len(subjects)
+        assert len(s["probes"]) <= 5 * len(subjects)
+        assert all(p["no_tom"] in ("yes", "no") for p in s["probes"])
+    asked = sum(len(s["probes"]) for s in steps)
+    assert asked < 5 * sum(len({p["id"].split(".order")[0] for p in s["probes"]}) for s in steps)
 
 
 def test_metrics_hook_replays_the_episode() -> None:

@@ -18,8 +18,9 @@ from tom_envs.games.bomb_defusal.view import BombFact, LocationFact, RequestFact
 ALPHA, BRAVO, CHARLIE = 0, 1, 2
 
 
-def probes_by_id(game, state, player):
-    return {p.id.split(".", 2)[-1]: p for p in tom.make_probes(game, state, player)}
+def probes_by_id(game, state, player, timing="turn"):
+    """The probes about ``player``'s last action, keyed without the round and actor."""
+    return {p.id.split(".", 2)[-1]: p for p in tom.make_probes(game, state, player, timing)}
 
 
 # ------------------------------------------------------------------- hard case 1: left before
@@ -176,13 +177,13 @@ def test_state_change_and_defusal_questions() -> None:
 def test_probes_only_after_an_action_and_not_when_off() -> None:
     game = new_game()
     s = start(game, [(0, (R,))], at=3)
-    assert tom.make_probes(game, s, ALPHA) == []
+    assert tom.make_probes(game, s, ALPHA) == [] == tom.make_probes(game, s, ALPHA, "turn")
     s = play(game, s, [("move", 0)])
     assert tom.make_probes(game, s, BRAVO) == []
-    assert len(tom.make_probes(game, s, ALPHA)) == 5  # 1 + 2 teammates x 2 orders
+    assert len(tom.make_probes(game, s, ALPHA, "turn")) == 5  # 1 + 2 teammates x 2 orders
     one = new_game(probes="one")
     s1 = play(one, start(one, [(0, (R,))], at=3), [("move", 0)])
-    assert len(tom.make_probes(one, s1, ALPHA)) == 3
+    assert len(tom.make_probes(one, s1, ALPHA, "turn")) == 3
     off = new_game(probes="none")
     s2 = play(off, start(off, [(0, (R,))], at=3), [("move", 0)])
     assert s2.minds is None and tom.make_probes(off, s2, ALPHA) == []
@@ -197,7 +198,7 @@ def test_probe_ids_are_unique_and_answers_valid_over_random_play() -> None:
     for seed in range(10):
         s = game.initial_state(seeding.np_random(seed)[0])
         while not s.over:
-            probes = tom.make_probes(game, s, s.turn)
+            probes = tom.make_probes(game, s, s.turn, "turn")
             assert len({p.id for p in probes}) == len(probes)
             kinds |= {p.kind for p in probes}
             legal = game.legal_actions(s, s.turn)

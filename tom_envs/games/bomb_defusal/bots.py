@@ -37,8 +37,8 @@ from typing import Any
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
 from tom_envs.core.game import GameBundle
+from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.rules import ActionKind, BombConfig, BombGame, encode_action
-from tom_envs.games.bomb_defusal.tom import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.view import (
     BombFact,
     BombView,

@@ -54,26 +54,53 @@ Ground truth (``T`` a teammate, ``A`` the player asked)
       only) ``T`` saw the score rise and ``A`` has perceived since ``T`` did. "You have changed the
       state of bomb b" needs E2 (only a message can say who cut).
 
-When probes are asked
-    After each action, at the actor's *next* decision (the runner asks an agent at its turn), with
-    its current observation in hand (which, as in the original, shows the action's result). Ground
-    truth is computed then: every teammate has had one turn since, so messages sent with the action
-    have been read and teammates have seen its location. Probes follow App. C / specs §1.9: a move
-    to room ``r`` → room contents; an inspection (or the wrong-tool feedback, which reveals the
-    sequence) → the bomb's sequence; a cut that leaves phases → the bomb's state; a defusal → "a
-    bomb phase has just been defused". When the actor's message announced a room it is not in
-    (e.g. it claimed a move it failed to make), the room-contents questions about the announced
-    room are asked too (``about["announced"] = True``): the paper's false-belief case.
+When probes are asked (``probe_timing``)
+    ``"action"`` (default, the paper's timing, specs §1.9): right after the action, before any
+    teammate has had a turn. The ground truth is computed at that moment, as the original code
+    asked its questions right after each action with the action's result in hand: a teammate has
+    not yet read the message sent with the action, nor seen where the actor went. The probes are
+    frozen in the tracker then (:attr:`Minds.asked`) and :func:`make_probes` returns them from
+    that moment until the actor acts again; the driver should ask the actor right after its
+    action (a driver that asks at the actor's next decision gets the same questions and truths,
+    which then refer to the moment of the action). First- and second-order questions are
+    balanced per question type (below); introspection and the announced-room questions are
+    always asked.
+
+    ``"action_all"``: the same timing and truths, every question asked (no balancing).
+
+    ``"turn"`` (the suite's earlier timing): at the actor's *next* decision, with its current
+    observation in hand; the truth is computed then, when every teammate has had one turn since
+    (messages sent with the action have been read, teammates have seen its location); every
+    question asked.
+
+    Which questions (App. C / specs §1.9): a move to room ``r`` → room contents; an inspection
+    (or the wrong-tool feedback, which reveals the sequence) → the bomb's sequence; a cut that
+    leaves phases → the bomb's state; a defusal → "a bomb phase has just been defused". When the
+    actor's message announced a room it is not in (e.g. it claimed a move it failed to make), the
+    room-contents questions about the announced room are asked too (``about["announced"] =
+    True``): the paper's false-belief case.
+
+Balancing (``probe_timing="action"``)
+    Right after an action most first- and second-order answers are "no" for some question types
+    and "yes" for others, so a per-type prior would score well without any ToM. Each candidate
+    question of type ``t`` (kind and order) whose true answer is ``a`` is asked with probability
+    ``min(1, (n_other + 1) / (n_a + 1))``, where ``n_a`` and ``n_other`` count the candidates of
+    type ``t`` with answer ``a`` (this one included) and with the other answer so far in the
+    episode: the rarer answer is always asked, the commoner one thinned to match. The coin is a
+    hash of the mission, the time and the question id (no generator state; same episode, same
+    questions). The asked set depends on the truth only through these rates, never on the
+    question's position in a sequence. ``Probe.no_tom`` is the asked player's own knowledge
+    ("do I know X?"), the answer of a player without ToM.
 """
 
 from __future__ import annotations
 
-import re
+import hashlib
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tom_envs.core.probes import Probe
-from tom_envs.games.bomb_defusal.maps import GameMap
+from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.view import (
     ActionResult,
     BombFact,
@@ -81,13 +108,28 @@ from tom_envs.games.bomb_defusal.view import (
     ChatMessage,
     Fact,
     LocationFact,
-    RequestFact,
     ResultKind,
     RoomFact,
 )
 
 if TYPE_CHECKING:
     from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, BombState
+
+__all__ = [
+    "TIMINGS",
+    "aware_that_knows",
+    "belief",
+    "believed_room",
+    "evidence",
+    "extract_facts",
+    "initial_minds",
+    "knows",
+    "make_probes",
+    "probe_timing",
+    "render_facts",
+    "truth",
+    "update_minds",
+]
 
 ROOM, BOMB, SEQ, DEFUSED = "room", "bomb", "seq", "defused"
 Key = tuple[str, int]
@@ -150,11 +192,20 @@ class ActionRecord:
 
 @dataclass(frozen=True)
 class Minds:
-    """Everyone's beliefs, every report sent, and each player's last action."""
+    """Everyone's beliefs, every report sent, and each player's last action.
+
+    Attributes:
+        asked: per player, the probes about its last action frozen right after it (timings
+            ``"action"`` and ``"action_all"``; empty otherwise).
+        tally: per question type, the candidates seen so far this episode with answer "yes" and
+            "no" (the balancing counts), as ``(type, yes, no)`` sorted by type.
+    """
 
     agents: tuple[Mind, ...]
     reports: tuple[Report, ...]
     last_action: tuple[ActionRecord | None, ...]
+    asked: tuple[tuple[Probe, ...], ...] = ()
+    tally: tuple[tuple[str, int, int], ...] = ()
 
 
 # =============================================================================== updates
@@ -279,7 +330,7 @@ def initial_minds(game: BombGame, state: BombState) -> Minds:
         b = _Builder(_empty_mind(n_agents, n_rooms, n_bombs))
         _perceive(b, game.observe(state, p), 0)
         minds.append(b.freeze())
-    return Minds(tuple(minds), (), (None,) * n_agents)
+    return Minds(tuple(minds), (), (None,) * n_agents, ((),) * n_agents)
 
 
 def update_minds(
@@ -319,7 +370,9 @@ def update_minds(
             announced = claims[-1]
     records = list(minds.last_action)
     records[actor] = ActionRecord(now, before.round, result, announced)
-    out = Minds(tuple(agents), reports, tuple(records))
+    out = Minds(tuple(agents), reports, tuple(records), minds.asked, minds.tally)
+    if probe_timing(game.config) != "turn":  # the paper's timing: before anyone else perceives
+        out = _ask_now(game, replace(after, minds=out), actor)
     if not after.over:
         nxt = after.turn
         b = _Builder(out.agents[nxt])
@@ -513,15 +566,22 @@ def _first_order_tag(state: BombState, target: int, key: Key) -> str:
     return f"stale_{b.source}"  # e.g. left the room before it changed, or told a stale fact
 
 
-def make_probes(game: BombGame, state: BombState, player: int) -> list[Probe]:
-    """The App. C questions about ``player``'s last action, with computed answers.
+#: Values of ``probe_timing`` (see the module docstring).
+TIMINGS = ("action", "action_all", "turn")
 
-    Returns ``[]`` before its first action, when the tracker is off or the episode is over.
-    """
-    if state.minds is None or state.over or game.config.probes == "none":
-        return []
-    minds = _minds(state)
-    rec = minds.last_action[player]
+
+def probe_timing(config: BombConfig) -> str:
+    """The configured probe timing: ``config.probe_timing`` if the config declares it, else
+    ``"action"`` (the paper's). Raises ``ValueError`` for a value not in :data:`TIMINGS`."""
+    timing = getattr(config, "probe_timing", "action")
+    if timing not in TIMINGS:
+        raise ValueError(f"probe_timing must be one of {TIMINGS}, got {timing!r}")
+    return timing
+
+
+def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
+    """Every App. C question about ``player``'s last action, with truths read from ``state``."""
+    rec = _minds(state).last_action[player]
     if rec is None:
         return []
     cfg = game.config
@@ -547,6 +607,7 @@ def make_probes(game: BombGame, state: BombState, player: int) -> list[Probe]:
         }
         q0, q1, q2 = _QUESTIONS[kind]
         truth0 = knows(state, player, key)
+        own = _yes(truth0)  # the no-ToM answer: what the asked player itself knows
         out.append(
             Probe(
                 f"{base}.order0",
@@ -554,13 +615,13 @@ def make_probes(game: BombGame, state: BombState, player: int) -> list[Probe]:
                 0,
                 q0.format(**fields),
                 YES_NO,
-                _yes(truth0),
+                own,
                 {**about, "target": None},
+                no_tom=own,
             )
         )
         for t in teammates:
             target = names[t]
-            first = knows(state, t, key)
             out.append(
                 Probe(
                     f"{base}.order1.{target}",
@@ -568,12 +629,12 @@ def make_probes(game: BombGame, state: BombState, player: int) -> list[Probe]:
                     1,
                     q1.format(target=target, **fields),
                     YES_NO,
-                    _yes(first),
+                    _yes(knows(state, t, key)),
                     {**about, "target": target, "belief": _first_order_tag(state, t, key)},
+                    no_tom=own,
                 )
             )
             ev = evidence(state, t, player, key)
-            second = truth0 and ev is not None
             out.append(
                 Probe(
                     f"{base}.order2.{target}",
@@ -581,238 +642,71 @@ def make_probes(game: BombGame, state: BombState, player: int) -> list[Probe]:
                     2,
                     q2.format(target=target, **fields),
                     YES_NO,
-                    _yes(second),
+                    _yes(truth0 and ev is not None),
                     {**about, "target": target, "evidence": ev},
+                    no_tom=own,
                 )
             )
     return out
 
 
-# ===================================================================== facts <-> text
-def _colour_list(colours: tuple[int, ...], config: BombConfig) -> str:
-    return "-".join(config.colors[c].capitalize() for c in colours)
+def _coin(state: BombState, probe_id: str) -> float:
+    """A uniform number in [0, 1) fixed by the mission, the time and the question."""
+    m = state.mission
+    text = f"{m.game_map.edges}|{m.bomb_rooms}|{m.sequences}|{m.start_room}|{state.time}|{probe_id}"
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2.0**64
 
 
-def _bomb_list(bombs: tuple[int, ...]) -> str:
-    names = [f"Bomb {b + 1}" for b in bombs]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def _ask_now(game: BombGame, state: BombState, actor: int) -> Minds:
+    """Freeze the questions about ``actor``'s action just applied (balanced for ``"action"``)."""
+    minds = _minds(state)
+    candidates = _candidates(game, state, actor)
+    tally = {t: [y, n] for t, y, n in minds.tally}
+    balance = probe_timing(game.config) == "action"
+    asked = []
+    for p in candidates:
+        if p.order not in (1, 2) or p.about.get("announced"):
+            asked.append(p)  # introspection and the false-belief case: always asked
+            continue
+        counts = tally.setdefault(p.qtype, [0, 0])
+        mine = 0 if p.answer == "yes" else 1
+        counts[mine] += 1
+        keep = min(1.0, (counts[1 - mine] + 1) / (counts[mine] + 1))
+        if not balance or keep >= 1.0 or _coin(state, p.id) < keep:
+            asked.append(p)
+    per_player = list(minds.asked) or [()] * game.num_players
+    per_player[actor] = tuple(asked)
+    return replace(
+        minds,
+        asked=tuple(per_player),
+        tally=tuple((t, y, n) for t, (y, n) in sorted(tally.items())),
+    )
 
 
-def render_facts(facts: tuple[Fact, ...], config: BombConfig, gmap: GameMap, sender: int) -> str:
-    """Canonical sentences for ``facts`` (what symbolic messages and the heuristic bots say)."""
-    if not facts:
-        return "I have no bomb intel yet."
-    rooms = gmap.rooms
-    out = []
-    for f in facts:
-        if isinstance(f, LocationFact):
-            who = "I am" if f.agent == sender else f"Player {config.agents[f.agent]} is"
-            out.append(f"{who} in Room {rooms[f.room]}.")
-        elif isinstance(f, RoomFact):
-            if f.bombs:
-                out.append(f"Room {rooms[f.room]} contains {_bomb_list(f.bombs)}.")
-            else:
-                out.append(f"Room {rooms[f.room]} has no bomb.")
-        elif isinstance(f, BombFact):
-            if not f.remaining:
-                out.append(f"Bomb {f.bomb + 1} is defused.")
-            elif f.room is not None:
-                out.append(
-                    f"Bomb {f.bomb + 1} is in Room {rooms[f.room]} and its remaining sequence is "
-                    f"{_colour_list(f.remaining, config)}."
-                )
-            else:
-                out.append(
-                    f"Bomb {f.bomb + 1} has remaining sequence {_colour_list(f.remaining, config)}."
-                )
-        elif isinstance(f, RequestFact):
-            out.append(
-                f"I need a {config.colors[f.color].capitalize()} tool in Room {rooms[f.room]}."
-            )
-    return " ".join(out)
+def make_probes(
+    game: BombGame, state: BombState, player: int, timing: str | None = None
+) -> list[Probe]:
+    """The App. C questions about ``player``'s last action, with computed answers.
 
-
-_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "`": "'"})
-_SEP = r"(?:\s*(?:->|→|–|—|-|,|/|>|\band then\b|\bthen\b|\bfollowed by\b|\band\b)\s*)"
-_NUM = r"\s*(?:no\.?\s*|number\s*|#\s*)?(\d+)"
-
-
-class _Reader:
-    """Compiled patterns for one configuration (colours and names)."""
-
-    def __init__(self, config: BombConfig) -> None:
-        col = "(?:" + "|".join(re.escape(c) for c in config.colors) + ")"
-        self.col = re.compile(rf"\b{col}\b")
-        seq = rf"(?P<seq>\b{col}\b(?:{_SEP}\b{col}\b)*)"
-        self.seq = [
-            re.compile(
-                rf"\bbomb{_NUM}(?P<mid>[^.;!?]*?)\b(?:sequence|phases?|colou?rs?|order)\b"
-                rf"(?:\s*(?:is|are|was|of|:|=))*\s*:?\s*{seq}"
-            ),
-            re.compile(rf"\bbomb{_NUM}\s*(?:is|:|=|\(|-)\s*{seq}"),
-            re.compile(rf"\bbomb{_NUM}\b[^.;!?]*?{seq}\s+(?:sequence|phases?|order)\b"),
-        ]
-        self.bomb_room = re.compile(rf"\bbomb{_NUM}\b[^.;!?]*?\b(?:in|at)\s+room{_NUM}")
-        self.defused = [
-            re.compile(
-                rf"\bbomb{_NUM}\s*(?:is|has been|was|got|are)?\s*(?:now\s+|already\s+|"
-                r"successfully\s+|fully\s+)?(?:defused|disarmed|neutrali[sz]ed)\b"
-            ),
-            re.compile(rf"\b(?:defused|disarmed)\s+(?:the\s+)?bomb{_NUM}"),
-        ]
-        self.room_empty = [
-            re.compile(
-                rf"\broom{_NUM}\s*(?:is\s+|now\s+)*(?:has|contains|holds|with)?\s*(?:no|zero)"
-                r"\s+(?:more\s+|other\s+|active\s+)?bombs?\b"
-            ),
-            re.compile(
-                rf"\bno\s+(?:more\s+|other\s+|active\s+)?bombs?\s+(?:left\s+|remaining\s+)?"
-                rf"in\s+room{_NUM}"
-            ),
-            re.compile(rf"\broom{_NUM}\s+(?:is\s+)?(?:now\s+)?(?:empty|clear(?:ed)?|bomb-free)\b"),
-        ]
-        self.room_has = [
-            re.compile(rf"\broom{_NUM}\s+(?:has|contains|holds)\s+(?P<rest>[^.;!?]*)"),
-            re.compile(rf"\bin\s+room{_NUM}\s+with\s+(?P<rest>[^.;!?]*)"),
-        ]
-        self.found_in = re.compile(rf"\bfound\s+(?P<rest>bombs?\b[^.;!?]*?)\s+in\s+room{_NUM}")
-        self.bomb_nums = re.compile(r"\bbombs?\s*#?\s*(\d+(?:\s*(?:,|and|&)\s*#?\s*\d+)*)")
-        first = r"\b(?:i|i'm|im|i'll|i've|we|we're|we'll|me)\b"
-        self.first = re.compile(first)
-        names = "|".join(re.escape(a) for a in config.agents)
-        self.subject = re.compile(
-            rf"\b(?:i|i'm|im|i'll|i've|we|we're|we'll|me|you|you're|he|she|they|it|{names})\b"
-        )
-        motion = (
-            r"\b(?:mov\w*|go|goes|going|gone|head\w*|walk\w*|travel\w*|went|arriv\w*|way|"
-            r"proceed\w*|return\w*)"
-        )
-        room = rf"(?:back\s+)?(?:to|towards|into|over to|for|at|in)?\s*(?:the\s+)?room{_NUM}"
-        self.motion = re.compile(rf"{first}[^.;!?]{{0,40}}?{motion}\s+{room}")
-        self.motion_start = re.compile(
-            rf"^(?:\w+\s*[:,-]\s*)?(?:now\s+|next\s+|ok,?\s+|okay,?\s+)?"
-            rf"(?:moving|going|heading|headed|on my way|returning)\s+{room}"
-        )
-        self.static = re.compile(
-            r"\b(?:i am|i'm|im|i|we are|we're)\s+(?:now\s+|currently\s+|still\s+|already\s+|"
-            rf"also\s+)*(?:in|at|inside)\s+(?:the\s+)?room{_NUM}"
-        )
-        self.need = re.compile(rf"\bneeds?\b[^.;!?]*?\b(?P<c>{col})\b[^.;!?]*?\broom{_NUM}")
-        self.negation = re.compile(r"\bnot\b|n't\b|\bcannot\b|\bcan't\b")
-        self.colors = config.colors
-
-
-_READERS: dict[tuple[str, ...], _Reader] = {}  # by colours and names
-
-
-def _reader(config: BombConfig) -> _Reader:
-    key = (*config.colors, "|", *config.agents)
-    if key not in _READERS:
-        _READERS[key] = _Reader(config)
-    return _READERS[key]
-
-
-def extract_facts(text: str, sender: int, config: BombConfig, gmap: GameMap) -> tuple[Fact, ...]:
-    """Facts a free-text message tells (see the module docstring for the phrasings read).
-
-    Room numbers must be rooms of ``gmap`` and bomb numbers bombs of the mission; anything else is
-    ignored. Never raises on any string.
+    ``timing`` (default: the config's, see :func:`probe_timing`): ``"action"`` and
+    ``"action_all"`` return the questions frozen right after the action (the paper's timing),
+    from then until the player acts again; ``"turn"`` computes every question from ``state`` now
+    (the earlier timing: call it at the player's next decision). Returns ``[]`` before the
+    player's first action and when the tracker is off; with ``"turn"`` also once the episode is
+    over.
     """
-    if not isinstance(text, str) or not text.strip():
-        return ()
-    rd = _reader(config)
-    n_bombs = config.num_bombs
-    room_ids = {r: i for i, r in enumerate(gmap.rooms)}
-
-    def room_of(token: str) -> int | None:
-        return room_ids.get(int(token))
-
-    def bomb_of(token: str) -> int | None:
-        b = int(token) - 1
-        return b if 0 <= b < n_bombs else None
-
-    def colours(span: str) -> tuple[int, ...]:
-        return tuple(rd.colors.index(c) for c in rd.col.findall(span))
-
-    norm = text.translate(_QUOTES).lower()
-    sentences = [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", norm) if s.strip()]
-    facts: list[Fact] = []
-    rooms: dict[int, set[int]] = {}
-    empty: set[int] = set()
-    moving_to: int | None = None  # a motion target ("I'm heading to room 8") wins over ...
-    staying_in: int | None = None  # ... a static location ("I am in room 5")
-    for s in sentences:
-        m = rd.need.search(s)
-        need_room = room_of(m.group(2)) if m else None
-        if m and need_room is not None:
-            facts.append(RequestFact(sender, rd.colors.index(m.group("c")), need_room))
-        defused = set()
-        for pat in rd.defused:
-            for m in pat.finditer(s):
-                b = bomb_of(m.group(1))
-                if b is not None and b not in defused:
-                    defused.add(b)
-                    facts.append(BombFact(b, ()))
-        seen_seq: set[int] = set()
-        for pat in rd.seq:
-            for m in pat.finditer(s):
-                b = bomb_of(m.group(1))
-                if b is None or b in seen_seq or b in defused:
-                    continue
-                seq = colours(m.group("seq"))
-                if not seq:
-                    continue
-                seen_seq.add(b)
-                where = None
-                for mm in rd.bomb_room.finditer(s):
-                    if bomb_of(mm.group(1)) == b:
-                        where = room_of(mm.group(2))
-                        break
-                facts.append(BombFact(b, seq, where))
-        for pat in rd.room_empty:
-            for m in pat.finditer(s):
-                r = room_of(m.group(1))
-                if r is not None:
-                    empty.add(r)
-        has = [(m.group(1), m.group("rest")) for pat in rd.room_has for m in pat.finditer(s)]
-        has += [(m.group(2), m.group("rest")) for m in rd.found_in.finditer(s)]
-        for room_tok, rest in has:
-            r = room_of(room_tok)
-            if r is None or r in empty:
-                continue
-            nums = [bomb_of(x) for g in rd.bomb_nums.findall(rest) for x in re.findall(r"\d+", g)]
-            found = {b for b in nums if b is not None}
-            if found:
-                rooms.setdefault(r, set()).update(found)
-        first_person = False
-        for clause in re.split(r",|\bbut\b|\bwhile\b|\band then\b|\band\b", s):
-            clause = clause.strip()
-            if rd.subject.search(clause):
-                first_person = bool(rd.first.search(clause))
-            elif first_person and clause:  # "I am in room 3 and [I] will go to room 0"
-                clause = "i " + clause
-            if not clause or rd.negation.search(clause):
-                continue
-            m = rd.motion.search(clause) or rd.motion_start.search(clause)
-            if m and room_of(m.group(1)) is not None:
-                moving_to = room_of(m.group(1))
-                continue
-            m = rd.static.search(clause)
-            if m and room_of(m.group(1)) is not None:
-                staying_in = room_of(m.group(1))
-    out: list[Fact] = []
-    location = moving_to if moving_to is not None else staying_in
-    if location is not None:
-        out.append(LocationFact(sender, location))
-    for r in sorted(empty):
-        out.append(RoomFact(r, ()))
-    for r in sorted(rooms):
-        out.append(RoomFact(r, tuple(sorted(rooms[r]))))
-    out.extend(facts)
-    seen: set[Fact] = set()
-    unique = []
-    for f in out:
-        if f not in seen:
-            seen.add(f)
-            unique.append(f)
-    return tuple(unique)
+    if state.minds is None or game.config.probes == "none":
+        return []
+    timing = probe_timing(game.config) if timing is None else timing
+    if timing not in TIMINGS:
+        raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
+    if timing == "turn":
+        return [] if state.over else _candidates(game, state, player)
+    if probe_timing(game.config) == "turn":
+        raise ValueError(
+            f"timing={timing!r} needs the probes frozen after each action: configure "
+            "probe_timing='action' or 'action_all' (this game asks at the next turn)"
+        )
+    asked = _minds(state).asked
+    return list(asked[player]) if asked else []

@@ -12,11 +12,24 @@ Metrics of one episode of T rounds (the paper's Sec. 2.1, "Metrics for Our Exper
 
 * ``functional_regret`` = (V_T(s_1) - sum_t r_t) / T  (ΔFunctional/T). Against a stochastic partner
   it is an unbiased estimate of the expected regret.
-* ``tom_regret`` (ΔToM/T): the regret per step of acting rationally on the agent's own predictions.
-  At each round t of the played episode, with partner state s_t and k = T - t + 1 rounds left, the
-  rational response to a predicted partner action p is ``argmax_a M[a, p] + V_{k-1}(delta(s_t, p, a))``
-  (the payoff table is known, the prediction replaces the partner's current action); its regret is
-  ``V_k(s_t) - Q_k(s_t, a)``. Perfect predictions give zero. Ties go to the lowest action.
+* ``tom_regret`` (ΔToM/T, the paper's published values): the regret per step of the one-step
+  rational response to the agent's own prediction, scored on the played trajectory. At round t the
+  agent predicted ``p_t`` and the partner played ``b_t``; the rational response to ``p_t`` is
+  ``argmax_a M[a, p_t]`` (the payoff table is known), and its regret in that round is
+  ``max_a M[a, b_t] - M[a, b_t]``. Ties among rational responses are averaged (the expected regret
+  of a uniformly random rational responder), so no tie-breaking convention favours a predictor.
+  Perfect predictions give zero; each wrong prediction costs what answering the wrong action costs
+  against the action actually played. This is the definition that reproduces the paper's numbers:
+  in RPS every wrong prediction costs 1 or 2 (1.5 on average), so the paper's tit-for-tat row,
+  93.0 % accuracy, gives 7.0 x 1.5 / 100 = 0.105, its printed ΔToM/T; the single-action row, 97.4 %,
+  gives 2.6 x 1.5 / 100 = 0.039. In the Prisoner's Dilemma defection answers every prediction, so
+  the one-step ΔToM/T is 0 for any predictor (``docs/results/paper004_rmax.md`` discusses the
+  paper's 0.07 there).
+* ``tom_regret_lookahead`` (our variant, not the paper's): the rational response to ``p_t`` looks
+  ahead with the partner's true policy, ``argmax_a M[a, p] + V_{k-1}(delta(s_t, p, a))`` with
+  k = T - t + 1 rounds left, and its regret is ``V_k(s_t) - Q_k(s_t, a)``. Because the future is
+  answered by the true policy, the prediction barely matters (it is 0 for every predictor in the
+  Prisoner's Dilemma against all paper partners); it is kept only under this name.
 * ``tom_accuracy`` (ToM %): the share of rounds whose prediction equals the partner's action.
 """
 
@@ -78,14 +91,45 @@ class OptimalResponse:
         t = self.config.horizon if horizon is None else horizon
         return self.value(t, self.partner.initial_state())
 
-    def rational_response(self, k: int, state: Hashable, predicted: int) -> int:
-        """Best action if the partner plays ``predicted`` now and its true policy afterwards."""
+    def lookahead_response(self, k: int, state: Hashable, predicted: int) -> int:
+        """Best action if the partner plays ``predicted`` now and its true policy afterwards.
+
+        The rational response of ``tom_regret_lookahead`` (ties: the lowest action).
+        """
         vals = [
             self.matrix[a, predicted]
             + self.value(k - 1, self.partner.next_state(state, predicted, a))
             for a in range(self.n)
         ]
         return int(np.argmax(vals))
+
+
+def one_step_responses(matrix: np.ndarray, predicted: int) -> np.ndarray:
+    """Every rational one-step response to ``predicted``: ``argmax_a matrix[a, predicted]``."""
+    col = np.asarray(matrix, dtype=float)[:, predicted]
+    return np.flatnonzero(col >= col.max() - 1e-12)
+
+
+def one_step_tom_regret(matrix: np.ndarray, predicted: int, actual: int) -> float:
+    """Regret of answering ``predicted`` rationally (one step) when the partner played ``actual``.
+
+    ``max_a M[a, actual] - mean over rational responses a' to predicted of M[a', actual]``: 0 when
+    the prediction is right, or when the wrong prediction has the same rational response.
+    """
+    m = np.asarray(matrix, dtype=float)
+    n_partner = m.shape[1]
+    for name, v in (("predicted", predicted), ("actual", actual)):
+        if not 0 <= int(v) < n_partner:
+            raise ValueError(f"{name} must be a partner action in [0, {n_partner}), got {v}")
+    responses = one_step_responses(m, int(predicted))
+    return float(m[:, actual].max() - m[responses, actual].mean())
+
+
+def predictions_matter(matrix: np.ndarray) -> bool:
+    """Whether some wrong prediction has a positive one-step ΔToM (False when a dominant action
+    answers every prediction, as defection does in the Prisoner's Dilemma)."""
+    n = np.asarray(matrix).shape[1]
+    return any(one_step_tom_regret(matrix, p, b) > 0 for p in range(n) for b in range(n))
 
 
 def episode_metrics(
@@ -109,8 +153,9 @@ def episode_metrics(
 
     Returns:
         ``return``, ``optimal_return``, ``functional_regret`` (per step), and when predictions are
-        given, ``tom_accuracy`` (percent of predicted rounds that were right) and ``tom_regret``
-        (per step; NaN unless every round has a prediction).
+        given, ``tom_accuracy`` (percent of predicted rounds that were right), ``tom_regret``
+        (the paper's one-step ΔToM/T) and ``tom_regret_lookahead`` (our look-ahead variant), both
+        per step and NaN unless every round has a prediction.
     """
     solver = solver or OptimalResponse(config, partner, player)
     t_total = len(history)
@@ -125,16 +170,19 @@ def episode_metrics(
     if len(predictions) != t_total:
         raise ValueError(f"{len(predictions)} predictions for {t_total} rounds")
     state = partner.initial_state()
-    tom_regret = 0.0
+    tom_regret = lookahead = 0.0
     hits = made = 0
     for t, ((a, b), pred) in enumerate(zip(history, predictions, strict=True)):
         k = t_total - t
         if pred is not None:
             made += 1
             hits += int(pred == b)
-            a_tom = solver.rational_response(k, state, int(pred))
-            tom_regret += solver.value(k, state) - float(solver.q_values(k, state)[a_tom])
+            tom_regret += one_step_tom_regret(m, int(pred), b)
+            a_tom = solver.lookahead_response(k, state, int(pred))
+            lookahead += solver.value(k, state) - float(solver.q_values(k, state)[a_tom])
         state = partner.next_state(state, b, a)
-    out["tom_regret"] = tom_regret / t_total if made == t_total else float("nan")
+    complete = made == t_total
+    out["tom_regret"] = tom_regret / t_total if complete else float("nan")
+    out["tom_regret_lookahead"] = lookahead / t_total if complete else float("nan")
     out["tom_accuracy"] = 100.0 * hits / made if made else float("nan")
     return out
