@@ -39,6 +39,8 @@ class CheckpointAgent:
     """
 
     def __init__(self, path: str, deterministic: bool = False, trusted: bool = False) -> None:
+        if trusted is not True and trusted is not False:  # "yes", 1, ...: never a loose truth
+            raise ValueError(f"checkpoint option trusted must be true or false, got {trusted!r}")
         file = Path(str(path))
         if not file.exists():
             raise ValueError(f"checkpoint {file} does not exist")

@@ -375,7 +375,9 @@ class SB3Agent(BaseAgent):
     def load(cls, path: str | Path, deterministic: bool = False, trusted: bool = False) -> SB3Agent:
         """Load a MaskablePPO or PPO ``.zip``: safely (:func:`load_sb3_safely`, the default), or
         with SB3's own loader (``trusted=True``: it unpickles, so only for files you trust)."""
-        if not trusted:
+        if trusted is not True:  # only the boolean True opts in to unpickling
+            if trusted is not False:
+                raise ValueError(f"trusted must be True or False, got {trusted!r}")
             model = load_sb3_safely(path)
             return cls(model, deterministic, name=f"checkpoint:path={path}", meta=model.meta)
         import json

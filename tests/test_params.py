@@ -28,7 +28,7 @@ ALL = (INT, FLOAT, BOOL, CHOICE, LIST, NAMES, OPT)
         (BOOL, True, True), (BOOL, "false", False), (BOOL, "TRUE", True),
         (CHOICE, "b", "b"),
         (LIST, [1, 5], (1, 5)), (LIST, "2,3,4", (2, 3, 4)), (LIST, (1, 1), (1, 1)),
-        (NAMES, "Ann,Bo", ("Ann", "Bo")),
+        (NAMES, "Ann,Bo", ("Ann", "Bo")), (NAMES, ["A", "B"], ("A", "B")),  # items: 1+ chars
         (OPT, None, None), (OPT, "none", None), (OPT, 0, 0),
     ],
 )  # fmt: skip

@@ -39,6 +39,8 @@ class GameSpec:
         version: the ``-vN`` suffix; bump it when rules, observations or rewards change.
         demo_agents: the built-in agents ``tom-envs demo`` seats in this game.
         max_cycles: default ``max_cycles`` passed by ``pettingzoo.make`` (``None``: rules' limit).
+        fixed: the ``kwargs`` that make this id what it is (a matrix id's ``game``): a browser's
+            request may not override them (``tom-envs serve``).
     """
 
     name: str
@@ -49,6 +51,7 @@ class GameSpec:
     version: int = 0
     demo_agents: tuple[str, ...] = ()
     max_cycles: int | None = None
+    fixed: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -65,6 +68,7 @@ GAMES: tuple[GameSpec, ...] = (
         name="RockPaperScissors",
         module="tom_envs.games.matrix.env",
         kwargs={"game": "rps"},
+        fixed=("game",),
         parallel=True,
         summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
         demo_agents=("rmax", "population:single_action"),
@@ -73,6 +77,7 @@ GAMES: tuple[GameSpec, ...] = (
         name="BattleOfSexes",
         module="tom_envs.games.matrix.env",
         kwargs={"game": "ibs"},
+        fixed=("game",),
         parallel=True,
         summary="iterated Battle of the Sexes, T=100 (paper 004)",
         demo_agents=("rmax", "tit_for_tat"),
@@ -81,6 +86,7 @@ GAMES: tuple[GameSpec, ...] = (
         name="PrisonersDilemma",
         module="tom_envs.games.matrix.env",
         kwargs={"game": "ipd"},
+        fixed=("game",),
         parallel=True,
         summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
         demo_agents=("rmax", "tit_for_tat"),

@@ -101,6 +101,19 @@ def test_a_pickle_in_the_data_json_never_runs(models, tmp_path: Path, field: str
     assert not sentinel.exists()
 
 
+@pytest.mark.parametrize("loose", ["yes", "1", "on", "y"])
+def test_only_a_strict_true_opts_in_to_unpickling(models, tmp_path: Path, loose: str) -> None:
+    """``trusted=yes`` (or any truthy text) is an error, never a silent opt-in to unpickling."""
+    sentinel = tmp_path / "pwned"
+    evil = rewrite(models["masked"], tmp_path / "evil.zip",
+                   {**data_of(models["masked"]), "policy_kwargs": serialized(sentinel)})  # fmt: skip
+    with pytest.raises((ValueError, ppo_sb3.CheckpointError), match="trusted"):
+        make_agent(f"checkpoint:path={evil}:trusted={loose}", game_spec("RockPaperScissors"))
+    with pytest.raises(ValueError, match="trusted"):
+        CheckpointAgent(str(evil), trusted=1)  # type: ignore[arg-type]
+    assert not sentinel.exists()
+
+
 def test_the_attack_is_live_under_sb3s_own_loader(models, tmp_path: Path) -> None:
     """The adversary: the same file loaded with trusted=true (SB3's loader) runs the payload."""
     sentinel = tmp_path / "pwned"

@@ -417,3 +417,46 @@ def test_presets_are_the_operators_and_requests_cannot_extend_them(world, tmp_pa
     for bad in (["no-equals"], ["a b=random"], ["x=random", "x=random"], ["population=random"]):
         with pytest.raises(ValueError):
             parse_presets(bad)
+
+
+def test_requested_game_arguments_set_the_seats_but_cannot_swap_the_game(world) -> None:
+    """Hanabi with 3 players takes 2 partners; one-letter names are names; a registered id's
+    fixed arguments (RockPaperScissors is `game="rps"`) cannot be overridden from a request."""
+    c = world["client"]
+    body = {"game": "Hanabi", "seat": 2, "partners": ["random", "random"], "seed": 1,
+            "kwargs": {"players": 3}}  # fmt: skip
+    r = c.post("/api/sessions", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["seat"] == 2
+    refused(c.post("/api/sessions", json={**body, "partners": ["random"]}), "partners")
+    named = {**body, "seat": 0, "kwargs": {"players": 2, "names": ["A", "B"]}, "partners": ["random"]}
+    assert c.post("/api/sessions", json=named).status_code == 200
+    swap = {"game": "RockPaperScissors", "seat": 0, "partners": ["always_0"],
+            "kwargs": {"game": "ipd"}}  # fmt: skip
+    assert "fixed" in refused(c.post("/api/sessions", json=swap), "kwargs")["error"]
+
+
+def test_finished_sessions_are_bounded_in_memory(tmp_path: Path) -> None:
+    """Create-and-abandon loops cannot grow memory: at most max_sessions finished ones stay,
+    every one is on disk."""
+    app = App(tmp_path, max_sessions=3)
+    for _ in range(8):
+        s = app.create({**PD, "partners": ["always_0"]})
+        s.abandon()
+        app.sweep()
+    assert len(app.sessions) <= 3 and len(app.finished) == 5
+    assert len(list(tmp_path.glob("*.jsonl"))) == 8
+    assert all(app.status_of(sid) == "abandoned" for sid in app.finished)
+
+
+def test_a_completed_study_task_is_not_replayed_over(world) -> None:
+    c, app = world["client"], world["app"]
+    p = c.post("/api/study/p1/t1", json={}).json()
+    sid, token = p["session"], p["token"]
+    for step in range(3):  # horizon 3: play it to the end
+        p = c.post(f"/api/sessions/{sid}/act", json={"step": step, "action": 0},
+                   headers={"X-Seat-Token": token}).json()  # fmt: skip
+    assert p["status"] == "done"
+    refused(c.post("/api/study/p1/t1", json={}), "task", 409)
+    assert [t["status"] for t in c.get("/api/study/p1").json()] == ["done"]
+    assert len([s for s in app.sessions.values() if s.participant == "p1"]) == 1

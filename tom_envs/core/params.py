@@ -159,12 +159,15 @@ class Param:
             self._fail(x)
         return int(x) if whole else float(x)
 
-    def _text(self, value: Any, limit: int | None = None) -> str:
+    def _text(self, value: Any, limit: int | None = None, least: int | None = None) -> str:
+        """Text of ``least`` to ``limit`` characters (default: this parameter's own bounds; a
+        list's items pass their own, since ``min_len``/``max_len`` then count items)."""
         if not isinstance(value, str):
             self._fail(value, "text" if self.type == "str" else None)
         limit = limit or self.max_len or _MAX_STR
-        if len(value) > limit or (self.min_len is not None and len(value) < self.min_len):
-            self._fail(value, f"text of {self.min_len or 0} to {limit} characters")
+        least = self.min_len if least is None else least
+        if len(value) > limit or (least is not None and len(value) < least):
+            self._fail(value, f"text of {least or 0} to {limit} characters")
         if any(not ch.isprintable() for ch in value):
             self._fail(value, "printable text (no control characters)")
         return value
@@ -191,7 +194,7 @@ class Param:
             elif self.type == "bool_list":
                 out.append(_bool(item, self))
             else:
-                text = self._text(item, self.item_len)
+                text = self._text(item, self.item_len, least=1)
                 if self.choices and text not in self.choices:
                     self._fail(item)
                 out.append(text)
@@ -204,7 +207,7 @@ class Param:
             parts = group.split("+") if isinstance(group, str) else group
             if not isinstance(parts, (list, tuple)) or not parts or len(parts) > 16:
                 self._fail(value)
-            out.append(tuple(self._text(p.strip() if isinstance(p, str) else p, self.item_len)
+            out.append(tuple(self._text(p.strip() if isinstance(p, str) else p, self.item_len, least=1)
                              for p in parts))  # fmt: skip
         return tuple(out)
 

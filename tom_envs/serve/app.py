@@ -64,6 +64,8 @@ MESSAGE_LIMIT = 2000
 #: Longest participant id and task name accepted in a URL (characters).
 ID_LIMIT = 1000
 SEED_MAX = 2**32 - 1
+#: Statuses of finished sessions remembered (study progress) after the sessions are dropped.
+FINISHED_LIMIT = 100_000
 #: Generic agents a request may name (the others need options, so only presets may use them).
 HTTP_GENERIC = ("random", "rmax")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -234,7 +236,18 @@ class App:
         except KeyError:
             raise BadRequest("game", f"must be one of {[g.name for g in GAMES]}") from None
         module = spec.load()
-        n = module.make_bundle(**spec.kwargs).game.num_players
+        kwargs = body.get("kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise BadRequest("kwargs", "must be a JSON object of game arguments")
+        fixed = sorted(k for k in kwargs if k in spec.fixed)  # e.g. a matrix id's `game`
+        if fixed:
+            raise BadRequest("kwargs", f"{fixed[0]!r} is fixed by the game {spec.name}")
+        try:
+            kwargs = validate_kwargs(module.PARAMS, kwargs, source="http")
+            # seats and partners follow the requested configuration (Hanabi players=3)
+            n = module.make_bundle(**{**spec.kwargs, **kwargs}).game.num_players
+        except ValueError as exc:
+            raise BadRequest("kwargs", str(exc)) from None
         seat = body.get("seat", 0)
         if not _is_int(seat) or not 0 <= seat < n:
             raise BadRequest("seat", f"must be an integer in [0, {n - 1}]")
@@ -252,13 +265,6 @@ class App:
                 raise BadRequest("partners", f"{shown} is not offered by this server; choose from "
                                  f"{sorted(allowed)}")  # fmt: skip
             specs.append(allowed[p])
-        kwargs = body.get("kwargs") or {}
-        if not isinstance(kwargs, dict):
-            raise BadRequest("kwargs", "must be a JSON object of game arguments")
-        try:
-            kwargs = validate_kwargs(module.PARAMS, kwargs, source="http")
-        except ValueError as exc:
-            raise BadRequest("kwargs", str(exc)) from None
         return {"game": spec.name, "seat": seat, "partners": specs, "seed": seed,
                 "env_kwargs": kwargs}  # fmt: skip
 
@@ -322,10 +328,20 @@ class App:
                 s.abandon()
                 n += 1
             elif now - s.last_seen > 2 * self.idle_timeout:  # nobody will read it again
-                self.finished[sid] = s.status
-                del self.sessions[sid]
-                self.locks.pop(sid, None)
+                self._drop(sid)
+        # finished sessions kept for a last look are bounded too: the oldest go first
+        done = [s for s in self.sessions.values() if s.status != "playing"]
+        for s in sorted(done, key=lambda s: s.last_seen)[: max(0, len(done) - self.max_sessions)]:
+            self._drop(s.id)
         return n
+
+    def _drop(self, sid: str) -> None:
+        """Forget a finished session (its trajectory is on disk), keeping only its status."""
+        s = self.sessions.pop(sid)
+        self.locks.pop(sid, None)
+        self.finished[sid] = s.status
+        while len(self.finished) > FINISHED_LIMIT:  # statuses of the oldest are forgotten
+            del self.finished[next(iter(self.finished))]
 
     def close(self) -> int:
         """Record every session still being played as abandoned (server shutdown)."""
@@ -451,7 +467,7 @@ class App:
                 problem = f"message must be at most {MESSAGE_LIMIT} characters"
             if problem:
                 return {**s.payload(), "error": problem}, 400
-            async with app.locks[s.id]:
+            async with app.locks.get(s.id) or asyncio.Lock():  # dropped meanwhile: finished
                 try:
                     payload = await asyncio.to_thread(s.submit, step, action, message)
                     return payload, 200
@@ -474,7 +490,7 @@ class App:
                 await body_of(request)
             except BadRequest as exc:
                 return refused(exc)
-            async with app.locks[s.id]:
+            async with app.locks.get(s.id) or asyncio.Lock():  # dropped meanwhile: finished
                 await asyncio.to_thread(s.abandon)
             return JSONResponse(s.payload())
 
@@ -535,6 +551,8 @@ class App:
                     f"<ul>{''.join(rows)}</ul>")  # fmt: skip
             return HTMLResponse(html, headers={"Content-Security-Policy": "script-src 'none'"})
 
+        study_lock = asyncio.Lock()  # one study start at a time: never two sessions for a task
+
         async def study_start(request: Request) -> JSONResponse:
             try:
                 pid, name = ids(request, "participant", "task")
@@ -542,21 +560,24 @@ class App:
                 t = app.study.get(name)
                 if t is None:
                     raise BadRequest("task", f"no such study task; tasks: {sorted(app.study)}", 404)
-                sid = app.progress.get((pid, name))
-                if sid in app.sessions and app.sessions[sid].status == "playing":
-                    s = app.sessions[sid]
-                    if not s.check_token(body.get("token")):  # never hand out another's seat
-                        raise BadRequest("token", "this task is in progress in another tab; "
-                                         "reopen it from that tab, or start it again after "
-                                         f"{int(app.idle_timeout)} s without moves", 409)  # fmt: skip
-                    s.last_seen = time.monotonic()
-                    return JSONResponse({**s.payload(), "token": s.token})  # resume
-                spec = {"game": t.game, "seat": t.seat, "partners": t.partners, "seed": t.seed,
-                        "kwargs": t.kwargs}  # fmt: skip
-                s = await asyncio.to_thread(app.create, spec, pid, name, True)
+                async with study_lock:
+                    sid = app.progress.get((pid, name))
+                    s = app.sessions.get(sid) if sid is not None else None
+                    if s is not None and s.status == "playing":
+                        if not s.check_token(body.get("token")):  # never hand out another's seat
+                            raise BadRequest("token", "this task is in progress in another tab; "
+                                             "reopen it from that tab, or start it again after "
+                                             f"{int(app.idle_timeout)} s without moves", 409)  # fmt: skip
+                        s.last_seen = time.monotonic()
+                        return JSONResponse({**s.payload(), "token": s.token})  # resume
+                    if app.status_of(sid) == "done":  # a completed task is never replayed over
+                        raise BadRequest("task", "this task is already completed", 409)
+                    spec = {"game": t.game, "seat": t.seat, "partners": t.partners,
+                            "seed": t.seed, "kwargs": t.kwargs}  # fmt: skip
+                    s = await asyncio.to_thread(app.create, spec, pid, name, True)
+                    app.progress[(pid, name)] = s.id
             except BadRequest as exc:
                 return refused(exc)
-            app.progress[(pid, name)] = s.id
             return created(s)
 
         async def study_tasks(request: Request) -> JSONResponse:
