@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 
 from tom_envs.docs import render_pages, write_docs
@@ -26,3 +27,34 @@ def test_every_game_has_a_page_with_its_ids_and_sections() -> None:
         for section in ("## Description", "## Observation", "## Actions", "## Rewards",
                         "## Episode End", "## Arguments", "## Version History"):
             assert section in page, f"{rel} lacks {section}"
+
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def _fenced(text: str, lang: str) -> list[str]:
+    blocks, cur, inside = [], [], False
+    for line in text.splitlines():
+        if not inside and line.strip() == f"```{lang}":
+            inside, cur = True, []
+        elif inside and line.strip() == "```":
+            inside = False
+            blocks.append("\n".join(cur))
+        elif inside:
+            cur.append(line)
+    return blocks
+
+
+def test_readme_example_runs_and_its_two_commands_are_first(tmp_path: Path) -> None:
+    """The README's first Python block is a whole episode; its first bash block holds exactly
+    the two commands, the second one running pytest (what .ci/run executes)."""
+    text = README.read_text()
+    example = _fenced(text, "python")[0]
+    script = tmp_path / "readme_example.py"
+    script.write_text(example)
+    namespace = runpy.run_path(str(script))  # the project's own example, as a user runs it
+    assert not namespace["env"].agents  # the episode ran to its end
+    commands = [c for c in _fenced(text, "bash")[0].splitlines() if c.strip()]
+    assert len(commands) == 2 and "tom-envs demo" in commands[0]
+    assert commands[1].endswith("python -m pytest -q")
+    assert text.index("```python") < text.index("```bash")
