@@ -362,11 +362,29 @@ def cmd_qa(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.suites] or sorted(qg.SUITES_DIR.glob("*.jsonl"))
     items = [it for p in paths for it in read_suite(p)[1]]
     if args.qa_cmd == "verify":
+        from tom_envs.qa.shortcuts import (
+            BOUND,
+            SHORTCUT_MIN_ITEMS,
+            format_table,
+            shortcut_table,
+            violations,
+        )
+
         bad = [it.id for it in items if not qg.verify(it)]
         print(f"{len(items) - len(bad)}/{len(items)} items verified by the engine")
         for b in bad[:20]:
             print(f"  FAILED {b}", file=sys.stderr)
-        return 1 if bad else 0
+        # the shortcut suite: answerers that do no reasoning, beside chance
+        rows = shortcut_table(items)
+        print(f"\nShortcut answerers (accuracy %, each must stay within {BOUND:.0f} points of "
+              f"chance per game and ability):\n\n{format_table(rows)}")  # fmt: skip
+        # a group of a few items cannot meet the bound (one item is 1/n of it): judged from 20 on
+        over = violations([r for r in rows if r["items"] >= SHORTCUT_MIN_ITEMS])
+        if any(r["items"] < SHORTCUT_MIN_ITEMS for r in rows):
+            print(f"(groups under {SHORTCUT_MIN_ITEMS} items are shown, not judged)")
+        for v in over:
+            print(f"  SHORTCUT {v}", file=sys.stderr)
+        return 1 if bad or over else 0
     from tom_envs.qa.evaluate import correlation, format_rows, llm_answerer, run_answerer
 
     # everything that can fail is checked before the first answer is spent

@@ -257,3 +257,26 @@ def test_many_concurrent_sessions_on_loopback(tmp_path: Path) -> None:
     seeds = {Episode.read(f).seed for f in files}
     assert seeds == set(range(n))
     assert np.isfinite([Episode.read(f).returns["player_0"] for f in files]).all()
+
+
+def test_a_session_whose_partner_fails_is_written_as_failed(tmp_path: Path) -> None:
+    """The web app's partners follow the one failure policy: fallbacks recorded as such, and an
+    episode over the bound goes under failed/ (never a result)."""
+
+    class Broken:
+        name = "broken"
+
+        def reset(self, info: object) -> None:
+            pass
+
+        def act(self, turn: object) -> int:
+            raise RuntimeError("shape mismatch")
+
+    s = Session("PrisonersDilemma", 0, [Broken()], seed=0, env_kwargs={"horizon": 2},
+                out_dir=tmp_path)  # fmt: skip
+    for step in range(2):
+        s.submit(step, 0)
+    assert s.status == "done" and s.episode.status == "failed"
+    assert s.path.parent.name == "failed" and s.path.exists()
+    partner = [st for st in s.episode.steps if st["agent"] == "player_1"]
+    assert all(st["fallback"] and st["failure"]["kind"] == "exception" for st in partner)

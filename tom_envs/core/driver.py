@@ -3,7 +3,8 @@ and records every decision. Every loop that plays agents through a game goes thr
 
 Users: :func:`tom_envs.runner.play_episode` (``tom-envs run``, ``demo``, ``eval``, the RL
 baselines' evaluation), the Gymnasium single-agent view (:mod:`tom_envs.core.single_agent`: the
-learner's seat is *external*), and, through the step primitive :func:`decide`, the MAPPO collector.
+learner's seat is *external*), the web app (the person's seat is external), the QA generator, and,
+through the step primitive :func:`decide`, the MAPPO collector's vectorised loop.
 
 API::
 
@@ -39,20 +40,10 @@ and version, resolved arguments, every agent's spec, class and settings, seed, w
 suite version, record schema) and :func:`config_hash` its hash; :func:`config_diff` says what
 changed between two.
 
-How the web app and the QA generator adopt it:
-
-* ``tom_envs/serve/session.py``: build ``EpisodeDriver(spec, [None if s == seat else agent ...],
-  seed, env_kwargs, record_text=False)`` in ``Session.__init__``, call ``start()`` then
-  ``advance()``; ``submit`` validates the decision index, then calls ``driver.play(human_agent,
-  action, message, record={"human": True, "observation_text": ...})`` and ``advance()`` again; a
-  ``None`` from ``advance()`` ends the session with ``finish()`` (abandon: ``finish("abandoned")``).
-  ``_partner_move``, ``_apply``, ``_fallback`` and the seed constant 7919 go away; ``payload`` reads
-  ``driver.env`` and ``driver.returns``.
-* ``tom_envs/qa/generate.py``: where it rolls episodes forward with bots, use
-  ``EpisodeDriver(spec, bots, seed, kwargs, policy=FailurePolicy(on_failure="raise"),
-  record_steps=False)`` and ``driver.advance_until(predicate)`` to stop at the state to ask about
-  (``driver.env`` is the AEC env there); an LLM answerer's call goes through
-  :func:`classify_exception` so its failures count by the same kinds.
+The web app (:mod:`tom_envs.serve.session`) seats the person as the external seat and plays
+partners through :meth:`EpisodeDriver.advance`; the QA generator (:mod:`tom_envs.qa.generate`)
+plays its scenario episodes with ``on_failure="raise"`` and asks one-step bot answers through
+:func:`decide`, so a key is never a fallback move.
 """
 
 from __future__ import annotations

@@ -176,10 +176,11 @@ def generate(
     balancers = {t: Balancer(q) for t, q in quota.items()}
     items: list[QAItem] = []
     seen: set[tuple[str, tuple[str, ...], str]] = set()
-    rounds = 0
-    while any(quota.values()) and rounds < MAX_ROUNDS:
-        rounds += 1
-        for scenario, bundle, state in sample_scenarios(game, rng, max(4, n // 2), module):
+    per_round = max(4, n // 2)
+    played = 0
+    while any(quota.values()) and played < MAX_EPISODES:
+        played += per_round
+        for scenario, bundle, state in sample_scenarios(game, rng, per_round, module):
             if filters and not set(filters) & set(scenario.tags):
                 continue
             for item in module.questions(bundle, state, scenario.player, scenario):
@@ -222,8 +223,9 @@ def trim(items: list[QAItem]) -> list[QAItem]:
     return items
 
 
-#: Sampling rounds before a generator gives up on a quota (each round plays ``n / 2`` episodes).
-MAX_ROUNDS = 40
+#: Episodes sampled before a generator gives up on a quota (in rounds of ``max(4, n / 2)``; a
+#: small suite may sample as many as a large one, so rare item kinds still fill it).
+MAX_EPISODES = 1200
 
 
 def recompute(item: QAItem) -> tuple[QAItem | None, bool]:

@@ -212,6 +212,23 @@ class ItemMaker:
         )
 
 
+def arrange(item: QAItem, order: Sequence[int]) -> QAItem:
+    """``item`` with its options shown in ``order`` (``order[k]`` is the original index of the
+    option now at letter ``k``), recorded in ``details["order"]`` so that :func:`verify
+    <tom_envs.qa.generate.verify>` can recompute the item and show it the same way."""
+    order = [int(k) for k in order]
+    if sorted(order) != list(range(len(item.options))):
+        raise ValueError(f"item {item.id}: order {order} is not a permutation of the options")
+    return QAItem(
+        **{
+            **item.__dict__,
+            "options": tuple(item.options[k] for k in order),
+            "answers": tuple(sorted(order.index(a) for a in item.answers)),
+            "details": {**dict(item.details), "order": order},
+        }
+    )
+
+
 _ANSWER_RE = re.compile(r"(?:answer|action)\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL)
 
 

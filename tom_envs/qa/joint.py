@@ -1,6 +1,7 @@
 """Question builders shared by games solved by :mod:`baselines.joint_planner` (exact optimum).
 
-No game logic: the game supplies its planner, texts and the partner's stateless bot.
+No game logic: the game supplies its planner, texts and the partner's greedy policy. The planner
+(``baselines/joint_planner.py``) is imported lazily, inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def best_action_item(
         "best_action",
         question,
         tuple(names),
-        tuple(legal.index(a) for a in mine),
+        tuple(sorted(legal.index(a) for a in mine)),  # answers are option indices, ascending
         "exact_optimum",
         details={
             "success_probability": {names[legal.index(a)]: v[0] for a, v in per_action.items()},
@@ -62,57 +63,84 @@ def best_action_item(
 
 
 def partner_next_item(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    partner_spec: str,
-    description: str,
-    base: str,
+    bundle: Any, state: Any, player: int, scenario: Scenario, base: str
 ) -> QAItem | None:
-    """ToM: the scripted partner's next action, from its (stateless) policy."""
+    """ToM: what the partner will do next, keyed by the bot that actually played its seat (its
+    policy is not stated: :func:`partner_answerable` decides whether the state shows it)."""
     game = bundle.game
     other = 1 - player
+    partner = scenario.seats[other] if len(scenario.seats) == 2 else ""
+    if partner not in ("greedy", "optimal"):
+        return None
     legal = list(game.legal_actions(state, other))
     if len(legal) < 2:
         return None
-    action = bot_action(bundle, state, other, partner_spec, scenario.seed)
+    action = bot_action(bundle, state, other, partner, scenario.seed)
     view = game.observe(state, other)
     names = [bundle.text.action_text(view, a) for a in legal]
     make = ItemMaker(base, scenario, context_text(bundle, state, player))
     return make(
         "ToM",
         "partner_next_action",
-        f"Your partner follows this policy: {description}. What will your partner do next?",
+        "Your partner wants the team to win and sees everything you see. What will your partner "
+        "do next?",
         tuple(names),
         (legal.index(action),),
         "partner_policy",
-        details={"partner": partner_spec},
+        details={"partner": partner, "partner_actions": legal},
     )
 
 
+def partner_answerable(bundle: Any, visible: Any, item: QAItem, greedy: Any) -> bool:
+    """The partner's next action is inferable from ``visible`` (the state rebuilt from the asked
+    player's view) when the two goal-directed models of a partner agree on one action: the
+    paper's greedy bot (``greedy(partner view)``) and every optimal joint plan's partner part."""
+    from baselines.joint_planner import planner_for
+
+    game = bundle.game
+    player = item.scenario.player
+    other = 1 - player
+    planner = planner_for(type(game), game.config)
+    optimal = {j[other] for j in planner.optimal_joint_actions(visible)}
+    g = int(greedy(game.observe(visible, other)))
+    if optimal != {g}:
+        return False
+    keyed = [item.details["partner_actions"][a] for a in _unarranged(item)]
+    return keyed == [g]
+
+
+def _unarranged(item: QAItem) -> tuple[int, ...]:
+    """The item's answers in the option order the game wrote (before :func:`arrange`)."""
+    order = item.details.get("order")
+    if order is None:
+        return item.answers
+    return tuple(sorted(order[a] for a in item.answers))
+
+
+def best_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
+    """The JP key, recomputed by the exact planner from ``visible`` (the state rebuilt from the
+    asked player's view), is the stored one."""
+    from baselines.joint_planner import planner_for
+
+    game = bundle.game
+    planner = planner_for(type(game), game.config)
+    fresh = best_action_item(bundle, visible, item.scenario.player, item.scenario, planner,
+                             "check", item.question)  # fmt: skip
+    return fresh is not None and fresh.answers == _unarranged(item)
+
+
 def team_items(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    base: str,
-    descriptions: dict[str, str],
-    goal: str,
+    bundle: Any, state: Any, player: int, scenario: Scenario, base: str, goal: str
 ) -> list[QAItem]:
-    """The ToM item about a stateless scripted partner (when one played the other seat) and the
-    JP item of the team's optimal plan; ``goal`` ends the JP question ("catches the thief...")."""
+    """The ToM item about the partner's next action and the JP item of the team's optimal plan;
+    ``goal`` ends the JP question ("so that the team catches the thief...")."""
     from baselines.joint_planner import planner_for
 
     game = bundle.game
     items: list[QAItem] = []
-    partner = scenario.seats[1 - player] if len(scenario.seats) == 2 else ""
-    if partner in descriptions:
-        item = partner_next_item(
-            bundle, state, player, scenario, partner, descriptions[partner], base
-        )
-        if item is not None:
-            items.append(item)
+    item = partner_next_item(bundle, state, player, scenario, base)
+    if item is not None:
+        items.append(item)
     question = (
         "Assume your partner will also play its best part of the team's plan. Which action "
         f"should you take now {goal}?"

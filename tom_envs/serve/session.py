@@ -174,9 +174,13 @@ class Session:
 
     @property
     def path(self) -> Path:
-        """The trajectory file of this session (participant ids mapped by :func:`safe_name`)."""
+        """The trajectory file of this session (participant ids mapped by :func:`safe_name`);
+        under ``failed/`` when a partner's fallback share failed the episode, as in the runner."""
         who = f"{safe_name(self.participant)}-" if self.participant else ""
-        return Path(self.out_dir or ".") / f"{who}{self.spec.name}-{self.id}.jsonl"
+        root = Path(self.out_dir or ".")
+        if self._episode is not None and self._episode.status == "failed":
+            root = root / "failed"  # a partner fell back too often: kept, never a result
+        return root / f"{who}{self.spec.name}-{self.id}.jsonl"
 
     def check_token(self, token: object) -> bool:
         """Whether ``token`` is this seat's secret (constant-time comparison)."""

@@ -1,26 +1,34 @@
-"""CoordinationQA for CollabCapture: EC from the maze and the doors, ToM from the greedy
-partner's policy, JP from the exhaustive joint planner (``baselines/joint_planner.py``).
+"""CoordinationQA for CollabCapture: EC from the maze and the doors, ToM from the partner's
+behaviour, JP from the exhaustive joint planner (``baselines/joint_planner.py``).
 
-* **EC** ``moves_to_thief``: the fewest moves from your room to the thief's current room through
-  the doors open now (options 1..6 and "unreachable").
-* **ToM** ``partner_next_action``: the greedy partner's next move (a shortest-path step toward
-  the thief; stateless, so exact).
+The context is the rules, the turns played so far (every player's choice and the thief's move)
+and the current state.
+
+* **EC** ``moves_to_thief`` / ``partner_moves_to_thief``: the fewest moves from your (your
+  partner's) room to the thief's room through the doors open now (options 1..6, "unreachable");
+  ``rooms_within_two_moves``: how many other rooms you can reach in two moves.
+* **ToM** ``partner_next_room``: where the partner will be after its next action, keyed by the
+  bot that played its seat (greedy or optimal, never stated); kept only when the partner's past
+  choices in the history rule out every model of a partner that disagrees
+  (:mod:`~tom_envs.games.collab_capture.qa_partner`).
 * **JP** ``best_action``: your part of the team's optimal joint action (least expected turns to
   the capture); kept when it is at least one turn better than every other option.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from tom_envs.games.collab_capture.bots import BOT_DESCRIPTIONS
-from tom_envs.games.collab_capture.rules import MAZE, closed_doors
+from tom_envs.games.collab_capture import qa_partner
+from tom_envs.games.collab_capture.bots import greedy_action, state_from_view
+from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, closed_doors, next_room
 from tom_envs.games.collab_capture.rules import SCENARIOS as DOOR_SCENARIOS
-from tom_envs.qa.generate import context_text
+from tom_envs.games.collab_capture.text import action_text
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
-from tom_envs.qa.joint import team_items
+from tom_envs.qa.joint import best_action_item
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 3
 
 KINDS = {
     "blocked_path": "a closed door lies on every shortest path from you to the thief",
@@ -31,8 +39,25 @@ KINDS = {
 SCENARIOS: list[dict[str, Any]] = [
     {"env_kwargs": {"scenario": sc}, "seats": seats}
     for sc in DOOR_SCENARIOS
-    for seats in (["random", "greedy"], ["optimal", "greedy"], ["greedy", "greedy"])
+    for seats in (
+        ["random", "greedy"],
+        ["random", "optimal"],
+        ["greedy", "random"],
+        ["optimal", "random"],
+        ["optimal", "greedy"],
+        ["greedy", "greedy"],
+        ["greedy", "optimal"],
+        ["optimal", "optimal"],
+    )
 ]
+
+#: The partner models the ToM answerability check considers (see :mod:`.qa_partner`).
+MODELS: dict[str, qa_partner.Model] = {
+    "greedy": lambda bundle, state, seat: frozenset(
+        {greedy_action(bundle.game.observe(state, seat))}
+    ),
+    "optimal": qa_partner.optimal_model,
+}
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -50,35 +75,111 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _reachable_within(room: int, steps: int, closed: Any) -> int:
+    """Rooms (other than ``room``) reachable in at most ``steps`` moves through open doors."""
+    dist = {room: 0}
+    frontier = [room]
+    for d in range(1, steps + 1):
+        nxt = []
+        for r in frontier:
+            for n in MAZE.neighbors(r, closed):
+                if n not in dist:
+                    dist[n] = d
+                    nxt.append(n)
+        frontier = nxt
+    return len(dist) - 1
+
+
+def history_lines(bundle: Any, scenario: Scenario) -> list[str]:
+    """One line per turn played: both players' choices and the thief's move."""
+    states = qa_partner.states_before(scenario, bundle)
+    out = []
+    for t, acts in enumerate(scenario.actions):
+        before, after = states[t], states[t + 1]
+        chose = "; ".join(
+            f'{PLAYER_NAMES[p]} chose "{action_text(acts[p], before.rooms[p])}"' for p in (0, 1)
+        )
+        out.append(
+            f"Turn {t + 1}: {chose}; the thief went from room {before.thief} to room {after.thief}."
+        )
+    return out
+
+
+def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
+    """The asked player's rules prompt, the turns played so far and its current observation."""
+    view = bundle.game.observe(state, player)
+    text = bundle.text
+    parts = [text.rules_prompt(view), qa_partner.history_block(history_lines(bundle, scenario))]
+    parts.append(text.observation_text(view))
+    return "\n\n".join(p for p in parts if p)
+
+
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
+    from baselines.joint_planner import planner_for
+
+    game = bundle.game
     base = f"capture/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    make = ItemMaker(base, scenario, context_text(bundle, state, player))
+    make = ItemMaker(base, scenario, context(bundle, state, player, scenario))
     items: list[QAItem] = []
-    d = MAZE.distance(state.rooms[player], state.thief, closed_doors(state.doors))
+    closed = closed_doors(state.doors)
     opts = ["1", "2", "3", "4", "5", "6", "unreachable with the doors as they are"]
-    if d != 0 and (d is None or d <= 6):
-        items.append(
-            make(
-                "EC",
-                "moves_to_thief",
-                (
-                    "Through the doors as they are now, what is the fewest number of moves that "
-                    "takes you from your room to the thief's current room?"
-                ),
-                tuple(opts),
-                (6 if d is None else d - 1,),
-                "rules",
+    for kind, who, room in (
+        ("moves_to_thief", "you", state.rooms[player]),
+        ("partner_moves_to_thief", "your partner", state.rooms[1 - player]),
+    ):
+        d = MAZE.distance(room, state.thief, closed)
+        if d != 0 and (d is None or d <= 6):
+            items.append(
+                make(
+                    "EC",
+                    kind,
+                    (
+                        "Through the doors as they are now, what is the fewest number of moves "
+                        f"that takes {who} to the thief's current room?"
+                    ),
+                    tuple(opts),
+                    (6 if d is None else d - 1,),
+                    "rules",
+                )
             )
+    n = _reachable_within(state.rooms[player], 2, closed)
+    items.append(
+        make(
+            "EC",
+            "rooms_within_two_moves",
+            (
+                "Through the doors as they are now, how many other rooms can you reach in at most "
+                "two moves?"
+            ),
+            tuple(str(k) for k in range(1, 9)),
+            (n - 1,),
+            "rules",
         )
-    stateless = {"greedy": BOT_DESCRIPTIONS["greedy"]}  # the optimal bot plans: not a ToM target
-    items += team_items(
-        bundle,
-        state,
-        player,
-        scenario,
-        base,
-        stateless,
-        "so that the team catches the thief as soon as possible",
     )
+    item = qa_partner.partner_room_item(bundle, state, player, scenario, make, next_room)
+    if item is not None:
+        items.append(item)
+    item = best_action_item(
+        bundle, state, player, scenario, planner_for(type(game), game.config), base,
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now so that the team catches the thief as soon as possible?",
+    )  # fmt: skip
+    if item is not None:  # the shared builder's context has no history: give it this one
+        items.append(replace(item, context=make.context, answers=tuple(sorted(item.answers))))
     return items
+
+
+def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
+    """Recompute the key from the state rebuilt from the asked player's view (the game is fully
+    observable): EC from the maze and doors, JP from the exact planner, ToM from the partner's
+    choices in the history (:func:`~.qa_partner.partner_room_answerable`)."""
+    view = bundle.game.observe(state, item.scenario.player)
+    visible = state_from_view(view)
+    if visible != state:
+        return False
+    if item.type == "ToM":
+        return qa_partner.partner_room_answerable(bundle, visible, item, MODELS, next_room)
+    if item.type == "JP":
+        return qa_partner.best_action_answerable(bundle, visible, item)
+    return True

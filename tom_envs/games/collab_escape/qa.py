@@ -1,10 +1,17 @@
-"""CoordinationQA for CollabEscape: EC from the maze and the generators, ToM from the greedy
-partner's policy, JP from the exhaustive joint planner (exact over the killer's random moves).
+"""CoordinationQA for CollabEscape: EC from the maze and the generators, ToM from the
+partner's behaviour, JP from the exhaustive joint planner (exact over the killer's random moves).
+
+The context is the rules, the turns played so far (every player's choice and the killer's move)
+and the current state.
 
 * **EC** ``partner_moves_to_gate``: the fewest moves from your partner's room to the exit gate
   along the passages (two are one-way), options 0..6.
-* **ToM** ``partner_next_action``: the greedy partner's next action (repair the nearest
-  generator, then run for the gate; stateless, so exact).
+  ``moves_to_generator``: your fewest moves to a generator that still needs fixing;
+  ``killer_next_rooms``: which rooms the killer can enter with its next move (one-way passages).
+* **ToM** ``partner_next_room``: where the partner will be after its next action, keyed by the
+  bot that played its seat (greedy or optimal, never stated); kept only when the partner's past
+  choices in the history rule out every model of a partner that disagrees
+  (:mod:`~tom_envs.games.collab_capture.qa_partner`, shared with CollabCapture).
 * **JP** ``best_action``: your part of the team's optimal joint action (highest escape
   probability, then fewest expected turns); kept when it beats every other option by 0.1 in
   probability or one expected turn.
@@ -12,16 +19,20 @@ partner's policy, JP from the exhaustive joint planner (exact over the killer's 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from tom_envs.games.collab_escape.bots import BOT_DESCRIPTIONS
-from tom_envs.games.collab_escape.rules import GATE
-from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
-from tom_envs.qa.generate import context_text
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
-from tom_envs.qa.joint import team_items
+import numpy as np
 
-GENERATOR_VERSION = 1
+from tom_envs.games.collab_capture import qa_partner
+from tom_envs.games.collab_escape.bots import greedy_action, state_from_view
+from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, next_room
+from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
+from tom_envs.games.collab_escape.text import action_text
+from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.qa.joint import best_action_item
+
+GENERATOR_VERSION = 3
 
 KINDS = {
     "killer_adjacent": "the killer is one move away from you",
@@ -32,8 +43,25 @@ KINDS = {
 SCENARIOS: list[dict[str, Any]] = [
     {"env_kwargs": {"scenario": sc}, "seats": seats}
     for sc in STARTS
-    for seats in (["random", "greedy"], ["optimal", "greedy"], ["greedy", "greedy"])
+    for seats in (
+        ["random", "greedy"],
+        ["random", "optimal"],
+        ["greedy", "random"],
+        ["optimal", "random"],
+        ["optimal", "greedy"],
+        ["greedy", "greedy"],
+        ["greedy", "optimal"],
+        ["optimal", "optimal"],
+    )
 ]
+
+#: The partner models the ToM answerability check considers (see ``qa_partner``).
+MODELS: dict[str, qa_partner.Model] = {
+    "greedy": lambda bundle, state, seat: frozenset(
+        {greedy_action(bundle.game.observe(state, seat), bundle.game.maze)}
+    ),
+    "optimal": qa_partner.optimal_model,
+}
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -49,13 +77,41 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
+def history_lines(bundle: Any, scenario: Scenario) -> list[str]:
+    """One line per turn played: both players' choices and the killer's move."""
+    states = qa_partner.states_before(scenario, bundle)
+    out = []
+    for t, acts in enumerate(scenario.actions):
+        before, after = states[t], states[t + 1]
+        chose = "; ".join(
+            f'{PLAYER_NAMES[p]} chose "{action_text(acts[p], before.rooms[p])}"' for p in (0, 1)
+        )
+        out.append(
+            f"Turn {t + 1}: {chose}; the killer went from room {before.killer} to room "
+            f"{after.killer}."
+        )
+    return out
+
+
+def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
+    """The asked player's rules prompt, the turns played so far and its current observation."""
+    view = bundle.game.observe(state, player)
+    text = bundle.text
+    parts = [text.rules_prompt(view), qa_partner.history_block(history_lines(bundle, scenario))]
+    parts.append(text.observation_text(view))
+    return "\n\n".join(p for p in parts if p)
+
+
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
+    from baselines.joint_planner import planner_for
+
     game = bundle.game
+    maze = game.maze
     base = f"escape/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    make = ItemMaker(base, scenario, context_text(bundle, state, player))
+    make = ItemMaker(base, scenario, context(bundle, state, player, scenario))
     items: list[QAItem] = []
-    d = game.maze.distance(state.rooms[1 - player], GATE)
+    d = maze.distance(state.rooms[1 - player], GATE)
     if d is not None and d <= 6:
         items.append(
             make(
@@ -70,14 +126,69 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
                 "rules",
             )
         )
-    stateless = {"greedy": BOT_DESCRIPTIONS["greedy"]}  # the optimal bot plans: not a ToM target
-    items += team_items(
-        bundle,
-        state,
-        player,
-        scenario,
-        base,
-        stateless,
-        "to give the team the best chance to escape, as soon as possible",
-    )
+    broken = [
+        g for g, f in zip(GENERATORS, state.fixes, strict=True) if f < game.config.fixes_needed
+    ]
+    if broken:
+        target = broken[(scenario.seed + state.turn) % len(broken)]
+        d = maze.distance(state.rooms[player], target)
+        if d is not None and d <= 6:
+            items.append(
+                make(
+                    "EC",
+                    "moves_to_generator",
+                    (
+                        "What is the fewest number of moves that takes you from your current room "
+                        f"to the generator in room {target}?"
+                    ),
+                    tuple(str(k) for k in range(7)),
+                    (d,),
+                    "rules",
+                )
+            )
+    rooms = sorted(maze.out(state.killer))
+    if len(rooms) >= 2:
+        others = [r for r in maze.rooms if r not in rooms and r != state.killer]
+        rng = np.random.default_rng([scenario.seed, state.turn, player, 23])
+        extra = [
+            int(r)
+            for r in rng.choice(others, size=min(len(others), 5 - len(rooms) + 1), replace=False)
+        ]
+        shown = sorted({*rooms[:2], *extra})
+        items.append(
+            make(
+                "EC",
+                "killer_next_rooms",
+                "Which of these rooms can the killer enter with its next move?",
+                tuple(f"Room {r}" for r in shown),
+                tuple(i for i, r in enumerate(shown) if r in rooms),
+                "rules",
+            )
+        )
+    item = qa_partner.partner_room_item(bundle, state, player, scenario, make, next_room)
+    if item is not None:
+        items.append(item)
+    item = best_action_item(
+        bundle, state, player, scenario, planner_for(type(game), game.config), base,
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now to give the team the best chance to escape, as soon as possible?",
+    )  # fmt: skip
+    if item is not None:  # the shared builder's context has no history: give it this one
+        items.append(replace(item, context=make.context, answers=tuple(sorted(item.answers))))
     return items
+
+
+def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
+    """Recompute the key from the state rebuilt from the asked player's view (everything but
+    chance is visible): EC from the maze, JP from the exact planner, ToM from the partner's
+    choices in the history (``qa_partner.partner_room_answerable``)."""
+    game = bundle.game
+    view = game.observe(state, item.scenario.player)
+    visible = state_from_view(view)
+    if visible != state:
+        return False
+    if item.type == "ToM":
+        return qa_partner.partner_room_answerable(bundle, visible, item, MODELS, next_room)
+    if item.type == "JP":
+        return qa_partner.best_action_answerable(bundle, visible, item)
+    return True
