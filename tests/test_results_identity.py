@@ -360,3 +360,55 @@ def test_qa_failures_are_counted_by_kind_and_all_failed_is_an_error() -> None:
     assert res.failures == {"unparseable": 4} and res.every_answer_failed()
     res = run_answerer(items, lambda item, trial: "Answer: A", "a", trials=1)
     assert not res.failures and not res.every_answer_failed()
+
+
+def test_llm_prompt_tables_grow_with_new_lines_only(tmp_path: Path) -> None:
+    """Adversary: an LLM agent's prompt repeats the whole history each round, so a table of whole
+    messages grows with the square of the episode (750 kB for one 100-round episode). Stored as
+    line diffs against the previous prompt, the file stays small and reads back exactly."""
+    pytest.importorskip("llm_agents")
+    from llm_agents import LLMAgent, ScriptedClient
+    from tom_envs.agents import make_agent
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    spec = game_spec("PrisonersDilemma")
+    agent = LLMAgent(ScriptedClient(['{"action": "Option J"}'] * 200), decoding="json")
+    ep = play_episode(spec, [agent, make_agent("tit_for_tat", spec)], 0, {"horizon": 100})
+    calls = [c for s in ep.steps for c in s["info"].get("llm_calls", [])]
+    assert len(calls) == 100
+    whole = sum(len(m["content"]) for c in calls for m in c["messages"])
+    path = ep.write(tmp_path / "ep.jsonl")
+    size = path.stat().st_size
+    assert size < 150_000 and size < whole / 5, (size, whole)  # measured: 114 kB of 741 kB
+    back = Episode.read(path)
+    assert [s["info"] for s in back.steps] == [s["info"] for s in ep.steps]
+
+
+def test_qa_eval_fails_when_the_answerer_fails_on_too_many_items(tmp_path: Path, capsys,
+                                                                  monkeypatch) -> None:  # fmt: skip
+    """An endpoint that dies halfway: the report is written, but the command exits 1."""
+    import tom_envs.qa.generate as qgen
+
+    calls = {"n": 0}
+
+    def dying(seed: int = 0):
+        def answer(item):
+            calls["n"] += 1
+            if calls["n"] > 10:
+                raise ConnectionError("connection refused")
+            return "Answer: A"
+
+        return answer
+
+    monkeypatch.setattr(qgen, "random_answerer", dying)
+    suite = sorted((Path(__file__).parents[1] / "tom_envs/qa/suites").glob("*.jsonl"))[0]
+    out = tmp_path / "r.md"
+    code = main(["qa", "eval", str(suite), "--answerer", "random", "--trials", "1",
+                 "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "50 of 60 answers failed" in err and "endpoint 50" in err
+    assert out.exists()
+    calls["n"] = 0
+    assert main(["qa", "eval", str(suite), "--answerer", "random", "--trials", "1",
+                 "--max-failure-share", "0.9"]) == 0  # fmt: skip

@@ -436,6 +436,15 @@ def cmd_qa(args: argparse.Namespace) -> int:
         print(f"error: every answer failed ({res.failure_summary()}); first: {res.first_failure}",
               file=sys.stderr)  # fmt: skip
         return 1
+    # the failure policy of every driver: failures of the answerer itself (endpoint, context
+    # overflow, exception; an unparseable reply is the model's own answer, scored wrong)
+    broken = sum(v for k, v in res.failures.items() if k != "unparseable")
+    total = len(items) * args.trials
+    if total and broken / total > args.max_failure_share:
+        print(f"error: {broken} of {total} answers failed ({res.failure_summary()}; more than "
+              f"{100 * args.max_failure_share:.0f}%): the accuracy is not a result; first: "
+              f"{res.first_failure}", file=sys.stderr)  # fmt: skip
+        return 1
     return 0
 
 
@@ -476,7 +485,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     access = f"?access={args.token}" if args.token else ""
     print(f"tom-envs: open http://{args.host}:{args.port}/{access} (trajectories in {args.out})")
     serve(args.host, args.port, args.out, args.study, args.idle_timeout, presets=args.partner,
-          token=args.token, max_sessions=args.max_sessions)  # fmt: skip
+          token=args.token, max_sessions=args.max_sessions,
+          max_fallback_share=args.max_fallback_share)  # fmt: skip
     return 0
 
 
@@ -539,6 +549,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "e.g. gpt=llm:model=M:base_url=URL); requests name partners only")  # fmt: skip
     sv.add_argument("--token", help="access token every request must carry (give participants "
                     "the printed link); use it with --host")  # fmt: skip
+    sv.add_argument("--max-fallback-share", type=_share, default=0.2,
+                    help="write a session under failed/ when a partner fell back on more than "
+                    "this share of its decisions")  # fmt: skip
     sv.add_argument("--max-sessions", type=int, default=100,
                     help="most live sessions at once (idle ones are evicted)")  # fmt: skip
     sv.set_defaults(fn=cmd_serve)
@@ -561,6 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
     qe.add_argument("--temperature", type=float, default=0.7)
     qe.add_argument("--trials", type=int, default=3)
     qe.add_argument("--seed", type=int, default=0)
+    qe.add_argument("--max-failure-share", type=_share, default=0.2,
+                    help="fail when more than this share of answers failed for the answerer's "
+                    "own reasons (endpoint, context overflow, exception)")  # fmt: skip
     qe.add_argument("--agentic", help="JSON {game: agentic score} for the QA/agentic correlation")
     qe.add_argument("--out", help="also write the markdown report here")
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")

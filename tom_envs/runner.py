@@ -155,8 +155,7 @@ class Episode:
             "metrics": self.metrics,
             "wall_time_s": self.wall_time_s,
         }
-        table = [{"type": "prompt", "hash": h, "message": m} for h, m in prompts.items()]
-        return [head, *table, *steps, tail]
+        return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
         """Write the trajectory as JSONL, atomically (a crash never leaves half a file)."""
@@ -184,7 +183,7 @@ class Episode:
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
         ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
         ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
-        prompts = {x["hash"]: x["message"] for x in lines[1:-1] if x.get("type") == "prompt"}
+        prompts = _unpack_prompts(x for x in lines[1:-1] if x.get("type") == "prompt")
         texts = _TextTable()
         ep.steps = [_unpack_step(s, texts, prompts) for s in lines[1:-1] if s.get("type") == "step"]
         ep.returns, ep.length, ep.invalid = tail["returns"], tail["length"], tail["invalid"]
@@ -253,6 +252,34 @@ class _TextTable:
                 out.append(op)
         self.previous[agent] = out
         return "\n".join(out)
+
+
+def _pack_prompts(prompts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The file's prompt table: each distinct message once, its text as a line diff against the
+    previous message of the same role (an LLM's prompt repeats the last one's history, so the
+    table grows with the new lines only, not with the square of the episode's length)."""
+    texts = _TextTable()
+    table = []
+    for h, m in prompts.items():
+        if isinstance(m, Mapping) and isinstance(m.get("content"), str):
+            rest = {k: v for k, v in m.items() if k != "content"}
+            ops = texts.pack(f"role:{m.get('role')}", m["content"])
+            table.append({"type": "prompt", "hash": h, "message": rest, "content_diff": ops})
+        else:
+            table.append({"type": "prompt", "hash": h, "message": m})
+    return table
+
+
+def _unpack_prompts(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{hash: message}`` from the prompt lines, in file order (see :func:`_pack_prompts`)."""
+    texts = _TextTable()
+    out: dict[str, Any] = {}
+    for r in records:
+        m = r["message"]
+        if "content_diff" in r:
+            m = {**m, "content": texts.unpack(f"role:{m.get('role')}", r["content_diff"])}
+        out[r["hash"]] = m
+    return out
 
 
 def _pack_step(

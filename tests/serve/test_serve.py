@@ -280,3 +280,25 @@ def test_a_session_whose_partner_fails_is_written_as_failed(tmp_path: Path) -> N
     assert s.path.parent.name == "failed" and s.path.exists()
     partner = [st for st in s.episode.steps if st["agent"] == "player_1"]
     assert all(st["fallback"] and st["failure"]["kind"] == "exception" for st in partner)
+
+
+def test_the_servers_fallback_bound_is_the_operators(tmp_path: Path) -> None:
+    """`serve --max-fallback-share`: with a bound of 1.0 a partner that always fails is recorded
+    (fallbacks marked) but the session is not a failed one."""
+
+    class Broken:
+        name = "broken"
+
+        def reset(self, info: object) -> None:
+            pass
+
+        def act(self, turn: object) -> int:
+            raise RuntimeError("boom")
+
+    app = App(tmp_path, max_fallback_share=1.0)
+    s = app.create({"game": "PrisonersDilemma", "seat": 0, "partners": [Broken()], "seed": 0,
+                    "kwargs": {"horizon": 2}}, trusted=True)  # fmt: skip
+    for step in range(2):
+        s.submit(step, 0)
+    assert s.episode.status == "ok" and s.episode.fallbacks["player_1"] == 2
+    assert s.path.parent == tmp_path

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
+from tom_envs.core.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.serve.session import Session, SessionError
 
 STATIC = Path(__file__).parent / "static"
@@ -165,6 +166,8 @@ class App:
         max_sessions: the most live (playing) sessions at once; more get a 503.
         allowed_hosts: accepted ``Host`` header names (``None``: any); see
             :func:`default_allowed_hosts`.
+        max_fallback_share: a session where a partner fell back on more than this share of its
+            decisions is written under ``failed/`` (the runner's failure policy).
     """
 
     def __init__(
@@ -178,6 +181,7 @@ class App:
         token: str | None = None,
         max_sessions: int = 100,
         allowed_hosts: Sequence[str] | None = None,
+        max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE,
     ) -> None:
         if token is not None and len(token) < 8:
             raise ValueError("the access token must have at least 8 characters")
@@ -194,6 +198,7 @@ class App:
         self.presets = parse_presets(presets)
         self.token = token
         self.max_sessions = max_sessions
+        self.policy = FailurePolicy(max_fallback_share=max_fallback_share)
         self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._partners: dict[str, dict[str, str]] = {}
         self._mutex = threading.RLock()  # sessions are created and swept from worker threads
@@ -306,7 +311,8 @@ class App:
             args = self.request_to_session_args(body)
         try:
             s = Session(args["game"], args["seat"], args["partners"], args["seed"],
-                        args["env_kwargs"], self.out_dir, participant, task)  # fmt: skip
+                        args["env_kwargs"], self.out_dir, participant, task,
+                        policy=self.policy)  # fmt: skip
         except (ValueError, KeyError, TypeError, ImportError, OSError) as exc:
             # e.g. Hanabi names fewer than players, or a preset whose extra is not installed
             msg = str(exc.args[0] if exc.args else exc)
@@ -706,10 +712,12 @@ class Guard:
 def serve(host: str = "127.0.0.1", port: int = 8000, out_dir: str = "runs/human",
           study: str | None = None, idle_timeout: float = 600.0, *,
           presets: Sequence[str] | None = None, token: str | None = None,
-          max_sessions: int = 100) -> None:  # fmt: skip
+          max_sessions: int = 100,
+          max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE) -> None:  # fmt: skip
     """Run the app with uvicorn (blocking); SIGINT/SIGTERM record open sessions as abandoned."""
     import uvicorn
 
     app = App(out_dir, load_study(study) if study else None, idle_timeout, presets=presets,
-              token=token, max_sessions=max_sessions, allowed_hosts=default_allowed_hosts(host))  # fmt: skip
+              token=token, max_sessions=max_sessions, allowed_hosts=default_allowed_hosts(host),
+              max_fallback_share=max_fallback_share)  # fmt: skip
     uvicorn.run(app.asgi, host=host, port=port, log_level="warning", ws_max_size=BODY_LIMIT)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.driver import EpisodeDriver, config_hash, episode_config
+from tom_envs.core.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config
 from tom_envs.core.game import IllegalActionError
 from tom_envs.registration import GameSpec, game_spec
 from tom_envs.runner import Episode
@@ -75,6 +75,7 @@ class Session:
         out_dir: where the trajectory is written when the session ends or is abandoned.
         participant: a participant id (study mode), recorded in the trajectory.
         task: the study task's name, if any.
+        policy: the failure policy for the partners (default: the runner's).
     """
 
     def __init__(
@@ -87,6 +88,7 @@ class Session:
         out_dir: str | Path | None = None,
         participant: str | None = None,
         task: str | None = None,
+        policy: FailurePolicy | None = None,
     ) -> None:
         from tom_envs.agents import make_agent
 
@@ -121,7 +123,8 @@ class Session:
         self.error: str | None = None
         #: the one episode driver: partners act through it, the human's seat is external
         self.driver = EpisodeDriver(
-            self.spec, [self.agents.get(s) for s in range(n)], seed, self.env_kwargs, env=env
+            self.spec, [self.agents.get(s) for s in range(n)], seed, self.env_kwargs, env=env,
+            policy=policy,
         )
         self.env = self.driver.env
         self._episode: Episode | None = None  # the record, once the session has ended
