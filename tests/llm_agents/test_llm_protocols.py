@@ -454,3 +454,25 @@ def test_team_games_speak_of_the_teams_reward() -> None:
     play(LLMAgent(c, strategy="qa+reflexion"), partner="random", spec=spec, max_cycles=3)
     reflect = [text_of(r) for r in c.requests if "Reflect on this outcome" in text_of(r)]
     assert reflect and all("your team received a reward" in t for t in reflect)
+
+
+def test_midlevel_moves_carrying_out_a_fallback_choice_are_fallbacks() -> None:
+    """Mid-level Overcooked: a failed choice falls back to "wait"; the primitive moves that carry
+    it out are the fallback's too, so a dead model counts as failing on every decision."""
+    from tom_envs.agents import make_agent
+    from tom_envs.core.agents import AgentAction, BaseAgent
+    from tom_envs.games.overcooked.midlevel import MidLevelAgent
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    class Dead(BaseAgent):
+        def act(self, turn):
+            return AgentAction(action=None, valid=False)
+
+    spec = game_spec("Overcooked")
+    config = spec.load().make_bundle(**spec.kwargs, horizon=30).game.config
+    ep = play_episode(spec, [MidLevelAgent(Dead(), config), make_agent("greedy", spec)], 0,
+                      {"horizon": 30})  # fmt: skip
+    mine = [s for s in ep.steps if s["agent"] == "player_0"]
+    assert mine and all(s.get("fallback") for s in mine)
+    assert ep.status == "failed"

@@ -683,6 +683,7 @@ class MidLevelAgent(BaseAgent):
         self.controller = MidLevelController(config, 0)
         self.history: list[str] = []
         self.choices = 0
+        self._choice_valid = True
         self._text: Any = None
 
     def reset(self, info: EpisodeInfo) -> None:
@@ -691,6 +692,7 @@ class MidLevelAgent(BaseAgent):
         self.controller = MidLevelController(self.config, info.player, rng=self.rng)
         self.history = []
         self.choices = 0
+        self._choice_valid = True  # whether the choice being carried out was the agent's own
         # At most one option per place, plus "wait" and "move away".
         most = len(kitchen(self.config.kitchen).pois) + 2
         self.inner.reset(dataclasses.replace(info, num_actions=most))
@@ -752,6 +754,11 @@ class MidLevelAgent(BaseAgent):
             self.choices += 1
             info = {"mid_level": chosen.text, "asked": mturn.view.status, **choice.info}
             valid = valid and choice.valid
+            self._choice_valid = valid
+        else:  # carrying out the last choice: a fallback's moves are the fallback's, not the agent's
+            valid = self._choice_valid
+            if not valid:
+                info["failure"] = {"kind": "invalid", "message": "carrying out a fallback choice"}
         action = self.controller.primitive(state)
         if self.controller.current is not None:
             info.setdefault("mid_level", self.controller.current.text)
