@@ -259,18 +259,21 @@ def test_many_concurrent_sessions_on_loopback(tmp_path: Path) -> None:
     assert np.isfinite([Episode.read(f).returns["player_0"] for f in files]).all()
 
 
+class Broken:
+    """A partner that fails at every decision (as a mismatched checkpoint does)."""
+
+    name = "broken"
+
+    def reset(self, info: object) -> None:
+        pass
+
+    def act(self, turn: object) -> int:
+        raise RuntimeError("shape mismatch")
+
+
 def test_a_session_whose_partner_fails_is_written_as_failed(tmp_path: Path) -> None:
     """The web app's partners follow the one failure policy: fallbacks recorded as such, and an
     episode over the bound goes under failed/ (never a result)."""
-
-    class Broken:
-        name = "broken"
-
-        def reset(self, info: object) -> None:
-            pass
-
-        def act(self, turn: object) -> int:
-            raise RuntimeError("shape mismatch")
 
     s = Session("PrisonersDilemma", 0, [Broken()], seed=0, env_kwargs={"horizon": 2},
                 out_dir=tmp_path)  # fmt: skip
@@ -285,15 +288,6 @@ def test_a_session_whose_partner_fails_is_written_as_failed(tmp_path: Path) -> N
 def test_the_servers_fallback_bound_is_the_operators(tmp_path: Path) -> None:
     """`serve --max-fallback-share`: with a bound of 1.0 a partner that always fails is recorded
     (fallbacks marked) but the session is not a failed one."""
-
-    class Broken:
-        name = "broken"
-
-        def reset(self, info: object) -> None:
-            pass
-
-        def act(self, turn: object) -> int:
-            raise RuntimeError("boom")
 
     app = App(tmp_path, max_fallback_share=1.0)
     s = app.create({"game": "PrisonersDilemma", "seat": 0, "partners": [Broken()], "seed": 0,

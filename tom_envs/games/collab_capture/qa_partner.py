@@ -140,6 +140,37 @@ def _unarranged(item: QAItem) -> tuple[int, ...]:
     return tuple(sorted(order[a] for a in item.answers))
 
 
+def turn_lines(
+    bundle: Any,
+    scenario: Scenario,
+    names: Sequence[str],
+    action_text: Callable[[int, int], str],
+    mover: str,
+) -> list[str]:
+    """One line per turn played: both players' choices and the ``mover``'s move (the thief in
+    Capture, the killer in Escape: an attribute of the state holding its room)."""
+    states = states_before(scenario, bundle)
+    out = []
+    for t, acts in enumerate(scenario.actions):
+        before, after = states[t], states[t + 1]
+        chose = "; ".join(
+            f'{names[p]} chose "{action_text(acts[p], before.rooms[p])}"' for p in (0, 1)
+        )
+        out.append(
+            f"Turn {t + 1}: {chose}; the {mover} went from room {getattr(before, mover)} to room "
+            f"{getattr(after, mover)}."
+        )
+    return out
+
+
+def context_with_history(bundle: Any, state: Any, player: int, lines: Sequence[str]) -> str:
+    """The asked player's rules prompt, the turns played so far and its current observation."""
+    view = bundle.game.observe(state, player)
+    text = bundle.text
+    parts = [text.rules_prompt(view), history_block(lines), text.observation_text(view)]
+    return "\n\n".join(p for p in parts if p)
+
+
 def history_block(lines: Sequence[str]) -> str:
     """The turns played so far, one line each, under a heading ("" when none were played)."""
     if not lines:

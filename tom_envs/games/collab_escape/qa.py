@@ -79,27 +79,14 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
 
 def history_lines(bundle: Any, scenario: Scenario) -> list[str]:
     """One line per turn played: both players' choices and the killer's move."""
-    states = qa_partner.states_before(scenario, bundle)
-    out = []
-    for t, acts in enumerate(scenario.actions):
-        before, after = states[t], states[t + 1]
-        chose = "; ".join(
-            f'{PLAYER_NAMES[p]} chose "{action_text(acts[p], before.rooms[p])}"' for p in (0, 1)
-        )
-        out.append(
-            f"Turn {t + 1}: {chose}; the killer went from room {before.killer} to room "
-            f"{after.killer}."
-        )
-    return out
+    return qa_partner.turn_lines(bundle, scenario, PLAYER_NAMES, action_text, "killer")
 
 
 def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
     """The asked player's rules prompt, the turns played so far and its current observation."""
-    view = bundle.game.observe(state, player)
-    text = bundle.text
-    parts = [text.rules_prompt(view), qa_partner.history_block(history_lines(bundle, scenario))]
-    parts.append(text.observation_text(view))
-    return "\n\n".join(p for p in parts if p)
+    return qa_partner.context_with_history(
+        bundle, state, player, history_lines(bundle, scenario)
+    )
 
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
