@@ -277,3 +277,22 @@ def test_spectator_render() -> None:
         "Last move: Alice: Reveal Bobs White Color Cards (touching Bobs Card 1 and Card 3)" in text
     )
     assert HanabiConfig().names[:2] == ("Alice", "Bob")
+
+
+def test_a_leading_letter_label_does_not_override_the_answer_after_it() -> None:
+    """"A: The action you chose is: D" once played A; the answer after a label is the answer,
+    and a label followed by reasons alone is still the label."""
+    b, views = random_views(players=2)
+    v = views[0]
+    full = b.text.legal_actions_text(v)
+    by_letter = {t.split(".", 1)[0]: a for a, t in full.items()}
+    first, other = sorted(by_letter)[0], sorted(by_letter)[3]
+    cases = {
+        f"{first}: The action you chose is: {other}": by_letter[other],
+        f"{first}: {other}": by_letter[other],
+        f"{first}) I pick this. Final: {other}": by_letter[other],
+        f"{first}: because it is safe": by_letter[first],
+        f"{first}.": by_letter[first],
+    }
+    for text, action in cases.items():
+        assert b.text.parse_action(v, text).action == action, text

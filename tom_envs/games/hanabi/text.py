@@ -318,6 +318,17 @@ class HanabiText(TextInterface[HanabiView]):
             and (m.group(1).isupper() or len(segment.strip()) <= 4)
         ):
             a = by_letter[m.group(1).upper()]
+            # a label followed by an answer names the answer: "A: The action you chose is: D"
+            # plays D (a leading "A:" once selected A whatever followed)
+            rest = segment[m.end() :].strip()
+            tail = re.search(r"(?:^|[\s:(\[])([A-Z])[.)\]]?\s*$", rest)
+            if tail and tail.group(1) in by_letter and by_letter[tail.group(1)] != a:
+                b = by_letter[tail.group(1)]
+                return ParseResult(b, f"understood: {full[b]}")
+            if rest:
+                later = self.parse_action(view, rest)
+                if later.valid and later.action != a:
+                    return later
             return ParseResult(a, f"understood: {full[a]}")
         bare = {a: self.bare_action_text(view, a) for a in full}
         second = match_action(segment, bare)
