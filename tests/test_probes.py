@@ -15,21 +15,12 @@ from tom_envs.core.probes import (
     question_type,
     score_answers,
 )
+from tom_envs.games.coblock.structures import PART_LABELS
 from tom_envs.runner import mean_ci95
 
 YN = ("yes", "no")
 #: CoBlock's sub-structure labels: "arch" is a prefix of "arch pillars" and "arch top".
-PARTS = (
-    "tower",
-    "rectangle",
-    "symbol",
-    "arch",
-    "arch pillars",
-    "arch top",
-    "bridge",
-    "bridge pillars",
-    "bridge deck",
-)
+PARTS = PART_LABELS
 
 
 # ----------------------------------------------------------------------------- free text

@@ -14,6 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
+from test_cli_runner import Raising  # the shared failing test agent
 
 import tom_envs.runner as runner_mod
 from tom_envs.cli import main
@@ -56,17 +57,6 @@ class FakeModel(BaseAgent):
         return AgentAction(action=0, info={"llm_calls": calls, "usage": {"calls": 1}})
 
 
-class Raising(BaseAgent):
-    name = "raising"
-
-    def __init__(self, fail_every: int = 1) -> None:
-        super().__init__()
-        self.fail_every = fail_every
-
-    def act(self, turn: Turn) -> int:
-        if turn.decision % self.fail_every == 0:
-            raise RuntimeError(f"boom at decision {turn.decision}")
-        return 0
 
 
 @pytest.fixture(autouse=True)

@@ -78,13 +78,7 @@ def test_dead_endpoint_trips_the_breaker_and_fails_the_episode_fast() -> None:
     assert all(s["info"]["llm_calls"] == [] for s in steps)
     assert ep.metrics["valid_action_pct/player_0"] == 0.0
     assert ep.metrics["usage/fallbacks/player_0"] == 10
-    # the worst case of the policy is bounded: 3 attempts and 2 backoffs, at most 1.25 x each
-    policy = agent.client.retry
-    assert (
-        policy.max_delay_s * 0
-        + sum(policy.base_delay_s * 2**k * (1 + policy.jitter) for k in range(2))
-        < 0.1
-    )
+    # bounded by count, not by a clock: the whole episode cost three connection attempts above
 
 
 def test_breaker_opens_after_threshold_then_lets_one_trial_through() -> None:

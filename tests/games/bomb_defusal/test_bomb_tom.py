@@ -281,3 +281,23 @@ def test_extractor_never_raises() -> None:
     ]:
         tom.extract_facts(junk, ALPHA, CFG, MAP)
     assert tom.extract_facts(None, ALPHA, CFG, MAP) == ()  # type: ignore[arg-type]
+
+
+def test_probe_timing_is_a_game_argument() -> None:
+    """The paper's timing by default; every question, and the earlier next-turn timing, by name."""
+    from tom_envs.agents import make_agent
+    from tom_envs.experiments.paper000 import AlwaysYes
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    spec = game_spec("BombDefusal")
+
+    def asked(timing: str) -> list:
+        team = [AlwaysYes(make_agent("heuristic", spec)) for _ in range(3)]
+        ep = play_episode(spec, team, 0, {"probe_timing": timing})
+        return [p for s in ep.steps for p in s.get("probes", ())]
+
+    action, every, turn = asked("action"), asked("action_all"), asked("turn")
+    assert action and len(every) > len(action)  # balancing thins the commoner answers
+    truths = lambda ps: [(p["id"], p["truth"]) for p in ps]  # noqa: E731
+    assert truths(turn) != truths(every)  # later, teammates have read the actor's message

@@ -97,14 +97,16 @@ map, or a new map per episode), `bomb_phases=(1, 1, 2, 2, 3)`, `colors=("red", "
 `agents=("alpha", "bravo", "charlie")`, `num_agents=None`, `tools=None` (player i holds colours i and
 i+1), `points_per_phase=10`, `max_rounds=30`, `start_room=None`, `layout="random"|"mturk"` (the
 original fixed mission), `wrong_tool="reject"|"explode"`, `shaping=False`, `symbolic_messages=False`,
-`teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`,
+`teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`, `probe_timing="action"`,
 `render_mode=None|"ansi"`, `max_cycles=None`. Lists may be given as comma-separated strings on the
 command line (`tools="red+green,green+blue,blue+red"`).
 
 ## Theory-of-Mind probes
-`env.probes(agent)` returns, at each player's turn, the paper's questions (App. C) about its own
-previous action, with ground truth computed by an epistemic tracker (`tom.py`) that records who
-observed what, who was told what and who saw whom; the runner asks any agent with
+`env.probes(agent)` returns the paper's questions (App. C) about the player's own last action, at
+the paper's timing by default: frozen right after the action, before any teammate has had a turn,
+and balanced per question type (`probe_timing="action"`; `"action_all"` asks every question,
+`"turn"` the suite's earlier timing, at the actor's next decision). Ground truth comes from an
+epistemic tracker (`tom.py`) that records who observed what, who was told what and who saw whom; the runner asks any agent with
 `answer_probes(turn, probes)` and scores it per order. After a move: "Do you know the current
 contents of room 5?" (introspection), "Does player bravo know ...?" (first order), "... is player
 bravo aware of the fact that you know ...?" (second order); after an inspection: the bomb's
@@ -179,6 +181,9 @@ PARAMS = (
     Param("probes", "choice", "all", "Theory-of-Mind probes after each action",
           choices=("all", "one", "none"), optional=True),
     Param("intel_in_text", "bool", False, "print first-hand bomb intel in the text"),
+    Param("probe_timing", "choice", "action", "when probes are asked: right after the action "
+          "(the paper's, balanced per type), the same with every question, or at the actor's "
+          "next turn", choices=("action", "action_all", "turn")),
 )  # fmt: skip
 
 

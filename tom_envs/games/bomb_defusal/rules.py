@@ -123,6 +123,9 @@ class BombConfig:
             ``"one"`` teammate (drawn deterministically from the state), or ``"none"`` (also
             turns the epistemic tracker off).
         intel_in_text: also print the player's first-hand bomb intel in its observation text.
+        probe_timing: when probes are asked: ``"action"`` (the paper's: right after the action,
+            balanced per question type), ``"action_all"`` (the same, every question) or
+            ``"turn"`` (the suite's earlier timing: at the actor's next decision); see ``tom``.
     """
 
     map: str = "paper"
@@ -144,6 +147,7 @@ class BombConfig:
     teammate_locations: bool = True
     probes: str = "all"
     intel_in_text: bool = False
+    probe_timing: str = "action"
     tool_colors: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     fixed_map: GameMap | None = field(init=False, repr=False, compare=False)
 

@@ -39,6 +39,20 @@ QUESTION = (
 )
 
 
+#: The seatings scenarios are played with: every pairing of a random, a greedy and an optimal
+#: player that has at least one scripted seat (the partner whose behaviour ToM items ask about).
+SEATINGS: tuple[list[str], ...] = (
+    ["random", "greedy"],
+    ["random", "optimal"],
+    ["greedy", "random"],
+    ["optimal", "random"],
+    ["optimal", "greedy"],
+    ["greedy", "greedy"],
+    ["greedy", "optimal"],
+    ["optimal", "optimal"],
+)
+
+
 def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
     """The states before each recorded joint step, then the scenario's state (the last)."""
     game = bundle.game

@@ -43,16 +43,7 @@ KINDS = {
 SCENARIOS: list[dict[str, Any]] = [
     {"env_kwargs": {"scenario": sc}, "seats": seats}
     for sc in STARTS
-    for seats in (
-        ["random", "greedy"],
-        ["random", "optimal"],
-        ["greedy", "random"],
-        ["optimal", "random"],
-        ["optimal", "greedy"],
-        ["greedy", "greedy"],
-        ["greedy", "optimal"],
-        ["optimal", "optimal"],
-    )
+    for seats in qa_partner.SEATINGS
 ]
 
 #: The partner models the ToM answerability check considers (see ``qa_partner``).
