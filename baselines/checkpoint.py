@@ -1,12 +1,12 @@
 """A trained policy file as an agent: ``checkpoint:path=FILE`` in ``tom-envs run`` and everywhere.
 
-* ``.pt``: a MAPPO checkpoint (:mod:`baselines.mappo`), any seat.
-* ``.zip``: a stable-baselines3 PPO or sb3-contrib MaskablePPO model (:mod:`baselines.ppo_sb3`);
+* ``.pt``: a MAPPO checkpoint (:mod:`tom_baselines.mappo`), any seat.
+* ``.zip``: a stable-baselines3 PPO or sb3-contrib MaskablePPO model (:mod:`tom_baselines.ppo_sb3`);
   illegal actions are masked out of its action distribution before sampling.
 
 **Checkpoints cannot run code by default.** A MAPPO ``.pt`` is read with
 ``torch.load(weights_only=True)``. An SB3 ``.zip`` is read without unpickling anything
-(:func:`baselines.ppo_sb3.load_sb3_safely`): the policy is rebuilt from an allow-listed architecture
+(:func:`tom_baselines.ppo_sb3.load_sb3_safely`): the policy is rebuilt from an allow-listed architecture
 (PPO/MaskablePPO ``MlpPolicy`` or ``MultiInputPolicy`` with a recorded ``net_arch`` and a known
 activation) and its weights are loaded as plain tensors; any other file is refused with an error
 that says so. ``trusted=true`` (``checkpoint:path=FILE:trusted=true``) uses SB3's own loader,
@@ -38,6 +38,8 @@ class CheckpointAgent:
         trusted: SB3 ``.zip`` only: load with SB3's unpickling loader (may run code in the file).
     """
 
+    description = "a trained policy: checkpoint:path=FILE (MAPPO .pt or SB3 .zip; needs the rl extra)"
+
     def __init__(self, path: str, deterministic: bool = False, trusted: bool = False) -> None:
         if trusted is not True and trusted is not False:  # "yes", 1, ...: never a loose truth
             raise ValueError(f"checkpoint option trusted must be true or false, got {trusted!r}")
@@ -47,11 +49,11 @@ class CheckpointAgent:
         self.name = f"checkpoint:path={path}"
         self.inner: Any
         if file.suffix == ".pt":
-            from baselines.mappo import MappoAgent
+            from tom_baselines.mappo import MappoAgent
 
             self.inner = MappoAgent.load(file, deterministic)
         elif file.suffix == ".zip":
-            from baselines.ppo_sb3 import SB3Agent
+            from tom_baselines.ppo_sb3 import SB3Agent
 
             self.inner = SB3Agent.load(file, deterministic, trusted=trusted)
         else:
@@ -61,7 +63,7 @@ class CheckpointAgent:
     def reset(self, info: EpisodeInfo) -> None:
         """Start of an episode: refuses one whose environment differs from the checkpoint's
         (env id, observation shape, game arguments), naming both sides."""
-        from baselines.ppo_sb3 import check_env_match
+        from tom_baselines.ppo_sb3 import check_env_match
 
         meta = getattr(self.inner, "meta", None)
         if isinstance(meta, dict):

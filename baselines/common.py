@@ -191,7 +191,7 @@ def _number(text: str) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m baselines.common CSV --series A B --out PNG``: plot columns of a curve."""
+    """``python -m tom_baselines.common CSV --series A B --out PNG``: plot columns of a curve."""
     p = argparse.ArgumentParser(description="plot columns of a learning-curve CSV")
     p.add_argument("csv")
     p.add_argument("--series", nargs="+", default=["return_mean", "eval/return_mean"])

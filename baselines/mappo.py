@@ -21,7 +21,7 @@ the suite's API and knows nothing about any particular game:
   lost and no value is guessed at a state where that seat does not act.
 * Seats can be filled by fixed agents (``--partners 1=tit_for_tat``): partner bots, populations,
   RMax or another checkpoint; they act through the same ``Turn`` API and the same decision
-  primitive as in ``tom-envs run`` (:func:`tom_envs.core.driver.decide`, with the ``raise``
+  primitive as in ``tom-envs run`` (:func:`tom_envs.driver.decide`, with the ``raise``
   failure policy: a partner that fails stops training loudly instead of being replaced).
 * ``global_step`` counts **env steps** = rules steps: one per move in a turn-based game, one per
   joint action in a simultaneous game (``decisions`` counts seat decisions).
@@ -36,7 +36,7 @@ arguments they recorded.
 Run::
 
     tom-envs train mappo RockPaperScissors --partners 1=tit_for_tat --total-steps 200000
-    python -m baselines.mappo --game RockPaperScissors --recurrent --help
+    python -m tom_baselines.mappo --game RockPaperScissors --recurrent --help
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from baselines.common import (
+from tom_baselines.common import (
     LearningCurve,
     eval_seed,
     evaluate,
@@ -63,7 +63,8 @@ from baselines.common import (
 )
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn
-from tom_envs.core.driver import (
+from tom_envs.core.game import agent_index
+from tom_envs.driver import (
     FailurePolicy,
     decide,
     draw_episode_seed,
@@ -71,7 +72,6 @@ from tom_envs.core.driver import (
     fallback_rng,
     resolved_env_kwargs,
 )
-from tom_envs.core.game import agent_index
 from tom_envs.registration import GameSpec, game_spec
 
 CHECKPOINT_FORMAT = "tom_envs.mappo/1"
@@ -825,7 +825,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m baselines.mappo --game G ...`` (or ``tom-envs train mappo G``)."""
+    """Command line: ``python -m tom_baselines.mappo --game G ...`` (or ``tom-envs train mappo G``)."""
     args = parse_settings(Args, argv, "tom-envs train mappo")
     summary = train(args)
     final = summary["final"]

@@ -3,15 +3,15 @@
 For each game (RPS, IBS, IPD) and each training partner (``population:single_action``, one
 ``always_k`` drawn per episode, and ``tit_for_tat``), train the learner in seat 0, then evaluate the
 trained policy with the suite's runner against the population, each ``always_k`` on its own and
-``tit_for_tat``; ΔFunctional/T is the exact metric of ``tom_envs/games/matrix/optimal.py``. The
+``tit_for_tat``; ΔFunctional/T is the exact metric of ``tom_envs/games/matrix/planner.py``. The
 RMax columns are read from ``docs/results/paper004_rmax.md``: the paper's learner (plain RMax) and
 our tuned RMax, each its own column.
 
 Run (each algorithm can run in its own process; results are cached per cell in ``--out``)::
 
-    python -m baselines.matrix_report --algos ppo --steps 300000
-    python -m baselines.matrix_report --algos mappo --steps 300000
-    python -m baselines.matrix_report --report-only --markdown docs/results/matrix_rl_table.md
+    python -m tom_baselines.matrix_report --algos ppo --steps 300000
+    python -m tom_baselines.matrix_report --algos mappo --steps 300000
+    python -m tom_baselines.matrix_report --report-only --markdown docs/results/matrix_rl_table.md
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baselines.common import evaluate, seat_agents
+from tom_baselines.common import evaluate, seat_agents
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
 
@@ -39,14 +39,14 @@ def eval_partners(game: str) -> list[str]:
 def train_cell(algo: str, game: str, partner: str, steps: int, out: Path, seed: int) -> Path:
     """Train one policy (skipped when its checkpoint exists); returns the checkpoint path."""
     if algo == "ppo":
-        from baselines import ppo_sb3
+        from tom_baselines import ppo_sb3
 
         path = out / "model.zip"
         if not path.exists():
             ppo_sb3.train(ppo_sb3.Args(game=game, partners=[partner], total_steps=steps, seed=seed,
                                        out=str(out), eval_episodes=20, progress=False))  # fmt: skip
         return path
-    from baselines import mappo
+    from tom_baselines import mappo
 
     path = out / "checkpoint.pt"
     if not path.exists():

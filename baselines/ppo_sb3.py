@@ -1,6 +1,6 @@
 """PPO from stable-baselines3 (MaskablePPO from sb3-contrib) on the Gymnasium single-agent views.
 
-The learner plays one seat of any registered game (:class:`~tom_envs.core.single_agent.
+The learner plays one seat of any registered game (:class:`~tom_envs.single_agent.
 SingleAgentEnv`); named partner agents fill the other seats, exactly as in ``tom-envs run``. With
 ``--masked`` (the default) it is sb3-contrib's MaskablePPO reading the env's ``action_masks()``;
 ``--no-masked`` is plain PPO (an illegal sampled action is then an error, so use it only in games
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from baselines.common import (
+from tom_baselines.common import (
     LearningCurve,
     evaluate,
     parse_kv,
@@ -43,8 +43,8 @@ from baselines.common import (
     seat_agents,
 )
 from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn
-from tom_envs.core.single_agent import SingleAgentEnv
 from tom_envs.registration import game_spec
+from tom_envs.single_agent import SingleAgentEnv
 
 
 @dataclass
@@ -331,7 +331,7 @@ def checkpoint_meta(
 ) -> dict[str, Any]:
     """What a saved model records about its environment (checked by :func:`check_env_match`)."""
     try:
-        from tom_envs.core.driver import resolved_env_kwargs
+        from tom_envs.driver import resolved_env_kwargs
 
         resolved = resolved_env_kwargs(spec, env_kwargs)
     except ImportError:  # pragma: no cover - older trees
@@ -548,7 +548,7 @@ def train(args: Args) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m baselines.ppo_sb3 --game G ...`` (or ``tom-envs train ppo G``)."""
+    """Command line: ``python -m tom_baselines.ppo_sb3 --game G ...`` (or ``tom-envs train ppo G``)."""
     args = parse_settings(Args, argv, "tom-envs train ppo")
     summary = train(args)
     print(

@@ -71,6 +71,7 @@ class RMaxAgent(BaseAgent):
     """
 
     name = "rmax"
+    description = "tabular RMax with a frequency-count partner model"
 
     def __init__(
         self,

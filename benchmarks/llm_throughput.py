@@ -3,7 +3,7 @@
 A fake OpenAI-compatible endpoint on loopback answers every ``/v1/chat/completions`` request after
 exactly ``--latency`` seconds (default 1 s), with unlimited parallelism (an asyncio server: a
 waiting request costs no thread). ``--episodes`` episodes (default 32) of an LLM agent against a
-partner bot are played at once (:func:`llm_agents.parallel.run_concurrent`, one thread per
+partner bot are played at once (:func:`tom_llm_agents.parallel.run_concurrent`, one thread per
 episode, one shared client); every decision is one call. The harness keeps the endpoint busy when
 calls per second approach ``episodes / latency``; the target is at least 0.8 x that (25.6 calls/s
 for 32 episodes at 1 s).
@@ -115,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", default="PrisonersDilemma")
     args = parser.parse_args(argv)
 
-    from llm_agents.agent import LLMAgent
-    from llm_agents.client import OpenAIClient
-    from llm_agents.parallel import run_concurrent
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
+    from tom_llm_agents.agent import LLMAgent
+    from tom_llm_agents.client import OpenAIClient
+    from tom_llm_agents.parallel import run_concurrent
 
     server = SlowEndpoint(args.latency)
     spec = game_spec(args.game)

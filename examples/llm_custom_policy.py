@@ -9,12 +9,12 @@ OpenAI-compatible endpoint to use another model.
     python examples/llm_custom_policy.py
 """
 
-from llm_agents import LLMAgent
-from llm_agents.local import INSTALL_HINT, LocalServer, local_model_status
-from llm_agents.prompting import QA, DecisionContext, Piece
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
+from tom_llm_agents import LLMAgent
+from tom_llm_agents.local import INSTALL_HINT, LocalServer, local_model_status
+from tom_llm_agents.prompting import QA, DecisionContext, Piece
 
 
 class PartnerRepeats(Piece):

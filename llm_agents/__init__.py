@@ -2,20 +2,20 @@
 
 Three parts, after BALROG (STYLE §12):
 
-* :mod:`llm_agents.client` — one client for any OpenAI-compatible endpoint (retries, one
+* :mod:`tom_llm_agents.client` — one client for any OpenAI-compatible endpoint (retries, one
   :class:`LLMResponse` record, disk cache, async concurrency, constrained decoding);
-* :mod:`llm_agents.prompting` — the papers' prompting strategies as composable pieces;
-* :mod:`llm_agents.agent` — :class:`LLMAgent`, with episodic memory, the invalid-output policy and
+* :mod:`tom_llm_agents.prompting` — the papers' prompting strategies as composable pieces;
+* :mod:`tom_llm_agents.agent` — :class:`LLMAgent`, with episodic memory, the invalid-output policy and
   ToM probe answering.
 
-:mod:`llm_agents.local` runs the bundled SmolLM2-135M on an in-process llama.cpp server (offline),
-:mod:`llm_agents.fake` is a scripted client for tests, :mod:`llm_agents.parallel` plays many
-episodes at once and :mod:`llm_agents.demo` adds an LLM game to ``tom-envs demo``. Importing this
+:mod:`tom_llm_agents.local` runs the bundled SmolLM2-135M on an in-process llama.cpp server (offline),
+:mod:`tom_llm_agents.fake` is a scripted client for tests, :mod:`tom_llm_agents.parallel` plays many
+episodes at once and :mod:`tom_llm_agents.demo` adds an LLM game to ``tom-envs demo``. Importing this
 package does not import ``openai`` (the ``llm`` extra); building an :class:`OpenAIClient` does.
 """
 
-from llm_agents.agent import LLMAgent
-from llm_agents.client import (
+from tom_llm_agents.agent import LLMAgent
+from tom_llm_agents.client import (
     BaseLLMClient,
     DiskCache,
     LLMError,
@@ -24,8 +24,8 @@ from llm_agents.client import (
     OpenAIClient,
     RetryPolicy,
 )
-from llm_agents.fake import ScriptedClient
-from llm_agents.prompting import build_strategy, strategy_names
+from tom_llm_agents.fake import ScriptedClient
+from tom_llm_agents.prompting import build_strategy, strategy_names
 
 __all__ = [
     "BaseLLMClient",

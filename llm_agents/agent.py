@@ -1,9 +1,9 @@
 """An LLM agent for every registered game, built on the text layer alone.
 
 :class:`LLMAgent` reads ``turn.text()`` (rules, observation, legal actions), asks the model through
-a client (:mod:`llm_agents.client`), and maps the answer back with ``turn.parse`` (the game's own
+a client (:mod:`tom_llm_agents.client`), and maps the answer back with ``turn.parse`` (the game's own
 parser), so it needs no per-game code. Its prompting strategy is composed from the papers' pieces
-(:mod:`llm_agents.prompting`); a *preset* (:mod:`llm_agents.presets`) fixes a paper's whole protocol.
+(:mod:`tom_llm_agents.prompting`); a *preset* (:mod:`tom_llm_agents.presets`) fixes a paper's whole protocol.
 
 Decoding (``decoding=``): ``"free"`` (default, the papers' protocol: the reply is free text, read
 line by line and through the game's parser) or ``"json"`` (constrained: a JSON schema whose action
@@ -38,7 +38,7 @@ Every step's ``info`` holds::
 API keys never reach a trajectory: :meth:`LLMAgent.config` names the endpoint's host only, and an
 agent spec with ``api_key=`` is refused (use ``$OPENAI_API_KEY`` or ``api_key_env=``).
 
-As a spec for ``tom-envs run`` (``tom_envs.agents.GENERIC_AGENTS["llm"]``)::
+As a spec for ``tom-envs run`` (the ``llm`` plugin of group ``tom_envs.agents``)::
 
     llm:model=gpt-4o-mini                        # $OPENAI_API_KEY, OpenAI's endpoint
     llm:preset=paper004:model=qwen:base_url=http://127.0.0.1:8000/v1
@@ -56,7 +56,9 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from llm_agents.client import (
+from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
+from tom_envs.core.probes import Probe, normalise_answer
+from tom_llm_agents.client import (
     BaseLLMClient,
     CircuitBreaker,
     LLMError,
@@ -64,20 +66,18 @@ from llm_agents.client import (
     OpenAIClient,
     RetryPolicy,
 )
-from llm_agents.fewshot import Example, examples_for
-from llm_agents.parsing import (
+from tom_llm_agents.fewshot import Example, examples_for
+from tom_llm_agents.parsing import (
     Reply,
     answer_schema,
     json_keys,
     json_object,
     read_reply,
 )
-from llm_agents.presets import preset as get_preset
-from llm_agents.prompting import build_strategy
-from llm_agents.prompting import templates as T_EN
-from llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
-from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
-from tom_envs.core.probes import Probe, normalise_answer
+from tom_llm_agents.presets import preset as get_preset
+from tom_llm_agents.prompting import build_strategy
+from tom_llm_agents.prompting import templates as T_EN
+from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
 PROMPT_VERSION = 2
@@ -238,8 +238,8 @@ class LLMAgent(BaseAgent):
     Args:
         client: an LLM client; built from ``model``/``base_url`` (or ``local``) when omitted.
         strategy: a strategy string (``"qa"``, ``"cot+social"``...; see
-            :mod:`llm_agents.prompting`), ignored when ``decider``/``pieces`` are given.
-        preset: a protocol preset (:mod:`llm_agents.presets`, e.g. ``"paper004"``); its settings
+            :mod:`tom_llm_agents.prompting`), ignored when ``decider``/``pieces`` are given.
+        preset: a protocol preset (:mod:`tom_llm_agents.presets`, e.g. ``"paper004"``); its settings
             are the defaults, and any setting given here overrides them.
         model: model name for the built client.
         base_url: OpenAI-compatible endpoint for the built client.
@@ -265,7 +265,7 @@ class LLMAgent(BaseAgent):
         history: previous exchanges kept verbatim as chat turns (000 keeps two rounds).
         verify_rounds: the verifier's cap: at most this many vetoes per decision (recorded).
         examples: in-context examples: ``"none"``, ``"auto"`` (the set for the game) or a set
-            name (:mod:`llm_agents.fewshot`).
+            name (:mod:`tom_llm_agents.fewshot`).
         probes: answer the game's ToM probes (one extra call per decision with probes).
         probe_batch: answer a step's ToM probes in one request (else one request each).
         skip_forced: play a decision with a single legal action without asking the model.
@@ -297,6 +297,10 @@ class LLMAgent(BaseAgent):
     """
 
     name = "llm"
+    description = (
+        "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
+        "local=true: the bundled SmolLM2)"
+    )
 
     def __init__(
         self,
@@ -387,7 +391,7 @@ class LLMAgent(BaseAgent):
                 _bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
             )
             if local:
-                from llm_agents.local import shared_client
+                from tom_llm_agents.local import shared_client
 
                 client = shared_client(
                     cache_dir=cache_dir, retry=retry, breaker=breaker_obj, timeout=self.timeout
@@ -539,7 +543,7 @@ class LLMAgent(BaseAgent):
             and not self._in_midlevel
             and info.env_id.split("/")[-1].startswith("Overcooked")
         ):
-            from llm_agents.overcooked import midlevel_wrapper
+            from tom_llm_agents.overcooked import midlevel_wrapper
 
             self._midlevel = midlevel_wrapper(self)
             self._midlevel.reset(info)
@@ -571,7 +575,7 @@ class LLMAgent(BaseAgent):
             piece.reset(self, info)
 
     def _use_chinese(self) -> None:
-        from llm_agents.prompting import templates_zh
+        from tom_llm_agents.prompting import templates_zh
 
         self.templates = templates_zh
 
@@ -583,8 +587,8 @@ class LLMAgent(BaseAgent):
         return self.templates.EXAMPLES_HEADER + "\n\n" + body
 
     def _matrix_oracle(self, turn: Turn) -> int:
-        from llm_agents.prompting.oracles import matrix_partner_oracle
         from tom_envs.registration import game_spec
+        from tom_llm_agents.prompting.oracles import matrix_partner_oracle
 
         if self._oracle is None:
             assert self.info is not None and self.oracle_partner is not None

@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("llm_agents")
+log = logging.getLogger("tom_llm_agents")
 
 #: Bumped when the cached response format changes (old entries are then ignored).
 CACHE_VERSION = 1

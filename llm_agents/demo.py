@@ -3,7 +3,7 @@
 :func:`run_local_demo` starts the local llama.cpp server (SmolLM2-135M-Instruct), plays a short
 episode of an LLM agent against a partner bot and returns a row for the demo table with the
 model's valid-action %, tokens and calls. It returns ``None`` when the model is not installed
-(:func:`llm_agents.local.local_model_status` says why and how to install it).
+(:func:`tom_llm_agents.local.local_model_status` says why and how to install it).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from llm_agents.agent import LLMAgent
-from llm_agents.client import BaseLLMClient
-from llm_agents.local import MODEL_NAME, LocalServer, local_model_status
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
-from tom_envs.runner import run, summarize
+from tom_envs.runner import format_table, run, summarize
+from tom_llm_agents.agent import LLMAgent
+from tom_llm_agents.client import BaseLLMClient
+from tom_llm_agents.local import MODEL_NAME, LocalServer, local_model_status
 
 #: Columns of the row :func:`run_local_demo` returns, in display order.
 DEMO_COLUMNS = [
@@ -93,3 +93,15 @@ def demo_note() -> str:
     """Why the LLM row is missing and how to get it (for the demo's output)."""
     ok, why = local_model_status()
     return "" if ok else f"LLM agent game skipped: the local model is {why}"
+
+
+def demo_section(seed: int = 0) -> str:
+    """The LLM part of ``tom-envs demo`` (the ``llm`` plugin of group ``tom_envs.demos``): one game
+    on the local model as a table, or why it was skipped."""
+    row = run_local_demo(seed=seed)
+    if row is None:
+        return demo_note()
+    return (
+        "LLM agent on the local model (SmolLM2-135M-Instruct, llama.cpp, offline):\n"
+        + format_table([row], DEMO_COLUMNS)
+    )

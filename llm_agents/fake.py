@@ -1,6 +1,6 @@
 """A scripted client for tests and offline examples: no network, no model.
 
-:class:`ScriptedClient` shares every piece of :class:`~llm_agents.client.BaseLLMClient` (retries,
+:class:`ScriptedClient` shares every piece of :class:`~tom_llm_agents.client.BaseLLMClient` (retries,
 cache, pricing, concurrency, schema fallback); only the answer comes from a script. A script is a
 list of replies (used in turn, the last one repeated) or a function of the request. A reply that is
 an exception instance is raised instead of answered, to test retries and failures.
@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from llm_agents.client import BaseLLMClient, LLMRequest, LLMResponse, SchemaUnsupported
+from tom_llm_agents.client import BaseLLMClient, LLMRequest, LLMResponse, SchemaUnsupported
 
 Reply = str | BaseException | LLMResponse
 Script = Sequence[Reply] | Callable[[LLMRequest], Reply]
@@ -25,7 +25,7 @@ class ScriptedClient(BaseLLMClient):
         script: replies in order (the last repeats), or ``request -> reply``.
         model: the model name reported.
         supports_schema: when False, a request with a schema raises
-            :class:`~llm_agents.client.SchemaUnsupported` (like a server that refuses it).
+            :class:`~tom_llm_agents.client.SchemaUnsupported` (like a server that refuses it).
         logprobs: ``request -> [{token: logprob}, ...]`` for requests that ask for log-probs.
         **kwargs: :class:`BaseLLMClient` options (``cache_dir``, ``retry``, ``prices``...).
 

@@ -9,7 +9,7 @@ LLM-specific part, so that ``tom_envs`` imports nothing from ``llm_agents``.
 * :class:`MidLevelLLMAgent` is the same with the mid-level memory length explicit::
 
       tom-envs run Overcooked --agents llm:preset=paper002-overcooked:local=true planner
-      tom-envs run Overcooked --agents llm_agents.overcooked:MidLevelLLMAgent:local=true planner
+      tom-envs run Overcooked --agents tom_llm_agents.overcooked:MidLevelLLMAgent:local=true planner
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from tom_envs.games.overcooked.midlevel import MidLevelAgent
 from tom_envs.games.overcooked.rules import OvercookedConfig
 
 if TYPE_CHECKING:
-    from llm_agents.agent import LLMAgent
+    from tom_llm_agents.agent import LLMAgent
 
 
 def midlevel_wrapper(agent: LLMAgent, memory: int = 5) -> MidLevelAgent:
     """A :class:`MidLevelAgent` whose chooser is ``agent`` (its LLM decision loop)."""
-    from llm_agents.agent import _MidLevelInner
+    from tom_llm_agents.agent import _MidLevelInner
 
     agent._in_midlevel = True
     wrapper = MidLevelAgent(
@@ -36,10 +36,10 @@ def midlevel_wrapper(agent: LLMAgent, memory: int = 5) -> MidLevelAgent:
 
 
 class MidLevelLLMAgent:
-    """The paper's Overcooked LLM agent: an :class:`~llm_agents.agent.LLMAgent` choosing
+    """The paper's Overcooked LLM agent: an :class:`~tom_llm_agents.agent.LLMAgent` choosing
     mid-level actions, grounded into moves by the game's mid-level controller.
 
-    Every keyword argument except ``memory`` goes to :class:`~llm_agents.agent.LLMAgent`
+    Every keyword argument except ``memory`` goes to :class:`~tom_llm_agents.agent.LLMAgent`
     (``model=``, ``base_url=``, ``preset=``, ``strategy=``, ``local=true``, ...); the kitchen and
     rules come from the views, so one spec works on every layout.
 
@@ -49,7 +49,7 @@ class MidLevelLLMAgent:
     """
 
     def __init__(self, memory: int = 5, **llm_kwargs: Any) -> None:
-        from llm_agents.agent import LLMAgent
+        from tom_llm_agents.agent import LLMAgent
 
         llm_kwargs.setdefault("interface", "midlevel")
         self.inner = LLMAgent(**llm_kwargs)

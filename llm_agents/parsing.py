@@ -86,7 +86,7 @@ class Reply:
 def read_reply(text: str, names: Sequence[str], key: str = "action", labels: Any = None) -> Reply:
     """Split a reply into fields, message and action text (JSON first, then labelled lines).
 
-    ``labels`` is a templates module (:mod:`llm_agents.prompting.templates` or its Chinese
+    ``labels`` is a templates module (:mod:`tom_llm_agents.prompting.templates` or its Chinese
     version): its ``LABELS``, ``ACTION_LABEL`` and ``MESSAGE_LABEL`` are accepted beside the
     English labels. The *last* action line wins (a model that restates its answer means the last).
     """

@@ -4,7 +4,7 @@ A preset fixes everything a paper's protocol decides besides the model: the prom
 free-text or constrained decoding, sampling, the invalid-output policy (re-prompt with the game's
 feedback, resample the same prompt until valid, or let the invalid answer use up the turn), memory
 and verbatim history, few-shot examples, ToM probes, the verifier's cap. Any setting given beside
-the preset in the spec overrides it, and the agent's :meth:`~llm_agents.agent.LLMAgent.config`
+the preset in the spec overrides it, and the agent's :meth:`~tom_llm_agents.agent.LLMAgent.config`
 records the resolved values (with the preset's name), so a result is keyed by what actually ran.
 
 Where a paper does not state a setting, the preset says so in :attr:`Preset.unstated` and uses the
@@ -29,7 +29,7 @@ class Preset:
         game: the registered game it is written for (presets run on any game, but reproduce
             only there).
         reproduces: the table(s) or condition it reproduces.
-        settings: the :class:`~llm_agents.agent.LLMAgent` settings it fixes.
+        settings: the :class:`~tom_llm_agents.agent.LLMAgent` settings it fixes.
         env_kwargs: game arguments the protocol needs (e.g. Guandan's ``language=zh``); the
             agent cannot set them: pass them to the run (``--kw``) or the eval config.
         unstated: settings the paper does not state, with the suite's choice.

@@ -3,7 +3,7 @@
 
 Run::
 
-    .venv/bin/python -m llm_agents.protocol_report --episodes 2 --out docs/results/llm_protocols.md
+    .venv/bin/python -m tom_llm_agents.protocol_report --episodes 2 --out docs/results/llm_protocols.md
 
 A 135M model plays these games at chance: the point of the table is what each protocol costs and
 how often a small model's free-text answer is usable, not how well it plays.
@@ -16,12 +16,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from llm_agents.agent import LLMAgent
-from llm_agents.client import BaseLLMClient
-from llm_agents.presets import PRESETS, Preset
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
+from tom_llm_agents.agent import LLMAgent
+from tom_llm_agents.client import BaseLLMClient
+from tom_llm_agents.presets import PRESETS, Preset
 
 #: Short episodes per game (the game's own horizon or ``max_cycles``), for tests and the table.
 SHORT: dict[str, dict[str, Any]] = {
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=None, help="cap every answer budget")
     parser.add_argument("--out", default=None, help="a markdown file with the table markers")
     args = parser.parse_args(argv)
-    from llm_agents.local import LocalServer
+    from tom_llm_agents.local import LocalServer
 
     overrides = {"max_tokens": args.max_tokens} if args.max_tokens else {}
     t0 = time.perf_counter()

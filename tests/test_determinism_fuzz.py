@@ -35,7 +35,7 @@ from conformance_helpers import (
 
 from tom_envs import IllegalActionError
 from tom_envs.core.game import SIMULTANEOUS
-from tom_envs.core.single_agent import SingleAgentEnv
+from tom_envs.single_agent import SingleAgentEnv
 
 #: Consecutive episodes as (reset seed, action seed): seeded, unseeded continuation, reseeded,
 #: and the same seed twice (which must replay the same episode in the same env instance).

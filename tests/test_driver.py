@@ -9,7 +9,8 @@ import pytest
 import tom_envs  # noqa: F401  (registers the ids)
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, AgentFailure, BaseAgent, Turn, agent_config
-from tom_envs.core.driver import (
+from tom_envs.core.game import IllegalActionError
+from tom_envs.driver import (
     FALLBACK_SALT,
     EpisodeDriver,
     FailurePolicy,
@@ -21,7 +22,6 @@ from tom_envs.core.driver import (
     fallback_rng,
     resolved_env_kwargs,
 )
-from tom_envs.core.game import IllegalActionError
 from tom_envs.registration import game_spec, single_agent_specs
 
 SEEDS = (0, 1)

@@ -42,8 +42,8 @@ from pettingzoo.test import (
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameTags, agent_names
-from tom_envs.core.single_agent import SingleAgentEnv
 from tom_envs.registration import GAMES, NAMESPACE, game_spec, single_agent_specs
+from tom_envs.single_agent import SingleAgentEnv
 
 # PettingZoo's checkers warn about perfectly valid things (all-zero first observations, Dict
 # observation spaces); those warnings are not findings.

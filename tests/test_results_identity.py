@@ -296,7 +296,7 @@ def test_text_trajectories_of_100_prisoners_dilemma_episodes_stay_small(tmp_path
 
 # ------------------------------------------------------------------------ check before spending
 def test_run_checks_the_endpoint_before_the_first_call(tmp_path: Path, capsys) -> None:
-    pytest.importorskip("llm_agents.agent")
+    pytest.importorskip("tom_llm_agents.agent")
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -314,7 +314,7 @@ def test_config_mismatch_error_is_a_value_error() -> None:
 def test_qa_eval_checks_inputs_and_endpoint_before_answering(tmp_path: Path, capsys,
                                                              monkeypatch) -> None:  # fmt: skip
     """A missing --agentic file and a dead endpoint stop `qa eval` before any item is answered."""
-    pytest.importorskip("llm_agents.client")
+    pytest.importorskip("tom_llm_agents.client")
     import tom_envs.qa.evaluate as qe
 
     answered: list[str] = []
@@ -356,11 +356,11 @@ def test_llm_prompt_tables_grow_with_new_lines_only(tmp_path: Path) -> None:
     """Adversary: an LLM agent's prompt repeats the whole history each round, so a table of whole
     messages grows with the square of the episode (750 kB for one 100-round episode). Stored as
     line diffs against the previous prompt, the file stays small and reads back exactly."""
-    pytest.importorskip("llm_agents")
-    from llm_agents import LLMAgent, ScriptedClient
+    pytest.importorskip("tom_llm_agents")
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
     from tom_envs.runner import play_episode
+    from tom_llm_agents import LLMAgent, ScriptedClient
 
     spec = game_spec("PrisonersDilemma")
     agent = LLMAgent(ScriptedClient(['{"action": "Option J"}'] * 200), decoding="json")

@@ -5,14 +5,16 @@ An agent spec is a string::
     random                       uniformly random legal actions (every game)
     <bot>                        a partner bot of the game (``tom-envs list`` shows them)
     population:<name>            a bot drawn from a named population at every episode (seeded)
-    rmax                         tabular RMax (baselines/rmax.py)
-    llm:model=M:base_url=U       an LLM agent (llm_agents/agent.py; strategy=, local=true, ...)
-    checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (baselines/checkpoint.py)
+    rmax                         tabular RMax (plugin: baselines/rmax.py)
+    llm:model=M:base_url=U       an LLM agent (plugin: llm_agents/agent.py; strategy=, local=true)
+    checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (plugin:
+                                 baselines/checkpoint.py)
     <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str;
                                  a value may hold ':', as in base_url=http://127.0.0.1:8000/v1)
     module.path:Class            any importable Agent class (keyword arguments after a further ':')
 
-The partner registry is therefore the game modules' ``bot_names``/``make_bot``/``populations``,
+Generic kinds other than ``random`` are plugins (:mod:`tom_envs.plugins`, group
+``tom_envs.agents``): this package names no agent package. The partner registry is the game modules' ``bot_names``/``make_bot``/``populations``,
 read through :data:`tom_envs.registration.GAMES`.
 """
 
@@ -23,24 +25,31 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from tom_envs import plugins
 from tom_envs.core.agents import Agent, AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
 from tom_envs.core.game import GameBundle
 from tom_envs.registration import GameSpec
 
-#: Generic agents that work in every game, by name -> "module:attr" entry point.
-GENERIC_AGENTS: dict[str, tuple[str, str]] = {
-    "random": ("tom_envs.core.agents:RandomAgent", "uniformly random legal actions"),
-    "rmax": ("baselines.rmax:RMaxAgent", "tabular RMax with a frequency-count partner model"),
-    "llm": (
-        "llm_agents.agent:LLMAgent",
-        "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
-        "local=true: the bundled SmolLM2)",
-    ),
-    "checkpoint": (
-        "baselines.checkpoint:CheckpointAgent",
-        "a trained policy: checkpoint:path=FILE (MAPPO .pt or SB3 .zip; needs the rl extra)",
-    ),
-}
+#: The agent kind every game has without a plugin.
+BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent}
+
+
+def generic_agent_names() -> list[str]:
+    """Agent kinds that play every game: ``random`` and each installed ``tom_envs.agents``
+    plugin (:mod:`tom_envs.plugins`; the suite's own: ``rmax``, ``llm``, ``checkpoint``)."""
+    return sorted({*BUILTIN_AGENTS, *plugins.names("tom_envs.agents")})
+
+
+def _generic_class(name: str) -> Callable[..., Any]:
+    if name in BUILTIN_AGENTS:
+        return BUILTIN_AGENTS[name]
+    return plugins.load("tom_envs.agents", name)
+
+
+def describe(cls: Any) -> str:
+    """An agent class's one-line description: its ``description`` or its docstring's first line."""
+    text = getattr(cls, "description", None) or (cls.__doc__ or "").strip().split("\n")[0]
+    return str(text)
 
 
 def _load(entry: str) -> Callable[..., Any]:
@@ -119,10 +128,11 @@ class PopulationAgent(BaseAgent):
 
 
 def _build(entry: str, spec: str, kwargs: dict[str, Any]) -> Agent:
-    """Load ``entry`` and construct it; a bad spec raises KeyError/ValueError, never TypeError."""
+    """Load ``entry`` (a generic agent name or ``module:Class``) and construct it; a bad spec raises
+    KeyError/ValueError, never TypeError."""
     try:
-        cls = _load(entry)
-    except (ImportError, AttributeError) as exc:
+        cls = _generic_class(entry) if ":" not in entry else _load(entry)
+    except (ImportError, AttributeError, plugins.PluginError) as exc:
         raise KeyError(f"agent spec {spec!r}: cannot load {entry!r} ({exc})") from exc
     try:
         return cls(**kwargs)
@@ -157,12 +167,12 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> 
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")
         return module.make_bot(head, bundle)
-    if head in GENERIC_AGENTS:
-        return _build(GENERIC_AGENTS[head][0], spec, kwargs)
+    if head in generic_agent_names():
+        return _build(head, spec, kwargs)
     if ":" in head and "." in head.split(":")[0]:
         return _build(head, spec, kwargs)
     raise KeyError(
-        f"unknown agent {spec!r} for {game.name}; generic: {sorted(GENERIC_AGENTS)}; bots: "
+        f"unknown agent {spec!r} for {game.name}; generic: {generic_agent_names()}; bots: "
         f"{module.bot_names(**game.kwargs)}; populations: "
         f"{sorted('population:' + p for p in module.populations(**game.kwargs))}"
     )
@@ -172,7 +182,12 @@ def agent_names(game: GameSpec) -> dict[str, str]:
     """Every agent name usable in ``game`` with a one-line description."""
     module = game.load()
     bundle = module.make_bundle(**game.kwargs)
-    out = {name: desc for name, (_, desc) in GENERIC_AGENTS.items()}
+    out = {}
+    for name in generic_agent_names():
+        try:
+            out[name] = describe(_generic_class(name))
+        except plugins.PluginError as exc:  # listed, with why it cannot be used here
+            out[name] = f"unavailable: {exc}"
     for bot in module.bot_names(**game.kwargs):
         out[bot] = module.bot_description(bot, bundle)
     for pop, members in module.populations(**game.kwargs).items():
@@ -181,10 +196,12 @@ def agent_names(game: GameSpec) -> dict[str, str]:
 
 
 __all__ = [
-    "GENERIC_AGENTS",
+    "BUILTIN_AGENTS",
     "PopulationAgent",
     "RandomAgent",
     "agent_names",
+    "describe",
+    "generic_agent_names",
     "make_agent",
     "parse_spec",
 ]

@@ -3,9 +3,12 @@
 tom-envs list                          games, ids, bots, populations, single-agent views
 tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL trajectories
 tom-envs demo                          built-in agents on every game, one results table
-tom-envs reproduce paper004            the paper's tabular rows beside ours (also paper000)
+tom-envs eval CONFIG                   a declarative experiment (TOML or shipped name; --list)
+tom-envs reproduce paperXXX            a paper's tables: its shipped eval config (paper000-004)
+tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer accuracy
+tom-envs serve                         play any seat of any game in the browser
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
-tom-envs train mappo|ppo GAME ...      train a baseline (rl extra); --help lists its settings
+tom-envs train ALGO GAME ...           train a trainer plugin (mappo, ppo; rl extra)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tom_envs import plugins
 from tom_envs.agents import agent_names, make_agent, parse_spec
 from tom_envs.registration import GAMES, game_spec, single_agent_specs
 from tom_envs.runner import Episode, format_table, run, summarize
@@ -115,7 +119,7 @@ def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Play the given agents and report."""
-    from tom_envs.core.driver import FailurePolicy, config_hash
+    from tom_envs.driver import FailurePolicy, config_hash
     from tom_envs.runner import run_config
 
     spec = game_spec(args.game)
@@ -206,23 +210,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.out:
         print(f"trajectories: {args.out}/")
     if not args.no_llm:
-        _llm_demo(args.seed)
+        _plugin_demos(args.seed)
     return 0
 
 
-def _llm_demo(seed: int) -> None:
-    """One LLM agent game on the bundled local model, when it is installed (llm_agents.demo)."""
-    try:
-        from llm_agents.demo import DEMO_COLUMNS, demo_note, run_local_demo
-    except ImportError as exc:  # pragma: no cover - llm_agents ships with the package
-        print(f"LLM agent game skipped: {exc}")
-        return
-    row = run_local_demo(seed=seed)
-    if row is None:
-        print(demo_note())
-        return
-    print("\nLLM agent on the local model (SmolLM2-135M-Instruct, llama.cpp, offline):")
-    print(format_table([row], DEMO_COLUMNS))
+def _plugin_demos(seed: int) -> None:
+    """Further demo sections from installed plugins (group ``tom_envs.demos``: the suite's own
+    plays one LLM game on the bundled local model)."""
+    for name in plugins.names("tom_envs.demos"):
+        try:
+            section = plugins.load("tom_envs.demos", name)(seed)
+        except plugins.PluginError as exc:
+            print(f"\ndemo {name!r} skipped: {exc}")
+            continue
+        print("\n" + section)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -260,14 +261,12 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train MAPPO (baselines/mappo.py) or SB3 PPO (baselines/ppo_sb3.py) on a game."""
-    import importlib
-
-    module = {"mappo": "baselines.mappo", "ppo": "baselines.ppo_sb3"}[args.algo]
+    """Train with a trainer plugin (group ``tom_envs.trainers``: MAPPO, baselines/mappo.py, or SB3
+    PPO, baselines/ppo_sb3.py) on a game."""
     try:
-        main_fn = importlib.import_module(module).main
-    except ImportError as exc:
-        print(f"error: {exc}; install the rl extra (torch==2.13.0 first)", file=sys.stderr)
+        main_fn = plugins.load("tom_envs.trainers", args.algo)
+    except plugins.PluginError as exc:
+        print(f"error: --algo: {exc}", file=sys.stderr)
         return 2
     return int(main_fn(["--game", args.game, *args.options]))
 
@@ -385,7 +384,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         for v in over:
             print(f"  SHORTCUT {v}", file=sys.stderr)
         return 1 if bad or over else 0
-    from tom_envs.qa.evaluate import correlation, format_rows, llm_answerer, run_answerer
+    from tom_envs.qa.evaluate import correlation, format_rows, run_answerer
 
     # everything that can fail is checked before the first answer is spent
     try:
@@ -400,22 +399,11 @@ def cmd_qa(args: argparse.Namespace) -> int:
         orc = qg.oracle_answerer()
         answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
     else:
-        from llm_agents.client import OpenAIClient
-
-        if args.local:
-            from llm_agents.local import shared_client
-
-            client = shared_client()
-        else:
-            from tom_envs.evaluation.config import ConfigError, check_endpoint
-
-            try:
-                check_endpoint(args.base_url)
-            except ConfigError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-            client = OpenAIClient(args.model, args.base_url)
-        answer, name = llm_answerer(client, args.temperature), f"llm:{client.model}"
+        try:
+            answer, name = plugins.load("tom_envs.qa_answerers", args.answerer)(args)
+        except (plugins.PluginError, ValueError) as exc:
+            print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
+            return 2
     res = run_answerer(items, answer, name, args.trials)
     rows = res.table()
     text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
@@ -533,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
     dc.set_defaults(fn=cmd_docs)
     tr = sub.add_parser("train", help="train MAPPO or SB3 PPO on a game (needs the rl extra)")
-    tr.add_argument("algo", choices=["mappo", "ppo"])
+    tr.add_argument("algo", help="a trainer plugin: " + ", ".join(plugins.names("tom_envs.trainers")))
     tr.add_argument("game")
     tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
     tr.set_defaults(fn=cmd_train)
@@ -567,7 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
     qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
     qe = qs.add_parser("eval", help="accuracy of an answerer (LLM endpoint, random, oracle)")
     qe.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
-    qe.add_argument("--answerer", choices=["llm", "random", "oracle"], default="llm")
+    qe.add_argument("--answerer", default="llm",
+                    help="random, oracle or an answerer plugin: "
+                    + ", ".join(plugins.names("tom_envs.qa_answerers")))  # fmt: skip
     qe.add_argument("--model", help="model name of the endpoint")
     qe.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     qe.add_argument("--local", action="store_true", help="the bundled SmolLM2 model")

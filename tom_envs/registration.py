@@ -200,6 +200,6 @@ def register_all() -> None:
         if sa.id not in gymnasium.registry:
             gymnasium.register(
                 id=sa.id,
-                entry_point="tom_envs.core.single_agent:SingleAgentEnv",
+                entry_point="tom_envs.single_agent:SingleAgentEnv",
                 kwargs={"game": sa.game.name, "partners": sa.bot, "seat": sa.seat},
             )

@@ -1,7 +1,7 @@
 """Play any agents on any registered game and keep everything: the episode runner.
 
 :func:`play_episode` plays one seeded episode through the one episode driver
-(:class:`tom_envs.core.driver.EpisodeDriver`): each agent gets a :class:`~tom_envs.core.agents.Turn`,
+(:class:`tom_envs.driver.EpisodeDriver`): each agent gets a :class:`~tom_envs.core.agents.Turn`,
 every decision is recorded (action, its text, validity, probe answers, rewards, latency, optional
 text observation). An agent that raises or answers with an illegal action does not stop the
 episode: the decision is a counted *fallback* (a seeded random legal action, recorded
@@ -13,7 +13,7 @@ returns them; :func:`summarize` turns the finished (status ``"ok"``) episodes in
 means with 95% intervals.
 
 **Identity and resume.** Every episode carries its full configuration
-(:func:`tom_envs.core.driver.episode_config`: game id and version, every game argument with its
+(:func:`tom_envs.driver.episode_config`: game id and version, every game argument with its
 default resolved, every agent's spec, class and settings, the seed, what is recorded, the suite
 version and this schema) and its hash. :func:`run` reuses a trajectory on disk only when its
 configuration hash equals the one it would play; a trajectory of a *different* configuration in
@@ -66,7 +66,8 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.driver import (
+from tom_envs.core.probes import ORDERS
+from tom_envs.driver import (
     SCHEMA_VERSION,
     EpisodeDriver,
     FailurePolicy,
@@ -75,7 +76,6 @@ from tom_envs.core.driver import (
     episode_config,
     resolved_env_kwargs,
 )
-from tom_envs.core.probes import ORDERS
 from tom_envs.registration import GameSpec, game_spec
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Prompting strategies: one decider plus composable pieces, named and combined with ``+``.
 
-``build_strategy("cot+social")`` returns a :class:`~llm_agents.prompting.base.Decider` and the
+``build_strategy("cot+social")`` returns a :class:`~tom_llm_agents.prompting.base.Decider` and the
 pieces, sorted by priority. Names:
 
 ==================  ===========================================================  ==============
@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
-from llm_agents.prompting.deciders import LM, QA, CoT, score_continuations
-from llm_agents.prompting.pieces import (
+from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
+from tom_llm_agents.prompting.deciders import LM, QA, CoT, score_continuations
+from tom_llm_agents.prompting.pieces import (
     S2A,
     BeliefState,
     Oracle,

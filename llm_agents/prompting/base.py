@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from llm_agents.client import LLMRequest, LLMResponse
-from llm_agents.prompting import templates as T
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.game import TextObservation
+from tom_llm_agents.client import LLMRequest, LLMResponse
+from tom_llm_agents.prompting import templates as T
 
 if TYPE_CHECKING:
-    from llm_agents.agent import LLMAgent
+    from tom_llm_agents.agent import LLMAgent
 
 
 @dataclass
@@ -83,7 +83,7 @@ class DecisionContext:
     """Everything pieces and deciders read and write for one decision.
 
     Attributes:
-        agent: the :class:`~llm_agents.agent.LLMAgent` deciding.
+        agent: the :class:`~tom_llm_agents.agent.LLMAgent` deciding.
         turn: the runner's turn.
         text: the turn's text layer (rules, observation, legal actions).
         rules: the rules shown in the system prompt (S2A may replace them).
@@ -170,7 +170,7 @@ class DecisionContext:
 
     def final_question(self) -> str:
         """The question that ends the action prompt: a piece's, the observation's own, or
-        :data:`~llm_agents.prompting.templates.QA_QUESTION`."""
+        :data:`~tom_llm_agents.prompting.templates.QA_QUESTION`."""
         if self.question is not None:
             return self.question
         return self.observation_question() or self.T.QA_QUESTION

@@ -7,9 +7,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from llm_agents.client import LLMError, LLMResponse
-from llm_agents.prompting import templates as T
-from llm_agents.prompting.base import Decider, Decision, DecisionContext
+from tom_llm_agents.client import LLMError, LLMResponse
+from tom_llm_agents.prompting import templates as T
+from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
 
 
 class QA(Decider):

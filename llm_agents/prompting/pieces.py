@@ -1,4 +1,4 @@
-"""The papers' prompting ideas as composable pieces (see :mod:`llm_agents.prompting.base`).
+"""The papers' prompting ideas as composable pieces (see :mod:`tom_llm_agents.prompting.base`).
 
 =====================  ==============================================  =========================
 piece                  idea                                            source
@@ -32,15 +32,15 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from llm_agents.client import LLMError
-from llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
-from llm_agents.prompting.base import Decision, DecisionContext, Piece
-from llm_agents.prompting.deciders import choose_by_score
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.text import match_action
+from tom_llm_agents.client import LLMError
+from tom_llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
+from tom_llm_agents.prompting.base import Decision, DecisionContext, Piece
+from tom_llm_agents.prompting.deciders import choose_by_score
 
 if TYPE_CHECKING:
-    from llm_agents.agent import LLMAgent
+    from tom_llm_agents.agent import LLMAgent
 
 Recommender = Callable[[Any], Mapping[int, float]]
 OracleFn = Callable[[Turn], int]

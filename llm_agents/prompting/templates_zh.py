@@ -1,6 +1,6 @@
 """Chinese scaffolding for games played in Chinese (paper 001's main setting: Guandan, ``language=zh``).
 
-Every template of :mod:`llm_agents.prompting.templates` that the agent writes around the game's own
+Every template of :mod:`tom_llm_agents.prompting.templates` that the agent writes around the game's own
 text, in Chinese, with the same ``str.format`` fields; so a Chinese game text is never wrapped in
 English instructions. The JSON keys of constrained decoding stay ASCII (``"reasoning"``,
 ``"action"``: they are identifiers, not prose); the plain-text labels are Chinese
@@ -11,7 +11,7 @@ The agent picks this module when the game's rules text is mostly Chinese (or ``l
 
 from __future__ import annotations
 
-from llm_agents.prompting.templates import *  # noqa: F403 - the English defaults, overridden below
+from tom_llm_agents.prompting.templates import *  # noqa: F403 - the English defaults, overridden below
 
 AGENT_ROLE = "在每个时间步，我会向你提供游戏的相关信息和合法动作；请帮我选择最好的下一步动作。"
 QA_QUESTION = "问：你选择哪个动作？"

@@ -1,4 +1,4 @@
-"""CBS planner (baselines/cbs.py): valid plans, optimal rounds against the exhaustive search."""
+"""CBS planner (tom_envs/games/bomb_defusal/planner.py): valid plans, optimal rounds against the exhaustive search."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 from gymnasium.utils import seeding
 
-from baselines.cbs import Problem, check_plan, exhaustive_optimum, plan_mission, solve
 from tom_envs.games.bomb_defusal.maps import paper_map
+from tom_envs.games.bomb_defusal.planner import (
+    Problem,
+    check_plan,
+    exhaustive_optimum,
+    plan_mission,
+    solve,
+)
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, Mission
 
 R, G, B = 0, 1, 2

@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from baselines import ppo_sb3
-from baselines.checkpoint import CheckpointAgent
+from tom_baselines import ppo_sb3
+from tom_baselines.checkpoint import CheckpointAgent
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import EpisodeInfo
 from tom_envs.registration import game_spec

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import turn_game  # noqa: E402  (tests/baselines/turn_game.py: a tiny turn-based game)
 
-from baselines import mappo  # noqa: E402
+from tom_baselines import mappo  # noqa: E402
 from tom_envs.agents import make_agent  # noqa: E402
 from tom_envs.cli import main as cli  # noqa: E402
 from tom_envs.registration import game_spec  # noqa: E402
@@ -184,7 +184,7 @@ SHIPPED = "docs/results/data/overcooked_cramped_room_mappo.pt"
 
 
 def _info(game: str, **kwargs):
-    from tom_envs.core.driver import episode_info, resolved_env_kwargs
+    from tom_envs.driver import episode_info, resolved_env_kwargs
 
     spec = game_spec(game)
     bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})

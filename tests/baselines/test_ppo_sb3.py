@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from baselines import ppo_sb3
+from tom_baselines import ppo_sb3
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
 from tom_envs.runner import run

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from baselines.rmax import RMaxAgent
+from tom_baselines.rmax import RMaxAgent
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import BaseAgent, EpisodeInfo, Turn
 from tom_envs.experiments.paper004 import (

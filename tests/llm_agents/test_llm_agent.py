@@ -9,16 +9,16 @@ from importlib.util import find_spec
 
 import pytest
 
-from llm_agents import LLMAgent, ScriptedClient
-from llm_agents.client import LLMError, LLMRequest
-from llm_agents.prompting import PIECES, PRESETS, build_strategy, strategy_names
-from llm_agents.prompting.oracles import matrix_partner_oracle
 from tom_envs.agents import make_agent
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.game import GameTags
 from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
+from tom_llm_agents import LLMAgent, ScriptedClient
+from tom_llm_agents.client import LLMError, LLMRequest
+from tom_llm_agents.prompting import PIECES, PRESETS, build_strategy, strategy_names
+from tom_llm_agents.prompting.oracles import matrix_partner_oracle
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"

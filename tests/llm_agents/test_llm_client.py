@@ -14,8 +14,8 @@ from importlib.util import find_spec
 
 import pytest
 
-from llm_agents import client as client_mod
-from llm_agents.client import (
+from tom_llm_agents import client as client_mod
+from tom_llm_agents.client import (
     LLMError,
     LLMRequest,
     LLMResponse,
@@ -24,7 +24,7 @@ from llm_agents.client import (
     TransientLLMError,
     _top_alternatives,
 )
-from llm_agents.fake import ScriptedClient
+from tom_llm_agents.fake import ScriptedClient
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"

@@ -13,17 +13,17 @@ import asyncio
 
 import pytest
 
-from llm_agents import LLMAgent
-from llm_agents.client import LLMRequest
-from llm_agents.local import MODEL_NAME
-from llm_agents.parallel import run_concurrent
-from llm_agents.prompting import PIECES
-from llm_agents.prompting.deciders import score_continuations
 from tom_envs.agents import make_agent
 from tom_envs.cli import main as cli_main
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.registration import GAMES, GameSpec, game_spec
 from tom_envs.runner import Episode, play_episode
+from tom_llm_agents import LLMAgent
+from tom_llm_agents.client import LLMRequest
+from tom_llm_agents.local import MODEL_NAME
+from tom_llm_agents.parallel import run_concurrent
+from tom_llm_agents.prompting import PIECES
+from tom_llm_agents.prompting.deciders import score_continuations
 
 PD = game_spec("PrisonersDilemma")
 
@@ -241,7 +241,7 @@ def test_cli_runs_an_llm_spec_with_a_base_url(local_server, tmp_path, capsys) ->
 
 
 def test_demo_row(local_server) -> None:
-    from llm_agents.demo import DEMO_COLUMNS, run_local_demo
+    from tom_llm_agents.demo import DEMO_COLUMNS, run_local_demo
 
     row = run_local_demo(horizon=2, client=local_server.client())
     assert row is not None and set(DEMO_COLUMNS) <= set(row)

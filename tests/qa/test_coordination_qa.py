@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from llm_agents.fake import ScriptedClient
 from tom_envs.cli import main
 from tom_envs.qa import QAItem, Scenario, parse_answer, read_suite, replay, write_suite
 from tom_envs.qa import generate as qg
-from tom_envs.qa.evaluate import correlation, llm_answerer, run_answerer
+from tom_envs.qa.evaluate import correlation, run_answerer
 from tom_envs.registration import GAMES
+from tom_llm_agents.fake import ScriptedClient
+from tom_llm_agents.qa import llm_answerer
 
 QA_GAMES = qg.qa_games()
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tom_envs.agents import make_agent
 from tom_envs.games.coblock.planner import plan
@@ -209,18 +211,14 @@ PICTURES = (
 
 def write_pictures(out: Path) -> list[tuple[Path, str]]:
     """The PNG pictures of :data:`PICTURES` next to ``out`` (empty without matplotlib)."""
-    try:
-        from tom_envs.games.coblock import picture
-    except ImportError:  # pragma: no cover
-        return []
-    written = []
+    written: list[tuple[Path, str]] = []
     for suffix, (task_type, index), agents, rounds, caption in PICTURES:
         path = out.with_name(f"{out.stem}_{suffix}.png")
         argv = ["--task", f"{task_type}:{index}", "--out", str(path)]
         if agents is not None:
             argv += ["--agents", *agents, "--rounds", str(rounds)]
         try:
-            picture.main(argv)
+            picture_main(argv)
         except ImportError:  # matplotlib is optional
             return written
         written.append((path, caption))
@@ -228,7 +226,11 @@ def write_pictures(out: Path) -> list[tuple[Path, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write the report and its pictures (``--out``) or print the report."""
+    """Write the report and its pictures (``--out``) or print the report; ``picture ...`` draws
+    one picture (:func:`picture_main`)."""
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    if argv[:1] == ["picture"]:
+        return picture_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None, help="markdown file to write (default: print)")
     ap.add_argument("--generated", type=int, default=100, help="generated tasks per type")
@@ -246,6 +248,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(text)
     return 0
+
+
+def picture_main(argv: Sequence[str] | None = None) -> int:
+    """Draw a built-in task's target, or the world after some rounds of two agents (PNG)."""
+    from tom_envs.games.coblock import picture  # matplotlib: only when drawing
+    from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
+
+    ap = argparse.ArgumentParser(description="CoBlock isometric picture (PNG)")
+    ap.add_argument("--task", default="goal_dependent:0", help="TYPE:INDEX of a built-in task")
+    ap.add_argument("--agents", nargs=2, default=None, help="two agent specs to play first")
+    ap.add_argument("--rounds", type=int, default=None, help="stop after this many rounds")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    kind, _, index = args.task.partition(":")
+    if kind not in TASK_TYPES:
+        ap.error(f"task type must be one of {TASK_TYPES}")
+    task = builtin_tasks(kind)[int(index or 0)]
+    from tom_envs.games.coblock.rules import CoBlockConfig
+
+    cfg = CoBlockConfig(task=task)
+    if args.agents is None:
+        data = picture.render_png(task.target, cfg.grid, title=f"{task.name}: target ({task.type})")
+    else:
+        state = _play_picture(cfg, args.agents, args.seed, args.rounds)
+        data = picture.state_png(state, cfg.grid)
+    print(f"wrote {picture.save_png(data, args.out)}")
+    return 0
+
+
+def _play_picture(cfg: Any, agents: Sequence[str], seed: int, rounds: int | None) -> Any:
+    """Play two agents on the task of ``cfg`` for ``rounds`` rounds (or to the end)."""
+    from tom_envs.agents import make_agent
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    spec = game_spec("CoBlock")
+    kwargs: dict[str, Any] = {"task": cfg.task}
+    if rounds is not None:
+        kwargs["max_rounds"] = rounds
+    episode = play_episode(spec, [make_agent(a, spec) for a in agents], seed, env_kwargs=kwargs)
+    from tom_envs.games.coblock.metrics import replay
+    from tom_envs.games.coblock.rules import CoBlockConfig, CoBlockGame
+
+    game = CoBlockGame(CoBlockConfig(**kwargs))
+    return replay(game, seed, episode.steps)
 
 
 if __name__ == "__main__":

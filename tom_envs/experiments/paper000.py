@@ -7,7 +7,7 @@ plays, on ``episodes`` seeded missions (seeds ``seed … seed+episodes-1``, the 
   infeasible one wasting the turn as in the original text game;
 * the decentralised heuristic team (``bots.py``), with the ground-truth base rates of the ToM probes
   it produces (the accuracy of always answering "yes": the chance level an LLM must beat);
-* the CBS planner (``baselines/cbs.py``, privileged full information) played through the env, its
+* the CBS planner (``tom_envs/games/bomb_defusal/planner.py``, privileged full information) played through the env, its
   planning time, the exhaustive optimum of every mission (``exhaustive_optimum``) and the share of
   missions where CBS is optimal; and the paper's subtask decomposition (2 bombs per subtask).
 
@@ -30,6 +30,7 @@ from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
 from tom_envs.core.probes import Probe, probe_baselines, probe_records, probe_table
 from tom_envs.games.bomb_defusal.bots import wait_action
+from tom_envs.games.bomb_defusal.planner import exhaustive_optimum, plan_mission
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, encode_action
 from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, run
@@ -122,7 +123,6 @@ def play_rows(episodes: int, seed: int, progress: Callable[[str], None]) -> dict
 
 def planning_rows(episodes: int, seed: int, progress: Callable[[str], None]) -> dict[str, Any]:
     """CBS planning time, rounds, the exhaustive optimum and the paper-style subtask variant."""
-    from baselines.cbs import exhaustive_optimum, plan_mission
 
     game = BombGame(game_spec(GAME).load().make_bundle().game.config)
     cbs, opt, sub, secs, cpu, exh_secs, nodes = [], [], [], [], [], [], []

@@ -1,6 +1,6 @@
 """Paper 002 (LLM-Coordination), Table 2: CollabCapture and CollabEscape beside exact baselines.
 
-For every scenario it computes, with the exact joint planner (``baselines/joint_planner.py``), the
+For every scenario it computes, with the exact joint planner (``tom_envs/games/joint_planner.py``), the
 optimal turns to capture (CollabCapture, deterministic) and the optimal escape probability
 (CollabEscape, exact over the killer's random moves, within the 30-turn limit and without a limit),
 plays the paper's greedy baseline (our reading of it, ``greedy`` bots), the optimal bots and
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from baselines.joint_planner import JointPlanner
 from tom_envs.agents import make_agent
 from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE_SCENARIOS
 from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
@@ -29,6 +28,7 @@ from tom_envs.games.collab_capture.text import action_text as capture_action_tex
 from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE_SCENARIOS
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import action_text as escape_action_text
+from tom_envs.games.joint_planner import JointPlanner
 from tom_envs.registration import game_spec
 from tom_envs.runner import mean_ci95, run
 

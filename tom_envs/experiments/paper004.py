@@ -8,7 +8,7 @@ For each of the 6 cells (RPS, IBS, IPD x single-action / tit-for-tat partner) it
 * uniform random (no predictions).
 
 It computes ΔFunctional/T, ΔToM/T (the paper's one-step definition) and ToM % exactly
-(:mod:`tom_envs.games.matrix.optimal`) and writes them with 95% intervals beside the paper's
+(:mod:`tom_envs.games.matrix.planner`) and writes them with 95% intervals beside the paper's
 (Tables 1, 3, 4 and 10). Two checks per figure: **target met** means the paper's number lies inside
 our 95% interval; **in paper's CI** means our mean lies inside the paper's interval. Both allow
 half a unit of the paper's last printed digit (its numbers are rounded).
@@ -34,7 +34,7 @@ from tom_envs.agents import make_agent
 from tom_envs.core.agents import Agent
 from tom_envs.games.matrix.bots import PartnerPolicy, make_partner
 from tom_envs.games.matrix.metrics import partner_policy_name
-from tom_envs.games.matrix.optimal import (
+from tom_envs.games.matrix.planner import (
     OptimalResponse,
     one_step_responses,
     one_step_tom_regret,
@@ -451,7 +451,7 @@ def reproduce(
         "## Definitions",
         "",
         "Exact, by dynamic programming over the partner's finite-state policy "
-        "(`tom_envs/games/matrix/optimal.py`): ΔFunctional/T = (V*_T - return) / T, V*_T the "
+        "(`tom_envs/games/matrix/planner.py`): ΔFunctional/T = (V*_T - return) / T, V*_T the "
         "optimal T-step return against the true partner (Def. 2.2). **ΔToM/T** (the paper's "
         "published values): each round, the one-step rational response to the agent's "
         "prediction p_t, argmax_a M[a, p_t], is scored on the played trajectory against the "

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.driver import classify_exception
+from tom_envs.driver import classify_exception
 from tom_envs.qa.generate import random_baseline
 from tom_envs.qa.items import QAItem, parse_answer
 
@@ -111,28 +111,6 @@ def run_answerer(
         res.invalid.append(invalid)
         res.replies.append(replies)
     return res
-
-
-def llm_answerer(
-    client: Any, temperature: float = 0.7, max_tokens: int = 512
-) -> Callable[[QAItem, int], str]:
-    """Ask an :mod:`llm_agents` client; each trial is a separate sample (``request.sample``)."""
-    from llm_agents.client import LLMRequest
-
-    def answer(item: QAItem, trial: int) -> str:
-        request = LLMRequest(
-            messages=[
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": item.prompt()},
-            ],
-            max_tokens=max_tokens,
-            temperature=temperature,
-            seed=trial,
-            sample=trial,
-        )
-        return client.complete(request).text
-
-    return answer
 
 
 def correlation(pairs: Mapping[str, tuple[float, float]]) -> tuple[float, int]:

@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.driver import (
+from tom_envs.core.game import agent_index
+from tom_envs.driver import (
     FailurePolicy,
     decide,
     draw_episode_seed,
     episode_info,
     fallback_rng,
 )
-from tom_envs.core.game import agent_index
 from tom_envs.qa.items import (
     LETTERS,
     TYPES,

@@ -1,13 +1,14 @@
-"""Question builders shared by games solved by :mod:`baselines.joint_planner` (exact optimum).
+"""Question builders shared by games solved by :mod:`tom_envs.games.joint_planner` (exact optimum).
 
 No game logic: the game supplies its planner, texts and the partner's greedy policy. The planner
-(``baselines/joint_planner.py``) is imported lazily, inside the functions that need it.
+(``tom_envs/games/joint_planner.py``) is imported lazily, inside the functions that need it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.generate import bot_action, context_text
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
@@ -95,7 +96,6 @@ def partner_answerable(bundle: Any, visible: Any, item: QAItem, greedy: Any) -> 
     """The partner's next action is inferable from ``visible`` (the state rebuilt from the asked
     player's view) when the two goal-directed models of a partner agree on one action: the
     paper's greedy bot (``greedy(partner view)``) and every optimal joint plan's partner part."""
-    from baselines.joint_planner import planner_for
 
     game = bundle.game
     player = item.scenario.player
@@ -120,7 +120,6 @@ def _unarranged(item: QAItem) -> tuple[int, ...]:
 def best_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
     """The JP key, recomputed by the exact planner from ``visible`` (the state rebuilt from the
     asked player's view), is the stored one."""
-    from baselines.joint_planner import planner_for
 
     game = bundle.game
     planner = planner_for(type(game), game.config)
@@ -134,7 +133,6 @@ def team_items(
 ) -> list[QAItem]:
     """The ToM item about the partner's next action and the JP item of the team's optimal plan;
     ``goal`` ends the JP question ("so that the team catches the thief...")."""
-    from baselines.joint_planner import planner_for
 
     game = bundle.game
     items: list[QAItem] = []

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
-from tom_envs.core.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
+from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.serve.session import Session, SessionError
 
 STATIC = Path(__file__).parent / "static"
@@ -631,9 +631,9 @@ def _is_int(x: object) -> bool:
 
 
 def _generic_names() -> tuple[str, ...]:
-    from tom_envs.agents import GENERIC_AGENTS
+    from tom_envs.agents import generic_agent_names
 
-    return tuple(GENERIC_AGENTS)
+    return tuple(generic_agent_names())
 
 
 class Guard:

@@ -4,7 +4,7 @@ A :class:`Session` owns an AEC env (the same rules and validation as every other
 suite), the partner agents, and the record of the episode. It only ever renders the human seat's
 **player view** (:meth:`payload`): the text an LLM would get, the legal actions, the game's board
 drawn from that view, and the chat. Partners act through the suite's one episode driver
-(:class:`~tom_envs.core.driver.EpisodeDriver`, the human's seat external) with the same failure
+(:class:`~tom_envs.driver.EpisodeDriver`, the human's seat external) with the same failure
 policy as ``tom-envs run`` (a partner that raises or answers illegally is recorded as a fallback
 and replaced by a seeded random legal action), so a session is recorded as the suite's standard
 trajectory, keyed by its full configuration, with the human's decisions marked ``"human": true``
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config
 from tom_envs.core.game import IllegalActionError
+from tom_envs.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config
 from tom_envs.registration import GameSpec, game_spec
 from tom_envs.runner import Episode
 

@@ -9,6 +9,7 @@ from bomb_golden import GOLDEN, render_playthrough
 import tom_envs  # noqa: F401
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction
+from tom_envs.games.bomb_defusal.planner import exhaustive_optimum
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode, run
 
@@ -50,7 +51,6 @@ def test_heuristic_team_in_other_configurations(kwargs) -> None:
 def test_cbs_team_is_optimal_through_the_env() -> None:
     from gymnasium.utils import seeding
 
-    from baselines.cbs import exhaustive_optimum
     from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
 
     game = BombGame(BombConfig(probes="none"))
@@ -171,7 +171,7 @@ def test_golden_playthrough() -> None:
 
 
 def test_single_agent_view_delivers_partners_messages() -> None:
-    from tom_envs.core.single_agent import SingleAgentEnv
+    from tom_envs.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv("BombDefusal", partners="heuristic", symbolic_messages=True)
     _, info = env.reset(seed=0)

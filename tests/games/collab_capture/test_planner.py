@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from baselines.joint_planner import JointPlanner, planner_for
 from tom_envs.agents import make_agent
 from tom_envs.games.collab_capture.env import make_bundle
 from tom_envs.games.collab_capture.rules import Action, CaptureConfig, CaptureGame
+from tom_envs.games.joint_planner import JointPlanner, planner_for
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 

@@ -8,10 +8,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from baselines.joint_planner import JointPlanner, planner_for, replay
 from tom_envs.agents import make_agent
 from tom_envs.games.collab_escape.env import make_bundle, raw_env
 from tom_envs.games.collab_escape.rules import Action, EscapeConfig, EscapeGame
+from tom_envs.games.joint_planner import JointPlanner, planner_for, replay
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 

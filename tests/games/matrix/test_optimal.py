@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tom_envs.games.matrix.bots import PartnerPolicy, make_partner, partner_names
-from tom_envs.games.matrix.optimal import (
+from tom_envs.games.matrix.planner import (
     OptimalResponse,
     episode_metrics,
     one_step_responses,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_agents.fake import ScriptedClient
 from tom_envs.core.agents import BaseAgent, Turn
 from tom_envs.games.overcooked.bots import make_bot
 from tom_envs.games.overcooked.midlevel import (
@@ -22,6 +21,7 @@ from tom_envs.games.overcooked.midlevel import (
 from tom_envs.games.overcooked.rules import Item
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
+from tom_llm_agents.fake import ScriptedClient
 
 from .helpers import game, state
 

@@ -4,7 +4,7 @@
 |---|---|
 | ``random`` | uniformly random legal actions, no chat (the paper's random baseline) |
 | ``heuristic`` | a decentralised team member: explores, shares what it finds by chat, defuses |
-| ``cbs`` | **privileged**: plays its part of the centralised CBS plan (``baselines/cbs.py``) |
+| ``cbs`` | **privileged**: plays its part of the centralised CBS plan (``tom_envs/games/bomb_defusal/planner.py``) |
 
 ``heuristic`` keeps a memory of rooms and bombs from its own view and from teammates' messages
 (read with :func:`~tom_envs.games.bomb_defusal.tom.extract_facts`, so it understands the canonical
@@ -38,6 +38,7 @@ from typing import Any
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
 from tom_envs.core.game import GameBundle
 from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
+from tom_envs.games.bomb_defusal.planner import plan_mission
 from tom_envs.games.bomb_defusal.rules import ActionKind, BombConfig, BombGame, encode_action
 from tom_envs.games.bomb_defusal.view import (
     BombFact,
@@ -247,7 +248,6 @@ class HeuristicAgent(BaseAgent):
 def _cached_plan(config: BombConfig, seed: int) -> Any:
     from gymnasium.utils import seeding
 
-    from baselines.cbs import plan_mission
 
     game = BombGame(config)
     rng, _ = seeding.np_random(seed)

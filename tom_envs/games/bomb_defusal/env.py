@@ -119,9 +119,9 @@ in the `tom` module docstring; `about` in each probe says why the answer is what
 ## Partner bots
 `random` (uniform legal actions), `heuristic` (a decentralised team member that explores, shares
 its findings in canonical sentences and defuses; a realistic partner for LLM agents), `cbs`
-(**privileged**: plays its part of the centralised Conflict-Based Search plan of `baselines/cbs.py`,
+(**privileged**: plays its part of the centralised Conflict-Based Search plan of `tom_envs/games/bomb_defusal/planner.py`,
 rebuilt from the episode seed; optimal rounds; it falls back to `heuristic` if partners leave the
-plan). Populations: `heuristic`, `all`. `baselines.cbs.exhaustive_optimum` gives the fewest rounds
+plan). Populations: `heuristic`, `all`. `tom_envs.games.bomb_defusal.planner.exhaustive_optimum` gives the fewest rounds
 any plan can achieve (breadth-first search over the joint state).
 
 ## Version History

@@ -1,6 +1,6 @@
 """CoordinationQA for bomb defusal: EC from the player's own observations and the team's chat,
 ToM from what a teammate did, saw and was told, JP from the exhaustive optimum
-(``baselines.cbs.exhaustive_optimum``: breadth-first search over the joint state).
+(``tom_envs.games.bomb_defusal.planner.exhaustive_optimum``: breadth-first search over the joint state).
 
 The context is the rules, then every observation the asked player has had so far, each followed
 by the message the player itself sent that turn (the game shows one observation per turn; what a
@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.games.bomb_defusal.planner import exhaustive_optimum
 from tom_envs.games.bomb_defusal.view import BombFact, RoomFact
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 from tom_envs.qa.shortcuts import lookup_pick
@@ -142,7 +143,6 @@ def learned(state: Any, mate: int, bomb: int) -> bool:
 
 
 def _rounds_left(game: Any, state: Any, player: int, legal: list[int]) -> dict[int, float]:
-    from baselines.cbs import exhaustive_optimum
 
     out = {}
     for a in legal:

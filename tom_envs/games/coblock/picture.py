@@ -1,18 +1,17 @@
 """Isometric 3D pictures of the CoBlock world as PNG, for docs and debugging (matplotlib).
 
-Kept out of the environment: nothing in the package imports this module, and matplotlib (in the
+Kept out of the environment: the rules never import this module, and matplotlib (in the
 ``plots``/``test`` extras) is imported only when a picture is drawn. Blocks are unit cubes seen
 from above the ``+x, +z`` corner (their top, ``+x`` and ``+z`` faces visible), drawn far to near;
 ``ghost`` blocks (e.g. the target blocks still missing) are drawn as faint outlines.
 
-    python -m tom_envs.games.coblock.picture --task goal_dependent:0 --out target.png
-    python -m tom_envs.games.coblock.picture --task independent:3 --agents cooperative cooperative \\
+    python -m tom_envs.experiments.coblock picture --task goal_dependent:0 --out target.png
+    python -m tom_envs.experiments.coblock picture --task independent:3 --agents cooperative cooperative \\
         --rounds 6 --out round6.png   # the world after 6 rounds of two bots, missing blocks faint
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import math
 from collections.abc import Sequence
@@ -139,52 +138,3 @@ def save_png(data: bytes, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Draw a built-in task's target, or the world after some rounds of two agents."""
-    from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-
-    ap = argparse.ArgumentParser(description="CoBlock isometric picture (PNG)")
-    ap.add_argument("--task", default="goal_dependent:0", help="TYPE:INDEX of a built-in task")
-    ap.add_argument("--agents", nargs=2, default=None, help="two agent specs to play first")
-    ap.add_argument("--rounds", type=int, default=None, help="stop after this many rounds")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    kind, _, index = args.task.partition(":")
-    if kind not in TASK_TYPES:
-        ap.error(f"task type must be one of {TASK_TYPES}")
-    task = builtin_tasks(kind)[int(index or 0)]
-    from tom_envs.games.coblock.rules import CoBlockConfig
-
-    cfg = CoBlockConfig(task=task)
-    if args.agents is None:
-        data = render_png(task.target, cfg.grid, title=f"{task.name}: target ({task.type})")
-    else:
-        state = _play(cfg, args.agents, args.seed, args.rounds)
-        data = state_png(state, cfg.grid)
-    print(f"wrote {save_png(data, args.out)}")
-    return 0
-
-
-def _play(cfg: Any, agents: Sequence[str], seed: int, rounds: int | None) -> Any:
-    """Play two agents on the task of ``cfg`` for ``rounds`` rounds (or to the end)."""
-    from tom_envs.agents import make_agent
-    from tom_envs.registration import game_spec
-    from tom_envs.runner import play_episode
-
-    spec = game_spec("CoBlock")
-    kwargs: dict[str, Any] = {"task": cfg.task}
-    if rounds is not None:
-        kwargs["max_rounds"] = rounds
-    episode = play_episode(spec, [make_agent(a, spec) for a in agents], seed, env_kwargs=kwargs)
-    from tom_envs.games.coblock.metrics import replay
-    from tom_envs.games.coblock.rules import CoBlockConfig, CoBlockGame
-
-    game = CoBlockGame(CoBlockConfig(**kwargs))
-    return replay(game, seed, episode.steps)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -3,7 +3,7 @@
 | name | rule |
 |---|---|
 | ``greedy`` | the paper's greedy baseline: one step along a shortest path (through the doors open now) to the thief's current room, first in listed order on ties; stays if the thief cannot be reached; never presses a button |
-| ``optimal`` | its part of the optimal joint action (``baselines/joint_planner.py``), assuming an optimal partner; predicts the partner's part |
+| ``optimal`` | its part of the optimal joint action (``tom_envs/games/joint_planner.py``), assuming an optimal partner; predicts the partner's part |
 
 The authors' greedy-agent class is not in the released code (only its loop is); the chase rule
 above is our reading of "greedy".
@@ -20,6 +20,7 @@ from tom_envs.games.collab_capture.rules import (
     closed_doors,
 )
 from tom_envs.games.collab_capture.view import CaptureView
+from tom_envs.games.joint_planner import JointPlannerAgent
 
 
 def state_from_view(view: CaptureView) -> CaptureState:
@@ -73,7 +74,6 @@ def make(name: str, game: CaptureGame) -> Agent:
     if name == "greedy":
         return GreedyChaser()
     if name == "optimal":
-        from baselines.joint_planner import JointPlannerAgent
 
         return JointPlannerAgent(game, state_from_view)
     raise KeyError(f"unknown CollabCapture bot {name!r}; choose from {bot_names()}")

@@ -51,7 +51,7 @@ and the thief in 2, as coded (`starts=` and `doors_open=` override):
 | `door34_closed` | open | closed | the authors' greedy-agent run: the closed door traps the thief | 1 |
 | `both_closed` | closed | closed | the thief's corridor is sealed: a door must be opened first | 3 |
 
-Optimal turns come from the exact joint planner (`baselines/joint_planner.py`); the mapping of
+Optimal turns come from the exact joint planner (`tom_envs/games/joint_planner.py`); the mapping of
 App. E.1's three named challenges onto the four door states is ours (the paper lists three
 challenges for four scenarios).
 
@@ -115,6 +115,7 @@ from tom_envs.games.collab_capture import bots
 from tom_envs.games.collab_capture.encode import CaptureEncoder
 from tom_envs.games.collab_capture.rules import DOORS, ROOMS, SCENARIOS, CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.text import CaptureText
+from tom_envs.games.joint_planner import next_action_probes
 
 NAME = "collab_capture_v0"
 
@@ -135,7 +136,6 @@ PARAMS = (
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and ToM probes (kwargs of :class:`CaptureConfig`)."""
-    from baselines.joint_planner import next_action_probes
 
     game = CaptureGame(CaptureConfig(**validate_kwargs(PARAMS, config)))
     text = CaptureText(game.config)

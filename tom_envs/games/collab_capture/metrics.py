@@ -2,7 +2,7 @@
 
 The episode is replayed from its seed and recorded joint actions (the game is deterministic, so
 the replay is exact), then scored with the exact optimal joint planner
-(``baselines/joint_planner.py``):
+(``tom_envs/games/joint_planner.py``):
 
 * ``captured`` (0/1), ``turns`` (turns played), ``optimal_turns`` (fewest turns in which the team
   can surely capture the thief from the start), ``turn_regret`` = turns used (the limit + 1 when
@@ -12,7 +12,7 @@ the replay is exact), then scored with the exact optimal joint planner
 * per seat, in turns: ``br_regret/player_i`` (turns lost by not best-responding to the partner's
   actual move, summed), and with predictions (``prediction={"partner_action": k}``)
   ``tom_accuracy/player_i`` (percent right) and ``tom_regret/player_i`` (turns lost by acting on
-  the prediction). See :func:`baselines.joint_planner.seat_metrics`.
+  the prediction). See :func:`tom_envs.games.joint_planner.seat_metrics`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.games.joint_planner import planner_for, predictions_of, replay, seat_metrics
 
 
 def trajectory_metrics(
     bundle: GameBundle, episode: Any, agents: Sequence[Agent]
 ) -> dict[str, float]:
     """Capture, turns and regrets of one episode (see the module docstring)."""
-    from baselines.joint_planner import planner_for, predictions_of, replay, seat_metrics
 
     game = bundle.game
     planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]

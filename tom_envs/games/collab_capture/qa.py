@@ -1,5 +1,5 @@
 """CoordinationQA for CollabCapture: EC from the maze and the doors, ToM from the partner's
-behaviour, JP from the exhaustive joint planner (``baselines/joint_planner.py``).
+behaviour, JP from the exhaustive joint planner (``tom_envs/games/joint_planner.py``).
 
 The context is the rules, the turns played so far (every player's choice and the thief's move)
 and the current state.
@@ -25,6 +25,7 @@ from tom_envs.games.collab_capture.bots import greedy_action, state_from_view
 from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, closed_doors, next_room
 from tom_envs.games.collab_capture.rules import SCENARIOS as DOOR_SCENARIOS
 from tom_envs.games.collab_capture.text import action_text
+from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 from tom_envs.qa.joint import best_action_item
 
@@ -95,7 +96,6 @@ def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
-    from baselines.joint_planner import planner_for
 
     game = bundle.game
     base = f"capture/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import seeding
 
+from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.generate import bot_action
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
@@ -67,8 +68,7 @@ def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
 
 
 def optimal_model(bundle: Any, state: Any, seat: int) -> frozenset[int]:
-    """The seat's part of every optimal joint action (``baselines/joint_planner.py``)."""
-    from baselines.joint_planner import planner_for
+    """The seat's part of every optimal joint action (``tom_envs/games/joint_planner.py``)."""
 
     game = bundle.game
     planner = planner_for(type(game), game.config)
@@ -201,7 +201,6 @@ def best_action_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
     """JP: the exact planner, run on ``visible`` (the state rebuilt from the asked player's
     view), keys the same set of options (compared as sets: the shared builder may list tied
     answers out of order)."""
-    from baselines.joint_planner import planner_for
     from tom_envs.qa.joint import best_action_item
 
     game = bundle.game

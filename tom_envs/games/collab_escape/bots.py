@@ -3,7 +3,7 @@
 | name | rule |
 |---|---|
 | ``greedy`` | the paper's greedy baseline, our reading (no greedy agent is in the released code): fix the generator here if it is unrepaired, else walk a shortest path to the nearest unrepaired generator (ties: room 1 first), and once the gate is open walk a shortest path to it; ignores the killer and the partner |
-| ``optimal`` | its part of the optimal joint action (``baselines/joint_planner.py``), assuming an optimal partner; predicts the partner's part |
+| ``optimal`` | its part of the optimal joint action (``tom_envs/games/joint_planner.py``), assuming an optimal partner; predicts the partner's part |
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from tom_envs.games.collab_escape.rules import (
     EscapeState,
 )
 from tom_envs.games.collab_escape.view import EscapeView, absolute_memory
+from tom_envs.games.joint_planner import JointPlannerAgent
 from tom_envs.games.room_maze import RoomMaze
 
 
@@ -92,7 +93,6 @@ def make(name: str, game: EscapeGame) -> Agent:
     if name == "greedy":
         return GreedyRepairer(game.maze)
     if name == "optimal":
-        from baselines.joint_planner import JointPlannerAgent
 
         return JointPlannerAgent(game, state_from_view)
     raise KeyError(f"unknown CollabEscape bot {name!r}; choose from {bot_names()}")

@@ -119,6 +119,7 @@ from tom_envs.games.collab_escape import bots
 from tom_envs.games.collab_escape.encode import EscapeEncoder
 from tom_envs.games.collab_escape.rules import MAPS, ROOMS, SCENARIOS, EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import EscapeText
+from tom_envs.games.joint_planner import next_action_probes
 
 NAME = "collab_escape_v0"
 
@@ -136,7 +137,6 @@ PARAMS = (
 
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and ToM probes (kwargs of :class:`EscapeConfig`)."""
-    from baselines.joint_planner import next_action_probes
 
     game = EscapeGame(EscapeConfig(**validate_kwargs(PARAMS, config)))
     text = EscapeText(game.config)

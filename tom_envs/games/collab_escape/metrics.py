@@ -2,7 +2,7 @@
 
 The episode is replayed from its seed and recorded joint actions (the killer's random moves come
 from the same seeded generator as in the env, so the replay is exact), then scored with the exact
-optimal joint planner (``baselines/joint_planner.py``):
+optimal joint planner (``tom_envs/games/joint_planner.py``):
 
 * ``escaped``, ``caught`` (0/1), ``turns`` (turns played).
 * ``optimal_escape``: the highest probability of escaping within the turn limit from the start
@@ -11,7 +11,7 @@ optimal joint planner (``baselines/joint_planner.py``):
 * per seat, in escape probability: ``br_regret/player_i`` (summed over turns: probability lost by
   not best-responding to the partner's actual move), and with predictions
   (``prediction={"partner_action": k}``) ``tom_accuracy/player_i`` and ``tom_regret/player_i``.
-  See :func:`baselines.joint_planner.seat_metrics`.
+  See :func:`tom_envs.games.joint_planner.seat_metrics`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
+from tom_envs.games.joint_planner import planner_for, predictions_of, replay, seat_metrics
 
 
 def trajectory_metrics(
     bundle: GameBundle, episode: Any, agents: Sequence[Agent]
 ) -> dict[str, float]:
     """Escape, turns and regrets of one episode (see the module docstring)."""
-    from baselines.joint_planner import planner_for, predictions_of, replay, seat_metrics
 
     game = bundle.game
     planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]

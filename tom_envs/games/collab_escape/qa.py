@@ -29,6 +29,7 @@ from tom_envs.games.collab_escape.bots import greedy_action, state_from_view
 from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, next_room
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.games.collab_escape.text import action_text
+from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 from tom_envs.qa.joint import best_action_item
 
@@ -82,7 +83,6 @@ def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
     """EC, ToM and JP items for ``player`` in ``state``."""
-    from baselines.joint_planner import planner_for
 
     game = bundle.game
     maze = game.maze

@@ -4,7 +4,7 @@ Every partner is a :class:`PartnerPolicy`: an initial state, an action distribut
 a deterministic state update from the joint action. That one definition serves twice: as a bot
 that plays any seat (:class:`PartnerAgent`), and as an exact model for dynamic programming, so the
 optimal T-step response to it, and therefore ΔFunctional, is computed exactly
-(:mod:`tom_envs.games.matrix.optimal`), never estimated by simulation.
+(:mod:`tom_envs.games.matrix.planner`), never estimated by simulation.
 
 Partners (``own`` is the partner's action, ``other`` its opponent's):
 

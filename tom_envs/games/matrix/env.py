@@ -65,13 +65,13 @@ Termination after T rounds. `max_cycles` truncates earlier.
 the best response to the other's last action, IBS copies it, IPD is tit-for-tat; opens with action
 0), `random`, `win_stay_lose_shift`, `alternating`, `fictitious_play`. Every partner is a
 finite-state policy (`tom_envs.games.matrix.bots`), so the optimal response to it is computed
-exactly by dynamic programming (`tom_envs.games.matrix.optimal`). Populations: `single_action`
+exactly by dynamic programming (`tom_envs.games.matrix.planner`). Populations: `single_action`
 (one always_k drawn per episode, the paper's "single action" partner), `tit_for_tat`, `all`.
 
 ## Metrics
 Per episode with a finite-state partner: `functional_regret` (ΔFunctional/T), `tom_regret`
 (ΔToM/T, when the agent predicts the partner's actions) and `tom_accuracy` (ToM %). See
-`tom_envs.games.matrix.optimal` for their exact definitions.
+`tom_envs.games.matrix.planner` for their exact definitions.
 
 ## Version History
 * v0: initial release.

@@ -3,7 +3,7 @@
 The focal seat is the first seat whose opponent is a finite-state partner (a bot of
 :mod:`tom_envs.games.matrix.bots`, alone or drawn from a population). Its predictions are read
 from the ``prediction`` field of its decisions (``{"partner_action": k}``), so any agent, RMax or an
-LLM, is scored the same way. See :mod:`tom_envs.games.matrix.optimal` for the definitions.
+LLM, is scored the same way. See :mod:`tom_envs.games.matrix.planner` for the definitions.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
 from tom_envs.games.matrix.bots import PartnerAgent, make_partner
-from tom_envs.games.matrix.optimal import OptimalResponse, episode_metrics
+from tom_envs.games.matrix.planner import OptimalResponse, episode_metrics
 from tom_envs.games.matrix.rules import MatrixConfig
 
 

@@ -67,7 +67,7 @@ delivery in d0", "place onion on s1", "place onion on k12", "pick up onion from 
 "move away", and "start cooking c0" with `cooking="interact"`), grounds the chosen one into moves
 by shortest paths, and asks again when it completes or becomes impossible. `MidLevelAgent(inner,
 config)` turns any chooser into an agent of this env: a scripted bot, a planner, an LLM
-(`tom_envs.games.overcooked.midlevel:MidLevelLLMAgent`, the paper's setup: its prompt is the App.
+(`tom_llm_agents.overcooked:MidLevelLLMAgent`, the paper's setup: its prompt is the App.
 A text ending in "Available Actions: [...]"), or a person at the terminal
 (`tom_envs.games.overcooked.midlevel:MidLevelHumanAgent`).
 

@@ -33,7 +33,7 @@ an LLM agent, a person) into an agent of the primitive game: it shows the inner 
 :class:`~tom_envs.core.agents.Turn` (its view lists the options, its text is the paper's prompt)
 only when a new choice is needed, and plays the grounded moves. Ready-made here:
 :class:`MidLevelHumanAgent` (play at the terminal). The paper's LLM chef lives with the LLM agents
-(``llm_agents.overcooked.MidLevelLLMAgent``; the plain ``llm`` agent uses this interface in
+(``tom_llm_agents.overcooked.MidLevelLLMAgent``; the plain ``llm`` agent uses this interface in
 Overcooked by default), so this module imports nothing from ``llm_agents``. A planner or a script
 can also drive the pieces directly::
 
@@ -802,14 +802,3 @@ class MidLevelHumanAgent(MidLevelAgent):
 
     def __init__(self, memory: int = 5) -> None:
         super().__init__(HumanChooser(), OvercookedConfig(), name="human", memory=memory)
-
-
-def __getattr__(name: str) -> Any:
-    """``MidLevelLLMAgent`` moved to ``llm_agents.overcooked`` (the LLM-specific part); the old
-    name still resolves there, on request only, so importing this module never imports the LLM
-    package."""
-    if name == "MidLevelLLMAgent":
-        import importlib
-
-        return importlib.import_module("llm_agents.overcooked").MidLevelLLMAgent
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ own reward, summed over everything that happens until it acts again, so an episo
 to the seat's return in the AEC game. Partners are reset with the episode seed, so ``reset(seed)``
 fixes the whole episode.
 
-The episode is played by the one episode driver (:class:`tom_envs.core.driver.EpisodeDriver`) with
+The episode is played by the one episode driver (:class:`tom_envs.driver.EpisodeDriver`) with
 the learner's seat external. A partner that fails (raises, or answers illegally) raises
 :class:`~tom_envs.core.agents.AgentFailure` (the driver's ``on_failure="raise"`` policy): a
 training loop never learns against silently substituted partner moves.
@@ -26,8 +26,8 @@ import gymnasium
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.driver import EpisodeDriver, FailurePolicy, draw_episode_seed
 from tom_envs.core.game import IllegalActionError, ParseResult, TextObservation
+from tom_envs.driver import EpisodeDriver, FailurePolicy, draw_episode_seed
 
 
 class SingleAgentEnv(gymnasium.Env):

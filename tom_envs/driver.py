@@ -2,7 +2,7 @@
 and records every decision. Every loop that plays agents through a game goes through it.
 
 Users: :func:`tom_envs.runner.play_episode` (``tom-envs run``, ``demo``, ``eval``, the RL
-baselines' evaluation), the Gymnasium single-agent view (:mod:`tom_envs.core.single_agent`: the
+baselines' evaluation), the Gymnasium single-agent view (:mod:`tom_envs.single_agent`: the
 learner's seat is *external*), the web app (the person's seat is external), the QA generator, and,
 through the step primitive :func:`decide`, the MAPPO collector's vectorised loop.
 
