@@ -1,6 +1,6 @@
 """A trained policy file as an agent: ``checkpoint:path=FILE`` in ``tom-envs run`` and everywhere.
 
-* ``.pt``: a MAPPO checkpoint (:mod:`tom_baselines.mappo`), any seat.
+* ``.pt``: a MAPPO checkpoint (:mod:`tom_baselines.mappo_policy`), any seat.
 * ``.zip``: a stable-baselines3 PPO or sb3-contrib MaskablePPO model (:mod:`tom_baselines.ppo_sb3`);
   illegal actions are masked out of its action distribution before sampling.
 
@@ -49,7 +49,7 @@ class CheckpointAgent:
         self.name = f"checkpoint:path={path}"
         self.inner: Any
         if file.suffix == ".pt":
-            from tom_baselines.mappo import MappoAgent
+            from tom_baselines.mappo_policy import MappoAgent
 
             self.inner = MappoAgent.load(file, deterministic)
         elif file.suffix == ".zip":

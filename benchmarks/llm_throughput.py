@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
     from tom_llm_agents.agent import LLMAgent
-    from tom_llm_agents.client import OpenAIClient
+    from tom_llm_agents.openai_client import OpenAIClient
     from tom_llm_agents.parallel import run_concurrent
 
     server = SlowEndpoint(args.latency)

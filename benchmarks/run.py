@@ -1,4 +1,5 @@
-"""Benchmark every game in tom_envs.GAMES and, when installed, its closest peers, in one sitting.
+"""Benchmark every game in tom_envs.GAMES (but the teaching example) and, when installed, its closest
+peers, in one sitting.
 
     .venv/bin/python benchmarks/run.py [--seconds S] [--repeats R] [--games NAME ...]
                                        [--modes aec,parallel,...] [--peers auto|none]
@@ -449,7 +450,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--seconds", type=float, default=3.0, help="timed loop per case (default 3)")
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (default 3)")
-    p.add_argument("--games", nargs="*", default=None, help="names or ids (default: all GAMES)")
+    p.add_argument(
+        "--games", nargs="*", default=None,
+        help="names or ids (default: every game of GAMES but the teaching example)",
+    )
     p.add_argument("--modes", default=",".join(ALL_MODES), help=f"our modes, of {ALL_MODES}")
     p.add_argument(
         "--peers",
@@ -465,7 +469,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     try:
-        games = [game_spec(g) for g in args.games] if args.games else list(GAMES)
+        games = (
+            [game_spec(g) for g in args.games]
+            if args.games
+            else [g for g in GAMES if not g.example]  # the teaching example is not benchmarked
+        )
     except KeyError as e:
         p.error(str(e.args[0]))
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

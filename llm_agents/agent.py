@@ -4,6 +4,9 @@
 a client (:mod:`tom_llm_agents.client`), and maps the answer back with ``turn.parse`` (the game's own
 parser), so it needs no per-game code. Its prompting strategy is composed from the papers' pieces
 (:mod:`tom_llm_agents.prompting`); a *preset* (:mod:`tom_llm_agents.presets`) fixes a paper's whole protocol.
+Its settings (defaults, checks, the :meth:`~LLMAgent.config` record) are in
+:mod:`tom_llm_agents.settings`; how it asks the model and reads the answers (the answer format,
+the invalid-output policy, probe answers) in :mod:`tom_llm_agents.answering`.
 
 Decoding (``decoding=``): ``"free"`` (default, the papers' protocol: the reply is free text, read
 line by line and through the game's parser) or ``"json"`` (constrained: a JSON schema whose action
@@ -49,38 +52,27 @@ As a spec for ``tom-envs run`` (the ``llm`` plugin of group ``tom_envs.agents``)
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
-from tom_envs.core.probes import Probe, normalise_answer
-from tom_llm_agents.client import (
-    BaseLLMClient,
-    CircuitBreaker,
-    LLMError,
-    LLMResponse,
-    OpenAIClient,
-    RetryPolicy,
-)
+from tom_llm_agents.answering import AnsweringMixin
+from tom_llm_agents.client import BaseLLMClient
+from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
 from tom_llm_agents.fewshot import Example, examples_for
-from tom_llm_agents.parsing import (
-    Reply,
-    answer_schema,
-    json_keys,
-    json_object,
-    read_reply,
-)
+from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import preset as get_preset
 from tom_llm_agents.prompting import build_strategy
 from tom_llm_agents.prompting import templates as T_EN
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
-
-#: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 2
+from tom_llm_agents.settings import (
+    DEFAULTS,
+    HISTORY_IN_OBSERVATION,
+    SettingsMixin,
+    _bounded,
+    parse_extra,
+)
 
 USAGE_KEYS = (
     "calls",
@@ -93,122 +85,6 @@ USAGE_KEYS = (
     "forced",
 )
 
-DECODINGS = ("free", "json")
-INVALID_POLICIES = ("reprompt", "resample", "forfeit")
-INTERFACES = ("midlevel", "primitive")
-LANGUAGES = ("auto", "en", "zh")
-
-#: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
-EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
-    "top_k": (int,),
-    "min_p": (int, float),
-    "typical_p": (int, float),
-    "repetition_penalty": (int, float),
-    "repeat_penalty": (int, float),
-    "presence_penalty": (int, float),
-    "frequency_penalty": (int, float),
-    "reasoning_effort": (str,),
-    "include_reasoning": (bool,),
-    "enable_thinking": (bool,),
-    "chat_template_kwargs": (dict,),
-}
-
-#: Games whose observation already shows the whole interaction history: the episodic memory
-#: would repeat it, so ``memory="auto"`` lists nothing there.
-HISTORY_IN_OBSERVATION = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
-
-#: Every setting a spec may give, with its default (a preset changes the defaults).
-DEFAULTS: dict[str, Any] = {
-    "strategy": "qa",
-    "decoding": "free",
-    "invalid": "reprompt",
-    "reprompts": 2,
-    "fallback": "random",
-    "temperature": 0.0,
-    "top_p": None,
-    "max_tokens": None,
-    "extra": None,
-    "memory": "auto",
-    "history": 0,
-    "verify_rounds": 2,
-    "top_k": 5,
-    "memories": 3,
-    "examples": "none",
-    "probes": True,
-    "probe_batch": True,
-    "skip_forced": True,
-    "interface": "midlevel",
-    "language": "auto",
-    "hide_history": False,
-    "hide_payoffs": False,
-    "step_tokens": None,
-    "field_chars": 400,
-}
-
-
-def _bounded(name: str, value: Any, lo: float, hi: float, kind: type = float) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {value!r}")
-    return kind(value)
-
-
-def parse_extra(extra: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Extra request fields from a spec (a JSON object), checked against :data:`EXTRA_FIELDS`.
-
-    Only the listed sampling options are accepted, with scalar values (``chat_template_kwargs``: a
-    flat object of scalars); anything else raises ``ValueError`` naming the allowed keys.
-    """
-    if extra is None or extra == "":
-        return {}
-    if isinstance(extra, str):
-        if len(extra) > 2000:
-            raise ValueError("extra must be a JSON object of at most 2000 characters")
-        try:
-            data = json.loads(extra)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"extra must be a JSON object: {exc}") from None
-    else:
-        data = dict(extra)
-    if not isinstance(data, dict):
-        raise ValueError("extra must be a JSON object")
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        allowed = EXTRA_FIELDS.get(key)
-        if allowed is None:
-            raise ValueError(
-                f"extra: field {key!r} is not allowed; allowed: {sorted(EXTRA_FIELDS)}"
-            )
-        if isinstance(value, bool) and bool not in allowed:
-            raise ValueError(f"extra: {key} must be {allowed}, got a bool")
-        if not isinstance(value, allowed):
-            raise ValueError(f"extra: {key} must be {[t.__name__ for t in allowed]}, got {value!r}")
-        flat = isinstance(value, dict) and all(
-            isinstance(k, str) and isinstance(v, (bool, int, float, str)) and len(str(v)) < 100
-            for k, v in value.items()
-        )
-        if isinstance(value, dict) and (len(value) > 10 or not flat):
-            raise ValueError(f"extra: {key} must be a flat object of at most 10 scalars")
-        if isinstance(value, str) and len(value) > 100:
-            raise ValueError(f"extra: {key} is too long")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > 1e6:
-            raise ValueError(f"extra: {key} is out of bounds")
-        out[key] = value
-    return out
-
-
-def endpoint_host(url: str | None) -> str:
-    """``scheme://host[:port]`` of an endpoint (no path, query, user or password)."""
-    if not url:
-        return ""
-    if url.startswith("local://"):
-        return url.split("?")[0]
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}" if parts.scheme else host
-
 
 def _cjk_share(text: str) -> float:
     letters = [c for c in text if c.isalpha()]
@@ -217,22 +93,7 @@ def _cjk_share(text: str) -> float:
     return sum(1 for c in letters if "\u4e00" <= c <= "\u9fff") / len(letters)
 
 
-class _MidLevelInner(BaseAgent):
-    """The LLM agent as the chooser inside the Overcooked mid-level interface."""
-
-    def __init__(self, outer: LLMAgent) -> None:
-        super().__init__()
-        self.outer = outer
-        self.name = outer.name
-
-    def reset(self, info: EpisodeInfo) -> None:
-        self.outer._reset_llm(info)
-
-    def act(self, turn: Turn) -> AgentAction:
-        return self.outer._act_llm(turn)
-
-
-class LLMAgent(BaseAgent):
+class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
     """An LLM plays any game through the text layer.
 
     Args:
@@ -257,7 +118,7 @@ class LLMAgent(BaseAgent):
         max_tokens: the answer's generation budget (default: the decider's, 64 for QA, 512 for
             CoT; reasoning models need thousands).
         extra: extra request fields, a JSON object of allowed sampling options
-            (:data:`EXTRA_FIELDS`).
+            (:data:`~tom_llm_agents.settings.EXTRA_FIELDS`).
         price_in: USD per million prompt tokens (with ``price_out``: cost is recorded).
         price_out: USD per million generated tokens.
         memory: previous decisions listed in the prompt (episodic memory); ``"auto"``: 5, or 0
@@ -448,91 +309,6 @@ class LLMAgent(BaseAgent):
             # the runner asks only agents that have ``answer_probes``: switched off, none is made
             self.answer_probes = None  # type: ignore[assignment]
 
-    @staticmethod
-    def _check(s: Mapping[str, Any]) -> None:
-        """Validate settings (bad input names the argument and what is allowed)."""
-        for key, allowed in (
-            ("decoding", DECODINGS),
-            ("invalid", INVALID_POLICIES),
-            ("fallback", ("random", "first")),
-            ("interface", INTERFACES),
-            ("language", LANGUAGES),
-        ):
-            if s[key] not in allowed:
-                raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
-        _bounded("temperature", s["temperature"], 0.0, 2.0)
-        if s["top_p"] is not None:
-            _bounded("top_p", s["top_p"], 1e-6, 1.0)
-        if s["max_tokens"] is not None:
-            _bounded("max_tokens", s["max_tokens"], 1, 131072, int)
-        _bounded("reprompts", s["reprompts"], 0, 50, int)
-        if s["memory"] != "auto":
-            _bounded("memory", s["memory"], 0, 1000, int)
-        _bounded("history", s["history"], 0, 100, int)
-        _bounded("verify_rounds", s["verify_rounds"], 0, 100, int)
-        _bounded("top_k", s["top_k"], 0, 1000, int)
-        _bounded("memories", s["memories"], 1, 100, int)
-        _bounded("field_chars", s["field_chars"], 16, 100_000, int)
-        if s["step_tokens"] is not None:
-            _bounded("step_tokens", s["step_tokens"], 1, 131072, int)
-        examples_for(str(s["examples"]))  # unknown sets fail here, not mid-episode
-
-    @property
-    def constrained(self) -> bool:
-        """Whether answers are requested under a JSON schema (``decoding="json"``)."""
-        return self.decoding == "json"
-
-    # ------------------------------------------------------------------ settings record
-    def config(self) -> dict[str, Any]:
-        """The agent's resolved settings, for trajectory headers and result keys (no secrets).
-
-        Model, endpoint host, generation settings, decoding mode, invalid-output policy,
-        strategy, preset, prompt version, memory, few-shot set, probes, retries and timeout.
-        """
-        client = self.client
-        retry = getattr(client, "retry", None)
-        breaker = getattr(client, "breaker", None)
-        price = client.prices.get(client.model) if hasattr(client, "prices") else None
-        return {
-            "kind": "llm",
-            "model": client.model,
-            "endpoint": endpoint_host(getattr(client, "cache_endpoint", "") or client.endpoint),
-            "preset": self.preset,
-            "strategy": self.strategy,
-            "decider": type(self.decider).__name__,
-            "pieces": [type(p).__name__ for p in self.pieces],
-            "prompt_version": PROMPT_VERSION,
-            "decoding": self.decoding,
-            "invalid": self.invalid,
-            "reprompts": self.reprompts,
-            "fallback": self.fallback,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
-            "extra": dict(self.extra),
-            "memory": self.memory_setting,
-            "history": self.history_size,
-            "verify_rounds": self.verify_rounds,
-            "examples": self.examples_setting,
-            "probes": self.probes_enabled,
-            "probe_batch": self.probe_batch,
-            "skip_forced": self.skip_forced,
-            "interface": self.interface,
-            "language": self.language,
-            "hide_history": self.hide_history,
-            "hide_payoffs": self.hide_payoffs,
-            "step_tokens": self.step_tokens,
-            "field_chars": self.field_chars,
-            "top_k": self._settings["top_k"],
-            "memories": self._settings["memories"],
-            "oracle_partner": self.oracle_partner,
-            "prices": list(price) if price is not None else None,
-            "timeout_s": getattr(client, "timeout", None),
-            "max_retries": getattr(retry, "max_retries", None),
-            "retry_delay_s": getattr(retry, "base_delay_s", None),
-            "breaker": getattr(breaker, "threshold", None),
-        }
-
     # ------------------------------------------------------------------ episode
     def reset(self, info: EpisodeInfo) -> None:
         """Start an episode: clear memory, counters and every piece's state; in Overcooked with
@@ -579,13 +355,6 @@ class LLMAgent(BaseAgent):
 
         self.templates = templates_zh
 
-    def examples_block(self) -> str:
-        """The in-context examples, rendered in the answer format asked for (or ``""``)."""
-        if not self.examples:
-            return ""
-        body = "\n\n".join(e.render(i + 1, self.constrained) for i, e in enumerate(self.examples))
-        return self.templates.EXAMPLES_HEADER + "\n\n" + body
-
     def _matrix_oracle(self, turn: Turn) -> int:
         from tom_envs.registration import game_spec
         from tom_llm_agents.prompting.oracles import matrix_partner_oracle
@@ -600,40 +369,11 @@ class LLMAgent(BaseAgent):
         return self._oracle(turn)
 
     # ------------------------------------------------------------------ accounting
-    def usage_add(self, response: LLMResponse) -> None:
-        """Count one model call in this step's and this episode's usage."""
-        counts = {
-            "calls": 1,
-            "tokens_in": response.tokens_in,
-            "tokens_out": response.tokens_out,
-            "latency_s": 0.0 if response.cached else response.latency_s,
-            "cache_hits": int(response.cached),
-        }
-        if response.cost_usd is not None:
-            counts["cost_usd"] = response.cost_usd
-        for k, v in counts.items():
-            self._step_usage[k] = self._step_usage.get(k, 0) + v
-            self.episode_stats[k] = self.episode_stats.get(k, 0) + v
-
-    def step_budget(self, max_tokens: int) -> int:
-        """A free-text step's generation budget under ``step_tokens``."""
-        return min(max_tokens, self.step_tokens) if self.step_tokens else max_tokens
-
     @property
     def valid_action_pct(self) -> float:
         """Share of this episode's decisions whose action came from the model (percent)."""
         n = self.episode_stats.get("decisions", 0)
         return 100.0 * self.episode_stats.get("valid", 0) / n if n else float("nan")
-
-    def memory_lines(self) -> list[str]:
-        """The episodic memory shown in prompts (most recent last). Decisions whose answer was
-        invalid are always listed (the game's feedback is nowhere else), the others only up to
-        ``memory`` entries."""
-        recent = self.memory[-self.memory_size :] if self.memory_size > 0 else []
-        shown = set(map(id, recent))
-        extra = [e for e in self.memory[-3:] if not e.valid and id(e) not in shown]
-        entries = sorted([*recent, *extra], key=lambda e: e.decision)
-        return [e.line(self.templates) for e in entries]
 
     # ------------------------------------------------------------------ acting
     def act(self, turn: Turn) -> AgentAction:
@@ -846,212 +586,6 @@ class LLMAgent(BaseAgent):
                 "cap_reached": vetoes >= self.verify_rounds and decision.action is not None,
             }
         return decision
-
-    def answer_format(self, ctx: DecisionContext, decider: Decider) -> tuple[str, list[str]]:
-        """The one answer format of this decision, and the field names it asks for.
-
-        JSON mode: the keys and a line per key. Free text: ``Label: <...>`` lines for the fields
-        and the chat message, then the action line; if the game states its own answer format
-        (``TextObservation.answer_format``), the action part is the game's format instead.
-        """
-        t = self.templates
-        descriptions = {**decider.fields_for(ctx), **ctx.fields}
-        names = list(descriptions)
-        if self.constrained and self.client.capabilities.get("json_schema") is not False:
-            keys = [*names, *(["message"] if self._chat else []), "action"]
-            fmt = t.JSON_FORMAT.format(keys=json_keys(keys))
-            for n, d in descriptions.items():
-                fmt += "\n" + t.JSON_FIELD.format(name=n, description=d)
-            if self._chat:
-                fmt += "\n" + t.JSON_FIELD.format(name="message", description=t.MESSAGE_FIELD)
-            return fmt, names
-        lines = "".join(
-            t.FIELD_LINE.format(label=t.LABELS.get(n, n.replace("_", " ").capitalize()), text=d)
-            + "\n"
-            for n, d in descriptions.items()
-        )
-        game_format = str(getattr(ctx.text, "answer_format", "") or "").strip()
-        if game_format:
-            return t.TEXT_FORMAT_GAME.format(lines=lines, game=game_format), names
-        if self._chat:
-            lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
-        return t.TEXT_FORMAT.format(lines=lines), names
-
-    def generate(self, ctx: DecisionContext, decider: Decider) -> Decision:
-        """Ask for an action in the answer format; on invalid output apply the ``invalid``
-        policy (re-prompt with the game's feedback, resample, or forfeit)."""
-        fmt, names = self.answer_format(ctx, decider)
-        options = list(ctx.candidates.values())
-        schema = None
-        if self.constrained:
-            descriptions = {**decider.fields_for(ctx), **ctx.fields}
-            schema = answer_schema(
-                descriptions, options, message=self._chat, field_chars=self.field_chars
-            )
-        blocks = [ctx.context_text(legal=True, strip_question=True)]
-        instruction = decider.instruction_for(ctx)
-        if instruction:
-            blocks.append(instruction)
-        blocks += [ctx.final_question(), fmt]
-        user = "\n\n".join(blocks)
-        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
-        for past_user, past_reply in (
-            self.history[-self.history_size :] if self.history_size else []
-        ):
-            messages += [
-                {"role": "user", "content": past_user},
-                {"role": "assistant", "content": past_reply},
-            ]
-        messages.append({"role": "user", "content": user})
-        budget = self.max_tokens or (
-            decider.max_tokens + self.field_chars // 4 * len(ctx.fields) + 64 * self._chat
-        )
-        attempts = 1 if self.invalid == "forfeit" else self.reprompts + 1
-        reprompts = 0
-        feedback, text = "", ""
-        reply = read_reply("", names)
-        for attempt in range(attempts):
-            request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
-            step = (
-                "action"
-                if attempt == 0
-                else ("resample" if self.invalid == "resample" else "reprompt")
-            )
-            text = ctx.ask(step, request).text
-            reply = read_reply(text, names, labels=self.templates)
-            action, feedback, parsed_message = self._interpret(ctx, reply, text)
-            if action is not None:
-                ctx.notes["_exchange"] = (user, text)
-                return Decision(
-                    action=action,
-                    fields=reply.fields,
-                    message=reply.message or parsed_message,
-                    feedback=feedback,
-                    text=text,
-                    reprompts=reprompts,
-                )
-            if attempt == attempts - 1:
-                break
-            reprompts += 1
-            if self.invalid == "reprompt":
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {
-                        "role": "user",
-                        "content": self.templates.REPROMPT.format(
-                            feedback=feedback, actions="; ".join(options)
-                        ),
-                    },
-                ]
-        ctx.notes["_exchange"] = (user, text)
-        return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
-
-    def _interpret(
-        self, ctx: DecisionContext, reply: Reply, raw: str
-    ) -> tuple[int | None, str, str | None]:
-        """The game's parser on the named action (for plain text, then on the whole reply).
-        A parser that raises is treated as feedback, never as a crash of the decision."""
-        feedback = "the answer names no action"
-        tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
-        for candidate in tries:
-            if candidate is None:
-                continue
-            try:
-                result = ctx.turn.parse(candidate)
-            except Exception as exc:
-                feedback = f"the answer could not be read ({type(exc).__name__})"
-                continue
-            if result.valid and result.action is not None:
-                if result.action in ctx.candidates:
-                    return result.action, result.feedback, result.message
-                named = ctx.text.legal_actions.get(result.action, str(result.action))
-                return None, f"{named} is not among the candidate actions now", None
-            feedback = result.feedback or feedback
-        return None, feedback, None
-
-    # ------------------------------------------------------------------ probes
-    def answer_probes(self, turn: Turn, probes: Sequence[Probe]) -> dict[str, str]:
-        """Answer the game's ToM probes through the model, constrained to each probe's options;
-        the runner scores the answers against the truth (literal ToM).
-
-        With ``probe_batch`` (default) all of a step's questions go in one request (one prompt
-        evaluation); otherwise one request per question, sent concurrently.
-        """
-        if not probes:
-            return {}
-        if self._dead is not None:
-            raise LLMError(self._dead, "endpoint")
-        text = self._text_for(turn)
-        ctx = DecisionContext(
-            agent=self,
-            turn=turn,
-            text=text,
-            rules=text.rules,
-            observation=text.observation,
-            candidates=dict(text.legal_actions),
-        )
-        context = ctx.context_text(legal=False, strip_question=True)
-        system = {"role": "system", "content": ctx.system_prompt()}
-        groups = [list(probes)] if self.probe_batch else [[p] for p in probes]
-        requests = []
-        for group in groups:
-            keys = [f"q{i + 1}" for i in range(len(group))]
-            lines = "\n".join(
-                f"{k}: {p.question} ({' or '.join(p.options)})"
-                for k, p in zip(keys, group, strict=True)
-            )
-            schema = None
-            if self.constrained:
-                props = {
-                    k: {"type": "string", "enum": list(p.options)}
-                    for k, p in zip(keys, group, strict=True)
-                }
-                schema = {
-                    "type": "object",
-                    "properties": props,
-                    "required": keys,
-                    "additionalProperties": False,
-                }
-                fmt = f"Reply with a JSON object with {json_keys(keys)}."
-            else:
-                fmt = (
-                    "Answer each question on its own line, as "
-                    + ", ".join(f"{k}: <answer>" for k in keys)
-                    + "."
-                )
-            user = f"{context}\n\n{self.templates.PROBE_QUESTIONS}\n{lines}\n{fmt}"
-            requests.append(
-                ctx.request(
-                    [system, {"role": "user", "content": user}],
-                    schema=schema,
-                    max_tokens=16 + 12 * len(group),
-                )
-            )
-        responses = ctx.ask_many("probe", requests)
-        self._last_calls.extend(ctx.calls)  # the step's record (the runner keeps the same list)
-        answers: dict[str, str] = {}
-        for group, response in zip(groups, responses, strict=True):
-            found = _probe_replies(response.text, len(group))
-            for i, probe in enumerate(group):
-                raw = found.get(i, "")
-                answers[probe.id] = normalise_answer(raw, probe.options) or raw.strip()
-        return answers
-
-
-def _probe_replies(text: str, n: int) -> dict[int, str]:
-    """``{question index: reply}`` from a JSON object (``q1``…) or ``q1: …`` lines."""
-    obj = json_object(text)
-    if obj is not None:
-        return {i: str(obj[f"q{i + 1}"]) for i in range(n) if f"q{i + 1}" in obj}
-    out = {}
-    for m in re.finditer(r"(?im)^\s*q(\d+)\s*[:=.)]\s*(.+?)\s*$", text):
-        i = int(m.group(1)) - 1
-        if 0 <= i < n:
-            out.setdefault(i, m.group(2))
-    if not out and n == 1 and text.strip():
-        out[0] = text.strip()
-    return out
 
 
 def make_llm_agent(**kwargs: Any) -> LLMAgent:

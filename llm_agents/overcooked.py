@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tom_envs.core.agents import AgentAction, EpisodeInfo, Turn
+from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_envs.games.overcooked.midlevel import MidLevelAgent
 from tom_envs.games.overcooked.rules import OvercookedConfig
 
@@ -24,10 +24,23 @@ if TYPE_CHECKING:
     from tom_llm_agents.agent import LLMAgent
 
 
+class _MidLevelInner(BaseAgent):
+    """The LLM agent as the chooser inside the Overcooked mid-level interface."""
+
+    def __init__(self, outer: LLMAgent) -> None:
+        super().__init__()
+        self.outer = outer
+        self.name = outer.name
+
+    def reset(self, info: EpisodeInfo) -> None:
+        self.outer._reset_llm(info)
+
+    def act(self, turn: Turn) -> AgentAction:
+        return self.outer._act_llm(turn)
+
+
 def midlevel_wrapper(agent: LLMAgent, memory: int = 5) -> MidLevelAgent:
     """A :class:`MidLevelAgent` whose chooser is ``agent`` (its LLM decision loop)."""
-    from tom_llm_agents.agent import _MidLevelInner
-
     agent._in_midlevel = True
     wrapper = MidLevelAgent(
         _MidLevelInner(agent), OvercookedConfig(), name=f"midlevel:{agent.name}", memory=memory

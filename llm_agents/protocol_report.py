@@ -50,8 +50,7 @@ def partner_for(game: str) -> str:
     if game in PARTNERS:
         return PARTNERS[game]
     spec = game_spec(game)
-    bots = spec.load().bot_names(**spec.kwargs)
-    return bots[0] if bots else "random"
+    return spec.bots[0] if spec.bots else "random"
 
 
 def run_preset(

@@ -11,7 +11,8 @@ from typing import Any
 
 from tom_envs.qa.evaluate import SYSTEM
 from tom_envs.qa.items import QAItem
-from tom_llm_agents.client import LLMRequest, OpenAIClient
+from tom_llm_agents.client import LLMRequest
+from tom_llm_agents.openai_client import OpenAIClient
 
 
 def llm_answerer(

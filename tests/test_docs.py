@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import runpy
 from pathlib import Path
 
@@ -58,3 +59,25 @@ def test_readme_example_runs_and_its_two_commands_are_first(tmp_path: Path) -> N
     assert len(commands) == 2 and "tom-envs demo" in commands[0]
     assert commands[1].endswith("python -m pytest -q")
     assert text.index("```python") < text.index("```bash")
+
+
+QUICKSTART = Path(__file__).parent.parent / "docs" / "quickstart.md"
+ROOT = Path(__file__).parent.parent
+
+
+def test_quickstart_adding_a_game_walks_through_files_that_exist() -> None:
+    """The "Adding a game" section names the example's files (all of them, and only files that
+    exist) and quotes its registry entry exactly as tom_envs/registration.py has it."""
+    text = QUICKSTART.read_text()
+    section = text.split("## Adding a game", 1)[1].split("\n## ", 1)[0]
+    paths = set(re.findall(r"`((?:tom_envs|tests|docs)/[\w/.-]*(?:\.\w+|/))`", section))
+    assert paths, "the section names no file"
+    for rel in paths:
+        assert (ROOT / rel).exists(), f"docs/quickstart.md names {rel}, which does not exist"
+    folder = ROOT / "tom_envs" / "games" / "example"
+    for file in sorted(folder.glob("*.py")):
+        if file.name != "__init__.py":
+            assert f"tom_envs/games/example/{file.name}" in paths, f"{file.name} not walked through"
+    entry = _fenced(section, "python")[0]
+    assert entry in (ROOT / "tom_envs" / "registration.py").read_text()
+    assert "tom_envs.games.example" in (ROOT / "pyproject.toml").read_text()

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib
 import math
+import pickle
 import re
+import subprocess
+import sys
 import warnings
 
 import gymnasium
@@ -40,8 +43,10 @@ from pettingzoo.test import (
     state_test,
 )
 
-from tom_envs.core.agents import Agent
+from tom_envs.core.agents import Agent, RandomAgent
+from tom_envs.core.contract import OPTIONAL_HOOKS, Bot, BotTable, GameModule
 from tom_envs.core.game import GameTags, agent_names
+from tom_envs.core.params import Param
 from tom_envs.registration import GAMES, NAMESPACE, game_spec, single_agent_specs
 from tom_envs.single_agent import SingleAgentEnv
 
@@ -49,8 +54,7 @@ from tom_envs.single_agent import SingleAgentEnv
 # observation spaces); those warnings are not findings.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-MODULE_API = ("raw_env", "env", "make_bundle", "bot_names", "make_bot", "bot_description",
-              "populations")
+MODULE_API = ("raw_env", "env", "parallel_env", "make_bundle", "bot_table")
 TAG_VALUES = {
     "chance": {"deterministic", "stochastic"},
     "information": {"perfect", "imperfect"},
@@ -77,10 +81,18 @@ def test_spec_and_module(spec) -> None:
     for key in (spec.id, spec.name, spec.name.upper(), f"{spec.name}-v{spec.version}"):
         assert game_spec(key) == spec
     mod = spec.load()
+    assert isinstance(mod, GameModule), f"{spec.module} does not satisfy the GameModule contract"
     for attr in MODULE_API:
         assert callable(getattr(mod, attr, None)), f"{spec.module} lacks {attr}()"
-    if spec.parallel:
-        assert callable(getattr(mod, "parallel_env", None)), f"{spec.module} lacks parallel_env()"
+    assert isinstance(mod.NAME, str) and mod.NAME
+    assert isinstance(mod.PARAMS, tuple) and all(isinstance(p, Param) for p in mod.PARAMS)
+    for hook in OPTIONAL_HOOKS:
+        assert getattr(mod, hook, None) is None or callable(getattr(mod, hook))
+    for fn in (mod.raw_env, mod.env, mod.parallel_env):  # module functions: pickled by name
+        assert pickle.loads(pickle.dumps(fn)) is fn
+    if not spec.parallel:
+        with pytest.raises(ValueError, match="no Parallel version"):
+            mod.parallel_env(**spec.kwargs)
     assert spec.id in pettingzoo.aec_registry
     assert (spec.id in pettingzoo.parallel_registry) == spec.parallel
     # A Parallel version exists exactly for simultaneous-move games.
@@ -129,21 +141,63 @@ def test_spaces_match_the_bundle(spec) -> None:
 
 @all_games
 def test_bots_and_populations(spec) -> None:
-    mod = spec.load()
+    table = spec.load().bot_table(**spec.kwargs)
+    assert isinstance(table, BotTable)
     bundle = bundle_of(spec)
-    names = list(mod.bot_names(**spec.kwargs))
+    names = table.names()
     assert names and len(set(names)) == len(names)
-    for name in names:
-        bot = mod.make_bot(name, bundle)
-        assert isinstance(bot, Agent), f"bot {name!r} does not implement the Agent protocol"
-        desc = mod.bot_description(name, bundle)
-        assert isinstance(desc, str) and desc.strip(), f"bot {name!r} has no description"
-    pops = mod.populations(**spec.kwargs)
-    for pop, members in pops.items():
+    for bot in table.bots:
+        assert isinstance(bot, Bot)
+        agent = table.make(bot.name, bundle)
+        assert isinstance(agent, Agent), f"bot {bot.name!r} does not implement the Agent protocol"
+        assert table.make(bot.name, bundle) is not agent, "a bot factory must build a new agent"
+        desc = table.describe(bot.name)
+        assert isinstance(desc, str) and desc.strip(), f"bot {bot.name!r} has no description"
+    for pop, members in table.populations.items():
         assert members, f"population {pop!r} is empty"
         assert set(members) <= set(names), f"population {pop!r} names unknown bots"
+    with pytest.raises(KeyError, match=re.escape(repr(names[0]))):
+        table.make("no_such_bot", bundle)
+    # the static names registration lists (without importing the game) are the table's
+    assert spec.bots == tuple(names), f"GameSpec(bots=...) of {spec.name} != its bot_table"
     sa_bots = [sa.bot for sa in single_agent_specs() if sa.game == spec]
     assert sa_bots == names, "every bot must have a single-agent view"
+
+
+def test_import_registers_without_importing_any_game() -> None:
+    """``import tom_envs`` (which registers every id) imports no game module and not networkx."""
+    script = (
+        "import sys, tom_envs, pettingzoo, gymnasium\n"
+        "assert 'tom_envs/Hanabi-v0' in pettingzoo.aec_registry\n"
+        "assert 'tom_envs/PrisonersDilemmaVsTitForTat-v0' in gymnasium.registry\n"
+        "games = sorted(m for m in sys.modules if m.startswith('tom_envs.games.'))\n"
+        "print(games, 'networkx' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[] False", out.stdout
+
+
+def test_bot_table_validates_and_names_the_bots() -> None:
+    def bot(name: str) -> Bot:
+        return Bot(name, lambda bundle: RandomAgent(), "d")
+
+    table = BotTable((bot("a"), bot("b")), {"both": ["a", "b"]}, game="G")
+    assert table.names() == ["a", "b"] and "a" in table and "c" not in table
+    assert table.populations == {"both": ("a", "b")} and table.population("both") == ("a", "b")
+    assert table.describe("b") == "d"
+    with pytest.raises(KeyError, match=r"unknown G bot 'c'; choose from \['a', 'b'\]"):
+        table.describe("c")
+    with pytest.raises(KeyError, match="no population 'x'"):
+        table.population("x")
+    with pytest.raises(TypeError):
+        table.populations["new"] = ("a",)  # read-only
+    with pytest.raises(ValueError, match="unique"):
+        BotTable((bot("a"), bot("a")))
+    with pytest.raises(ValueError, match="unknown bots"):
+        BotTable((bot("a"),), {"p": ("a", "z")})
+    with pytest.raises(ValueError, match="empty"):
+        BotTable((bot("a"),), {"p": ()})
 
 
 # ---------------------------------------------------------------------------- PettingZoo

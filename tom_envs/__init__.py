@@ -1,7 +1,7 @@
 """tom-envs: multi-agent games for studying Theory of Mind and coordination.
 
 Importing the package registers every game with PettingZoo and every single-agent view with
-Gymnasium::
+Gymnasium, lazily: no game module is imported until an environment is made::
 
     import pettingzoo, gymnasium, tom_envs
     env = pettingzoo.make("aec", "tom_envs/RockPaperScissors-v0")

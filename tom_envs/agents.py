@@ -14,7 +14,8 @@ An agent spec is a string::
     module.path:Class            any importable Agent class (keyword arguments after a further ':')
 
 Generic kinds other than ``random`` are plugins (:mod:`tom_envs.plugins`, group
-``tom_envs.agents``): this package names no agent package. The partner registry is the game modules' ``bot_names``/``make_bot``/``populations``,
+``tom_envs.agents``): this package names no agent package. The partner registry is each game
+module's ``bot_table(**kwargs)`` (a :class:`tom_envs.core.contract.BotTable`: bots and populations),
 read through :data:`tom_envs.registration.GAMES`.
 """
 
@@ -97,7 +98,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 class PopulationAgent(BaseAgent):
     """Plays as one member of a population, drawn anew (from the episode seed) each episode.
 
-    ``current`` is the member playing this episode (evaluation reads its exact policy from it).
+    ``current`` is the member playing this episode (evaluation reads its exact policy from it) and
+    ``member`` its name (the driver records it in the episode's ``members``).
     """
 
     def __init__(self, name: str, members: list[str], factory: Callable[[str], Agent]) -> None:
@@ -108,12 +110,13 @@ class PopulationAgent(BaseAgent):
         self.members = members
         self._agents = {m: factory(m) for m in members}
         self.current: Agent = self._agents[members[0]]
+        self.member: str = members[0]
 
     def reset(self, info: EpisodeInfo) -> None:
         """Draw this episode's member, then reset it."""
         super().reset(info)
         member = self.members[int(self.rng.integers(len(self.members)))]
-        self.current = self._agents[member]
+        self.current, self.member = self._agents[member], member
         self.current.reset(info)
 
     def act(self, turn: Turn) -> int | AgentAction:
@@ -157,40 +160,40 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> 
     head, kwargs = parse_spec(spec)
     module = game.load()
     bundle = bundle or module.make_bundle(**game.kwargs)
+    table = module.bot_table(**game.kwargs)
     if head.startswith("population:"):
         pop = head.split(":", 1)[1]
-        pops = module.populations(**game.kwargs)
+        pops = table.populations
         if pop not in pops:
             raise KeyError(f"{game.name} has no population {pop!r}; choose from {sorted(pops)}")
-        return PopulationAgent(pop, pops[pop], lambda m: make_agent(m, game, bundle))
-    if head in module.bot_names(**game.kwargs):  # a game's own bot wins over a generic name
+        return PopulationAgent(pop, list(pops[pop]), lambda m: make_agent(m, game, bundle))
+    if head in table:  # a game's own bot wins over a generic name
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")
-        return module.make_bot(head, bundle)
+        return table.make(head, bundle)
     if head in generic_agent_names():
         return _build(head, spec, kwargs)
     if ":" in head and "." in head.split(":")[0]:
         return _build(head, spec, kwargs)
     raise KeyError(
         f"unknown agent {spec!r} for {game.name}; generic: {generic_agent_names()}; bots: "
-        f"{module.bot_names(**game.kwargs)}; populations: "
-        f"{sorted('population:' + p for p in module.populations(**game.kwargs))}"
+        f"{table.names()}; populations: "
+        f"{sorted('population:' + p for p in table.populations)}"
     )
 
 
 def agent_names(game: GameSpec) -> dict[str, str]:
     """Every agent name usable in ``game`` with a one-line description."""
-    module = game.load()
-    bundle = module.make_bundle(**game.kwargs)
+    table = game.load().bot_table(**game.kwargs)
     out = {}
     for name in generic_agent_names():
         try:
             out[name] = describe(_generic_class(name))
         except plugins.PluginError as exc:  # listed, with why it cannot be used here
             out[name] = f"unavailable: {exc}"
-    for bot in module.bot_names(**game.kwargs):
-        out[bot] = module.bot_description(bot, bundle)
-    for pop, members in module.populations(**game.kwargs).items():
+    for bot in table.bots:
+        out[bot.name] = bot.description
+    for pop, members in table.populations.items():
         out[f"population:{pop}"] = "one of " + ", ".join(members) + " per episode"
     return out
 

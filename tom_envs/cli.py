@@ -226,24 +226,41 @@ def _plugin_demos(seed: int) -> None:
         print("\n" + section)
 
 
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    """Reproduce a paper's table with the agents we have."""
-    papers = ("paper000", "paper004")
-    if args.paper not in papers:
-        print(
-            f"error: unknown paper {args.paper!r}; available: {', '.join(papers)}", file=sys.stderr
-        )
-        return 2
-    import importlib
+#: The papers whose tables ship as eval configs (``tom_envs/evaluation/configs/<paper>.toml``).
+PAPERS = ("paper000", "paper001", "paper002", "paper003", "paper004")
 
-    reproduce = importlib.import_module(f"tom_envs.experiments.{args.paper}").reproduce
-    report, _ = reproduce(args.episodes, args.seed, progress=lambda m: print(m, file=sys.stderr))
-    print(report)
-    if args.out:
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """A paper's shipped eval config by name: its sections and its tables, played in the worker
+    pool with resume; the tables' markdown is printed (and written to ``--out``)."""
+    from tom_envs.evaluation import ConfigError, load_config
+    from tom_envs.evaluation.report import table_markdown, table_section
+
+    try:
+        cfg = load_config(args.paper, out=args.run_dir)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.episodes is not None:
+        if args.episodes < 1:
+            print(f"error: --episodes must be >= 1, got {args.episodes}", file=sys.stderr)
+            return 2
+        from tom_envs.experiments.tables import get_table
+
+        for t in cfg.tables:  # each table's own budget; the sections keep the config's
+            params = get_table(t["table"]).parameters()
+            budget = next((p for p in ("episodes", "games", "generated") if p in params), None)
+            if budget is not None:
+                t.setdefault("kwargs", {})[budget] = args.episodes
+    res, code = _evaluate(cfg, args)
+    if res is None:
+        return code
+    print("\n".join(line for t in cfg.tables for line in table_section(res, t)))
+    if args.out:  # the tables' own pages (docs/results/...), without the report's framing
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(report)
+        Path(args.out).write_text("\n".join(table_markdown(res, t) for t in cfg.tables))
         print(f"written: {args.out}", file=sys.stderr)
-    return 0
+    return code
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -273,13 +290,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
-    from tom_envs.evaluation import (
-        ConfigError,
-        evaluate,
-        load_config,
-        shipped_configs,
-        write_outputs,
-    )
+    from tom_envs.evaluation import ConfigError, load_config, shipped_configs
     from tom_envs.evaluation.config import agents_from_cli
 
     if args.list or args.config is None:
@@ -301,32 +312,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
             cells = validate(cfg, check_endpoints=not args.no_endpoint_check)
             print(f"{cfg.name}: valid; {len(cells)} cells x {cfg.episodes} episodes")
             return 0
-        done = [0]
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    res, code = _evaluate(cfg, args)
+    if res is not None:
+        from tom_envs.evaluation import write_outputs
 
-        def progress(outcome: Any) -> None:
-            done[0] += 1
-            mark = "ok" if outcome.ok else f"FAILED ({outcome.error})"
-            print(
-                f"[{done[0]}] {outcome.job.cell_id} seed {outcome.job.seed}: {mark}",
-                file=sys.stderr,
-            )
+        command = "tom-envs eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
+        report = write_outputs(res, command)
+        print(report.read_text())
+        print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
+    return code
 
+
+def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
+    """Play a loaded config with progress lines; (results, exit code), results None on a config
+    error. Failed episodes are listed and make the exit code 1."""
+    from tom_envs.evaluation import ConfigError, evaluate
+
+    done = [0]
+
+    def progress(outcome: Any) -> None:
+        done[0] += 1
+        mark = "ok" if outcome.ok else f"FAILED ({outcome.error})"
+        print(f"[{done[0]}] {outcome.job.cell_id} seed {outcome.job.seed}: {mark}", file=sys.stderr)
+
+    try:
         res = evaluate(
             cfg, args.backend, args.workers, progress, check_endpoints=not args.no_endpoint_check
         )
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    command = "tom-envs eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
-    report = write_outputs(res, command)
-    print(report.read_text())
-    print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
+        return None, 2
     if res.failures:
         print(f"error: {len(res.failures)} failed episode(s), not counted as results:",
               file=sys.stderr)  # fmt: skip
         for o in res.failures[:20]:
             print(f"  {o.job.cell_id} seed {o.job.seed}: {o.error}", file=sys.stderr)
-    return 1 if res.failures else 0
+    return res, 1 if res.failures else 0
 
 
 def cmd_qa(args: argparse.Namespace) -> int:
@@ -510,11 +534,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", help="also write trajectories here")
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
     d.set_defaults(fn=cmd_demo)
-    rp = sub.add_parser("reproduce", help="reproduce a paper's table")
-    rp.add_argument("paper", choices=["paper000", "paper004"])
-    rp.add_argument("--episodes", type=int, default=100)
-    rp.add_argument("--seed", type=int, default=0)
-    rp.add_argument("--out", help="also write the markdown report here")
+    rp = sub.add_parser("reproduce", help="a paper's tables: its shipped eval config by name")
+    rp.add_argument("paper", choices=PAPERS)
+    rp.add_argument("--episodes", type=int, help="the tables' budget: episodes per cell (paper001: "
+                    "games per pairing, paper003: generated tasks; default: the config's)")  # fmt: skip
+    rp.add_argument("--backend", choices=["local", "ray"], default="local")
+    rp.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
+    rp.add_argument("--run-dir", help="trajectories (default runs/eval/NAME-CONFIGHASH; resumes)")
+    rp.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
+    rp.add_argument("--out", help="also write the tables' markdown here")
     rp.set_defaults(fn=cmd_reproduce)
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")

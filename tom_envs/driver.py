@@ -638,6 +638,10 @@ class EpisodeDriver:
         ep.decisions = dict(self.counts.decisions)
         ep.fallbacks = dict(self.counts.fallbacks)
         ep.failures = {a: dict(v) for a, v in self.counts.failures.items() if v}
+        for a, seat in zip(self.agents_, self.seats, strict=True):
+            member = getattr(seat, "member", None)  # a population's draw (PopulationAgent)
+            if isinstance(member, str):
+                ep.members[a] = member
         reason = self.failure_reason()
         ep.status = status or ("failed" if reason else "ok")
         ep.failure = reason

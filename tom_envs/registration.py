@@ -1,9 +1,15 @@
 """THE registration table: every game, its ids, its bots and its single-agent views.
 
 One table drives ``pettingzoo.make``, ``gymnasium.make``, the CLI, the conformance tests, the docs
-and the benchmarks. A game joins the suite by adding one :class:`GameSpec` here; its module must
-provide ``raw_env``, ``env``, ``make_bundle``, ``bot_names``, ``make_bot``, ``bot_description``,
-``populations`` (and ``parallel_env`` for simultaneous games).
+and the benchmarks. A game joins the suite by adding one :class:`GameSpec` here; its module (the
+game's ``env.py``) is a :class:`tom_envs.core.contract.GameModule`: ``NAME``, ``PARAMS``,
+``make_bundle``, ``bot_table``, ``raw_env``, ``env``, ``parallel_env`` (the last three from
+:func:`tom_envs.core.contract.env_functions`).
+
+Registration is lazy: importing ``tom_envs`` imports no game module. PettingZoo and Gymnasium get
+``"module:function"`` entry points, and a spec lists its bots' names (``bots``) for the
+single-agent ids, so nothing has to be loaded to name them; ``tests/test_registry_api.py`` checks
+that they equal the names of the module's ``bot_table``.
 
 Ids::
 
@@ -41,6 +47,11 @@ class GameSpec:
         max_cycles: default ``max_cycles`` passed by ``pettingzoo.make`` (``None``: rules' limit).
         fixed: the ``kwargs`` that make this id what it is (a matrix id's ``game``): a browser's
             request may not override them (``tom-envs serve``).
+        bots: the names of the game's bots for ``kwargs``, in its ``bot_table`` order (one
+            Gymnasium single-agent id each, registered without importing the game).
+        example: a teaching example (``tom_envs/games/example``, docs/quickstart.md "Adding a
+            game"): registered, listed, documented and conformance-tested like every game, but
+            left out of CoordinationQA (it has no ``qa.py``) and of the default benchmark sweep.
     """
 
     name: str
@@ -52,6 +63,8 @@ class GameSpec:
     demo_agents: tuple[str, ...] = ()
     max_cycles: int | None = None
     fixed: tuple[str, ...] = ()
+    bots: tuple[str, ...] = ()
+    example: bool = False
 
     @property
     def id(self) -> str:
@@ -59,9 +72,12 @@ class GameSpec:
         return f"{NAMESPACE}/{self.name}-v{self.version}"
 
     def load(self) -> ModuleType:
-        """Import the game's env module."""
+        """Import the game's env module (a :class:`~tom_envs.core.contract.GameModule`)."""
         return importlib.import_module(self.module)
 
+
+#: The matrix partners after the single-action ones (``tom_envs/games/matrix/bots.py``).
+_MATRIX_BOTS = ("tit_for_tat", "random", "win_stay_lose_shift", "alternating", "fictitious_play")
 
 GAMES: tuple[GameSpec, ...] = (
     GameSpec(
@@ -72,6 +88,7 @@ GAMES: tuple[GameSpec, ...] = (
         parallel=True,
         summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
         demo_agents=("rmax", "population:single_action"),
+        bots=("always_0", "always_1", "always_2", *_MATRIX_BOTS),
     ),
     GameSpec(
         name="BattleOfSexes",
@@ -81,6 +98,7 @@ GAMES: tuple[GameSpec, ...] = (
         parallel=True,
         summary="iterated Battle of the Sexes, T=100 (paper 004)",
         demo_agents=("rmax", "tit_for_tat"),
+        bots=("always_0", "always_1", *_MATRIX_BOTS),
     ),
     GameSpec(
         name="PrisonersDilemma",
@@ -90,12 +108,14 @@ GAMES: tuple[GameSpec, ...] = (
         parallel=True,
         summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
         demo_agents=("rmax", "tit_for_tat"),
+        bots=("always_0", "always_1", *_MATRIX_BOTS),
     ),
     GameSpec(
         name="BombDefusal",
         module="tom_envs.games.bomb_defusal.env",
         summary="3-player search & rescue bomb defusal with chat and ToM probes (paper 000)",
         demo_agents=("heuristic",),
+        bots=("random", "heuristic", "cbs"),
     ),
     GameSpec(
         name="CollabCapture",
@@ -103,6 +123,7 @@ GAMES: tuple[GameSpec, ...] = (
         parallel=True,
         summary="two pursuers, doors and a greedy thief; scenario= the 4 door states (paper 002)",
         demo_agents=("greedy", "optimal"),
+        bots=("greedy", "optimal"),
     ),
     GameSpec(
         name="CollabEscape",
@@ -110,6 +131,7 @@ GAMES: tuple[GameSpec, ...] = (
         parallel=True,
         summary="repair 2 generators, escape a killer; scenario=together|split (paper 002)",
         demo_agents=("greedy", "optimal"),
+        bots=("greedy", "optimal"),
     ),
     GameSpec(
         name="Hanabi",
@@ -118,6 +140,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="Hanabi, 2-5 players (players=), HLE's rules and encoding, card-knowledge ToM "
         "probes (paper 002)",
         demo_agents=("convention",),
+        bots=("random", "simple", "convention"),
     ),
     GameSpec(
         name="Guandan",
@@ -125,6 +148,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="Guandan (掼蛋), 4 players in 2 teams, wild cards, tribute; language=en|zh; "
         "match=True for a whole match (paper 001)",
         demo_agents=("heuristic", "bestp_lowv"),
+        bots=("random", "bestp_lowv", "heuristic", "recommender"),
     ),
     GameSpec(
         name="CoBlock",
@@ -133,6 +157,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="collaborative 3D blocks world, private goals and inventories, chat; "
         "task_type=independent|skill_dependent|goal_dependent (paper 003)",
         demo_agents=("cooperative", "cooperative"),
+        bots=("cooperative", "helper", "egoist", "passive", "error_prone"),
     ),
     GameSpec(
         name="Overcooked",
@@ -142,6 +167,16 @@ GAMES: tuple[GameSpec, ...] = (
         summary="two chefs cook onion soup; layout= the paper's 5 kitchens; overcooked-ai 1.1.0 "
         "rules, App. A text, mid-level actions (paper 002)",
         demo_agents=("planner", "greedy"),
+        bots=("greedy", "role_onions", "role_dishes", "planner", "stay"),
+    ),
+    GameSpec(
+        name="Example",
+        module="tom_envs.games.example.env",
+        parallel=True,
+        summary="the teaching example: name the same colour (docs/quickstart.md)",
+        demo_agents=("copycat", "stubborn"),
+        bots=("copycat", "stubborn"),
+        example=True,
     ),
 )
 
@@ -173,12 +208,9 @@ def game_spec(name_or_id: str) -> GameSpec:
 
 @cache
 def single_agent_specs() -> tuple[SingleAgentSpec, ...]:
-    """Every single-agent view: each game against each of its bots, learner in seat 0."""
-    out = []
-    for spec in GAMES:
-        for bot in spec.load().bot_names(**spec.kwargs):
-            out.append(SingleAgentSpec(spec, bot))
-    return tuple(out)
+    """Every single-agent view: each game against each of its bots (``GameSpec.bots``), learner
+    in seat 0. Imports no game module."""
+    return tuple(SingleAgentSpec(spec, bot) for spec in GAMES for bot in spec.bots)
 
 
 def register_all() -> None:

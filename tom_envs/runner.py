@@ -117,6 +117,8 @@ class Episode:
     failure: str | None = None
     config: dict[str, Any] | None = None
     config_hash: str | None = None
+    #: the member a population seat drew this episode (``population:all`` -> ``tit_for_tat``)
+    members: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -155,6 +157,8 @@ class Episode:
             "metrics": self.metrics,
             "wall_time_s": self.wall_time_s,
         }
+        if self.members:
+            tail["members"] = self.members
         return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
@@ -192,6 +196,7 @@ class Episode:
         ep.decisions = tail.get("decisions") or {}
         ep.fallbacks = tail.get("fallbacks") or {}
         ep.failures = tail.get("failures") or {}
+        ep.members = tail.get("members") or {}
         return ep
 
 

@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from tom_llm_agents.client import LLMError, LLMResponse
+from tom_llm_agents.client import LLMResponse
+from tom_llm_agents.failures import LLMError
 from tom_llm_agents.prompting import templates as T
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.text import match_action
-from tom_llm_agents.client import LLMError
+from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
 from tom_llm_agents.prompting.base import Decision, DecisionContext, Piece
 from tom_llm_agents.prompting.deciders import choose_by_score

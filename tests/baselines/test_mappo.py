@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import turn_game  # noqa: E402  (tests/baselines/turn_game.py: a tiny turn-based game)
 
-from tom_baselines import mappo  # noqa: E402
+from tom_baselines import mappo, mappo_policy, mappo_rollout  # noqa: E402
 from tom_envs.agents import make_agent  # noqa: E402
 from tom_envs.cli import main as cli  # noqa: E402
 from tom_envs.registration import game_spec  # noqa: E402
@@ -45,12 +45,12 @@ def test_smoke_self_play_writes_checkpoint_and_curve(tmp_path, recurrent) -> Non
 def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
     """player_0's reward arrives during player_1's move; it must land on player_0's transition."""
     args = tiny(tmp_path, num_envs=2, num_steps=2 * turn_game.ROUNDS)  # exactly one episode
-    collector = mappo.Collector(args, turn_game.SPEC, {}, {})
-    actor, critic = mappo.build_nets(
+    collector = mappo_rollout.Collector(args, turn_game.SPEC, {}, {})
+    actor, critic = mappo_policy.build_nets(
         {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
          "recurrent": False, "actor_agent_id": False}
     )  # fmt: skip
-    data, steps = collector.collect(actor, critic, mappo.ValueNorm())
+    data, steps = collector.collect(actor, critic, mappo_policy.ValueNorm())
     assert steps == 2 * 2 * turn_game.ROUNDS
     assert len(data["stream"]) == steps and data["done"].sum() == 4  # every row closed
     for c in range(2):
@@ -66,14 +66,14 @@ def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
 
 def test_open_transitions_carry_into_the_next_rollout(tmp_path) -> None:
     args = tiny(tmp_path, num_envs=1, num_steps=3)  # cut mid-episode, player_0 still open
-    collector = mappo.Collector(args, turn_game.SPEC, {}, {})
-    actor, critic = mappo.build_nets(
+    collector = mappo_rollout.Collector(args, turn_game.SPEC, {}, {})
+    actor, critic = mappo_policy.build_nets(
         {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
          "recurrent": False, "actor_agent_id": False}
     )  # fmt: skip
-    first, _ = collector.collect(actor, critic, mappo.ValueNorm())
+    first, _ = collector.collect(actor, critic, mappo_policy.ValueNorm())
     assert len(first["stream"]) == 1  # p0 round 1 closed; p1 round 1 and p0 round 2 open
-    second, _ = collector.collect(actor, critic, mappo.ValueNorm())
+    second, _ = collector.collect(actor, critic, mappo_policy.ValueNorm())
     assert list(second["stream"][:2]) == [1, 0]  # the carried rows come first, now closed
 
 
@@ -86,7 +86,7 @@ def test_gae_follows_each_seat_and_stops_at_episode_ends() -> None:
         "done": np.array([False, False, True, False]),
     }
     g, lam = 0.9, 0.5
-    adv = mappo.gae(data, g, lam)
+    adv = mappo_rollout.gae(data, g, lam)
     d2 = 2.0 - 0.2
     d0 = 1.0 + g * 0.2 - 0.5
     d3 = 0.0 + g * 0.7 - 0.3
@@ -95,15 +95,15 @@ def test_gae_follows_each_seat_and_stops_at_episode_ends() -> None:
 
 
 def test_chunks_are_consecutive_decisions_of_one_seat() -> None:
-    idx = mappo.chunks(np.array([0, 1, 0, 0, 1, 0]), 2)
+    idx = mappo_rollout.chunks(np.array([0, 1, 0, 0, 1, 0]), 2)
     assert idx.tolist() == [[0, 2], [3, 5], [1, 4]]
-    assert mappo.chunks(np.array([3, 3, 3]), 2).tolist() == [[0, 1], [2, -1]]
+    assert mappo_rollout.chunks(np.array([3, 3, 3]), 2).tolist() == [[0, 1], [2, -1]]
 
 
 def test_checkpoint_round_trip_and_plays_any_seat(tmp_path) -> None:
     summary = mappo.train(tiny(tmp_path, env_kwargs=["horizon=5"], total_steps=100))
     path = summary["checkpoint"]
-    actor, _, _, meta = mappo.load_checkpoint(path)
+    actor, _, _, meta = mappo_policy.load_checkpoint(path)
     blob = torch.load(path, weights_only=True)
     for name, tensor in actor.state_dict().items():
         assert torch.equal(tensor, blob["actor"][name])
@@ -153,13 +153,13 @@ def test_event_rewards_shape_the_learners_transitions_and_anneal(tmp_path) -> No
     args = tiny(
         tmp_path, num_envs=1, num_steps=3, event_rewards=["potting_onion=3", "useful_plate=2"]
     )
-    collector = mappo.Collector(args, spec, kwargs, {})
+    collector = mappo_rollout.Collector(args, spec, kwargs, {})
     env = collector.envs[0]
     meta = {"num_players": 2, "num_actions": 6, "obs_dim": int(env.observation_space("player_0")["observation"].shape[0]),
             "state_dim": int(env.state_space.shape[0]), "hidden": 32, "recurrent": False,
             "actor_agent_id": False}  # fmt: skip
-    actor, critic = mappo.build_nets(meta)
-    collector.collect(actor, critic, mappo.ValueNorm())
+    actor, critic = mappo_policy.build_nets(meta)
+    collector.collect(actor, critic, mappo_policy.ValueNorm())
     rows = [int(collector.open_row[0, p]) for p in (0, 1)]
     assert min(rows) >= 0  # both seats' last decisions are open
     before = [collector.buffer.reward[r] for r in rows]
@@ -194,19 +194,19 @@ def _info(game: str, **kwargs):
 
 def test_checkpoint_records_its_environment_and_refuses_another(tmp_path) -> None:
     summary = mappo.train(tiny(tmp_path, env_kwargs=["horizon=5"], total_steps=60))
-    agent = mappo.MappoAgent.load(summary["checkpoint"])
+    agent = mappo_policy.MappoAgent.load(summary["checkpoint"])
     meta = agent.meta
     assert meta["resolved_env_kwargs"]["horizon"] == 5
     assert meta["resolved_env_kwargs"]["game"] == "rps"  # defaults resolved
     assert meta["observation_shape"] == list(_info("RockPaperScissors", horizon=5).observation_shape)
     assert meta["env_id"] == "tom_envs/RockPaperScissors-v0"
     agent.reset(_info("RockPaperScissors", horizon=5))  # its own environment: fine
-    with pytest.raises(mappo.CheckpointMismatchError) as err:
+    with pytest.raises(mappo_policy.CheckpointMismatchError) as err:
         agent.reset(_info("RockPaperScissors", horizon=5, window=2))
     msg = str(err.value)
     assert "window=None (checkpoint)" in msg and "window=2 (env)" in msg
     assert "observation shape" in msg  # the window changes the vector too: both named
-    with pytest.raises(mappo.CheckpointMismatchError, match="trained on RockPaperScissors"):
+    with pytest.raises(mappo_policy.CheckpointMismatchError, match="trained on RockPaperScissors"):
         agent.reset(_info("BattleOfSexes"))
     assert agent.config()["file_sha256"] and agent.config()["kind"] == "mappo"
 
@@ -214,9 +214,9 @@ def test_checkpoint_records_its_environment_and_refuses_another(tmp_path) -> Non
 def test_shipped_overcooked_checkpoint_needs_feature_observations() -> None:
     """The shipped checkpoint (no observation_shape field: an older one) with the default
     observation: an error at reset naming both sides, not a shape error at every decision."""
-    agent = mappo.MappoAgent.load(SHIPPED)
+    agent = mappo_policy.MappoAgent.load(SHIPPED)
     assert "observation_shape" not in agent.meta
-    with pytest.raises(mappo.CheckpointMismatchError) as err:
+    with pytest.raises(mappo_policy.CheckpointMismatchError) as err:
         agent.reset(_info("Overcooked"))
     msg = str(err.value)
     assert "observation='features' (checkpoint)" in msg

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import RandomAgent
+from tom_envs.core.contract import BotTable, env_functions
 from tom_envs.core.game import (
     SEQUENTIAL,
     Encoder,
@@ -26,6 +25,8 @@ from tom_envs.core.game import (
 from tom_envs.registration import GameSpec
 
 ROUNDS = 4
+NAME = "turns_v0"
+PARAMS = ()
 
 
 @dataclass(frozen=True)
@@ -102,24 +103,11 @@ def make_bundle(**_: object) -> GameBundle:
     return GameBundle(TurnGame(), TurnEncoder(), TurnText())
 
 
-def raw_env(render_mode: str | None = None, max_cycles: int | None = None, **kw: object):
-    return TomAECEnv(make_bundle(), "turns_v0", render_mode, max_cycles)
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
-def bot_names(**_: object) -> list[str]:
-    return []
-
-
-def make_bot(name: str, bundle: GameBundle) -> RandomAgent:
-    return RandomAgent()
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    return ""
-
-
-def populations(**_: object) -> dict[str, list[str]]:
-    return {}
+def bot_table(**_: object) -> BotTable:
+    return BotTable((), game="Turns")
 
 
 SPEC = GameSpec(name="Turns", module=__name__)

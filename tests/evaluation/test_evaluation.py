@@ -301,3 +301,52 @@ def test_learning_curves_are_plotted_from_training_csvs(tmp_path: Path) -> None:
     missing = small(tmp_path, learning_curves=[{"csv": str(tmp_path / "nope.csv")}])
     with pytest.raises(ConfigError, match="does not exist"):
         validate(parse_config(missing))
+
+
+# ------------------------------------------------------------------ paper tables
+def test_paper_table_cells_play_in_the_pool_and_match_a_serial_run(tmp_path: Path) -> None:
+    """The paper004 table rendered from pool episodes equals the serial cell on the same seeds,
+    and a second run resumes every episode instead of replaying it."""
+    from tom_envs.experiments import paper004
+    from tom_envs.experiments.tables import episodes_by_key, get_table
+
+    cfg = parse_config({"name": "t", "seed": 0, "episodes": 1,
+                        "tables": [{"table": "paper004", "kwargs": {"episodes": 3}}]},
+                       out=str(tmp_path))  # fmt: skip
+    res = evaluate(cfg, backend="local", workers=2, check_endpoints=False)
+    table = get_table("paper004")
+    assert res.played == len(table.cells(episodes=3)) * 3 and not res.failures
+    played = episodes_by_key(table.cells(episodes=3), res.tables["paper004"])
+    key = "RockPaperScissors.single_action.rmax_paper"
+    pooled = paper004.cell_result("RockPaperScissors", "single_action",
+                                  paper004.PAPER_RMAX_SPEC, played[key], extras=True)  # fmt: skip
+    serial = paper004.run_cell("RockPaperScissors", "single_action", paper004.PAPER_RMAX_SPEC, 3,
+                               extras=True)  # fmt: skip
+    assert pooled.functional_regret == serial.functional_regret
+    assert pooled.tom_accuracy == serial.tom_accuracy and pooled.extra == serial.extra
+    assert all(ep.members.get("player_1") for ep in played[key])  # the population's draws
+    again = evaluate(cfg, backend="local", workers=2, check_endpoints=False)
+    assert again.played == 0 and again.resumed == res.played
+
+
+@pytest.mark.parametrize(
+    ("entry", "match"),
+    [
+        ({"fn": "os:system"}, "unknown keys"),
+        ({"table": "paper999"}, "unknown table"),
+        ({"table": "paper004", "kwargs": {"episodes": 2, "rm": 1}}, "takes"),
+        ({"title": "no table"}, "give table = NAME"),
+    ],
+)
+def test_a_config_cannot_name_code_or_bad_table_arguments(entry: dict, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        parse_config({"name": "t", "tables": [entry]})
+
+
+def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
+    from tom_envs.cli import PAPERS, build_parser
+
+    assert PAPERS == ("paper000", "paper001", "paper002", "paper003", "paper004")
+    assert set(PAPERS) <= set(shipped_configs())
+    for paper in PAPERS:
+        assert build_parser().parse_args(["reproduce", paper]).paper == paper

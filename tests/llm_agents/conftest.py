@@ -16,8 +16,8 @@ import pytest
 from tom_envs.core.game import GameBundle
 from tom_envs.core.probes import Probe
 from tom_envs.registration import game_spec
-from tom_llm_agents.client import OpenAIClient
 from tom_llm_agents.local import LocalServer, local_model_status
+from tom_llm_agents.openai_client import OpenAIClient
 
 
 def pytest_configure(config: pytest.Config) -> None:

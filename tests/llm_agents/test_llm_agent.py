@@ -16,7 +16,8 @@ from tom_envs.core.game import GameTags
 from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
 from tom_llm_agents import LLMAgent, ScriptedClient
-from tom_llm_agents.client import LLMError, LLMRequest
+from tom_llm_agents.client import LLMRequest
+from tom_llm_agents.failures import LLMError
 from tom_llm_agents.prompting import PIECES, PRESETS, build_strategy, strategy_names
 from tom_llm_agents.prompting.oracles import matrix_partner_oracle
 

@@ -15,16 +15,10 @@ from importlib.util import find_spec
 import pytest
 
 from tom_llm_agents import client as client_mod
-from tom_llm_agents.client import (
-    LLMError,
-    LLMRequest,
-    LLMResponse,
-    OpenAIClient,
-    RetryPolicy,
-    TransientLLMError,
-    _top_alternatives,
-)
+from tom_llm_agents.client import LLMRequest, LLMResponse
+from tom_llm_agents.failures import LLMError, RetryPolicy, TransientLLMError
 from tom_llm_agents.fake import ScriptedClient
+from tom_llm_agents.openai_client import OpenAIClient, _top_alternatives
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"

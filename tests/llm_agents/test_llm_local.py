@@ -32,8 +32,7 @@ pytestmark = pytest.mark.local_llm
 
 
 def partner_for(spec: GameSpec) -> str:
-    bots = spec.load().bot_names(**spec.kwargs)
-    return bots[0] if bots else "random"
+    return spec.bots[0] if spec.bots else "random"
 
 
 def llm_steps(ep: Episode, agent: str = "player_0") -> list[dict]:

@@ -20,10 +20,12 @@ from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
 from tom_llm_agents import LLMAgent, ScriptedClient
-from tom_llm_agents.agent import DEFAULTS, endpoint_host, parse_extra
-from tom_llm_agents.client import CircuitBreaker, LLMError, LLMRequest, OpenAIClient, RetryPolicy
+from tom_llm_agents.client import LLMRequest
+from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
 from tom_llm_agents.fewshot import EXAMPLE_SETS, examples_for
+from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import PRESETS, preset_table
+from tom_llm_agents.settings import DEFAULTS, endpoint_host, parse_extra
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"
@@ -98,7 +100,7 @@ def test_breaker_opens_after_threshold_then_lets_one_trial_through() -> None:
 
 
 def test_connection_failures_open_the_breaker_in_a_scripted_client() -> None:
-    from tom_llm_agents.client import EndpointUnreachable
+    from tom_llm_agents.failures import EndpointUnreachable
 
     c = ScriptedClient(
         [EndpointUnreachable("refused")] * 10,

@@ -23,7 +23,8 @@ import httpx
 import pytest
 
 from tom_envs.runner import Episode
-from tom_envs.serve.app import App, StudyTask, default_allowed_hosts, parse_presets
+from tom_envs.serve.app import App, StudyTask, parse_presets
+from tom_envs.serve.guard import default_allowed_hosts
 
 from .test_serve import PD, Server
 

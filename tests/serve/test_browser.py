@@ -62,6 +62,10 @@ def _pixels(png: bytes) -> np.ndarray:
     return mpimg.imread(io.BytesIO(png), format="png")
 
 
+#: Iterations of the play loop: each is a click (then a wait for the step) or a 0.05 s poll.
+MAX_POLLS = 1800
+
+
 def _play(driver, url: str, game: str, kwargs: str, partner: str, shot: Path) -> None:
     driver.get(f"{url}/?game={game}")
     WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
@@ -71,8 +75,7 @@ def _play(driver, url: str, game: str, kwargs: str, partner: str, shot: Path) ->
     box.send_keys(kwargs)
     driver.find_element(By.ID, "start").click()
     clicks = 0
-    deadline = time.time() + 90
-    while time.time() < deadline:
+    for _ in range(MAX_POLLS):  # a count, never a clock: the same bound on any machine
         status = driver.find_element(By.TAG_NAME, "body").get_attribute("data-status")
         if status == "done":
             break

@@ -36,9 +36,8 @@ A config names games, agents (labels for agent specs), and what to run with them
     population = "all"                # a population name of each game (tom-envs list)
     games = ["PrisonersDilemma"]
 
-    [[tables]]                        # a paper table from an experiment module
-    title = "Paper 004, tabular rows"
-    fn = "tom_envs.experiments.paper004:reproduce"
+    [[tables]]                        # a paper table (tom_envs.experiments.tables.TABLES):
+    table = "paper004"                #   its cells play in the worker pool, with resume
     kwargs = { episodes = 100 }
 
     [[learning_curves]]               # training curves written by `tom-envs train`
@@ -59,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tom_envs.experiments.tables import TABLES, get_table
 from tom_envs.registration import GameSpec, game_spec
 
 if sys.version_info >= (3, 11):
@@ -210,7 +210,7 @@ def _safe(text: str) -> str:
 
 def population_members(entry: GameEntry, population: str) -> list[str]:
     """The bot names of a game's population."""
-    pops = entry.spec.load().populations(**{**entry.spec.kwargs, **entry.kwargs})
+    pops = entry.spec.load().bot_table(**{**entry.spec.kwargs, **entry.kwargs}).populations
     if population not in pops:
         raise ConfigError(
             f"game {entry.label!r} has no population {population!r}; choose from {sorted(pops)}"
@@ -291,7 +291,7 @@ def parse_config(
         if others is not None:
             _expect(others, str, f"{where}.others")
         cfg.games[label] = GameEntry(label, spec.name, kwargs, focal, partner, others, n)
-    if not cfg.games:
+    if not cfg.games and not data.get("tables"):  # a config of paper tables only needs none
         raise ConfigError("config: no [[games]] given")
     for i, m in enumerate(_expect(data.get("matchups", []), list, "[[matchups]]")):
         where = f"matchups[{i}]"
@@ -327,8 +327,14 @@ def parse_config(
         getattr(cfg, section).append(sec)
     for i, t in enumerate(_expect(data.get("tables", []), list, "[[tables]]")):
         where = f"tables[{i}]"
-        _keys(_expect(t, dict, where), {"title", "fn", "kwargs", "paper"}, where)
-        _expect(t.get("fn"), str, f"{where}.fn")
+        _keys(_expect(t, dict, where), {"title", "table", "kwargs"}, where)
+        if "table" not in t:
+            raise ConfigError(f"{where}: give table = NAME (one of {sorted(TABLES)})")
+        kwargs = _expect(t.get("kwargs", {}), dict, f"{where}.kwargs")
+        try:
+            get_table(_expect(t["table"], str, f"{where}.table")).check_kwargs(kwargs, where)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         cfg.tables.append(dict(t))
     for i, lc in enumerate(_expect(data.get("learning_curves", []), list, "[[learning_curves]]")):
         where = f"learning_curves[{i}]"
@@ -467,8 +473,6 @@ def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
                 raise ConfigError(f"agent {label!r} on {entry.label}: {msg}") from None
             except ImportError as exc:
                 raise ConfigError(f"agent {label!r} needs a missing package: {exc}") from None
-    for t in cfg.tables:
-        _load_fn(t["fn"])
     for lc in cfg.learning_curves:
         if not Path(lc["csv"]).exists():
             raise ConfigError(f"learning curve file {lc['csv']!r} does not exist")
@@ -491,21 +495,6 @@ def _with_kwargs(entry: GameEntry) -> GameSpec:
 def game_spec_of(entry: GameEntry) -> GameSpec:
     """The registered spec with the entry's keyword arguments as its defaults."""
     return _with_kwargs(entry)
-
-
-def _load_fn(entry: str) -> Any:
-    import importlib
-
-    module, _, attr = entry.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"table function {entry!r} cannot be loaded: {exc}") from None
-
-
-def load_fn(entry: str) -> Any:
-    """Import ``module:attr`` (table functions)."""
-    return _load_fn(entry)
 
 
 def agents_from_cli(items: Sequence[str]) -> dict[str, str]:

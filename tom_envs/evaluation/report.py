@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.evaluation.config import Cell, load_fn
+from tom_envs.evaluation.config import Cell
 from tom_envs.runner import Episode, mean_ci95
 
 Stat = tuple[float, float]
@@ -328,6 +328,32 @@ def _demote(markdown: str) -> str:
     )
 
 
+def table_markdown(res: Any, entry: Mapping[str, Any]) -> str:
+    """One ``[[tables]]`` entry's markdown, rendered from the episodes its cells played in this
+    run (or resumed from disk); nothing is replayed."""
+    from tom_envs.experiments.tables import episodes_by_key, get_table
+
+    kwargs = entry.get("kwargs", {})
+    table = get_table(entry["table"])
+    cells = table.cells(**kwargs)
+    played = episodes_by_key(cells, res.tables.get(entry["table"], {}))
+    missing = [c.key for c in cells if len(played[c.key]) < c.episodes]
+    if missing:  # failed episodes: the table would rest on fewer seeds than it says
+        return (f"Not rendered: {len(missing)} cell(s) lack episodes that failed "
+                f"({', '.join(missing[:5])}); see Failed episodes and run the config again.")  # fmt: skip
+    return table.render(played, **kwargs)
+
+
+def table_section(res: Any, entry: Mapping[str, Any]) -> list[str]:
+    """The report section of one ``[[tables]]`` entry."""
+    from tom_envs.experiments.tables import get_table
+
+    title = entry.get("title") or get_table(entry["table"]).title
+    source = (f"Table `{entry['table']}` with {entry.get('kwargs', {})}, rendered from the "
+              "episodes of its cells in this run.")  # fmt: skip
+    return [f"## {title}", "", source, "", _demote(table_markdown(res, entry))]
+
+
 def write_report(res: Any, out: Path, command: str = "") -> Path:
     """Write ``report.md``, ``results.json`` and plots into ``out``; return the report's path."""
     cfg = res.config
@@ -425,10 +451,7 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
             lines.append("")
             figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
     for t in cfg.tables:
-        result = load_fn(t["fn"])(**t.get("kwargs", {}))
-        text = result[0] if isinstance(result, tuple) else result
-        lines += [f"## {t.get('title', t['fn'])}", "", f"From `{t['fn']}` with {t.get('kwargs', {})}.", "",
-                  _demote(str(text)), ""]  # fmt: skip
+        lines += [*table_section(res, t), ""]
     if cfg.learning_curves:
         series, xs = {}, {}
         for lc in cfg.learning_curves:

@@ -20,6 +20,8 @@ class EvalResults:
     cells: list[Cell]
     episodes: dict[str, list[Episode]] = field(default_factory=dict)  # cell id -> episodes
     failures: list[Outcome] = field(default_factory=list)
+    #: the episodes of each paper table's cells: table name -> cell key -> episodes
+    tables: dict[str, dict[str, list[Episode]]] = field(default_factory=dict)
     resumed: int = 0
     played: int = 0
     wall_time_s: float = 0.0
@@ -54,6 +56,24 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
     return jobs
 
 
+def table_jobs(cfg: EvalConfig) -> list[Job]:
+    """One job per seed of every cell of every ``[[tables]] table = NAME`` entry; the cell id is
+    ``tables/<table>/<cell key>``."""
+    from tom_envs.experiments.tables import get_table
+
+    out = str(cfg.out_dir())
+    jobs = []
+    for t in cfg.tables:
+        if "table" not in t:
+            continue
+        for c in get_table(t["table"]).cells(**t.get("kwargs", {})):
+            for s in range(c.seed, c.seed + c.episodes):
+                share = cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
+                jobs.append(Job(f"tables/{t['table']}/{c.key}", c.game, dict(c.kwargs), c.seats,
+                                c.seats, s, out, cfg.record, share))  # fmt: skip
+    return jobs
+
+
 def experiment_hash(cfg: EvalConfig, cells: list[Cell]) -> str:
     """A hash of every cell's configuration (games, resolved arguments, agents' settings, what is
     recorded); not of the seeds or the number of episodes, so a longer run resumes a shorter one,
@@ -82,16 +102,20 @@ def evaluate(
     cells = validate(cfg, check_endpoints=check_endpoints)
     if cfg.out is None:  # the default directory names the configuration's hash
         cfg.config_hash = experiment_hash(cfg, cells)
-    jobs = jobs_for(cfg, cells)
+    jobs = jobs_for(cfg, cells) + table_jobs(cfg)
     done, todo = pending(jobs)
     outcomes = done + run_jobs(todo, backend, workers, progress)
     res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
     for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
-        if o.ok:
-            res.episodes.setdefault(o.job.cell_id, []).append(o.episode)  # type: ignore[arg-type]
-        else:
+        if not o.ok:
             res.failures.append(o)
+            continue
+        if o.job.cell_id.startswith("tables/"):
+            _, name, key = o.job.cell_id.split("/", 2)
+            res.tables.setdefault(name, {}).setdefault(key, []).append(o.episode)  # type: ignore[arg-type]
+        else:
+            res.episodes.setdefault(o.job.cell_id, []).append(o.episode)  # type: ignore[arg-type]
     res.wall_time_s = time.perf_counter() - t0
     return res
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tom_envs.agents import make_agent
+from tom_envs.experiments.tables import PaperTable, TableCell, play_serially
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
 from tom_envs.registration import game_spec
@@ -101,38 +101,59 @@ def _table(rows: Sequence[Row], planner: dict[str, tuple[float, float]] | None =
     return lines
 
 
-def report(generated: int = 100, progress: bool = False) -> tuple[str, dict[str, list[Row]]]:
-    """Play everything and return the markdown report and the rows."""
-    t0 = time.perf_counter()
-    tables: dict[str, list[Row]] = {"builtin": [], "generated": []}
+#: The played rows: (pair label, [(seats, seed offset), ...]); personas play both seatings.
+PAIRS: list[tuple[str, list[tuple[tuple[str, str], int]]]] = [
+    ("cooperative + cooperative", [(("cooperative", "cooperative"), 0)]),
+    *(
+        (f"cooperative + {p}", [(("cooperative", p), 0), ((p, "cooperative"), 1000)])
+        for p in PERSONAS
+    ),
+    ("random + random", [(("random", "random"), 0)]),
+]
 
-    def say(text: str) -> None:
-        if progress:
-            print(f"[{time.perf_counter() - t0:6.1f}s] {text}", flush=True)
 
-    pairs: list[tuple[str, list[tuple[tuple[str, str], int]]]] = [
-        ("cooperative + cooperative", [(("cooperative", "cooperative"), 0)]),
-        *(
-            (
-                f"cooperative + {p}",
-                [(("cooperative", p), 0), ((p, "cooperative"), 1000)],
-            )
-            for p in PERSONAS
-        ),
-        ("random + random", [(("random", "random"), 0)]),
+def _builtin_key(task_type: str, seats: tuple[str, str], index: int) -> str:
+    return f"builtin.{task_type}.{seats[0]}+{seats[1]}.{index:02d}"
+
+
+def table_cells(generated: int = 100) -> list[TableCell]:
+    """One episode per built-in task, pair and seating (seed = offset + task index), and
+    ``generated`` freshly generated tasks per type for the cooperative pair (seeds 0..)."""
+    cells = [
+        TableCell(_builtin_key(t, seats, i), "CoBlock", seats, 1, offset + i,
+                  {"task_type": t, "task_index": i})
+        for _, seatings in PAIRS
+        for t in TASK_TYPES
+        for seats, offset in seatings
+        for i in range(len(builtin_tasks(t)))
     ]
-    for name, seatings in pairs:
+    if generated:
+        cells += [
+            TableCell(f"generated.{t}", "CoBlock", ("cooperative", "cooperative"), generated, 0,
+                      {"task_type": t, "generated": True})
+            for t in TASK_TYPES
+        ]
+    return cells
+
+
+def render(played: Mapping[str, Sequence[Episode]], generated: int = 100) -> str:
+    """The page from the episodes of :func:`table_cells`."""
+    tables: dict[str, list[Row]] = {"builtin": [], "generated": []}
+    for name, seatings in PAIRS:
         for task_type in TASK_TYPES:
-            say(f"{name}: {task_type}")
-            eps: list[Episode] = []
-            for agents, offset in seatings:
-                eps += play_builtin(agents, task_type, offset)
+            eps = [ep for seats, _ in seatings for i in range(len(builtin_tasks(task_type)))
+                   for ep in played[_builtin_key(task_type, seats, i)]]  # fmt: skip
             tables["builtin"].append(Row(name, task_type, eps))
     if generated:
         for task_type in TASK_TYPES:
-            say(f"generated {task_type}")
-            eps = play_generated(("cooperative", "cooperative"), task_type, generated)
+            eps = list(played[f"generated.{task_type}"])
             tables["generated"].append(Row("cooperative + cooperative", task_type, eps))
+    seconds = sum(ep.wall_time_s for rows in tables.values() for r in rows for ep in r.episodes)
+    return page(tables, generated, seconds)
+
+
+def page(tables: Mapping[str, list[Row]], generated: int, seconds: float) -> str:
+    """The markdown page of the rows."""
     coop = [r for r in tables["builtin"] if r.pair == "cooperative + cooperative"]
     met = all(
         r.stat("success")[0] >= TARGET_SUCCESS and r.worst_gamma_gap() <= TARGET_GAMMA_GAP
@@ -144,7 +165,7 @@ def report(generated: int = 100, progress: bool = False) -> tuple[str, dict[str,
         "",
         "Command: `python -m tom_envs.experiments.coblock --out docs/results/coblock.md"
         + (f" --generated {generated}`" if generated != 100 else "`")
-        + f" ({time.perf_counter() - t0:.0f} s on 2 shared cores).",
+        + f" (the `paper003` table; {seconds:.0f} s of play summed over episodes).",
         "",
         "Every built-in task (24 per type, `tom_envs/games/coblock/data/`), default settings "
         "(grid 6×5×6, 60 rounds, sparse reward, an agent's end_task ends the episode). Persona "
@@ -195,7 +216,11 @@ def report(generated: int = 100, progress: bool = False) -> tuple[str, dict[str,
         "* The paper reports LLM agents only (Figures 6-7, no numeric tables), so there is no "
         "paper figure to set beside these rows.",
     ]
-    return "\n".join(lines) + "\n", tables
+    return "\n".join(lines) + "\n"
+
+
+#: The table of ``tom-envs reproduce paper003`` (``[[tables]] table = "paper003"``).
+TABLE = PaperTable("paper003", "Paper 003: metrics per task type", table_cells, render)
 
 
 #: The pictures written beside the report: (file suffix, task, agents, rounds played, caption).
@@ -235,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="markdown file to write (default: print)")
     ap.add_argument("--generated", type=int, default=100, help="generated tasks per type")
     args = ap.parse_args(argv)
-    text, _ = report(args.generated, progress=True)
+    text = play_serially(TABLE, generated=args.generated)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)

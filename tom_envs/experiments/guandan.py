@@ -25,14 +25,15 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from tom_envs.agents import make_agent
+from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.registration import game_spec
-from tom_envs.runner import play_episode
+from tom_envs.runner import Episode, play_episode
 
 AGENTS = ("random", "bestp_lowv", "heuristic", "recommender")
 
@@ -114,13 +115,19 @@ def protocol_report(
     match: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[str, list[PairResult]]:
-    """Every pairing of ``agents``; a markdown table and the results."""
+    """Every pairing of ``agents``, played serially here; a markdown table and the results (the
+    ``paper001`` table plays the same deals in the eval worker pool)."""
     results = []
     for a, b in itertools.combinations(agents, 2):
         r = play_pair(a, b, games, seed, match)
         results.append(r)
         if progress is not None:
             progress(f"{a} vs {b}: {r.wins_a}/{r.games} ({r.seconds:.0f}s)")
+    return protocol_markdown(results, agents, match), results
+
+
+def protocol_markdown(results: Sequence[PairResult], agents: Sequence[str], match: bool) -> str:
+    """The head-to-head table and the win-rate grid."""
     unit = "matches (to A)" if match else "deals"
     lines = [
         f"| A | B | games ({unit}) | A wins | A win rate | 95% CI | A in seats 0/2 | "
@@ -146,7 +153,47 @@ def protocol_report(
         grid.append(f"| {x} | " + " | ".join(cells) + " |")
     return "\n".join(
         [*lines, "", "Win rate of the row agent against the column agent:", "", *grid]
-    ), results
+    )
+
+
+
+
+def table_cells(agents: Sequence[str] = AGENTS, games: int = 40, seed: int = 0) -> list[TableCell]:
+    """Paper 001's protocol as cells: per pairing, ``games / 2`` seeds with A in seats 0/2 and
+    the same seeds with A in seats 1/3 (one deal per game)."""
+    half = games // 2
+    cells = []
+    for a, b in itertools.combinations(agents, 2):
+        cells.append(TableCell(f"{a}-vs-{b}.A_first", "Guandan", (a, b, a, b), half, seed))
+        cells.append(TableCell(f"{a}-vs-{b}.A_second", "Guandan", (b, a, b, a), half, seed))
+    return cells
+
+
+def render(
+    played: Mapping[str, Sequence[Episode]],
+    agents: Sequence[str] = AGENTS,
+    games: int = 40,
+    seed: int = 0,
+) -> str:
+    """The protocol table from the episodes of :func:`table_cells`."""
+    results = []
+    for a, b in itertools.combinations(agents, 2):
+        first, second = played[f"{a}-vs-{b}.A_first"], played[f"{a}-vs-{b}.A_second"]
+        r1 = [ep.returns["player_0"] for ep in first]
+        r2 = [ep.returns["player_1"] for ep in second]
+        wins = (sum(r > 0 for r in r1), sum(r > 0 for r in r2))
+        n = len(r1) + len(r2)
+        results.append(PairResult(a, b, n, sum(wins), wins[0], wins[1], 0, sum(r1 + r2) / n,
+                                  sum(ep.wall_time_s for ep in [*first, *second])))  # fmt: skip
+    return (
+        f"{games} games per pairing (seeds {seed}..{seed + games // 2 - 1}, each in both "
+        "seatings), one deal per game, played by the eval worker pool.\n\n"
+        + protocol_markdown(results, agents, match=False)
+    )
+
+
+#: The table of ``tom-envs reproduce paper001`` (``[[tables]] table = "paper001"``).
+TABLE = PaperTable("paper001", "Paper 001 protocol: head-to-head deals", table_cells, render)
 
 
 # ------------------------------------------------------------------ legal-move check

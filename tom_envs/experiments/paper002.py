@@ -12,16 +12,14 @@ Run: ``.venv/bin/python -m tom_envs.experiments.paper002 --episodes 1000
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from tom_envs.agents import make_agent
+from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE_SCENARIOS
 from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.text import action_text as capture_action_text
@@ -29,8 +27,7 @@ from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE_SCENARIOS
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import action_text as escape_action_text
 from tom_envs.games.joint_planner import JointPlanner
-from tom_envs.registration import game_spec
-from tom_envs.runner import mean_ci95, run
+from tom_envs.runner import Episode, mean_ci95
 
 #: Table 2 of the paper: agent -> (escape rate, escape avg turns, capture rate, capture avg turns).
 #: The extracted header reads "Collab Escape | Collab Capture" over "Capture Rate, Avg. Turns,
@@ -68,36 +65,7 @@ class Played:
         return mean_ci95(won) if won else (float("nan"), float("nan"))
 
 
-def play(
-    game: str, scenario: str, agent: str, episodes: int, seed: int = 0, partner: str | None = None
-) -> Played:
-    """``agent`` as Alice with ``partner`` (default: ``agent``) as Bob, ``episodes`` seeded
-    episodes."""
-    spec = game_spec(game)
-    bundle = spec.load().make_bundle(scenario=scenario)
-    t0 = time.perf_counter()
-    eps = run(
-        spec,
-        [
-            lambda: make_agent(agent, spec, bundle),
-            lambda: make_agent(partner or agent, spec, bundle),
-        ],
-        episodes,
-        seed=seed,
-        env_kwargs={"scenario": scenario},
-    )
-    key = "captured" if game == "CollabCapture" else "escaped"
-    regret = "turn_regret" if game == "CollabCapture" else "functional_regret"
-    return Played(
-        [e.metrics[key] for e in eps],
-        [e.metrics["turns"] for e in eps],
-        [e.metrics[regret] for e in eps],
-        [e.metrics.get("tom_accuracy/player_0", math.nan) for e in eps],
-        time.perf_counter() - t0,
-    )
-
-
-def cross_play_section(episodes: int, log: Callable[[str], None]) -> list[str]:
+def cross_play_section(episodes: int, log: Callable[[str], None], get: Callable[..., Played]) -> list[str]:
     """The optimal bot (Alice) with a greedy Bob: what assuming an optimal partner costs."""
     lines = [
         "## Cross-play: the optimal bot (Alice) with a greedy partner (Bob)",
@@ -119,7 +87,7 @@ def cross_play_section(episodes: int, log: Callable[[str], None]) -> list[str]:
         unit = "turns" if game == "CollabCapture" else "escape prob."
         for key in scenarios:
             log(f"cross-play {game} {key}")
-            r = play(game, key, "optimal", n, partner="greedy")
+            r = get(game, key, "optimal", n, partner="greedy")
             lines.append(
                 f"| {game} | `{key}` | {_f(r.rate, 3)} | {_f(r.turns_given_success)} | "
                 f"{_f(mean_ci95(r.regret))} {unit} | {_f(mean_ci95(r.tom_accuracy), 1)} |"
@@ -138,7 +106,9 @@ def _f(v: tuple[float, float] | float | None, digits: int = 2) -> str:
     return "N.A." if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def capture_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str], dict]:
+def capture_section(
+    episodes: int, log: Callable[[str], None], get: Callable[..., Played]
+) -> tuple[list[str], dict]:
     """Optimal and played figures for CollabCapture's four scenarios."""
     lines = [
         "## CollabCapture: optimal turns to capture per scenario",
@@ -161,9 +131,9 @@ def capture_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str
         start = game.initial_state(np.random.default_rng(0))
         t_opt = planner.turns_to_success(start)
         a, b = planner.best_joint_action(start)
-        greedy = play("CollabCapture", key, "greedy", 1)
-        optimal = play("CollabCapture", key, "optimal", 1)
-        rand = play("CollabCapture", key, "random", episodes)
+        greedy = get("CollabCapture", key, "greedy", 1)
+        optimal = get("CollabCapture", key, "optimal", 1)
+        rand = get("CollabCapture", key, "random", episodes)
         captured = bool(greedy.success[0])
         agg["opt_turns"].append(t_opt)
         agg["greedy_cap"].append(float(captured))
@@ -180,7 +150,9 @@ def capture_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str
     return lines, agg
 
 
-def escape_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str], dict]:
+def escape_section(
+    episodes: int, log: Callable[[str], None], get: Callable[..., Played]
+) -> tuple[list[str], dict]:
     """Optimal and played figures for CollabEscape's two scenarios on both maps."""
     lines = [
         "## CollabEscape: optimal escape probability per scenario",
@@ -221,9 +193,9 @@ def escape_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str]
                 f"{escape_action_text(b, start.rooms[1])} |"
             ]
             if maze == "coded":
-                opt = play("CollabEscape", key, "optimal", episodes)
-                greedy = play("CollabEscape", key, "greedy", episodes)
-                rand = play("CollabEscape", key, "random", episodes)
+                opt = get("CollabEscape", key, "optimal", episodes)
+                greedy = get("CollabEscape", key, "greedy", episodes)
+                rand = get("CollabEscape", key, "random", episodes)
                 agg["opt_p"].append(float(curve[-1]))
                 agg["opt_turns"].append(outcome["expected_turns_given_success"])
                 agg["greedy_rate"].append(greedy.rate[0])
@@ -241,21 +213,60 @@ def escape_section(episodes: int, log: Callable[[str], None]) -> tuple[list[str]
     return lines, agg
 
 
-def reproduce(episodes: int = 200, progress: Callable[[str], None] | None = None) -> str:
-    """Every section; returns the markdown report."""
-    log = progress or (lambda _: None)
+def _cell_key(game: str, scenario: str, agent: str, partner: str | None = None) -> str:
+    return f"{game}.{scenario}.{agent}" + (f"+{partner}" if partner else "")
+
+
+def table_cells(episodes: int = 200, seed: int = 0) -> list[TableCell]:
+    """The played cells of every section (CollabCapture is deterministic: one episode)."""
+    wanted = [("CollabCapture", k, a, 1 if a != "random" else episodes, None)
+              for k in CAPTURE_SCENARIOS for a in ("greedy", "optimal", "random")]  # fmt: skip
+    wanted += [("CollabEscape", k, a, episodes, None)
+               for k in ESCAPE_SCENARIOS for a in ("optimal", "greedy", "random")]  # fmt: skip
+    wanted += [("CollabCapture", k, "optimal", 1, "greedy") for k in CAPTURE_SCENARIOS]
+    wanted += [("CollabEscape", k, "optimal", episodes, "greedy") for k in ESCAPE_SCENARIOS]
+    return [
+        TableCell(_cell_key(g, k, a, p), g, (a, p or a), n, seed, {"scenario": k})
+        for g, k, a, n, p in wanted
+    ]
+
+
+def played_of(game: str, eps: Sequence[Episode]) -> Played:
+    """A cell's figures from its episodes."""
+    key = "captured" if game == "CollabCapture" else "escaped"
+    regret = "turn_regret" if game == "CollabCapture" else "functional_regret"
+    return Played(
+        [e.metrics[key] for e in eps],
+        [e.metrics["turns"] for e in eps],
+        [e.metrics[regret] for e in eps],
+        [e.metrics.get("tom_accuracy/player_0", math.nan) for e in eps],
+        sum(e.wall_time_s for e in eps),
+    )
+
+
+def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: int = 0) -> str:
+    """Every section, from the episodes of :func:`table_cells`; returns the markdown page."""
+
+    def get(game: str, scenario: str, agent: str, _n: int, partner: str | None = None) -> Played:
+        return played_of(game, played[_cell_key(game, scenario, agent, partner)])
+
+    def log(_: str) -> None:
+        return None
+
     t0 = time.perf_counter()
-    cap_lines, cap = capture_section(episodes, log)
-    esc_lines, esc = escape_section(episodes, log)
-    cross_lines = cross_play_section(episodes, log)
+    cap_lines, cap = capture_section(episodes, log, get)
+    esc_lines, esc = escape_section(episodes, log, get)
+    cross_lines = cross_play_section(episodes, log, get)
     greedy_cap_turns = float(np.mean(cap["greedy_turns"])) if cap["greedy_turns"] else math.nan
     greedy_esc_turns = float(np.mean(esc["greedy_esc"])) if esc["greedy_esc"] else None
     lines = [
         "# Paper 002, Table 2: CollabCapture and CollabEscape beside exact baselines",
         "",
-        "Command: `.venv/bin/python -m tom_envs.experiments.paper002 --episodes "
-        f"{episodes} --out docs/results/paper002_capture_escape.md` "
-        f"({time.perf_counter() - t0:.0f} s on the shared 2-core machine).",
+        "Command: `tom-envs reproduce paper002 --episodes "
+        f"{episodes} --out docs/results/paper002_capture_escape.md` (the `paper002` table, its "
+        "cells played by the eval worker pool; "
+        f"{sum(played_of(c.game, played[c.key]).seconds for c in table_cells(episodes, seed)):.0f} s "
+        f"of play summed over episodes, {time.perf_counter() - t0:.0f} s of planning).",
         "",
         "## Table 2 beside ours",
         "",
@@ -317,21 +328,10 @@ NOTES = [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: write the report to ``--out`` (or print it)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=200, help="episodes per played cell")
-    parser.add_argument("--out", default=None, help="markdown file to write")
-    args = parser.parse_args(argv)
-    report = reproduce(args.episodes, progress=lambda m: print(m, file=sys.stderr))
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(report)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        print(report)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+#: The table of ``tom-envs reproduce paper002`` (``[[tables]] table = "paper002"``).
+TABLE = PaperTable(
+    "paper002",
+    "Paper 002, Table 2: CollabCapture and CollabEscape beside exact baselines",
+    table_cells,
+    render,
+)

@@ -23,17 +23,15 @@ Run: ``tom-envs reproduce paper004 --episodes 1000 --out docs/results/paper004_r
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from tom_envs.agents import make_agent
-from tom_envs.core.agents import Agent
+from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.matrix.bots import PartnerPolicy, make_partner
-from tom_envs.games.matrix.metrics import partner_policy_name
 from tom_envs.games.matrix.planner import (
     OptimalResponse,
     one_step_responses,
@@ -250,34 +248,20 @@ CANDIDATES = (
 )
 
 
-def run_cell(
-    game: str, partner: str, agent: str, episodes: int, seed: int = 0, extras: bool = False
+def cell_result(
+    game: str, partner: str, agent: str, eps: Sequence[Episode], extras: bool = False
 ) -> CellResult:
-    """Play one cell and summarise it (``extras``: also the candidate and shortcut ΔToM/T)."""
-    spec = game_spec(game)
-    t0 = time.perf_counter()
-    built: list[Agent] = []
-
-    def partner_agent() -> Agent:
-        built.append(make_agent(f"population:{partner}", spec))
-        return built[-1]
-
-    members: list[str | None] = []  # the member the population drew, episode by episode
-    eps = run(
-        spec,
-        [lambda: make_agent(agent, spec), partner_agent],
-        episodes,
-        seed=seed,
-        progress=lambda _i, _ep: members.append(partner_policy_name(built[0])),
-    )
-    s = summarize(eps)
+    """One cell's figures from its episodes (``extras``: also the candidate and shortcut ΔToM/T,
+    which read the partner member each episode drew from ``Episode.members``)."""
+    s = summarize(list(eps))
     nan = (math.nan, math.nan)
     extra: dict[str, tuple[float, float]] = {}
     if extras:
-        config: MatrixConfig = spec.load().make_bundle(**spec.kwargs).game.config
+        config: MatrixConfig = game_spec(game).load().make_bundle(**game_spec(game).kwargs).game.config
         per: dict[str, list[float]] = {}
-        for ep, name in zip(eps, members, strict=True):
+        for ep in eps:
             hist, preds = focal_history(ep)
+            name = ep.members.get("player_1")
             if name is None or any(p is None for p in preds):
                 continue
             for k, v in candidate_tom_regrets(config, name, hist, preds).items():  # type: ignore[arg-type]
@@ -287,18 +271,58 @@ def run_cell(
         game,
         partner,
         agent,
-        episodes,
+        len(eps),
         s.get("functional_regret", nan),
         s.get("tom_regret", nan),
         s.get("tom_accuracy", nan),
         s.get("optimal_return", nan),
-        time.perf_counter() - t0,
+        sum(ep.wall_time_s for ep in eps),
         s.get("tom_regret_lookahead", nan),
         extra,
     )
 
 
-# ----------------------------------------------------------------------- checks
+def run_cell(
+    game: str, partner: str, agent: str, episodes: int, seed: int = 0, extras: bool = False
+) -> CellResult:
+    """Play one cell serially and summarise it (for tests and notebooks; the paper table plays
+    its cells in the evaluation worker pool, :data:`TABLE`)."""
+    spec = game_spec(game)
+    eps = run(
+        spec,
+        [lambda: make_agent(agent, spec), lambda: make_agent(f"population:{partner}", spec)],
+        episodes,
+        seed=seed,
+    )
+    return cell_result(game, partner, agent, eps, extras)
+
+
+def _key(game: str, partner: str, label: str) -> str:
+    short = {PAPER_RMAX_SPEC: "rmax_paper", PAPER_RMAX_RANDOM_GUESS_SPEC: "rmax_paper_random_guess",
+             TUNED_RMAX_SPEC: "rmax_tuned", "random": "random"}[AGENTS[label]]  # fmt: skip
+    return f"{game}.{partner}.{short}"
+
+
+def table_cells(episodes: int = 100, seed: int = 0) -> list[TableCell]:
+    """Every (game, partner population, agent) cell of :data:`PAPER_TABULAR` x :data:`AGENTS`."""
+    return [
+        TableCell(_key(game, partner, label), game, (agent, f"population:{partner}"), episodes, seed)
+        for game, partner in PAPER_TABULAR
+        for label, agent in AGENTS.items()
+    ]
+
+
+def render(played: Mapping[str, Sequence[Episode]], episodes: int = 100, seed: int = 0) -> str:
+    """The page from the episodes of :func:`table_cells`."""
+    results = [
+        cell_result(game, partner, agent, played[_key(game, partner, label)],
+                    extras=agent == PAPER_RMAX_SPEC)
+        for game, partner in PAPER_TABULAR
+        for label, agent in AGENTS.items()
+    ]  # fmt: skip
+    return markdown(results, episodes, seed)
+
+
 def _half_unit(digits: int) -> float:
     return 0.5 * 10.0**-digits
 
@@ -342,23 +366,15 @@ def implied_one_step(game: str, accuracy: float) -> tuple[float, float]:
 
 
 # ----------------------------------------------------------------------- report
-def reproduce(
-    episodes: int = 100, seed: int = 0, progress: Callable[[str], None] | None = None
-) -> tuple[str, list[CellResult]]:
-    """Run every cell for each agent of :data:`AGENTS`; return the markdown report and results."""
-    results: list[CellResult] = []
-    for game, partner in PAPER_TABULAR:
-        for label, agent in AGENTS.items():
-            if progress is not None:
-                progress(f"{game} vs {partner}: {label}")
-            extras = agent == PAPER_RMAX_SPEC
-            results.append(run_cell(game, partner, agent, episodes, seed, extras=extras))
+def markdown(results: Sequence[CellResult], episodes: int, seed: int) -> str:
+    """The page: the paper's rows beside ours, the definitions and the investigation."""
     label_of = {v: k for k, v in AGENTS.items()}
     lines = [
         "# Paper 004, tabular rows: the paper's learner and ours beside the paper",
         "",
         "Generated by `tom-envs reproduce paper004 --episodes "
-        f"{episodes} --out docs/results/paper004_rmax.md` (`tom_envs/experiments/paper004.py`). "
+        f"{episodes} --out docs/results/paper004_rmax.md` (the `paper004` table of "
+        "`tom_envs/experiments/paper004.py`, its cells played by the eval worker pool). "
         f"Episodes per cell: {episodes} (seeds {seed}..{seed + episodes - 1}), T = 100. "
         "Intervals are 95% (1.96 standard errors over episodes). Regrets are per step; ToM % is "
         "next-action prediction accuracy. The paper's figures are Tables 1, 3, 4 and 10 "
@@ -563,7 +579,7 @@ def reproduce(
             f"{_fmt(r.extra.get(STATIONARY, (math.nan, math.nan)))} | {p[0]:.3f} ± {p[1]:.3f} |"
         )
     lines += IPD_FINDINGS
-    return "\n".join(lines) + "\n", results
+    return "\n".join(lines) + "\n"
 
 
 #: Static findings printed under the investigation table (the numbers above are measured live).
@@ -652,3 +668,13 @@ CELL_NOTES: dict[tuple[str, str, int], str] = {
         "see the second ΔFunctional/T table below."
     ),
 }
+
+
+#: The table of ``tom-envs reproduce paper004`` (``[[tables]] table = "paper004"``).
+TABLE = PaperTable(
+    "paper004",
+    "Paper 004, Tables 1, 3, 4 and 10 (tabular rows) beside ours",
+    table_cells,
+    render,
+)
+

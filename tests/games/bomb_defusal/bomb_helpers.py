@@ -5,14 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from tom_envs.games.bomb_defusal.maps import paper_map
-from tom_envs.games.bomb_defusal.rules import (
-    ActionKind,
-    BombConfig,
-    BombGame,
-    BombState,
-    Mission,
-    encode_action,
-)
+from tom_envs.games.bomb_defusal.rules import ActionKind, BombGame, encode_action
+from tom_envs.games.bomb_defusal.state import BombConfig, BombState, Mission
 
 R, G, B = 0, 1, 2
 RNG = np.random.default_rng(0)

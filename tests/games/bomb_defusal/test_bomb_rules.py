@@ -13,11 +13,11 @@ from tom_envs.core.game import IllegalActionError
 from tom_envs.games.bomb_defusal.maps import PAPER_EDGES, PAPER_ROOMS, GameMap, random_map
 from tom_envs.games.bomb_defusal.rules import (
     ActionKind,
-    BombConfig,
     MessageOption,
     decode_action,
     encode_action,
 )
+from tom_envs.games.bomb_defusal.state import BombConfig
 from tom_envs.games.bomb_defusal.view import ResultKind
 
 

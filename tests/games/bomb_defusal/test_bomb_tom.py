@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from bomb_helpers import ROOM, B, G, R, act, new_game, play, start
 
-from tom_envs.games.bomb_defusal import tom
+from tom_envs.games.bomb_defusal import minds, tom
 from tom_envs.games.bomb_defusal.maps import paper_map
-from tom_envs.games.bomb_defusal.rules import ActionKind, BombConfig, MessageOption, encode_action
+from tom_envs.games.bomb_defusal.rules import ActionKind, MessageOption, encode_action
+from tom_envs.games.bomb_defusal.state import BombConfig
 from tom_envs.games.bomb_defusal.view import BombFact, LocationFact, RequestFact, RoomFact
 
 ALPHA, BRAVO, CHARLIE = 0, 1, 2
@@ -43,9 +44,9 @@ def test_teammate_who_left_before_the_change(visible: bool, told: bool) -> None:
         ],
     )
     room0 = ("room", ROOM[0])
-    assert tom.knows(s, ALPHA, room0), "alpha made the change"
-    assert tom.knows(s, BRAVO, room0) == told, "untold, bravo's belief is stale"
-    assert tom.belief(s, BRAVO, room0).value == (() if told else (0,))
+    assert minds.knows(s, ALPHA, room0), "alpha made the change"
+    assert minds.knows(s, BRAVO, room0) == told, "untold, bravo's belief is stale"
+    assert minds.belief(s, BRAVO, room0).value == (() if told else (0,))
     s = play(game, s, [("wait",), ("wait",)])  # round 3: alpha, bravo; charlie to act
     p = probes_by_id(game, s, CHARLIE)
     assert p["room_contents.order0"].answer == "yes"
@@ -72,7 +73,7 @@ def test_fact_told_by_message(symbolic: bool) -> None:
     s = play(game, s, [("inspect",), ("move", 5), ("move", 6)])
     # round 2: alpha inspects again and tells the team the sequence
     seq = ("seq", 0)
-    assert not tom.knows(s, BRAVO, seq) and not tom.knows(s, CHARLIE, seq)
+    assert not minds.knows(s, BRAVO, seq) and not minds.knows(s, CHARLIE, seq)
     p = probes_by_id(game, s, ALPHA)  # about alpha's round-1 inspection, nobody told yet
     assert p["bomb_sequence.order0"].answer == "yes"
     assert p["bomb_sequence.order1.bravo"].answer == "no"
@@ -83,12 +84,12 @@ def test_fact_told_by_message(symbolic: bool) -> None:
         assert s.chat[-1].facts == (BombFact(0, (G, B), ROOM[0]),)
     else:
         s = act(game, s, "inspect", message="Bomb 1 is in room 0, sequence: green then blue").state
-    assert tom.knows(s, BRAVO, seq), "bravo has read it: its turn has come"
-    assert not tom.knows(s, CHARLIE, seq), "charlie reads it at its turn"
+    assert minds.knows(s, BRAVO, seq), "bravo has read it: its turn has come"
+    assert not minds.knows(s, CHARLIE, seq), "charlie reads it at its turn"
     s = play(game, s, [("wait",)])
-    assert tom.knows(s, CHARLIE, seq)
+    assert minds.knows(s, CHARLIE, seq)
     s = play(game, s, [("wait",)])
-    assert tom.belief(s, BRAVO, seq).source == "told"
+    assert minds.belief(s, BRAVO, seq).source == "told"
     p = probes_by_id(game, s, ALPHA)  # about alpha's round-2 action (inspect + message)
     assert p["bomb_sequence.order1.bravo"].answer == "yes"
     assert p["bomb_sequence.order1.bravo"].about["belief"] == "true_told"
@@ -109,9 +110,9 @@ def test_stale_claims_do_not_override_newer_knowledge() -> None:
         ],
     )  # charlie never inspected: its claim is false (stale at best)
     s = play(game, s, [("move", 3)])  # bravo has just read charlie's claim
-    assert tom.belief(s, BRAVO, ("bomb", 0)).value == (B,), "bravo keeps what it saw"
-    assert tom.knows(s, BRAVO, ("bomb", 0))
-    assert tom.belief(s, ALPHA, ("bomb", 0)).value == (G, B) and not tom.knows(
+    assert minds.belief(s, BRAVO, ("bomb", 0)).value == (B,), "bravo keeps what it saw"
+    assert minds.knows(s, BRAVO, ("bomb", 0))
+    assert minds.belief(s, ALPHA, ("bomb", 0)).value == (G, B) and not minds.knows(
         s, ALPHA, ("bomb", 0)
     )
 
@@ -133,7 +134,7 @@ def test_announced_move_that_failed_is_a_false_belief(visible: bool) -> None:
     s = act(game, s, "inspect", message=parsed.message).state
     assert s.chat[-1].facts == (LocationFact(ALPHA, ROOM[8]),)
     s = play(game, s, [("wait",), ("wait",)])  # bravo and charlie read the claim
-    believed = tom.believed_room(s, CHARLIE, ALPHA)
+    believed = minds.believed_room(s, CHARLIE, ALPHA)
     assert believed == (ROOM[5] if visible else ROOM[8]), "hidden: charlie believes the claim"
     p = probes_by_id(game, s, ALPHA)
     q = {k: v for k, v in p.items() if k.startswith("room_contents.announced")}

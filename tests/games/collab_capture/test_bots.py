@@ -8,7 +8,7 @@ import pytest
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, EpisodeInfo, Turn, as_agent_action
 from tom_envs.games.collab_capture import bots
-from tom_envs.games.collab_capture.env import bot_names, make_bundle, populations
+from tom_envs.games.collab_capture.env import bot_table, make_bundle
 from tom_envs.games.collab_capture.rules import Action, CaptureState
 from tom_envs.registration import game_spec
 
@@ -39,9 +39,11 @@ def test_greedy_chases_along_shortest_paths(me, thief, doors, expected) -> None:
 
 
 def test_bot_registry() -> None:
-    assert bot_names() == ["greedy", "optimal"] and populations() == {"all": ["greedy", "optimal"]}
-    with pytest.raises(KeyError):
-        bots.make("nope", GAME)
+    table = bot_table()
+    assert table.names() == ["greedy", "optimal"]
+    assert table.populations == {"all": ("greedy", "optimal")}
+    with pytest.raises(KeyError, match="greedy"):
+        table.make("nope", BUNDLE)
 
 
 @pytest.mark.parametrize("name", ["greedy", "optimal"])

@@ -8,7 +8,8 @@ import numpy as np
 
 from tom_envs.games.guandan.cards import RANKS, hand_from_cards
 from tom_envs.games.guandan.combos import SHAPE_BASE, SHAPES, ComboType, find_shape
-from tom_envs.games.guandan.rules import GuandanConfig, GuandanGame, GuandanState
+from tom_envs.games.guandan.rules import GuandanGame
+from tom_envs.games.guandan.state import GuandanConfig, GuandanState
 from tom_envs.games.guandan.text import parse_cards
 
 

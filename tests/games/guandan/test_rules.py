@@ -15,11 +15,11 @@ from tom_envs.games.guandan.rules import (
     PLAY,
     RETURN,
     TRIBUTE,
-    GuandanConfig,
     GuandanGame,
     return_cards,
     tribute_cards,
 )
+from tom_envs.games.guandan.state import GuandanConfig
 
 from .helpers import action, hand, rank, step, table_state
 

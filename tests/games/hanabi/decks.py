@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tom_envs.games.hanabi.rules import COLOR_CHARS, HanabiConfig, HanabiGame, HanabiState
+from tom_envs.games.hanabi.cards import COLOR_CHARS
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import HanabiState
 
 
 def card(name: str, ranks: int = 5) -> int:

@@ -6,10 +6,11 @@ import pytest
 
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import EpisodeInfo, Turn
-from tom_envs.games.hanabi import bots
-from tom_envs.games.hanabi.env import bot_description, bot_names, make_bundle, populations
-from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame, HanabiState
+from tom_envs.games.hanabi.bots import SimpleBot
+from tom_envs.games.hanabi.env import bot_table, make_bundle
+from tom_envs.games.hanabi.rules import HanabiGame
 from tom_envs.games.hanabi.smartbot import ConventionBot
+from tom_envs.games.hanabi.state import HanabiState
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
@@ -19,15 +20,16 @@ SPEC = game_spec("Hanabi")
 
 
 def test_registry() -> None:
-    assert bot_names() == ["random", "simple", "convention"]
-    b = make_bundle()
-    assert all(bot_description(n, b) for n in bot_names())
-    assert populations() == {
-        "all": ["random", "simple", "convention"],
-        "scripted": ["simple", "convention"],
+    table = bot_table()
+    assert table.names() == ["random", "simple", "convention"]
+    assert all(table.describe(n) for n in table.names())
+    assert table.populations == {
+        "all": ("random", "simple", "convention"),
+        "scripted": ("simple", "convention"),
     }
     with pytest.raises(KeyError):
-        bots.make_bot("nobody", HanabiConfig())
+        table.make("nobody", make_bundle())
+    assert table.make("simple", make_bundle()).name == "simple"
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
@@ -93,7 +95,7 @@ def test_warning_saves_a_valuable_card() -> None:
 def test_simple_bot_plays_what_it_knows_and_reveals_playables() -> None:
     game = HanabiGame()
     s = game.state_from_deck(deck_with(game, ["Y2 Y3 G4 W4 B4", "G1 G2 B3 W3 R4"]))
-    simple = [bots.make_bot("simple", game.config) for _ in range(2)]
+    simple = [SimpleBot(game.config) for _ in range(2)]
     s, taken = drive(game, s, simple, 6)
     # Alice reveals Bob's 1s (the rank first); a 1 on empty stacks is playable: Bob plays G1.
     # Alice reveals his 2s: G2 is a 2 of unknown colour, so Bob discards his oldest unrevealed

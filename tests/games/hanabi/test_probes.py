@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
+from tom_envs.games.hanabi.cards import knowledge_code
 from tom_envs.games.hanabi.env import make_bundle, raw_env
 from tom_envs.games.hanabi.probes import knows_color, knows_playable, knows_rank
-from tom_envs.games.hanabi.rules import knowledge_code
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 

@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 from tom_envs.core.game import IllegalActionError
-from tom_envs.games.hanabi.rules import (
-    DISCARD,
-    PLAY,
-    REVEAL_COLOR,
-    REVEAL_RANK,
-    HanabiConfig,
-    HanabiGame,
-    knowledge_code,
-)
+from tom_envs.games.hanabi.cards import knowledge_code
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, REVEAL_RANK
 
 from .decks import act, card, cards, deck_with, discard, play, reveal_color, reveal_rank, start
 

@@ -15,7 +15,7 @@ from tom_envs.games.matrix.bots import (
     make_partner,
     partner_names,
 )
-from tom_envs.games.matrix.env import bot_names, make_bot, make_bundle, populations
+from tom_envs.games.matrix.env import bot_table, make_bundle
 from tom_envs.games.matrix.rules import MatrixConfig
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
@@ -158,7 +158,7 @@ class Scripted(BaseAgent):
 def partner_actions(g: str, bot: str, script: list[int], bot_seat: int, seed: int = 0) -> list[int]:
     spec = game_spec(SPEC[g])
     bundle = make_bundle(**spec.kwargs)
-    agents = [Scripted(script), make_bot(bot, bundle)]
+    agents = [Scripted(script), bot_table(**spec.kwargs).make(bot, bundle)]
     if bot_seat == 0:
         agents.reverse()
     ep = play_episode(spec, agents, seed, env_kwargs={"horizon": len(script)})
@@ -191,7 +191,7 @@ def test_partner_agent_seat_payoffs_matter() -> None:
 
 def test_partner_agent_is_reset_between_episodes() -> None:
     spec = game_spec("PrisonersDilemma")
-    bot = make_bot("tit_for_tat", make_bundle(**spec.kwargs))
+    bot = bot_table(**spec.kwargs).make("tit_for_tat", make_bundle(**spec.kwargs))
     for seed in range(3):
         ep = play_episode(spec, [Scripted([1, 1, 1]), bot], seed, env_kwargs={"horizon": 3})
         assert [s["action"] for s in ep.steps if s["agent"] == "player_1"] == [0, 1, 1]
@@ -216,7 +216,7 @@ def random_partner_actions(seed: int, horizon: int = 600) -> list[int]:
     spec = game_spec("RockPaperScissors")
     bundle = make_bundle(**spec.kwargs)
     ep = play_episode(
-        spec, [Scripted([0] * horizon), make_bot("random", bundle)], seed,
+        spec, [Scripted([0] * horizon), bot_table().make("random", bundle)], seed,
         env_kwargs={"horizon": horizon},
     )
     return [s["action"] for s in ep.steps if s["agent"] == "player_1"]
@@ -241,10 +241,13 @@ def test_partner_names() -> None:
         "alternating", "fictitious_play",
     ]
     assert partner_names(ibs)[:3] == ["always_0", "always_1", "tit_for_tat"]
-    assert bot_names(game="ipd") == partner_names(MatrixConfig(game="ipd"))
-    assert populations(game="rps")["single_action"] == ["always_0", "always_1", "always_2"]
-    assert populations(game="ibs")["tit_for_tat"] == ["tit_for_tat"]
-    assert populations(game="ipd")["all"] == partner_names(MatrixConfig(game="ipd"))
+    assert bot_table(game="ipd").names() == partner_names(MatrixConfig(game="ipd"))
+    assert bot_table(game="ibs").names() == partner_names(ibs)  # always_0, always_1 only
+    assert bot_table(game="rps").populations["single_action"] == ("always_0", "always_1", "always_2")
+    assert bot_table(game="ibs").populations["single_action"] == ("always_0", "always_1")
+    assert bot_table(game="ibs").populations["tit_for_tat"] == ("tit_for_tat",)
+    assert list(bot_table(game="ipd").populations["all"]) == partner_names(MatrixConfig(game="ipd"))
+    assert bot_table(game="ibs").describe("tit_for_tat").startswith("copies")
     for g in ("rps", "ibs", "ipd"):
         cfg = MatrixConfig(game=g)
         for name in partner_names(cfg):
@@ -264,8 +267,8 @@ def test_bad_names_raise_key_error_with_the_list(bad: str) -> None:
         assert name in msg
     with pytest.raises(KeyError):
         PartnerAgent(bad, cfg)
-    with pytest.raises(KeyError):
-        make_bot(bad, make_bundle(game="rps"))
+    with pytest.raises(KeyError, match="fictitious_play"):
+        bot_table(game="rps").make(bad, make_bundle(game="rps"))
 
 
 def test_always_beyond_the_game_is_a_bad_name() -> None:

@@ -53,10 +53,11 @@ def state(
 def self_play(layout: str, names: tuple[str, str], seed: int = 0, **kwargs) -> tuple[float, list]:
     """Play two bots on the rules engine (fast, no env); returns the score and the joint actions."""
     from tom_envs.core.agents import EpisodeInfo, Turn, as_agent_action
-    from tom_envs.games.overcooked.bots import make_bot
+    from tom_envs.games.overcooked.env import bot_table, make_bundle
 
-    g = game(layout, **kwargs)
-    bots = [make_bot(n, g.config) for n in names]
+    bundle = make_bundle(layout=layout, **kwargs)
+    g = bundle.game
+    bots = [bot_table().make(n, bundle) for n in names]
     for i, b in enumerate(bots):
         b.reset(EpisodeInfo("tom_envs/Overcooked-v0", f"player_{i}", i, 2, 6, seed, (0, 40),
                             g.config.horizon))  # fmt: skip

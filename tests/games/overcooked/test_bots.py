@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tom_envs.games.overcooked.bots import BOTS, bot_names, make_bot
+from tom_envs.games.overcooked.bots import bot_table
+from tom_envs.games.overcooked.env import make_bundle
 from tom_envs.games.overcooked.layout import LAYOUT_NAMES
 
-from .helpers import game, self_play
+from .helpers import self_play
 
 #: Lower bounds on greedy self-play scores (400 steps); our measured scores are in
 #: docs/results/overcooked.md.
@@ -52,6 +53,11 @@ def test_stay_never_moves() -> None:
 
 
 def test_bot_registry() -> None:
-    assert bot_names() == list(BOTS) == ["greedy", "role_onions", "role_dishes", "planner", "stay"]
+    table = bot_table()
+    assert table.names() == ["greedy", "role_onions", "role_dishes", "planner", "stay"]
+    assert table.populations == {
+        "scripted": ("greedy", "role_onions", "role_dishes", "planner"),
+        "roles": ("role_onions", "role_dishes"),
+    }
     with pytest.raises(KeyError, match="greedy"):
-        make_bot("chef", game().config)
+        table.make("chef", make_bundle())

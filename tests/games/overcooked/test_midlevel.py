@@ -6,22 +6,20 @@ import numpy as np
 import pytest
 
 from tom_envs.core.agents import BaseAgent, Turn
-from tom_envs.games.overcooked.bots import make_bot
+from tom_envs.games.overcooked.bots import StayAgent
+from tom_envs.games.overcooked.kitchen import kitchen, move_away, shortest_path
 from tom_envs.games.overcooked.midlevel import (
     MidAction,
     MidLevelAgent,
     MidLevelController,
-    MidLevelLLMAgent,
     is_feasible,
-    kitchen,
     mid_level_actions,
-    move_away,
-    shortest_path,
 )
 from tom_envs.games.overcooked.rules import Item
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 from tom_llm_agents.fake import ScriptedClient
+from tom_llm_agents.overcooked import MidLevelLLMAgent
 
 from .helpers import game, state
 
@@ -167,7 +165,7 @@ def test_mid_level_agent_asks_only_when_needed() -> None:
     inner = FirstOption()
     g = game()
     agent = MidLevelAgent(inner, g.config, name="first")
-    ep = play_episode(spec, [agent, make_bot("stay", g.config)], seed=0,
+    ep = play_episode(spec, [agent, StayAgent()], seed=0,
                       env_kwargs={"horizon": 40})  # fmt: skip
     asked = [s for s in ep.steps if s["agent"] == "player_0" and "asked" in s["info"]]
     assert 3 <= len(asked) == len(inner.turns) < 20
@@ -188,7 +186,7 @@ def test_llm_chef_plays_through_the_mid_level_prompt() -> None:
     client = ScriptedClient(first_available)
     agent = MidLevelLLMAgent(client=client, constrained=False, strategy="qa")
     spec = game_spec("Overcooked")
-    ep = play_episode(spec, [agent, make_bot("stay", game().config)], seed=0,
+    ep = play_episode(spec, [agent, StayAgent()], seed=0,
                       env_kwargs={"horizon": 12})  # fmt: skip
     steps = [s for s in ep.steps if s["agent"] == "player_0"]
     assert all(s["valid"] for s in steps)
@@ -206,7 +204,7 @@ def test_a_person_can_play_with_mid_level_actions() -> None:
     shown: list[str] = []
     g = game()
     agent = MidLevelAgent(HumanChooser(read=lambda _: next(replies), write=shown.append), g.config)
-    ep = play_episode(game_spec("Overcooked"), [agent, make_bot("stay", g.config)], seed=0,
+    ep = play_episode(game_spec("Overcooked"), [agent, StayAgent()], seed=0,
                       env_kwargs={"horizon": 6})  # fmt: skip
     assert ep.steps[0]["info"]["mid_level"] == "pick up onion from o1"
     assert any("could not match" in line for line in shown)

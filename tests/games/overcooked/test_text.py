@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tom_envs.games.overcooked.midlevel import (
-    MidLevelView,
-    kitchen,
-    mid_level_actions,
-    parse_mid_level,
-)
+from tom_envs.games.overcooked.kitchen import kitchen
+from tom_envs.games.overcooked.midlevel import MidLevelView, mid_level_actions, parse_mid_level
 from tom_envs.games.overcooked.rules import Item
 from tom_envs.games.overcooked.text import OvercookedText
 

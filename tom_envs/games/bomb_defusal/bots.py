@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
+from tom_envs.core.contract import Bot, BotTable
 from tom_envs.core.game import GameBundle
 from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.planner import plan_mission
@@ -49,13 +50,6 @@ from tom_envs.games.bomb_defusal.view import (
     ResultKind,
     RoomFact,
 )
-
-BOTS: dict[str, str] = {
-    "random": "uniformly random legal actions, no chat (the paper's random baseline)",
-    "heuristic": "decentralised team member: explores, shares findings by chat, defuses",
-    "cbs": "PRIVILEGED centralised CBS plan (rebuilds the mission from the episode seed); "
-    "falls back to heuristic if partners leave the plan",
-}
 
 
 class HeuristicAgent(BaseAgent):
@@ -331,13 +325,21 @@ def wait_action(view: BombView) -> tuple[ActionKind, int | None]:
     return ActionKind.GO_TO, view.game_map.neighbors[view.room][0]
 
 
-def make(name: str, bundle: GameBundle) -> BaseAgent:
-    """A bot by name."""
-    config: BombConfig = bundle.game.config  # type: ignore[attr-defined]
-    if name == "random":
-        return RandomAgent()
-    if name == "heuristic":
-        return HeuristicAgent(config)
-    if name == "cbs":
-        return CBSAgent(config)
-    raise KeyError(f"unknown bomb-defusal bot {name!r}; choose from {sorted(BOTS)}")
+def _config(bundle: GameBundle) -> BombConfig:
+    return bundle.game.config  # type: ignore[attr-defined,no-any-return]
+
+
+def bot_table(**config: Any) -> BotTable:
+    """The bots (the same for every configuration) and the populations ``heuristic`` (the
+    realistic partner) and ``all``."""
+    bots = (
+        Bot("random", lambda bundle: RandomAgent(),
+            "uniformly random legal actions, no chat (the paper's random baseline)"),
+        Bot("heuristic", lambda bundle: HeuristicAgent(_config(bundle)),
+            "decentralised team member: explores, shares findings by chat, defuses"),
+        Bot("cbs", lambda bundle: CBSAgent(_config(bundle)),
+            "PRIVILEGED centralised CBS plan (rebuilds the mission from the episode seed); "
+            "falls back to heuristic if partners leave the plan"),
+    )  # fmt: skip
+    populations = {"heuristic": ("heuristic",), "all": ("random", "heuristic", "cbs")}
+    return BotTable(bots, populations, game="bomb-defusal")

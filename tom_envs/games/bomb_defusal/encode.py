@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from tom_envs.core.game import Encoder
-from tom_envs.games.bomb_defusal.rules import BombConfig, BombState
+from tom_envs.games.bomb_defusal.state import BombConfig, BombState
 from tom_envs.games.bomb_defusal.view import (
     BombFact,
     BombView,

@@ -134,12 +134,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.bomb_defusal import bots
+from tom_envs.games.bomb_defusal.bots import bot_table
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
 from tom_envs.games.bomb_defusal.text import BombText
@@ -195,38 +193,7 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(game, BombEncoder(cfg), BombText(cfg), probes)
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def bot_names(**config: Any) -> list[str]:
-    """``random``, ``heuristic``, ``cbs``."""
-    return list(bots.BOTS)
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A partner bot by name (see :mod:`tom_envs.games.bomb_defusal.bots`)."""
-    return bots.make(name, bundle)
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    if name not in bots.BOTS:
-        raise KeyError(f"unknown bomb-defusal bot {name!r}; choose from {sorted(bots.BOTS)}")
-    return bots.BOTS[name]
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """``heuristic`` (the realistic partner) and ``all``."""
-    return {"heuristic": ["heuristic"], "all": list(bots.BOTS)}
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -234,3 +201,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.bomb_defusal.metrics import episode_metrics
 
     return episode_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

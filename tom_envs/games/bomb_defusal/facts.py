@@ -21,7 +21,7 @@ from tom_envs.games.bomb_defusal.view import (
 )
 
 if TYPE_CHECKING:
-    from tom_envs.games.bomb_defusal.rules import BombConfig
+    from tom_envs.games.bomb_defusal.state import BombConfig
 
 
 def _colour_list(colours: tuple[int, ...], config: BombConfig) -> str:

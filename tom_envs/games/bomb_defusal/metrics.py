@@ -16,7 +16,8 @@ from gymnasium.utils import seeding
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
-from tom_envs.games.bomb_defusal.rules import BombGame, BombState
+from tom_envs.games.bomb_defusal.rules import BombGame
+from tom_envs.games.bomb_defusal.state import BombState
 
 
 def replay(game: BombGame, seed: int, steps: Sequence[dict[str, Any]]) -> BombState:

@@ -52,7 +52,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tom_envs.games.bomb_defusal.rules import BombGame, BombState
+from tom_envs.games.bomb_defusal.rules import BombGame
+from tom_envs.games.bomb_defusal.state import BombState
 
 # A plan step for one player: ("move", room index), ("use", colour) or ("wait", None).
 Step = tuple[str, int | None]

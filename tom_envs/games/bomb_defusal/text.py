@@ -27,12 +27,11 @@ from tom_envs.core.game import ParseResult, TextInterface
 from tom_envs.core.text import match_action
 from tom_envs.games.bomb_defusal.rules import (
     ActionKind,
-    BombConfig,
-    BombState,
     MessageOption,
     decode_action,
     encode_action,
 )
+from tom_envs.games.bomb_defusal.state import BombConfig, BombState
 from tom_envs.games.bomb_defusal.view import ActionResult, BombView, ResultKind
 
 _WORDS = (

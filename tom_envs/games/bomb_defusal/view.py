@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Union
 from tom_envs.games.bomb_defusal.maps import GameMap
 
 if TYPE_CHECKING:
-    from tom_envs.games.bomb_defusal.rules import BombGame, BombState
+    from tom_envs.games.bomb_defusal.rules import BombGame
+    from tom_envs.games.bomb_defusal.state import BombState
 
 
 class ResultKind(IntEnum):

@@ -28,8 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
 from tom_envs.games.coblock.planner import optimal_assignment
 from tom_envs.games.coblock.rules import (
     Action,
@@ -446,6 +450,18 @@ def _placeable(pos: Pos, cells: dict[Pos, int], grid: Sequence[int]) -> bool:
     return pos not in cells and in_bounds(pos, grid) and supported(pos, cells)
 
 
-def bot_names() -> list[str]:
-    """Every bot, the cooperative one first."""
-    return list(PERSONAS)
+def _persona_bot(persona: str, bundle: GameBundle) -> CoBlockBot:
+    return CoBlockBot(persona, bundle.game.config)  # type: ignore[attr-defined]
+
+
+def bot_table(**config: Any) -> BotTable:
+    """A bot per persona (``cooperative`` first; the same for every configuration) and the
+    populations ``personas`` (helper, egoist, passive, error_prone) and ``all``."""
+    bots = tuple(
+        Bot(p.name, partial(_persona_bot, p.name), p.description) for p in PERSONAS.values()
+    )
+    populations = {
+        "personas": ("helper", "egoist", "passive", "error_prone"),
+        "all": tuple(PERSONAS),
+    }
+    return BotTable(bots, populations, game="CoBlock")

@@ -123,14 +123,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
-from tom_envs.core.parallel import TomParallelEnv
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.coblock.bots import PERSONAS, CoBlockBot
-from tom_envs.games.coblock.bots import bot_names as _bot_names
+from tom_envs.games.coblock.bots import bot_table
 from tom_envs.games.coblock.encode import CoBlockEncoder
 from tom_envs.games.coblock.probes import make_probes
 from tom_envs.games.coblock.rules import (
@@ -176,48 +172,7 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(game, CoBlockEncoder(cfg), CoBlockText(cfg), partial(make_probes, game))
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def parallel_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomParallelEnv:
-    """The Parallel environment (same rules, same seeds, same episodes)."""
-    return TomParallelEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def bot_names(**config: Any) -> list[str]:
-    """The partner bots: ``cooperative`` and the personas."""
-    return _bot_names()
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A bot by name (see :mod:`tom_envs.games.coblock.bots`)."""
-    if name not in PERSONAS:
-        raise KeyError(f"unknown CoBlock bot {name!r}; choose from {_bot_names()}")
-    return CoBlockBot(name, bundle.game.config)  # type: ignore[attr-defined]
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    return PERSONAS[name].description
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """``personas`` (helper, egoist, passive, error_prone) and ``all``."""
-    return {
-        "personas": ["helper", "egoist", "passive", "error_prone"],
-        "all": _bot_names(),
-    }
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -225,3 +180,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.coblock.metrics import trajectory_metrics
 
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

@@ -11,7 +11,11 @@ above is our reading of "greedy".
 
 from __future__ import annotations
 
-from tom_envs.core.agents import Agent, BaseAgent, Turn
+from typing import Any
+
+from tom_envs.core.agents import BaseAgent, Turn
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
 from tom_envs.games.collab_capture.rules import (
     MAZE,
     Action,
@@ -58,22 +62,18 @@ class GreedyChaser(BaseAgent):
         return greedy_action(turn.view)
 
 
-BOT_DESCRIPTIONS = {
-    "greedy": "the paper's greedy baseline: a shortest-path step toward the thief; never presses",
-    "optimal": "its part of the optimal joint plan (exhaustive search); predicts the partner's part",
-}
+def _game(bundle: GameBundle) -> CaptureGame:
+    return bundle.game  # type: ignore[return-value]
 
 
-def bot_names() -> list[str]:
-    """Every bot of the game."""
-    return list(BOT_DESCRIPTIONS)
-
-
-def make(name: str, game: CaptureGame) -> Agent:
-    """A bot by name."""
-    if name == "greedy":
-        return GreedyChaser()
-    if name == "optimal":
-
-        return JointPlannerAgent(game, state_from_view)
-    raise KeyError(f"unknown CollabCapture bot {name!r}; choose from {bot_names()}")
+def bot_table(**config: Any) -> BotTable:
+    """The bots (the same for every scenario) and the population ``all``."""
+    bots = (
+        Bot("greedy", lambda bundle: GreedyChaser(),
+            "the paper's greedy baseline: a shortest-path step toward the thief; never "
+            "presses"),
+        Bot("optimal", lambda bundle: JointPlannerAgent(_game(bundle), state_from_view),
+            "its part of the optimal joint plan (exhaustive search); predicts the partner's "
+            "part"),
+    )  # fmt: skip
+    return BotTable(bots, {"all": ("greedy", "optimal")}, game="CollabCapture")

@@ -8,7 +8,11 @@
 
 from __future__ import annotations
 
-from tom_envs.core.agents import Agent, BaseAgent, Turn
+from typing import Any
+
+from tom_envs.core.agents import BaseAgent, Turn
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
 from tom_envs.games.collab_escape.rules import (
     GENERATORS,
     OUTCOME_CAUGHT,
@@ -75,24 +79,18 @@ class GreedyRepairer(BaseAgent):
         return greedy_action(turn.view, self.maze)
 
 
-BOT_DESCRIPTIONS = {
-    "greedy": "the paper's greedy baseline (our reading): repair the nearest generator, then run "
-    "for the gate; ignores the killer",
-    "optimal": "its part of the optimal joint plan (exhaustive search, exact over the killer's "
-    "random moves); predicts the partner's part",
-}
+def _game(bundle: GameBundle) -> EscapeGame:
+    return bundle.game  # type: ignore[return-value]
 
 
-def bot_names() -> list[str]:
-    """Every bot of the game."""
-    return list(BOT_DESCRIPTIONS)
-
-
-def make(name: str, game: EscapeGame) -> Agent:
-    """A bot by name."""
-    if name == "greedy":
-        return GreedyRepairer(game.maze)
-    if name == "optimal":
-
-        return JointPlannerAgent(game, state_from_view)
-    raise KeyError(f"unknown CollabEscape bot {name!r}; choose from {bot_names()}")
+def bot_table(**config: Any) -> BotTable:
+    """The bots (the same for every scenario) and the population ``all``."""
+    bots = (
+        Bot("greedy", lambda bundle: GreedyRepairer(_game(bundle).maze),
+            "the paper's greedy baseline (our reading): repair the nearest generator, then "
+            "run for the gate; ignores the killer"),
+        Bot("optimal", lambda bundle: JointPlannerAgent(_game(bundle), state_from_view),
+            "its part of the optimal joint plan (exhaustive search, exact over the killer's "
+            "random moves); predicts the partner's part"),
+    )  # fmt: skip
+    return BotTable(bots, {"all": ("greedy", "optimal")}, game="CollabEscape")

@@ -109,13 +109,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
-from tom_envs.core.parallel import TomParallelEnv
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.collab_escape import bots
+from tom_envs.games.collab_escape.bots import bot_table
 from tom_envs.games.collab_escape.encode import EscapeEncoder
 from tom_envs.games.collab_escape.rules import MAPS, ROOMS, SCENARIOS, EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import EscapeText
@@ -143,43 +140,7 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(game, EscapeEncoder(game), text, next_action_probes(game, text))
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def parallel_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomParallelEnv:
-    """The Parallel environment (same rules, same seeds, same episodes)."""
-    return TomParallelEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def bot_names(**config: Any) -> list[str]:
-    """Names of the partner bots."""
-    return bots.bot_names()
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A partner bot by name (see :mod:`tom_envs.games.collab_escape.bots`)."""
-    return bots.make(name, bundle.game)  # type: ignore[arg-type]
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    return bots.BOT_DESCRIPTIONS[name]
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """Named partner populations."""
-    return {"all": bots.bot_names()}
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -187,3 +148,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.collab_escape.metrics import trajectory_metrics
 
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

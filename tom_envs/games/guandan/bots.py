@@ -10,7 +10,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from tom_envs.core.agents import BaseAgent, RandomAgent, Turn
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
 from tom_envs.games.guandan.cards import card_value
 from tom_envs.games.guandan.combos import (
     GIVE_BASE,
@@ -246,6 +251,7 @@ class RecommenderAgent(BaseAgent):
         return min(scores, key=lambda a: (-scores[a], a))
 
 
+#: name -> (agent class, description), in table order (:func:`bot_table`).
 BOTS: dict[str, tuple[type[BaseAgent], str]] = {
     "random": (RandomAgent, "uniformly random legal action (the paper's 'random')"),
     "bestp_lowv": (
@@ -260,10 +266,15 @@ BOTS: dict[str, tuple[type[BaseAgent], str]] = {
 }
 
 
-def make(name: str) -> BaseAgent:
-    """A bot by name."""
-    if name not in BOTS:
-        raise KeyError(f"unknown Guandan bot {name!r}; choose from {sorted(BOTS)}")
+def _make(name: str, bundle: GameBundle) -> BaseAgent:
     agent = BOTS[name][0]()
     agent.name = name
     return agent
+
+
+def bot_table(**config: Any) -> BotTable:
+    """The rule-based bots (the same for every configuration) and the populations
+    ``rule_based`` and ``all``."""
+    bots = tuple(Bot(name, partial(_make, name), desc) for name, (_, desc) in BOTS.items())
+    populations = {"rule_based": ("bestp_lowv", "heuristic"), "all": tuple(BOTS)}
+    return BotTable(bots, populations, game="Guandan")

@@ -40,7 +40,7 @@ import numpy as np
 
 from tom_envs.core.game import Encoder
 from tom_envs.games.guandan.cards import NUM_KINDS, as_array, wild_kind
-from tom_envs.games.guandan.rules import GuandanConfig, GuandanState
+from tom_envs.games.guandan.state import GuandanConfig, GuandanState
 from tom_envs.games.guandan.view import GuandanView
 
 PIECES: tuple[tuple[str, int], ...] = (

@@ -97,15 +97,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.guandan.bots import BOTS, make
+from tom_envs.games.guandan.bots import bot_table
 from tom_envs.games.guandan.encode import GuandanEncoder
 from tom_envs.games.guandan.rules import GuandanConfig, GuandanGame
 from tom_envs.games.guandan.text import GuandanText
+
+NAME = "guandan_v0"
 
 #: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
 PARAMS = (
@@ -137,38 +138,7 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(GuandanGame(cfg), GuandanEncoder(cfg), GuandanText(cfg))
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), "guandan_v0", render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def bot_names(**config: Any) -> list[str]:
-    """Names of the rule-based agents."""
-    return list(BOTS)
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A bot by name (see :mod:`tom_envs.games.guandan.bots`)."""
-    return make(name)
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    if name not in BOTS:
-        raise KeyError(f"unknown Guandan bot {name!r}; choose from {sorted(BOTS)}")
-    return BOTS[name][1]
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """Named populations: ``rule_based`` and ``all``."""
-    return {"rule_based": ["bestp_lowv", "heuristic"], "all": list(BOTS)}
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
 def action_recommender(view: Any) -> dict[int, float]:
@@ -191,3 +161,7 @@ def trajectory_metrics(
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     """The metrics function the runner calls after each episode."""
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "action_recommender", "bot_table", "env", "episode_metrics_hook",
+           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

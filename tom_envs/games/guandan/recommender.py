@@ -230,7 +230,7 @@ def score_actions(view: GuandanView) -> dict[int, float]:
 
 def recommend(view: GuandanView, k: int = 5, language: str = "en") -> list[Recommendation]:
     """The ``k`` best legal actions of ``view``, best first (ties: catalogue order)."""
-    from tom_envs.games.guandan.rules import GuandanConfig
+    from tom_envs.games.guandan.state import GuandanConfig
     from tom_envs.games.guandan.text import GuandanText
 
     scores = score_actions(view)

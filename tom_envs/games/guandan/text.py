@@ -38,7 +38,7 @@ from tom_envs.games.guandan.combos import (
     position_name,
     shape_of,
 )
-from tom_envs.games.guandan.rules import GuandanConfig, GuandanState
+from tom_envs.games.guandan.state import GuandanConfig, GuandanState
 from tom_envs.games.guandan.view import GuandanView, PublicMove
 
 TYPE_NAMES = {

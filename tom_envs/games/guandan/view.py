@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tom_envs.games.guandan.rules import GuandanGame, GuandanState
+    from tom_envs.games.guandan.rules import GuandanGame
+    from tom_envs.games.guandan.state import GuandanState
 
 #: Relative seat names.
 ME, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3

@@ -11,17 +11,21 @@ The scores are measured by ``python -m tom_envs.experiments.hanabi`` (1,000 seed
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 from tom_envs.core.agents import Agent, BaseAgent, RandomAgent, Turn
-from tom_envs.games.hanabi.probes import knows_playable
-from tom_envs.games.hanabi.rules import (
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
+from tom_envs.games.hanabi.cards import (
     COLOR_REVEALED,
     RANK_REVEALED,
-    HanabiConfig,
     KnowledgeLayout,
     plausible_colors,
     plausible_ranks,
+)
+from tom_envs.games.hanabi.probes import knows_playable
+from tom_envs.games.hanabi.rules import (
+    HanabiConfig,
 )
 from tom_envs.games.hanabi.smartbot import ConventionBot
 from tom_envs.games.hanabi.view import HanabiView
@@ -73,36 +77,27 @@ class SimpleBot(BaseAgent):
         return reveals[0] if reveals else legal[0]
 
 
-BOTS: dict[str, tuple[Callable[[HanabiConfig], Agent], str]] = {
-    "random": (lambda cfg: RandomAgent(), "uniformly random legal moves"),
-    "simple": (
-        SimpleBot,
-        "plays cards its reveals prove playable, reveals playable cards, discards the oldest "
-        "unrevealed card",
-    ),
-    "convention": (
-        ConventionBot,
-        "SmartBot's conventions (O'Dwyer): play clues, valuable-card warnings, discard finesse",
-    ),
-}
-
-
-def bot_names() -> list[str]:
-    """Every bot's name."""
-    return list(BOTS)
-
-
-def make_bot(name: str, config: HanabiConfig) -> Agent:
-    """A bot by name."""
-    if name not in BOTS:
-        raise KeyError(f"unknown Hanabi bot {name!r}; choose from {bot_names()}")
-    agent = BOTS[name][0](config)
-    agent.name = name
+def _named(agent: Agent, name: str) -> Agent:
+    agent.name = name  # type: ignore[attr-defined]
     return agent
 
 
-def bot_description(name: str) -> str:
-    """One line about a bot."""
-    if name not in BOTS:
-        raise KeyError(f"unknown Hanabi bot {name!r}; choose from {bot_names()}")
-    return BOTS[name][1]
+def _config(bundle: GameBundle) -> HanabiConfig:
+    return bundle.game.config  # type: ignore[attr-defined,no-any-return]
+
+
+def bot_table(**config: Any) -> BotTable:
+    """The bots (the same for every configuration) and the populations ``all`` and
+    ``scripted``."""
+    bots = (
+        Bot("random", lambda bundle: _named(RandomAgent(), "random"),
+            "uniformly random legal moves"),
+        Bot("simple", lambda bundle: _named(SimpleBot(_config(bundle)), "simple"),
+            "plays cards its reveals prove playable, reveals playable cards, discards the oldest "
+            "unrevealed card"),
+        Bot("convention", lambda bundle: _named(ConventionBot(_config(bundle)), "convention"),
+            "SmartBot's conventions (O'Dwyer): play clues, valuable-card warnings, discard "
+            "finesse"),
+    )  # fmt: skip
+    populations = {"all": ("random", "simple", "convention"), "scripted": ("simple", "convention")}
+    return BotTable(bots, populations, game="Hanabi")

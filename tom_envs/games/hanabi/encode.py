@@ -29,15 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from tom_envs.core.game import Encoder
-from tom_envs.games.hanabi.rules import (
-    DISCARD,
-    PLAY,
-    REVEAL_COLOR,
-    REVEAL_RANK,
-    HanabiConfig,
-    HanabiGame,
-    HanabiState,
-)
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, REVEAL_RANK, HanabiState
 from tom_envs.games.hanabi.view import HanabiView
 
 _CACHE_LIMIT = 8192

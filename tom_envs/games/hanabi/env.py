@@ -117,16 +117,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.hanabi import bots
+from tom_envs.games.hanabi.bots import bot_table
 from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.probes import HanabiProbes
 from tom_envs.games.hanabi.rules import BOMB_SCORES, HanabiConfig, HanabiGame
 from tom_envs.games.hanabi.text import HanabiText
+
+#: PettingZoo metadata name of the default configuration (``hanabi_<players>p_v0``).
+NAME = "hanabi_2p_v0"
 
 #: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
 PARAMS = (
@@ -158,36 +159,7 @@ def _name(config: dict[str, Any]) -> str:
     return f"hanabi_{config.get('players', 2)}p_v0"
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def bot_names(**config: Any) -> list[str]:
-    """Names of the partner bots (the same for every configuration)."""
-    return bots.bot_names()
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A partner bot by name (see :mod:`tom_envs.games.hanabi.bots`)."""
-    return bots.make_bot(name, bundle.game.config)  # type: ignore[attr-defined]
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    return bots.bot_description(name)
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """Named partner populations: ``all`` and ``scripted``."""
-    return {"all": bots.bot_names(), "scripted": ["simple", "convention"]}
+raw_env, env, parallel_env = env_functions(_name, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -195,3 +167,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.hanabi.metrics import trajectory_metrics
 
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

@@ -13,7 +13,8 @@ from gymnasium.utils import seeding
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
-from tom_envs.games.hanabi.rules import DISCARD, PLAY, HanabiGame, HanabiState
+from tom_envs.games.hanabi.rules import HanabiGame
+from tom_envs.games.hanabi.state import DISCARD, PLAY, HanabiState
 
 
 def replay(game: HanabiGame, seed: int, actions: Sequence[int]) -> HanabiState:

@@ -24,13 +24,9 @@ probe is whether the agent realises it. Questions never mention what the player 
 from __future__ import annotations
 
 from tom_envs.core.probes import Probe
-from tom_envs.games.hanabi.rules import (
-    HanabiGame,
-    HanabiState,
-    bits_of,
-    plausible_colors,
-    plausible_ranks,
-)
+from tom_envs.games.hanabi.cards import bits_of, plausible_colors, plausible_ranks
+from tom_envs.games.hanabi.rules import HanabiGame
+from tom_envs.games.hanabi.state import HanabiState
 from tom_envs.games.hanabi.text import HanabiText
 
 YES_NO = ("yes", "no")

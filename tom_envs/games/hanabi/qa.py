@@ -30,14 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.games.hanabi.cards import cards_per_rank
 from tom_envs.games.hanabi.probes import knows_playable
-from tom_envs.games.hanabi.rules import (
-    DISCARD,
-    PLAY,
-    REVEAL_COLOR,
-    REVEAL_RANK,
-    cards_per_rank,
-)
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, REVEAL_RANK
 from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 

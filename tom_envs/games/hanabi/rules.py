@@ -28,7 +28,7 @@ Representation, chosen for speed (the engine steps every move of every RL and bo
   colour one-hot, then the revealed rank one-hot. A reveal updates a whole hand with one AND and
   one OR (tables by colour/rank and touched cards); a play shifts the later cards down. The
   encoder copies these ints into the observation as they are (incremental encoding), and
-  :class:`KnowledgeLayout` decodes one card for text, probes and bots;
+  :class:`~tom_envs.games.hanabi.cards.KnowledgeLayout` decodes one card for text, probes and bots;
 * the discard pile is kept in order (for the text) and as HLE's thermometer bits (for the vector);
 * hands, stacks and the pile are tuples of ints; the shuffled deck is one tuple shared (never
   copied) by every state of the episode, with a draw pointer; a hand or pile that a move does not
@@ -42,52 +42,30 @@ colour ``c`` to the player at offset ``o``: ``2H + (o-1)*C + c``, then reveal ra
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
 from tom_envs.core.game import SEQUENTIAL, Game, GameTags, StepResult
+from tom_envs.games.hanabi.cards import (
+    KnowledgeLayout,
+    bits_of,
+    card_of,
+    cards_per_rank,
+)
+from tom_envs.games.hanabi.state import (
+    DISCARD,
+    PLAY,
+    REVEAL_COLOR,
+    REVEAL_RANK,
+    HanabiState,
+    HistoryItem,
+    move_catalogue,
+)
 from tom_envs.games.hanabi.view import HanabiView, observe
 
-#: Colour names in HLE's order (``RYGWB``).
-COLOR_NAMES = ("Red", "Yellow", "Green", "White", "Blue")
-COLOR_CHARS = "RYGWB"
-
-#: Knowledge code layout (see module docstring).
-RANK_SHIFT = 5
-COLOR_REVEALED = 1 << 10
-RANK_REVEALED = 1 << 11
-COLOR_BITS = 0x1F
-RANK_BITS = 0x1F << RANK_SHIFT
-
 BOMB_SCORES = ("zero", "stacks")
-
-
-class MoveType(enum.IntEnum):
-    """Kinds of move, numbered as HLE's ``HanabiMove::Type``."""
-
-    PLAY = 1
-    DISCARD = 2
-    REVEAL_COLOR = 3
-    REVEAL_RANK = 4
-
-
-PLAY, DISCARD, REVEAL_COLOR, REVEAL_RANK = (
-    int(MoveType.PLAY),
-    int(MoveType.DISCARD),
-    int(MoveType.REVEAL_COLOR),
-    int(MoveType.REVEAL_RANK),
-)
-
-
-def cards_per_rank(rank: int, num_ranks: int) -> int:
-    """Copies of each card of ``rank`` (0-based) per colour: 3 of the lowest, 1 of the highest."""
-    if rank == 0:
-        return 3
-    return 1 if rank == num_ranks - 1 else 2
 
 
 @dataclass(frozen=True)
@@ -170,180 +148,6 @@ class HanabiConfig:
         return 2 * self.cards_per_hand + (self.players - 1) * (self.colors + self.ranks)
 
 
-def card_of(color: int, rank: int, num_ranks: int = 5) -> int:
-    """The card int of ``(color, rank)`` (both 0-based)."""
-    return color * num_ranks + rank
-
-
-def knowledge_code(colors: int, ranks: int, color_revealed: bool, rank_revealed: bool) -> int:
-    """Pack a card's knowledge: plausible colour and rank masks plus the two revealed flags."""
-    return (
-        colors
-        | (ranks << RANK_SHIFT)
-        | (COLOR_REVEALED if color_revealed else 0)
-        | (RANK_REVEALED if rank_revealed else 0)
-    )
-
-
-def plausible_colors(code: int) -> int:
-    """Mask of the colours a card may have, from its knowledge code."""
-    return code & COLOR_BITS
-
-
-def plausible_ranks(code: int) -> int:
-    """Mask of the ranks a card may have, from its knowledge code."""
-    return (code >> RANK_SHIFT) & 0x1F
-
-
-def bits_of(mask: int) -> list[int]:
-    """Indices of the set bits of ``mask``, ascending."""
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
-class KnowledgeLayout:
-    """HLE's bit layout of a hand's card knowledge, and its decoding into per-card codes.
-
-    ``width`` bits per card: ``C*R`` plausible cards, ``C`` revealed colour, ``R`` revealed rank.
-    :meth:`code` turns one card's bits into a small :func:`knowledge_code` (plausible colour and
-    rank masks and the two revealed flags), which is what text, probes and bots read.
-    """
-
-    def __init__(self, colors: int, ranks: int) -> None:
-        self.colors, self.ranks = colors, ranks
-        self.cr = colors * ranks
-        self.width = self.cr + colors + ranks
-        self.slot_mask = (1 << self.width) - 1
-        self.full_slot = (1 << self.cr) - 1
-        self.color_rows = tuple(((1 << ranks) - 1) << (c * ranks) for c in range(colors))
-        self.rank_cols = tuple(
-            sum(1 << (c * ranks + r) for c in range(colors)) for r in range(ranks)
-        )
-        self._codes: dict[int, int] = {}
-
-    def slot(self, bits: int, i: int) -> int:
-        """Card ``i``'s bits."""
-        return (bits >> (i * self.width)) & self.slot_mask
-
-    def code(self, bits: int, i: int) -> int:
-        """Card ``i``'s knowledge as a :func:`knowledge_code`."""
-        slot = (bits >> (i * self.width)) & self.slot_mask
-        code = self._codes.get(slot)
-        if code is None:
-            cm = sum(1 << c for c, row in enumerate(self.color_rows) if slot & row)
-            rm = sum(1 << r for r, col in enumerate(self.rank_cols) if slot & col)
-            code = knowledge_code(
-                cm,
-                rm,
-                bool(slot >> self.cr & ((1 << self.colors) - 1)),
-                bool(slot >> (self.cr + self.colors)),
-            )
-            self._codes[slot] = code
-        return code
-
-    def codes(self, bits: int, n_cards: int) -> tuple[int, ...]:
-        """The codes of cards ``0 .. n_cards-1``."""
-        return tuple(self.code(bits, i) for i in range(n_cards))
-
-    def encode_code(self, code: int) -> int:
-        """One card's bits from a :func:`knowledge_code` (the inverse of :meth:`code`)."""
-        colors = [c for c in bits_of(plausible_colors(code)) if c < self.colors]
-        ranks = [r for r in bits_of(plausible_ranks(code)) if r < self.ranks]
-        slot = 0
-        for c in colors:
-            for r in ranks:
-                slot |= 1 << (c * self.ranks + r)
-        if code & COLOR_REVEALED and len(colors) == 1:
-            slot |= 1 << (self.cr + colors[0])
-        if code & RANK_REVEALED and len(ranks) == 1:
-            slot |= 1 << (self.cr + self.colors + ranks[0])
-        return slot
-
-    def hand_bits(self, codes: Sequence[int]) -> int:
-        """A hand's bits from per-card codes."""
-        out = 0
-        for i, code in enumerate(codes):
-            out |= self.encode_code(code) << (i * self.width)
-        return out
-
-
-class HistoryItem(NamedTuple):
-    """One public move, after HLE's ``HanabiHistoryItem`` (players are absolute seats).
-
-    Attributes:
-        player: the seat that moved.
-        action: the move's action id.
-        kind: a :class:`MoveType` value.
-        card_index: the hand index played or discarded (-1 for reveals).
-        target: the seat that received a reveal (-1 otherwise).
-        color: the revealed colour, or the colour of the played/discarded card (-1 if none).
-        rank: the revealed rank, or the rank of the played/discarded card (-1 if none).
-        scored: a play that continued its stack.
-        information_token: a token was regained (a discard, or a play completing a stack).
-        reveal_mask: bit ``i`` set when card ``i`` of the target's hand was touched by the reveal.
-        newly_revealed: the touched cards whose colour (rank) had not been revealed before.
-        drew: the mover drew a replacement card (the deck was not empty).
-    """
-
-    player: int
-    action: int
-    kind: int
-    card_index: int = -1
-    target: int = -1
-    color: int = -1
-    rank: int = -1
-    scored: bool = False
-    information_token: bool = False
-    reveal_mask: int = 0
-    newly_revealed: int = 0
-    drew: bool = False
-
-
-@dataclass(frozen=True, eq=True)
-class HanabiState:
-    """The whole game: a hashable value; the rules never mutate it.
-
-    Attributes:
-        deck: the shuffled deck of the episode (the first ``players * hand_size`` cards were
-            dealt: player 0 first); shared by every state of the episode.
-        deck_pos: index in ``deck`` of the next card to draw.
-        hands: each seat's cards, oldest first.
-        knowledge: each seat's hand knowledge in HLE's bits (:class:`KnowledgeLayout`).
-        fireworks: the height of each colour's stack.
-        information_tokens: reveal tokens available.
-        life_tokens: lives left.
-        discards: the discard pile (misplays included), in order.
-        discard_bits: the pile as HLE's per-card-kind thermometers (the vector's discard section).
-        current: the seat to act, ``-1`` once the game is over.
-        turns_to_play: moves left once the deck is empty (starts at the number of players).
-        history: every move so far.
-        legal: the acting seat's legal action ids (ascending; empty at the end).
-    """
-
-    deck: tuple[int, ...]
-    deck_pos: int
-    hands: tuple[tuple[int, ...], ...]
-    knowledge: tuple[int, ...]
-    fireworks: tuple[int, ...]
-    information_tokens: int
-    life_tokens: int
-    discards: tuple[int, ...]
-    discard_bits: int
-    current: int
-    turns_to_play: int
-    history: tuple[HistoryItem, ...] = field(default=())
-    legal: tuple[int, ...] = field(default=())
-
-    @property
-    def deck_size(self) -> int:
-        """Cards left to draw."""
-        return len(self.deck) - self.deck_pos
-
-    @property
-    def stacks(self) -> int:
-        """Sum of the stacks (the score unless every life was lost)."""
-        return sum(self.fireworks)
-
-
 _new = object.__new__
 _tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 
@@ -385,27 +189,6 @@ def _make_state(
     d["history"] = history
     d["legal"] = legal
     return s
-
-
-class MoveSpec(NamedTuple):
-    """What an action id means: its kind, the card index (plays/discards) or the target offset and
-    the colour / rank (reveals)."""
-
-    kind: int
-    card_index: int = -1
-    target_offset: int = 0
-    color: int = -1
-    rank: int = -1
-
-
-def move_catalogue(config: HanabiConfig) -> tuple[MoveSpec, ...]:
-    """Every action id's meaning, in HLE's uid order."""
-    h, n, c, r = config.cards_per_hand, config.players, config.colors, config.ranks
-    out = [MoveSpec(DISCARD, i) for i in range(h)]
-    out += [MoveSpec(PLAY, i) for i in range(h)]
-    out += [MoveSpec(REVEAL_COLOR, -1, o, k) for o in range(1, n) for k in range(c)]
-    out += [MoveSpec(REVEAL_RANK, -1, o, -1, k) for o in range(1, n) for k in range(r)]
-    return tuple(out)
 
 
 class HanabiGame(Game[HanabiState, HanabiView]):
@@ -608,7 +391,8 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         return sum(state.fireworks)
 
     def card_knowledge(self, state: HanabiState, seat: int) -> tuple[int, ...]:
-        """``seat``'s card knowledge as per-card :func:`knowledge_code` values."""
+        """``seat``'s card knowledge as per-card
+        :func:`~tom_envs.games.hanabi.cards.knowledge_code` values."""
         return self.layout.codes(state.knowledge[seat], len(state.hands[seat]))
 
     # ------------------------------------------------------------------ moves

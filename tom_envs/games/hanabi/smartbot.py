@@ -36,14 +36,9 @@ of each move from the hands it sees now (a partner moves at most once between tw
 from __future__ import annotations
 
 from tom_envs.core.agents import BaseAgent, EpisodeInfo, Turn
-from tom_envs.games.hanabi.rules import (
-    DISCARD,
-    PLAY,
-    REVEAL_COLOR,
-    HanabiConfig,
-    HistoryItem,
-    cards_per_rank,
-)
+from tom_envs.games.hanabi.cards import cards_per_rank
+from tom_envs.games.hanabi.rules import HanabiConfig
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, HistoryItem
 from tom_envs.games.hanabi.view import HanabiView
 
 YES, MAYBE, NO = 1, 0, -1

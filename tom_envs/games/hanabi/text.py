@@ -26,20 +26,21 @@ import re
 
 from tom_envs.core.game import ParseResult, TextInterface
 from tom_envs.core.text import letter, match_action
-from tom_envs.games.hanabi.rules import (
+from tom_envs.games.hanabi.cards import (
     COLOR_NAMES,
-    DISCARD,
-    PLAY,
-    REVEAL_COLOR,
-    REVEAL_RANK,
-    HanabiConfig,
-    HanabiGame,
-    HanabiState,
-    HistoryItem,
     bits_of,
     cards_per_rank,
     plausible_colors,
     plausible_ranks,
+)
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import (
+    DISCARD,
+    PLAY,
+    REVEAL_COLOR,
+    REVEAL_RANK,
+    HanabiState,
+    HistoryItem,
 )
 from tom_envs.games.hanabi.view import HanabiView
 

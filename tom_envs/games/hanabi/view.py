@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tom_envs.games.hanabi.rules import HanabiGame, HanabiState, HistoryItem
+    from tom_envs.games.hanabi.rules import HanabiGame
+    from tom_envs.games.hanabi.state import HanabiState, HistoryItem
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class HanabiView:
         hands: the other players' cards, by offset 1 .. N-1, oldest card first.
         my_hand_size: how many cards I hold (I cannot see them).
         knowledge: each hand's card knowledge by offset 0 .. N-1 (mine first), as HLE's bits
-            (:class:`~tom_envs.games.hanabi.rules.KnowledgeLayout` decodes a card).
+            (:class:`~tom_envs.games.hanabi.cards.KnowledgeLayout` decodes a card).
         fireworks: stack height per colour.
         information_tokens: reveal tokens available.
         life_tokens: lives left.

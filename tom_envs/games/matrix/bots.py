@@ -6,6 +6,9 @@ that plays any seat (:class:`PartnerAgent`), and as an exact model for dynamic p
 optimal T-step response to it, and therefore ΔFunctional, is computed exactly
 (:mod:`tom_envs.games.matrix.planner`), never estimated by simulation.
 
+:func:`bot_table` lists them for a configuration (the ``always_k`` partners depend on the game's
+action count) with the populations ``single_action`` (the paper's), ``tit_for_tat`` and ``all``.
+
 Partners (``own`` is the partner's action, ``other`` its opponent's):
 
 | name | rule |
@@ -22,10 +25,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Hashable
+from functools import partial
+from typing import Any
 
 import numpy as np
 
 from tom_envs.core.agents import BaseAgent, EpisodeInfo, Turn
+from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.game import GameBundle
 from tom_envs.games.matrix.rules import MatrixConfig, payoff_matrix
 
 
@@ -265,3 +272,25 @@ class PartnerAgent(BaseAgent):
         if max(probs) == 1.0:
             return int(np.argmax(probs))
         return int(self.rng.choice(len(probs), p=probs))
+
+
+def _partner_agent(name: str, bundle: GameBundle) -> PartnerAgent:
+    return PartnerAgent(name, bundle.game.config)  # type: ignore[attr-defined]
+
+
+def bot_table(**config: Any) -> BotTable:
+    """The partner bots for this configuration (every partner of :func:`partner_names`) and the
+    populations ``single_action`` (one ``always_k`` per episode, the paper's), ``tit_for_tat``
+    and ``all``."""
+    cfg = MatrixConfig(**config)
+    names = partner_names(cfg)
+    bots = tuple(
+        Bot(name, partial(_partner_agent, name), make_partner(name, cfg).description)
+        for name in names
+    )
+    populations = {
+        "single_action": tuple(f"always_{a}" for a in range(cfg.num_actions)),
+        "tit_for_tat": ("tit_for_tat",),
+        "all": tuple(names),
+    }
+    return BotTable(bots, populations, game="matrix")

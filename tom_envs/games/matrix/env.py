@@ -82,16 +82,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
-from tom_envs.core.parallel import TomParallelEnv
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.matrix.bots import PartnerAgent, make_partner, partner_names
+from tom_envs.games.matrix.bots import bot_table
 from tom_envs.games.matrix.encode import MatrixEncoder
 from tom_envs.games.matrix.rules import ACTION_NAME_SETS, PRESETS, MatrixConfig, MatrixGame
 from tom_envs.games.matrix.text import MatrixText
+
+#: PettingZoo metadata name of the default configuration (each id's is ``matrix_<game>_v0``).
+NAME = "matrix_rps_v0"
 
 #: The game's keyword arguments, their types and bounds (checked by :func:`make_bundle`).
 PARAMS = (
@@ -116,51 +116,7 @@ def _name(config: dict[str, Any]) -> str:
     return f"matrix_{config.get('game', 'rps')}_v0"
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def parallel_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomParallelEnv:
-    """The Parallel environment (same rules, same seeds, same episodes)."""
-    return TomParallelEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
-
-
-def bot_names(**config: Any) -> list[str]:
-    """Names of the partner bots for this configuration."""
-    return partner_names(MatrixConfig(**config))
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A partner bot by name (see the table in :mod:`tom_envs.games.matrix.bots`)."""
-    config: MatrixConfig = bundle.game.config  # type: ignore[attr-defined]
-    make_partner(name, config)  # validates the name with a clear error
-    return PartnerAgent(name, config)
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    return make_partner(name, bundle.game.config).description  # type: ignore[attr-defined]
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """Named partner populations: ``single_action`` (the paper's), ``tit_for_tat``, ``all``."""
-    cfg = MatrixConfig(**config)
-    names = partner_names(cfg)
-    return {
-        "single_action": [f"always_{a}" for a in range(cfg.num_actions)],
-        "tit_for_tat": ["tit_for_tat"],
-        "all": names,
-    }
+raw_env, env, parallel_env = env_functions(_name, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -168,3 +124,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.matrix.metrics import trajectory_metrics
 
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

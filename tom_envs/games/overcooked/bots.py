@@ -17,11 +17,13 @@ the paper's LLM agents are driven. The choice rules are pure functions of the st
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from tom_envs.core.agents import BaseAgent, Turn
+from tom_envs.core.contract import Bot, BotTable
 from tom_envs.core.game import GameBundle
 from tom_envs.games.overcooked.midlevel import (
     DELIVER,
@@ -270,41 +272,41 @@ class StayAgent(BaseAgent):
         return int(Action.STAY)
 
 
-BOTS: dict[str, str] = {
-    "greedy": "nearest useful subtask by mid-level actions (deliver, load, fill, fetch what a "
-    "cooker needs), aware of what the partner holds",
-    "role_onions": "onion role: fetches onions and fills cookers; plates and soups only when the "
-    "partner cannot",
-    "role_dishes": "dish role: plates, loading and delivering soups; onions only when the partner "
-    "cannot",
-    "planner": "model-based planner: simulates every mid-level option 20 steps with the exact "
-    "rules (both chefs continuing greedily; an idle partner modelled as idle) and takes the best "
-    "return plus progress",
-    "stay": "never moves (a lazy partner)",
-}
+def _config(bundle: GameBundle) -> OvercookedConfig:
+    return bundle.game.config  # type: ignore[attr-defined,no-any-return]
 
 
-def bot_names() -> list[str]:
-    """Names of the scripted partners."""
-    return list(BOTS)
+def _chooser(role: str, name: str, bundle: GameBundle) -> MidLevelAgent:
+    return MidLevelAgent(ChooserAgent(role, name), _config(bundle), name=name)
 
 
-def make_bot(name: str, config: OvercookedConfig) -> Any:
-    """A bot by name, as an agent of the primitive game."""
-    if name == "stay":
-        return StayAgent()
-    if name == "greedy":
-        return MidLevelAgent(ChooserAgent("any", "greedy"), config, name="greedy")
-    if name in ("role_onions", "role_dishes"):
-        role = name.split("_")[1]
-        return MidLevelAgent(ChooserAgent(role, name), config, name=name)
-    if name == "planner":
-        from tom_envs.games.overcooked.planner import PlannerChooser
+def _planner(bundle: GameBundle) -> MidLevelAgent:
+    from tom_envs.games.overcooked.planner import PlannerChooser
 
-        return MidLevelAgent(PlannerChooser(), config, name="planner")
-    raise KeyError(f"unknown Overcooked bot {name!r}; choose from {bot_names()}")
+    return MidLevelAgent(PlannerChooser(), _config(bundle), name="planner")
 
 
-def bundle_config(bundle: GameBundle) -> OvercookedConfig:
-    """The configuration of a bundle's game."""
-    return bundle.game.config  # type: ignore[attr-defined]
+def bot_table(**config: Any) -> BotTable:
+    """The bots, agents of the primitive game (the same for every layout), and the populations
+    ``scripted`` (every bot that cooks) and ``roles`` (the role-based pair's two roles)."""
+    bots = (
+        Bot("greedy", partial(_chooser, "any", "greedy"),
+            "nearest useful subtask by mid-level actions (deliver, load, fill, fetch what a "
+            "cooker needs), aware of what the partner holds"),
+        Bot("role_onions", partial(_chooser, "onions", "role_onions"),
+            "onion role: fetches onions and fills cookers; plates and soups only when the "
+            "partner cannot"),
+        Bot("role_dishes", partial(_chooser, "dishes", "role_dishes"),
+            "dish role: plates, loading and delivering soups; onions only when the partner "
+            "cannot"),
+        Bot("planner", _planner,
+            "model-based planner: simulates every mid-level option 20 steps with the exact "
+            "rules (both chefs continuing greedily; an idle partner modelled as idle) and takes "
+            "the best return plus progress"),
+        Bot("stay", lambda bundle: StayAgent(), "never moves (a lazy partner)"),
+    )  # fmt: skip
+    populations = {
+        "scripted": ("greedy", "role_onions", "role_dishes", "planner"),
+        "roles": ("role_onions", "role_dishes"),
+    }
+    return BotTable(bots, populations, game="Overcooked")

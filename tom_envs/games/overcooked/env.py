@@ -108,13 +108,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.aec import TomAECEnv
-from tom_envs.core.agents import Agent
+from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
-from tom_envs.core.parallel import TomParallelEnv
 from tom_envs.core.params import Param, validate_kwargs
-from tom_envs.core.wrappers import OrderEnforcing
-from tom_envs.games.overcooked import bots
+from tom_envs.games.overcooked.bots import bot_table
 from tom_envs.games.overcooked.encode import OvercookedEncoder
 from tom_envs.games.overcooked.layout import LAYOUT_NAMES
 from tom_envs.games.overcooked.rules import COOKING_RULES, OvercookedConfig, OvercookedGame
@@ -147,48 +144,7 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(OvercookedGame(cfg), OvercookedEncoder(cfg), OvercookedText(cfg))
 
 
-def raw_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomAECEnv:
-    """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-    return TomAECEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def env(**kwargs: Any) -> OrderEnforcing:
-    """The AEC environment with PettingZoo's order enforcement."""
-    return OrderEnforcing(raw_env(**kwargs))
-
-
-def parallel_env(
-    render_mode: str | None = None, max_cycles: int | None = None, **config: Any
-) -> TomParallelEnv:
-    """The Parallel environment (same rules, same seeds, same episodes)."""
-    return TomParallelEnv(make_bundle(**config), NAME, render_mode, max_cycles)
-
-
-def bot_names(**config: Any) -> list[str]:
-    """Names of the partner bots (the same for every layout)."""
-    return bots.bot_names()
-
-
-def make_bot(name: str, bundle: GameBundle) -> Agent:
-    """A partner bot by name (see :mod:`tom_envs.games.overcooked.bots`)."""
-    return bots.make_bot(name, bundle.game.config)  # type: ignore[attr-defined]
-
-
-def bot_description(name: str, bundle: GameBundle) -> str:
-    """One line about a bot."""
-    if name not in bots.BOTS:
-        raise KeyError(f"unknown Overcooked bot {name!r}; choose from {bots.bot_names()}")
-    return bots.BOTS[name]
-
-
-def populations(**config: Any) -> dict[str, list[str]]:
-    """``scripted`` (every bot that cooks) and ``roles`` (the role-based pair's two roles)."""
-    return {
-        "scripted": ["greedy", "role_onions", "role_dishes", "planner"],
-        "roles": ["role_onions", "role_dishes"],
-    }
+raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
 def episode_metrics_hook() -> Callable[..., dict[str, float]]:
@@ -196,3 +152,7 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     from tom_envs.games.overcooked.metrics import trajectory_metrics
 
     return trajectory_metrics
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

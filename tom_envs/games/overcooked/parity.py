@@ -284,7 +284,8 @@ def greedy_policy(config: OvercookedConfig, epsilon: float = 0.1) -> Policy:
     sequences that cook and deliver soups, collide, drop items on counters and start pots in
     every order, for the parity check. A fresh policy must be made for every episode."""
     from tom_envs.games.overcooked.bots import choose
-    from tom_envs.games.overcooked.midlevel import MidLevelController, kitchen, mid_level_actions
+    from tom_envs.games.overcooked.kitchen import kitchen
+    from tom_envs.games.overcooked.midlevel import MidLevelController, mid_level_actions
 
     k = kitchen(config.kitchen)
     ctrls: list[MidLevelController] = []

@@ -18,12 +18,12 @@ import numpy as np
 
 from tom_envs.core.agents import BaseAgent, Turn
 from tom_envs.games.overcooked.bots import choose
+from tom_envs.games.overcooked.kitchen import kitchen
 from tom_envs.games.overcooked.midlevel import (
     MOVE_AWAY_ACTION,
     MidAction,
     MidLevelController,
     MidLevelView,
-    kitchen,
     mid_level_actions,
 )
 from tom_envs.games.overcooked.rules import (

@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.games.overcooked.bots import ROLES, choose
-from tom_envs.games.overcooked.midlevel import MOVE_AWAY_ACTION, kitchen, mid_level_actions
+from tom_envs.games.overcooked.kitchen import kitchen
+from tom_envs.games.overcooked.midlevel import MOVE_AWAY_ACTION, mid_level_actions
 from tom_envs.games.overcooked.planner import RolloutPlanner
 from tom_envs.games.overcooked.rules import ONIONS_PER_SOUP
 from tom_envs.qa.generate import context_text

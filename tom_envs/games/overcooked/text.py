@@ -22,14 +22,9 @@ from typing import TYPE_CHECKING
 
 from tom_envs.core.game import ParseResult, TextInterface, TextObservation
 from tom_envs.core.text import match_action
+from tom_envs.games.overcooked.kitchen import Kitchen, kitchen, walking_distances
 from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN_NAMES
-from tom_envs.games.overcooked.midlevel import (
-    Kitchen,
-    closest_empty_kitchen_counter,
-    kitchen,
-    options_text,
-    walking_distances,
-)
+from tom_envs.games.overcooked.midlevel import closest_empty_kitchen_counter, options_text
 from tom_envs.games.overcooked.rules import (
     Action,
     Chef,

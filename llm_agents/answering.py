@@ -1,0 +1,271 @@
+"""How the LLM agent asks the model and reads its answers.
+
+:class:`AnsweringMixin` is the model-facing side of :class:`~tom_llm_agents.agent.LLMAgent`: the
+services the deciders and pieces of :mod:`tom_llm_agents.prompting` call back (the in-context
+examples, the episodic memory lines, usage accounting, the step budget), the one answer format of
+a decision and the request loop under the invalid-output policy (:meth:`AnsweringMixin.generate`:
+re-prompt with the game's feedback, resample, or forfeit), and the answers to the game's ToM
+probes (:meth:`AnsweringMixin.answer_probes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tom_envs.core.agents import Turn
+from tom_envs.core.probes import Probe, normalise_answer
+from tom_llm_agents.client import LLMResponse
+from tom_llm_agents.failures import LLMError
+from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
+from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
+
+
+class AnsweringMixin:
+    """The model-facing side of :class:`~tom_llm_agents.agent.LLMAgent` (see the module
+    docstring); it reads the agent's settings, templates, client and episode state."""
+
+    # ------------------------------------------------------------------ prompt parts
+    def examples_block(self) -> str:
+        """The in-context examples, rendered in the answer format asked for (or ``""``)."""
+        if not self.examples:
+            return ""
+        body = "\n\n".join(e.render(i + 1, self.constrained) for i, e in enumerate(self.examples))
+        return self.templates.EXAMPLES_HEADER + "\n\n" + body
+
+    def memory_lines(self) -> list[str]:
+        """The episodic memory shown in prompts (most recent last). Decisions whose answer was
+        invalid are always listed (the game's feedback is nowhere else), the others only up to
+        ``memory`` entries."""
+        recent = self.memory[-self.memory_size :] if self.memory_size > 0 else []
+        shown = set(map(id, recent))
+        extra = [e for e in self.memory[-3:] if not e.valid and id(e) not in shown]
+        entries = sorted([*recent, *extra], key=lambda e: e.decision)
+        return [e.line(self.templates) for e in entries]
+
+    # ------------------------------------------------------------------ accounting
+    def usage_add(self, response: LLMResponse) -> None:
+        """Count one model call in this step's and this episode's usage."""
+        counts = {
+            "calls": 1,
+            "tokens_in": response.tokens_in,
+            "tokens_out": response.tokens_out,
+            "latency_s": 0.0 if response.cached else response.latency_s,
+            "cache_hits": int(response.cached),
+        }
+        if response.cost_usd is not None:
+            counts["cost_usd"] = response.cost_usd
+        for k, v in counts.items():
+            self._step_usage[k] = self._step_usage.get(k, 0) + v
+            self.episode_stats[k] = self.episode_stats.get(k, 0) + v
+
+    def step_budget(self, max_tokens: int) -> int:
+        """A free-text step's generation budget under ``step_tokens``."""
+        return min(max_tokens, self.step_tokens) if self.step_tokens else max_tokens
+
+    # ------------------------------------------------------------------ answers
+    def answer_format(self, ctx: DecisionContext, decider: Decider) -> tuple[str, list[str]]:
+        """The one answer format of this decision, and the field names it asks for.
+
+        JSON mode: the keys and a line per key. Free text: ``Label: <...>`` lines for the fields
+        and the chat message, then the action line; if the game states its own answer format
+        (``TextObservation.answer_format``), the action part is the game's format instead.
+        """
+        t = self.templates
+        descriptions = {**decider.fields_for(ctx), **ctx.fields}
+        names = list(descriptions)
+        if self.constrained and self.client.capabilities.get("json_schema") is not False:
+            keys = [*names, *(["message"] if self._chat else []), "action"]
+            fmt = t.JSON_FORMAT.format(keys=json_keys(keys))
+            for n, d in descriptions.items():
+                fmt += "\n" + t.JSON_FIELD.format(name=n, description=d)
+            if self._chat:
+                fmt += "\n" + t.JSON_FIELD.format(name="message", description=t.MESSAGE_FIELD)
+            return fmt, names
+        lines = "".join(
+            t.FIELD_LINE.format(label=t.LABELS.get(n, n.replace("_", " ").capitalize()), text=d)
+            + "\n"
+            for n, d in descriptions.items()
+        )
+        game_format = str(getattr(ctx.text, "answer_format", "") or "").strip()
+        if game_format:
+            return t.TEXT_FORMAT_GAME.format(lines=lines, game=game_format), names
+        if self._chat:
+            lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
+        return t.TEXT_FORMAT.format(lines=lines), names
+
+    def generate(self, ctx: DecisionContext, decider: Decider) -> Decision:
+        """Ask for an action in the answer format; on invalid output apply the ``invalid``
+        policy (re-prompt with the game's feedback, resample, or forfeit)."""
+        fmt, names = self.answer_format(ctx, decider)
+        options = list(ctx.candidates.values())
+        schema = None
+        if self.constrained:
+            descriptions = {**decider.fields_for(ctx), **ctx.fields}
+            schema = answer_schema(
+                descriptions, options, message=self._chat, field_chars=self.field_chars
+            )
+        blocks = [ctx.context_text(legal=True, strip_question=True)]
+        instruction = decider.instruction_for(ctx)
+        if instruction:
+            blocks.append(instruction)
+        blocks += [ctx.final_question(), fmt]
+        user = "\n\n".join(blocks)
+        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
+        for past_user, past_reply in (
+            self.history[-self.history_size :] if self.history_size else []
+        ):
+            messages += [
+                {"role": "user", "content": past_user},
+                {"role": "assistant", "content": past_reply},
+            ]
+        messages.append({"role": "user", "content": user})
+        budget = self.max_tokens or (
+            decider.max_tokens + self.field_chars // 4 * len(ctx.fields) + 64 * self._chat
+        )
+        attempts = 1 if self.invalid == "forfeit" else self.reprompts + 1
+        reprompts = 0
+        feedback, text = "", ""
+        reply = read_reply("", names)
+        for attempt in range(attempts):
+            request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
+            step = (
+                "action"
+                if attempt == 0
+                else ("resample" if self.invalid == "resample" else "reprompt")
+            )
+            text = ctx.ask(step, request).text
+            reply = read_reply(text, names, labels=self.templates)
+            action, feedback, parsed_message = self._interpret(ctx, reply, text)
+            if action is not None:
+                ctx.notes["_exchange"] = (user, text)
+                return Decision(
+                    action=action,
+                    fields=reply.fields,
+                    message=reply.message or parsed_message,
+                    feedback=feedback,
+                    text=text,
+                    reprompts=reprompts,
+                )
+            if attempt == attempts - 1:
+                break
+            reprompts += 1
+            if self.invalid == "reprompt":
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {
+                        "role": "user",
+                        "content": self.templates.REPROMPT.format(
+                            feedback=feedback, actions="; ".join(options)
+                        ),
+                    },
+                ]
+        ctx.notes["_exchange"] = (user, text)
+        return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
+
+    def _interpret(
+        self, ctx: DecisionContext, reply: Reply, raw: str
+    ) -> tuple[int | None, str, str | None]:
+        """The game's parser on the named action (for plain text, then on the whole reply).
+        A parser that raises is treated as feedback, never as a crash of the decision."""
+        feedback = "the answer names no action"
+        tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
+        for candidate in tries:
+            if candidate is None:
+                continue
+            try:
+                result = ctx.turn.parse(candidate)
+            except Exception as exc:
+                feedback = f"the answer could not be read ({type(exc).__name__})"
+                continue
+            if result.valid and result.action is not None:
+                if result.action in ctx.candidates:
+                    return result.action, result.feedback, result.message
+                named = ctx.text.legal_actions.get(result.action, str(result.action))
+                return None, f"{named} is not among the candidate actions now", None
+            feedback = result.feedback or feedback
+        return None, feedback, None
+
+    # ------------------------------------------------------------------ probes
+    def answer_probes(self, turn: Turn, probes: Sequence[Probe]) -> dict[str, str]:
+        """Answer the game's ToM probes through the model, constrained to each probe's options;
+        the runner scores the answers against the truth (literal ToM).
+
+        With ``probe_batch`` (default) all of a step's questions go in one request (one prompt
+        evaluation); otherwise one request per question, sent concurrently.
+        """
+        if not probes:
+            return {}
+        if self._dead is not None:
+            raise LLMError(self._dead, "endpoint")
+        text = self._text_for(turn)
+        ctx = DecisionContext(
+            agent=self,
+            turn=turn,
+            text=text,
+            rules=text.rules,
+            observation=text.observation,
+            candidates=dict(text.legal_actions),
+        )
+        context = ctx.context_text(legal=False, strip_question=True)
+        system = {"role": "system", "content": ctx.system_prompt()}
+        groups = [list(probes)] if self.probe_batch else [[p] for p in probes]
+        requests = []
+        for group in groups:
+            keys = [f"q{i + 1}" for i in range(len(group))]
+            lines = "\n".join(
+                f"{k}: {p.question} ({' or '.join(p.options)})"
+                for k, p in zip(keys, group, strict=True)
+            )
+            schema = None
+            if self.constrained:
+                props = {
+                    k: {"type": "string", "enum": list(p.options)}
+                    for k, p in zip(keys, group, strict=True)
+                }
+                schema = {
+                    "type": "object",
+                    "properties": props,
+                    "required": keys,
+                    "additionalProperties": False,
+                }
+                fmt = f"Reply with a JSON object with {json_keys(keys)}."
+            else:
+                fmt = (
+                    "Answer each question on its own line, as "
+                    + ", ".join(f"{k}: <answer>" for k in keys)
+                    + "."
+                )
+            user = f"{context}\n\n{self.templates.PROBE_QUESTIONS}\n{lines}\n{fmt}"
+            requests.append(
+                ctx.request(
+                    [system, {"role": "user", "content": user}],
+                    schema=schema,
+                    max_tokens=16 + 12 * len(group),
+                )
+            )
+        responses = ctx.ask_many("probe", requests)
+        self._last_calls.extend(ctx.calls)  # the step's record (the runner keeps the same list)
+        answers: dict[str, str] = {}
+        for group, response in zip(groups, responses, strict=True):
+            found = _probe_replies(response.text, len(group))
+            for i, probe in enumerate(group):
+                raw = found.get(i, "")
+                answers[probe.id] = normalise_answer(raw, probe.options) or raw.strip()
+        return answers
+
+
+def _probe_replies(text: str, n: int) -> dict[int, str]:
+    """``{question index: reply}`` from a JSON object (``q1``…) or ``q1: …`` lines."""
+    obj = json_object(text)
+    if obj is not None:
+        return {i: str(obj[f"q{i + 1}"]) for i in range(n) if f"q{i + 1}" in obj}
+    out = {}
+    for m in re.finditer(r"(?im)^\s*q(\d+)\s*[:=.)]\s*(.+?)\s*$", text):
+        i = int(m.group(1)) - 1
+        if 0 <= i < n:
+            out.setdefault(i, m.group(2))
+    if not out and n == 1 and text.strip():
+        out[0] = text.strip()
+    return out

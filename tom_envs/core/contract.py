@@ -1,0 +1,240 @@
+"""The game-module contract, written as code: what a game's ``env.py`` provides, and the helpers
+that provide most of it.
+
+A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules.py``,
+``view.py``, ``encode.py``, ``text.py``, ``board.py``, ``bots.py``, ``env.py``) and one
+``GameSpec`` line in :mod:`tom_envs.registration`. Its ``env.py`` is a :class:`GameModule`:
+
+* ``NAME`` and ``PARAMS`` (the declared keyword arguments, :mod:`tom_envs.core.params`);
+* ``make_bundle(**config)``: the configured game with its encoder, text (and probes);
+* ``bot_table(**config)``: its partner bots and populations, a :class:`BotTable` (written in
+  ``bots.py`` and imported into ``env.py``);
+* ``raw_env``, ``env``, ``parallel_env``: built from ``make_bundle`` by :func:`env_functions`,
+  one line: ``raw_env, env, parallel_env = env_functions(NAME, make_bundle)``;
+* optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records) and
+  ``action_recommender(view)`` (a tool hook for LLM agents); see :data:`OPTIONAL_HOOKS`.
+
+Everything here is core: it imports only :mod:`tom_envs.core`.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from tom_envs.core.aec import TomAECEnv
+from tom_envs.core.agents import Agent
+from tom_envs.core.game import GameBundle
+from tom_envs.core.parallel import TomParallelEnv
+from tom_envs.core.params import Param
+from tom_envs.core.wrappers import OrderEnforcing
+
+#: Module attributes a game may add to the contract; callers look them up with ``getattr``.
+OPTIONAL_HOOKS = ("episode_metrics_hook", "action_recommender")
+
+#: A bot's constructor: the configured game in, a fresh agent out.
+BotFactory = Callable[[GameBundle], Agent]
+
+
+@dataclass(frozen=True)
+class Bot:
+    """One partner bot of a game.
+
+    Attributes:
+        name: what ``--agents``, ``make_agent`` and the single-agent ids call it (``tit_for_tat``).
+        factory: builds a fresh agent for a configured game (a new one per seat).
+        description: one line for ``tom-envs list`` and the docs.
+    """
+
+    name: str
+    factory: BotFactory
+    description: str
+
+
+@dataclass(frozen=True)
+class BotTable:
+    """Every partner bot of a game (in a fixed order) and its named populations.
+
+    Attributes:
+        bots: the bots, in the order they are listed (and registered as single-agent views).
+        populations: population name -> member bot names (``population:<name>`` agents draw one
+            member per episode); stored read-only, members as tuples.
+        game: the game's name in error messages (``"unknown Hanabi bot ..."``).
+
+    Raises:
+        ValueError: two bots share a name, a population is empty or names a bot not in ``bots``.
+    """
+
+    bots: tuple[Bot, ...]
+    populations: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    game: str = "game"
+
+    def __post_init__(self) -> None:
+        bots = tuple(self.bots)
+        names = [b.name for b in bots]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"{self.game}: bot names must be unique, repeated: {dupes}")
+        pops = {str(k): tuple(v) for k, v in self.populations.items()}
+        for pop, members in pops.items():
+            if not members:
+                raise ValueError(f"{self.game}: population {pop!r} is empty")
+            unknown = [m for m in members if m not in names]
+            if unknown:
+                raise ValueError(
+                    f"{self.game}: population {pop!r} names unknown bots {unknown}; bots: {names}"
+                )
+        object.__setattr__(self, "bots", bots)
+        object.__setattr__(self, "populations", types.MappingProxyType(pops))
+
+    def names(self) -> list[str]:
+        """The bot names, in table order."""
+        return [b.name for b in self.bots]
+
+    def __contains__(self, name: object) -> bool:
+        return any(b.name == name for b in self.bots)
+
+    def bot(self, name: str) -> Bot:
+        """The :class:`Bot` called ``name``.
+
+        Raises:
+            KeyError: no such bot; the message lists the game's bots.
+        """
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(f"unknown {self.game} bot {name!r}; choose from {self.names()}")
+
+    def make(self, name: str, bundle: GameBundle) -> Agent:
+        """A fresh agent of bot ``name`` for the configured game ``bundle`` (KeyError if unknown)."""
+        return self.bot(name).factory(bundle)
+
+    def describe(self, name: str) -> str:
+        """Bot ``name``'s one-line description (KeyError if unknown)."""
+        return self.bot(name).description
+
+    def population(self, name: str) -> tuple[str, ...]:
+        """The members of population ``name``.
+
+        Raises:
+            KeyError: no such population; the message lists the game's populations.
+        """
+        if name not in self.populations:
+            raise KeyError(
+                f"{self.game} has no population {name!r}; choose from {sorted(self.populations)}"
+            )
+        return self.populations[name]
+
+
+#: ``raw_env(render_mode=None, max_cycles=None, **config)``.
+RawEnvFn = Callable[..., TomAECEnv]
+#: ``env(**kwargs)``: ``raw_env`` inside PettingZoo's order enforcement.
+EnvFn = Callable[..., OrderEnforcing]
+#: ``parallel_env(render_mode=None, max_cycles=None, **config)``.
+ParallelEnvFn = Callable[..., TomParallelEnv]
+
+
+@runtime_checkable
+class GameModule(Protocol):
+    """What every game's ``env.py`` module provides (checked on every registered game by
+    ``tests/test_registry_api.py``). Functions are module-level; ``self`` is the module.
+
+    Attributes:
+        NAME: the PettingZoo metadata name (``"overcooked_v0"``); games whose name depends on
+            the configuration (``matrix_ipd_v0``, ``hanabi_3p_v0``) give :func:`env_functions` a
+            function of the keyword arguments instead and set ``NAME`` to the default's name.
+        PARAMS: the declared keyword arguments (``make_bundle`` validates against them).
+
+    Optional module attributes (not part of the protocol check; see :data:`OPTIONAL_HOOKS`):
+    ``episode_metrics_hook() -> (bundle, episode, agents) -> dict[str, float]`` and
+    ``action_recommender(view) -> dict[int, float]``.
+    """
+
+    NAME: str
+    PARAMS: tuple[Param, ...]
+
+    def make_bundle(self, **config: Any) -> GameBundle:
+        """The configured game with its encoder and text (and probes): validates ``config``."""
+        ...
+
+    def bot_table(self, **config: Any) -> BotTable:
+        """The partner bots and populations for this configuration."""
+        ...
+
+    def raw_env(
+        self, render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> TomAECEnv:
+        """The AEC environment without wrappers."""
+        ...
+
+    def env(self, **kwargs: Any) -> OrderEnforcing:
+        """The AEC environment with PettingZoo's order enforcement."""
+        ...
+
+    def parallel_env(
+        self, render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> TomParallelEnv:
+        """The Parallel environment (simultaneous games; a sequential game raises ValueError)."""
+        ...
+
+
+def env_functions(
+    name: str | Callable[[dict[str, Any]], str],
+    make_bundle: Callable[..., GameBundle],
+) -> tuple[RawEnvFn, EnvFn, ParallelEnvFn]:
+    """The three PettingZoo constructors of a game, built from its bundle factory.
+
+    Args:
+        name: the PettingZoo metadata name, or a function of the keyword arguments given that
+            returns it (``lambda config: f"hanabi_{config.get('players', 2)}p_v0"``).
+        make_bundle: the game's ``make_bundle(**config) -> GameBundle``.
+
+    Returns:
+        ``(raw_env, env, parallel_env)``, module-level functions of the game's ``env.py`` (their
+        ``__module__`` is ``make_bundle``'s, so they pickle by reference):
+
+        * ``raw_env(render_mode=None, max_cycles=None, **config)``: a
+          :class:`~tom_envs.core.aec.TomAECEnv` (illegal actions raise ``IllegalActionError``);
+        * ``env(**kwargs)``: ``raw_env(**kwargs)`` inside
+          :class:`~tom_envs.core.wrappers.OrderEnforcing`;
+        * ``parallel_env(render_mode=None, max_cycles=None, **config)``: a
+          :class:`~tom_envs.core.parallel.TomParallelEnv` (same rules, seeds and episodes);
+          sequential games raise ``ValueError`` (they have no Parallel version).
+    """
+
+    def _name(config: dict[str, Any]) -> str:
+        return name if isinstance(name, str) else name(config)
+
+    def raw_env(
+        render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> TomAECEnv:
+        """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
+        return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
+
+    def env(**kwargs: Any) -> OrderEnforcing:
+        """The AEC environment with PettingZoo's order enforcement."""
+        return OrderEnforcing(raw_env(**kwargs))
+
+    def parallel_env(
+        render_mode: str | None = None, max_cycles: int | None = None, **config: Any
+    ) -> TomParallelEnv:
+        """The Parallel environment (same rules, same seeds, same episodes)."""
+        return TomParallelEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
+
+    module = getattr(make_bundle, "__module__", __name__)
+    for fn in (raw_env, env, parallel_env):
+        fn.__module__ = module
+        fn.__qualname__ = fn.__name__
+    return raw_env, env, parallel_env
+
+
+__all__ = [
+    "OPTIONAL_HOOKS",
+    "Bot",
+    "BotFactory",
+    "BotTable",
+    "GameModule",
+    "env_functions",
+]

@@ -1,0 +1,114 @@
+"""Paper tables: the cells a table needs, and its markdown computed from their episodes.
+
+A paper table is a :class:`PaperTable`: ``cells(**kwargs)`` names the episodes it needs (game,
+arguments, seat agents, how many, from which seed) and ``render(episodes, **kwargs)`` turns the
+episodes those cells played into markdown. Nothing is replayed: an eval config names the table
+(``[[tables]] table = "paper004"``), :func:`tom_envs.evaluation.run.evaluate` plays the table's
+cells in the same worker pool as the config's other cells, with the same resume (a finished
+episode on disk is reused only for exactly its configuration), and the report renders the table
+from those episodes. ``tom-envs reproduce paperXXX`` runs the paper's shipped config.
+
+Tables are looked up by name in :data:`TABLES` (a config file cannot name code to run).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tom_envs.runner import Episode
+
+
+@dataclass(frozen=True)
+class TableCell:
+    """Episodes a table needs: ``episodes`` seeds from ``seed`` of ``seats`` on ``game``."""
+
+    key: str
+    game: str
+    seats: tuple[str, ...]
+    episodes: int
+    seed: int = 0
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    #: the failure policy's bound for this cell (None: the run's); a row that measures invalid
+    #: moves on purpose (paper 000's unmasked random team) sets 1.0, and its page shows them
+    max_fallback_share: float | None = None
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.=+-]{1,120}", self.key):
+            raise ValueError(f"table cell key {self.key!r}: letters, digits and _.=+- only")
+        if self.episodes < 1:
+            raise ValueError(f"table cell {self.key!r}: episodes must be >= 1, got {self.episodes}")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """A paper's table: the cells it needs and its markdown from their episodes."""
+
+    name: str
+    title: str
+    cells: Callable[..., list[TableCell]]
+    render: Callable[..., str]
+
+    def parameters(self) -> list[str]:
+        """The keyword arguments the table takes (those of ``cells``)."""
+        return [p for p in inspect.signature(self.cells).parameters if p != "self"]
+
+    def check_kwargs(self, kwargs: Mapping[str, Any], where: str) -> None:
+        """Raise ValueError naming ``where`` for an argument the table does not take."""
+        bad = sorted(set(kwargs) - set(self.parameters()))
+        if bad:
+            raise ValueError(
+                f"{where}: table {self.name!r} takes {self.parameters()}, not {bad}"
+            )
+
+
+#: Every paper table by name -> the module of ``tom_envs.experiments`` defining ``TABLE``.
+TABLES: dict[str, str] = {
+    "paper000": "paper000",
+    "paper001": "guandan",
+    "paper002": "paper002",
+    "paper003": "coblock",
+    "paper004": "paper004",
+}
+
+
+def get_table(name: str) -> PaperTable:
+    """The table ``name`` (ValueError listing the tables for an unknown one)."""
+    if name not in TABLES:
+        raise ValueError(f"unknown table {name!r}; choose from {sorted(TABLES)}")
+    module = importlib.import_module(f"tom_envs.experiments.{TABLES[name]}")
+    table: PaperTable = module.TABLE
+    return table
+
+
+def episodes_by_key(
+    cells: Sequence[TableCell], played: Mapping[str, list[Episode]]
+) -> dict[str, list[Episode]]:
+    """The finished episodes of each cell (by the cell's key), in seed order."""
+    return {c.key: sorted(played.get(c.key, []), key=lambda e: e.seed) for c in cells}
+
+
+def play_serially(table: PaperTable, **kwargs: Any) -> str:
+    """The table's cells played here, one episode after another, then rendered (for a script
+    that writes a docs page without the worker pool; the episodes are the pool's, seed for
+    seed)."""
+    from tom_envs.agents import make_agent
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    played: dict[str, list[Episode]] = {}
+    for c in table.cells(**kwargs):
+        spec = game_spec(c.game)
+        agents = [make_agent(s, spec) for s in c.seats]
+        played[c.key] = [
+            play_episode(spec, agents, s, env_kwargs=dict(c.kwargs))
+            for s in range(c.seed, c.seed + c.episodes)
+        ]
+    return table.render(played, **kwargs)
+
+
+__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "get_table", "play_serially"]
