@@ -11,7 +11,7 @@ Run (each algorithm can run in its own process; results are cached per cell in `
 
     python -m tom_baselines.matrix_report --algos ppo --steps 300000
     python -m tom_baselines.matrix_report --algos mappo --steps 300000
-    python -m tom_baselines.matrix_report --report-only --markdown docs/results/matrix_rl_table.md
+    python -m tom_baselines.matrix_report --report-only --markdown docs/results/baselines_rl.md
 """
 
 from __future__ import annotations

@@ -26,8 +26,13 @@ def test_target_and_state_pictures(tmp_path) -> None:
     assert picture.state_png(s, game.config.grid).startswith(PNG)
     out = picture.save_png(data, tmp_path / "x" / "t.png")
     assert out.read_bytes() == data
-    assert picture.main(["--task", "independent:2", "--out", str(tmp_path / "m.png")]) == 0
+    from tom_envs.experiments.coblock import main
+
+    assert main(["picture", "--task", "independent:2", "--out", str(tmp_path / "m.png")]) == 0
     assert (tmp_path / "m.png").read_bytes().startswith(PNG)
+    argv = ["picture", "--task", "independent:3", "--agents", "cooperative", "cooperative",
+            "--rounds", "2", "--out", str(tmp_path / "r.png")]  # fmt: skip
+    assert main(argv) == 0 and (tmp_path / "r.png").read_bytes().startswith(PNG)
 
 
 def test_projection_orders_near_blocks_lower() -> None:

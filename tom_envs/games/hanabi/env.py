@@ -19,7 +19,7 @@ available), or spends a token to reveal to another player all their cards of one
 The deck has 50 cards (per colour three 1s, two 2s, two 3s, two 4s, one 5); hands hold 5 cards with
 2-3 players and 4 with 4-5; there are 8 reveal tokens and 3 lives; completing a stack regains a
 token. The rules are exactly those of DeepMind's Hanabi Learning Environment (HLE), which is what the
-paper ran, and games replay move for move there and in OpenSpiel (`benchmarks/peers/hanabi_parity.py`
+paper ran, and games replay move for move there and in OpenSpiel (`benchmarks/peers/hanabi_peer.py`
 and `tests/games/hanabi/test_parity.py`).
 
 **Card knowledge** is tracked exactly as HLE does: for every card of every hand, the colours and ranks
