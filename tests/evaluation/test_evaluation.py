@@ -350,3 +350,20 @@ def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
     assert set(PAPERS) <= set(shipped_configs())
     for paper in PAPERS:
         assert build_parser().parse_args(["reproduce", paper]).paper == paper
+
+
+def test_the_documented_config_example_parses() -> None:
+    """The TOML example in ``tom_envs.evaluation.config``'s docstring is a valid config."""
+    import textwrap
+
+    import tom_envs.evaluation.config as config_module
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    doc = config_module.__doc__ or ""
+    block = doc.split("::\n", 1)[1].split("\n\nEverything is checked", 1)[0]
+    cfg = parse_config(tomllib.loads(textwrap.dedent(block)))
+    assert cfg.tables == [{"table": "paper004", "kwargs": {"episodes": 100}}]
+    assert cfg.games and cfg.matchups and cfg.crossplay and cfg.functional_tom

@@ -15,7 +15,7 @@ A config names games, agents (labels for agent specs), and what to run with them
 
     [[games]]                         # one table per game (label defaults to the name)
     game = "PrisonersDilemma"
-    kwargs = { rounds = 20 }          # env keyword arguments
+    kwargs = { horizon = 20 }         # env keyword arguments
     focal_seats = [0]                 # seats of the evaluated agent (default [0])
     partner_seats = [1]               # seats of its partner (default: every other seat)
     others = "heuristic"              # spec for any remaining seat (e.g. Guandan's opponents)
