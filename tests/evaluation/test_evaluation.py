@@ -350,6 +350,19 @@ def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
     assert set(PAPERS) <= set(shipped_configs())
     for paper in PAPERS:
         assert build_parser().parse_args(["reproduce", paper]).paper == paper
+    from tom_envs.cli import main
+
+    argv = ["reproduce", "paper001", "--episodes", "2", "--run-dir", str(tmp_path / "run"),
+            "--out", str(tmp_path / "p.md"), "--workers", "1"]  # fmt: skip
+    assert main(argv) == 0
+    page = (tmp_path / "p.md").read_text()
+    assert "| bestp_lowv | heuristic | 2 |" in page  # 2 games: one seed, both seatings
+    trajectories = sorted((tmp_path / "run" / "tables" / "paper001").rglob("*.jsonl"))
+    assert len(trajectories) == 6 * 2  # 6 pairings x 2 seatings x 1 seed
+    stamps = [p.stat().st_mtime_ns for p in trajectories]
+    assert main(argv) == 0  # resumed: no trajectory rewritten, the same page
+    assert [p.stat().st_mtime_ns for p in trajectories] == stamps
+    assert (tmp_path / "p.md").read_text() == page
 
 
 def test_the_documented_config_example_parses() -> None:
