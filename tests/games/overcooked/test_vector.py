@@ -36,11 +36,12 @@ def test_vector_env_matches_the_rules_and_the_encoder(layout, cooking, observati
     total = 0.0
     for t in range(T):
         joint = np.array([seqs[i][t] for i in range(B)])
-        obs, rewards, done = venv.step(joint)
-        assert done == (t == T - 1)
+        obs, rewards, terminated, truncated = venv.step(joint)
+        done = bool(terminated.all())
+        assert done == (t == T - 1) and terminated.any() == done and not truncated.any()
         for i in range(B):
             states[i], r, _ = game.transition(states[i], *seqs[i][t])
-            assert rewards[i] == r
+            assert rewards[i, 0] == rewards[i, 1] == r
             total += r
             if done:
                 continue

@@ -7,16 +7,19 @@ what the scalar rules (:class:`~tom_envs.games.overcooked.rules.OvercookedGame`)
 ``tests/games/overcooked/test_vector.py`` checks it. Use it for RL data collection and for
 throughput; use the PettingZoo envs for everything else.
 
-Episodes run in lockstep (every env starts together and ends at the horizon). With
-``autoreset=True`` (default) a step that ends the episodes returns ``done=True`` with the
-observations of the new episodes, as JaxMARL and SB3's vector envs do.
+It follows the batched-engine contract of :mod:`tom_envs.core.vector` (same-step autoreset,
+``(B, 2)`` rewards, ``terminated``/``truncated``, masks; adapters for Gymnasium and batched
+multi-agent loops). Episodes run in lockstep (every env starts together and ends at the horizon,
+``terminated`` as in the single env). With ``autoreset=True`` (default) the step that ends the
+episodes returns the observations of the new episodes, as JaxMARL and SB3's vector envs do.
+Every action is legal in every state (the masks are all ones).
 
 Example::
 
     venv = OvercookedVectorEnv(1024, layout="cramped_room")
     obs = venv.reset(seed=0)                      # (1024, 2, obs_size) float32, egocentric
     actions = rng.integers(6, size=(1024, 2))     # player_0, player_1
-    obs, rewards, done = venv.step(actions)       # rewards (1024,), shared by both chefs
+    obs, rewards, terminated, truncated = venv.step(actions)  # rewards (1024, 2), shared
     venv.state(i)                                 # env i as an OvercookedState
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.core.vector import VectorGame
 from tom_envs.games.overcooked.encode import NUM_CHANNELS, URGENCY_STEPS, OvercookedEncoder
 from tom_envs.games.overcooked.layout import (
     FACE_COUNTER,
@@ -47,25 +51,41 @@ INTERACT = 5
 ONION, DISH, SOUP_1, SOUP_3 = int(Item.ONION), int(Item.DISH), int(Item.SOUP_1), int(Item.SOUP_3)
 
 
-class OvercookedVectorEnv:
+class OvercookedVectorEnv(VectorGame):
     """``num_envs`` kitchens of one configuration, stepped with numpy.
 
     Args:
         num_envs: batch size B.
         autoreset: start new episodes automatically when the horizon is reached.
         observations: compute observations every step (``False``: the dynamics only).
+        max_cycles: truncate (every env at once) after this many steps.
+        keep_final_obs: keep the observations the episodes ended on in ``final_obs``.
         **config: keyword arguments of :class:`OvercookedConfig`.
     """
 
+    agents = ("player_0", "player_1")
+    num_agents = 2
+    num_actions = 6
+    all_legal = True
+
     def __init__(
-        self, num_envs: int, autoreset: bool = True, observations: bool = True, **config: Any
+        self,
+        num_envs: int,
+        autoreset: bool = True,
+        observations: bool = True,
+        *,
+        max_cycles: int | None = None,
+        keep_final_obs: bool = False,
+        **config: Any,
     ) -> None:
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        super().__init__(
+            num_envs,
+            autoreset=autoreset,
+            max_cycles=max_cycles,
+            keep_final_obs=keep_final_obs,
+            observations=observations,
+        )
         self.config = OvercookedConfig(**config)
-        self.num_envs = num_envs
-        self.autoreset = autoreset
-        self.observations = observations
         self.encoder = enc = OvercookedEncoder(self.config)
         layout = self.config.kitchen
         tables = layout.tables
@@ -94,6 +114,8 @@ class OvercookedVectorEnv:
         self._both = np.concatenate([self._rows * 2, self._rows * 2 + 1])
         # Observation tables.
         self.obs_size = enc.observation_shape[0]
+        self.obs_low, self.obs_high = enc.low, enc.high
+        self._ones = np.ones((num_envs, 2, 6), dtype=bool)
         self._base, self._urgent = enc._base, enc._urgent
         self._pot_cells = np.array([self._cell_of[p] for p in layout.pots], dtype=np.int64)
         self._counter_cells = np.array([self._cell_of[p] for p in layout.counters], dtype=np.int64)
@@ -111,16 +133,18 @@ class OvercookedVectorEnv:
         self._x = np.array([self._pos_of[c][0] for c in range(C)], dtype=np.float64)
         self._y = np.array([self._pos_of[c][1] for c in range(C)], dtype=np.float64)
         self._floor = np.array([self._cell_of[p] for p in layout.floor], dtype=np.int32)
-        self.rng = np.random.default_rng()
         self.reset()
 
     # ------------------------------------------------------------------ episodes
-    def reset(self, seed: int | None = None) -> np.ndarray | None:
-        """Start new episodes in every env; returns the observations ``(B, 2, obs_size)``."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+    def _start(self, rows: np.ndarray) -> None:
+        """New episodes; every env starts together (the episodes run in lockstep)."""
+        if len(rows) != self.num_envs:  # pragma: no cover - lockstep makes this impossible
+            raise RuntimeError("Overcooked episodes run in lockstep: all envs restart together")
         self._new_episodes()
-        return self._observe() if self.observations else None
+
+    def _masks(self) -> np.ndarray:
+        """Every action is legal."""
+        return self._ones.copy()
 
     def _new_episodes(self) -> None:
         B = self.num_envs
@@ -141,17 +165,12 @@ class OvercookedVectorEnv:
         self.score = np.zeros(B, dtype=np.float64)
         self.t = 0
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, bool]:
-        """Apply ``actions`` (``(B, 2)`` ints in 0..5) to every env.
+    def _advance(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply checked ``actions`` (``(B, 2)`` ints in 0..5) to every env.
 
-        Returns the observations ``(B, 2, obs_size)`` (of the new episodes after an automatic
-        reset), the shared rewards ``(B,)`` and whether the episodes ended at this step.
+        Returns the rewards ``(B, 2)`` (the delivery reward, shared by both chefs) and whether the
+        episodes end at this step (the horizon, every env at once).
         """
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs, 2):
-            raise ValueError(f"actions must have shape ({self.num_envs}, 2), got {a.shape}")
-        if a.min() < 0 or a.max() > 5:
-            raise ValueError("actions must be in 0..5")
         reward = np.zeros(self.num_envs, dtype=np.float64)
         rows = self._rows
         for p in (0, 1):
@@ -175,9 +194,7 @@ class OvercookedVectorEnv:
         self.t += 1
         self.score += reward
         done = self.t >= self._horizon
-        if done and self.autoreset:
-            self._new_episodes()
-        return (self._observe() if self.observations else None), reward, done
+        return np.repeat(reward[:, None], 2, axis=1), np.full(self.num_envs, done)
 
     def _interact(self, r: np.ndarray, p: int, reward: np.ndarray) -> None:
         """Resolve player ``p``'s interactions in envs ``r`` (in place)."""
