@@ -21,6 +21,38 @@ def letter(i: int) -> str:
     return out
 
 
+#: A bare option number: ASCII digits only, optionally signed ("²", "①" and "٣" are not numbers).
+NUMBER = re.compile(r"[+-]*[0-9]+", re.ASCII)
+#: Longest option number read (a longer digit string is refused, never converted).
+MAX_NUMBER_DIGITS = 6
+
+
+def ascii_int(text: str, max_digits: int = MAX_NUMBER_DIGITS) -> int | None:
+    """``"12"`` -> 12; anything but 1 to ``max_digits`` ASCII digits -> ``None``. Never raises
+    (``"²".isdigit()`` is true but ``int("²")`` raises, and ``int`` refuses 4,301+ digits)."""
+    if not (0 < len(text) <= max_digits and text.isascii() and text.isdigit()):
+        return None
+    return int(text)
+
+
+def option_number(said: str, options: Mapping[int, str]) -> ParseResult:
+    """The suite's number rule: a bare number N is the N-th listed legal action (1-based).
+
+    ``said`` is a bare number as :data:`NUMBER` matches it; a sign, zero, an N past the list or
+    a digit string longer than :data:`MAX_NUMBER_DIGITS` gets feedback naming the range.
+    """
+    keys = list(options)
+    k = ascii_int(said)
+    if k is not None and 1 <= k <= len(keys):
+        return ParseResult(keys[k - 1], f"understood: {options[keys[k - 1]]}")
+    shown = said if len(said) <= 12 else said[:12] + "..."
+    return ParseResult(
+        None,
+        f"option number {shown} does not exist: a bare number is the N-th listed legal action, "
+        f"choose 1-{len(keys)}",
+    )
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lower()).strip(" .!\"'`*")
 
@@ -33,9 +65,10 @@ def match_action(text: object, options: Mapping[int, str]) -> ParseResult:
     """Match free text to one of ``options`` (legal action -> its text). Never raises.
 
     Accepted, in order: the exact option text (case and surrounding spaces ignored); the text
-    inside an ``<action>…</action>`` tag, or after a last ``Action:`` / ``Answer:`` marker; a 1-based
-    number in the list; exactly one option text contained as whole words in the answer. An answer
-    that names several different actions is refused as ambiguous.
+    inside an ``<action>…</action>`` tag, or after a last ``Action:`` / ``Answer:`` marker; a bare
+    number N, the N-th listed action (:func:`option_number`); exactly one option text contained as
+    whole words in the answer. An answer that names several different actions is refused as
+    ambiguous.
     """
     if not isinstance(text, str):
         return ParseResult(None, f"expected text, got {type(text).__name__}")
@@ -56,12 +89,9 @@ def match_action(text: object, options: Mapping[int, str]) -> ParseResult:
     if norm in by_text:
         a = by_text[norm]
         return ParseResult(a, f"understood: {options[a]}")
-    if norm.isdigit():
-        k = int(norm)
-        keys = list(options)
-        if 1 <= k <= len(keys):
-            return ParseResult(keys[k - 1], f"understood: {options[keys[k - 1]]}")
-        return ParseResult(None, f"option number {k} does not exist; choose 1-{len(keys)}")
+    number = NUMBER.fullmatch(norm)
+    if number is not None:
+        return option_number(number.group(0), options)
     hits: list[tuple[int, int]] = []
     for t, a in by_text.items():
         for m in re.finditer(r"(?<![\w])" + re.escape(t) + r"(?![\w])", norm):

@@ -10,7 +10,7 @@ each blocking its passage in both directions.
 
 This module also holds the two text helpers both games' text layers use in the same way: a list of
 rooms in English, and the parser of an answer to a lettered option list (``"B"``, ``"B. Move to
-room 2."``, the option's text, or a room number). No game rules live here.
+room 2."``, the option's text, ``"2"`` for the second option, or ``"room 5"``). No game rules live here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from tom_envs.core.game import ParseResult
-from tom_envs.core.text import letter, match_action
+from tom_envs.core.text import NUMBER, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
 Closed = frozenset[frozenset[int]]
@@ -183,9 +183,10 @@ def parse_lettered(
 
     Accepted, in order: an option letter alone or leading the answer (``"B"``, ``"(B)"``,
     ``"B. Move to room 2."``); the option's text (exact, or the only option named in a longer
-    answer, see :func:`~tom_envs.core.text.match_action`); then ``aliases(segment)``, the game's
-    reading of short forms ("room 5", "5", "stay", "press"), which must name exactly one legal
-    action. Letters and text are read from the last ``<action>`` tag or ``Action:`` marker if any.
+    answer, see :func:`~tom_envs.core.text.match_action`); a bare number N, the N-th listed
+    option (the suite's number rule, so ``"2"`` is option B); then ``aliases(segment)``, the
+    game's reading of short forms ("room 5", "move to 5", "stay", "press"), which must name
+    exactly one legal action. Letters and text are read from the last ``<action>`` tag or ``Action:`` marker if any.
     """
     if not isinstance(text, str):
         return ParseResult(None, f"expected text, got {type(text).__name__}")
@@ -209,14 +210,9 @@ def parse_lettered(
         chosen = keys[idx]
         if not rest or rest in options[chosen].lower():
             return ParseResult(chosen, f"understood: {options[chosen]}")
-    if segment.strip().lstrip("-").isdigit() and aliases is not None:
-        hits = aliases(segment.strip())
-        if len(hits) == 1:
-            (a,) = hits
-            return ParseResult(a, f"understood: {options[a]}")
-        return ParseResult(
-            None, f"{segment.strip()[:20]!r} names no legal action; choose one of: {shown}"
-        )
+    bare = segment.strip().strip(".")
+    if NUMBER.fullmatch(bare):  # the suite's rule: a bare number is the N-th listed option
+        return option_number(bare, options)
     result = match_action(segment, options)
     hits = aliases(segment) if aliases is not None else set()
     if result.valid and hits - {result.action}:  # "stay or move to room 6"
@@ -240,7 +236,9 @@ def parse_lettered(
     )
 
 
-_ROOM_REF = re.compile(r"\broom\s*(\d{1,3})\b|\b(?:move|go|head|run|walk)\s+(?:to\s+)?(\d{1,3})\b")
+_ROOM_REF = re.compile(
+    r"\broom\s*([0-9]{1,3})\b|\b(?:move|go|head|run|walk)\s+(?:to\s+)?([0-9]{1,3})\b", re.ASCII
+)
 
 
 def room_aliases(
@@ -253,19 +251,18 @@ def room_aliases(
         keywords: a regular expression (matched on whole words, lower case) -> legal action,
             e.g. ``{"stay|wait": STAY, "press|button": PRESS}``.
 
-    The reader returns every legal action the answer names: a bare room number (``"5"``), a room
-    mentioned as ``"room 5"`` or ``"move to 5"`` that is a legal destination, and each keyword.
+    The reader returns every legal action the answer names: a room mentioned with its noun or
+    verb (``"room 5"``, ``"move to 5"``) that is a legal destination, and each keyword. A bare
+    number is never a room: it is the N-th listed option (:func:`parse_lettered`).
     Rooms named but not reachable are ignored (``"press the button in room 9"`` names only the
     press while standing in room 9).
     """
 
     def read(segment: str) -> set[int]:
         low = segment.strip().lower()
-        if low.lstrip("-").isdigit():
-            return {moves[int(low)]} if len(low) < 4 and int(low) in moves else set()
         hits = set()
         for m in _ROOM_REF.finditer(low):
-            room = int(m.group(1) or m.group(2))
+            room = int(m.group(1) or m.group(2))  # at most 3 ASCII digits (the pattern's)
             if room in moves:
                 hits.add(moves[room])
         for pattern, action in keywords.items():

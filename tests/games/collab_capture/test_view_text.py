@@ -110,7 +110,8 @@ PARSE_VIEW = GAME.observe(CaptureState(rooms=(9, 1), thief=4, doors=(False, True
         ("Move to room 6", 6),
         ("move to room 6.", 6),
         ("room 6", 6),
-        ("6", 6),
+        ("2", 6),  # a bare number is the N-th listed option (B), never a room
+        ("1", S),
         ("I will go to 6", 6),
         ("Stay", S),
         ("stay here", S),
@@ -138,7 +139,7 @@ def test_parser_accepts(answer, action) -> None:
         "",
         "Action:",
         "what?",
-        "1",
+        "6",  # room 6 is written with its noun; as a bare number there is no sixth option
     ],
 )
 def test_parser_refuses_with_feedback(answer) -> None:

@@ -176,7 +176,8 @@ PARSE_VIEW = GAME.observe(EscapeState(rooms=(6, 2), killer=9), 0)
         ("C. Fix generator in room 6.", F),
         ("d", W),
         ("Action: move to room 7", 7),
-        ("7", 7),
+        ("2", 7),  # a bare number is the N-th listed option (B), never a room
+        ("3", F),
         ("room 5", 5),
         ("fix", F),
         ("I will fix the generator", F),
@@ -190,7 +191,7 @@ def test_parser_accepts(answer, action) -> None:
 
 
 @pytest.mark.parametrize(
-    "answer", ["E", "3", "move to room 8", "fix or wait", "run!", "", "Action: room 5 or room 7"]
+    "answer", ["E", "7", "move to room 8", "fix or wait", "run!", "", "Action: room 5 or room 7"]
 )
 def test_parser_refuses_with_feedback(answer) -> None:
     result = TEXT.parse_action(PARSE_VIEW, answer)

@@ -282,7 +282,9 @@ def test_garbage_feedback_names_the_legal_options() -> None:
     assert res.action is None
     for opt in ("Option Rock", "Option Paper", "Option Scissors"):
         assert opt in res.feedback
-    assert bundle.text.parse_action(v0, "4").feedback == "option number 4 does not exist; choose 1-3"
+    assert bundle.text.parse_action(v0, "4").feedback == (
+        "option number 4 does not exist: a bare number is the N-th listed legal action, choose 1-3"
+    )
 
 
 def test_non_strings_never_raise() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
-from tom_envs.core.text import match_action
+from tom_envs.core.text import NUMBER, option_number
 from tom_envs.games.bomb_defusal.rules import (
     ActionKind,
     MessageOption,
@@ -305,9 +305,13 @@ class BombText(TextInterface[BombView]):
             inner = self.parse_action(view, tag[-1])
             if inner.valid or inner.feedback != INVALID:
                 return inner
-        if norm.isdigit():
-            return match_action(norm, legal)
+        if NUMBER.fullmatch(norm):  # the suite's rule: a bare number is the N-th listed action
+            return option_number(norm, legal)
         action_part, message = split_reply(text)
+        bare = _norm(action_part)
+        if NUMBER.fullmatch(bare):  # "Action selection: 2. Message to Team: ..."
+            number = option_number(bare, legal)
+            return ParseResult(number.action, number.feedback, message)
         base, feedback = self._parse_base(view, action_part)
         if base is None:
             return ParseResult(None, feedback, message)
@@ -330,7 +334,7 @@ class BombText(TextInterface[BombView]):
             hits.append((m.start(), "inspect", None))
         m = re.search(
             r"\b(?:move|moving|go|going|goes|head\w*|walk\w*|travel\w*|proceed\w*|return\w*|"
-            r"enter\w*)\b[^.\n]*?\broom\s*(?:no\.?\s*|number\s*|#\s*)?(\d+)",
+            r"enter\w*)\b[^.\n]*?\broom\s*(?:no\.?\s*|number\s*|#\s*)?([0-9]{1,6})(?![0-9])",
             low,
         )
         if m:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
+from tom_envs.core.text import NUMBER, option_number
 from tom_envs.games.coblock.rules import (
     Action,
     ActionKind,
@@ -309,6 +310,9 @@ class CoBlockText(TextInterface[CoBlockView]):
                 raw = parts[-1]
         if not raw.strip():
             return ParseResult(None, f"empty answer; {USAGE}")
+        bare = raw.strip().strip(" .!\"'`*")
+        if NUMBER.fullmatch(bare):  # the suite's rule: a bare number is the N-th listed action
+            return option_number(bare, self._legal_map(view)[0])
         parsed = self._read(raw)
         if isinstance(parsed, str):
             return ParseResult(None, parsed)

@@ -5,7 +5,8 @@ eight rules, the layout ("Room 1 directly connects to Room 2 and Room 6.") and t
 is the paper's sentence ("I Alice am in room 1. Bob is in room 6. Thief is in room 2. Door between
 room 1 and room 2 is closed. ...") followed by the lettered options ("A. Stay in current room.").
 Answers are read by :func:`~tom_envs.games.room_maze.parse_lettered`: a letter, the option's text,
-or a short form ("room 5", "5", "stay", "press").
+a bare number (the N-th listed option) or a short form ("room 5", "move to 5", "stay", "press"): a
+room is written with its noun.
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ class CaptureText(TextInterface[CaptureView]):
         return action_text(action, view.my_room)
 
     def parse_action(self, view: CaptureView, text: str) -> ParseResult:
-        """A letter ("B"), the option text, or a short form ("room 5", "5", "stay", "press")."""
+        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
+        form ("room 5", "stay", "press"); see :func:`~tom_envs.games.room_maze.parse_lettered`."""
         legal = view.legal_actions
         moves = {a: a for a in legal if a not in (Action.STAY, Action.PRESS)}
         keywords = {_KEYWORDS_STAY: int(Action.STAY)}

@@ -180,7 +180,8 @@ class EscapeText(TextInterface[EscapeView]):
         return action_text(action, view.my_room)
 
     def parse_action(self, view: EscapeView, text: str) -> ParseResult:
-        """A letter ("B"), the option text, or a short form ("room 5", "5", "wait", "fix")."""
+        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
+        form ("room 5", "wait", "fix"); see :func:`~tom_envs.games.room_maze.parse_lettered`."""
         legal = view.legal_actions
         moves = {a: a for a in legal if a not in (Action.WAIT, Action.FIX)}
         keywords = {_KEYWORDS_WAIT: int(Action.WAIT)}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
-from tom_envs.core.text import letter, match_action
+from tom_envs.core.text import ascii_int, letter, match_action
 from tom_envs.games.hanabi.cards import (
     COLOR_NAMES,
     bits_of,
@@ -308,8 +308,8 @@ class HanabiText(TextInterface[HanabiView]):
         if len(text) > 20_000:
             text = text[-20_000:]
         first = match_action(text, full)
-        if first.valid or first.feedback.startswith("empty answer"):
-            return first
+        if first.valid or first.feedback.startswith(("empty answer", "option number")):
+            return first  # an option number past the list says so (the suite's number rule)
         segment = _answer_segment(text)
         by_letter = {t.split(".", 1)[0]: a for a, t in full.items()}
         m = re.match(r"^\s*[\(\[]?([A-Za-z]{1,2})[\)\]]?(?:[.):]|\s*$)", segment)
@@ -357,12 +357,19 @@ class HanabiText(TextInterface[HanabiView]):
         s = segment.lower()
         h = self.config.cards_per_hand
         words = {w: i for i, w in enumerate(_ORDINALS)}
-        m = re.search(r"\b(play|discard)\b\D{0,20}?(\d+|" + "|".join(_ORDINALS) + r")\b", s)
+        m = re.search(
+            r"\b(play|discard)\b[^0-9]{0,20}?([0-9]+|" + "|".join(_ORDINALS) + r")\b", s, re.ASCII
+        )
         if m and not re.search(r"\b(reveal|hint|clue|tell)\b", s[: m.start()]):
             raw = m.group(2)
-            idx = int(raw) if raw.isdigit() else words[raw]
+            number = ascii_int(raw) if raw[0].isdigit() else words[raw]
+            idx = h if number is None else number  # "play 99999..." names no card
             if not 0 <= idx < max(view.my_hand_size, 1) or idx >= h:
-                return None, f"you have no Card {idx} (your cards are 0 to {view.my_hand_size - 1})"
+                said = raw if len(raw) <= 12 else raw[:12] + "..."
+                return (
+                    None,
+                    f"you have no Card {said} (your cards are 0 to {view.my_hand_size - 1})",
+                )
             if m.group(1) == "play":
                 return h + idx, ""
             if view.information_tokens >= self.config.max_information_tokens:
