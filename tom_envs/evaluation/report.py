@@ -12,8 +12,12 @@ Sections (each only when the config asks for it):
   otherwise the *best known* return, the best of the evaluated agents against that member. The
   gap is the functional regret (per episode and per step). Beside it, the same agent's literal ToM:
   its next-action prediction accuracy (``tom_accuracy``) or its probe accuracy (``probe_acc/all``).
-  Regret curves over the horizon (``regret_<game>.png``) plot the cumulative return gap to the
-  best known agent against each member, step by step.
+  Regret curves over the horizon (``regret_<game>.png``) plot, step by step and averaged over the
+  members, the regret accumulated so far against the same *best* as the table: where the game has
+  an exact optimum (the matrix games), the value lost by round t, ``V_T(s_1) - (R_t +
+  V_{T-t}(s_t))`` (the return collected so far plus the optimal value of the rest, given the
+  partner's state ``s_t`` the agent's moves led to), so the last point of each curve is exactly the
+  table's mean regret; elsewhere the cumulative return gap to the best evaluated agent (relative).
 * **Paper tables** — the markdown of the experiment functions the config names.
 * **Learning curves** — plots of training CSVs (``learning_curves.png``).
 * **Failed episodes** — cell, seed and reason; they are retried by the next run.
@@ -30,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.evaluation.config import Cell
+from tom_envs.evaluation.plots import heatmap, line_plot, read_curve
 from tom_envs.runner import Episode, mean_ci95
 
 Stat = tuple[float, float]
@@ -60,6 +65,46 @@ def cumulative_curve(ep: Episode, seats: Sequence[int]) -> np.ndarray:
         float(np.mean([st["rewards"][a] for a in names])) for st in ep.steps if st.get("rewards")
     ]
     return np.cumsum(rewards) if rewards else np.zeros(1)
+
+
+#: The env module of the games whose episodes carry an exact optimum (``optimal_return``).
+_EXACT_MODULE = "tom_envs.games.matrix.env"
+
+
+def exact_regret_curve(ep: Episode) -> np.ndarray | None:
+    """The value the focal seat has lost against the exact optimum by each round.
+
+    ``L_t = V_T(s_1) - (R_t + V_{T-t}(s_t))``: the optimal return of the episode minus the return
+    collected in the first ``t`` rounds and the optimal value of the rest from the partner state
+    those rounds led to (dynamic programming over the partner's policy,
+    :mod:`tom_envs.games.matrix.planner`). ``L_0 = 0`` and ``L_T`` is the episode's regret
+    ``optimal_return - return``. ``None`` for an episode of a game without an exact optimum.
+    """
+    if "optimal_return" not in ep.metrics or "focal_player" not in ep.metrics:
+        return None
+    from tom_envs.registration import game_spec
+
+    spec = game_spec(ep.env_id)
+    if spec.module != _EXACT_MODULE:
+        return None
+    from tom_envs.games.matrix.metrics import solver_for
+
+    focal = int(ep.metrics["focal_player"])
+    me, other = f"player_{focal}", f"player_{1 - focal}"
+    partner = ep.members.get(other) or ep.agents[other].split("=", 1)[-1]
+    config = spec.load().make_bundle(**{**spec.kwargs, **ep.env_kwargs}).game.config
+    solver = solver_for(config, partner, focal)
+    mine = [s["action"] for s in ep.steps if s["agent"] == me]
+    theirs = [s["action"] for s in ep.steps if s["agent"] == other]
+    history = list(zip(mine, theirs, strict=True))
+    t_total = len(history)
+    best = solver.optimal_return(t_total)
+    state, collected, lost = solver.partner.initial_state(), 0.0, []
+    for t, (a, b) in enumerate(history, start=1):
+        collected += float(solver.matrix[a, b])
+        state = solver.partner.next_state(state, b, a)
+        lost.append(best - collected - solver.value(t_total - t, state))
+    return np.asarray(lost)
 
 
 def _metric(eps: Sequence[Episode], key: str) -> Stat | None:
@@ -102,6 +147,7 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
     length: dict[tuple[str, str], float] = {}
     literal: dict[tuple[str, str], tuple[str, Stat] | None] = {}
     curves: dict[tuple[str, str], np.ndarray] = {}
+    exact_curves: dict[tuple[str, str], np.ndarray] = {}
     for c in cells:
         eps = res.episodes.get(c.id, [])
         if not eps:
@@ -120,8 +166,11 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
                 break
         literal[key] = lit
         cs = [cumulative_curve(e, c.game.focal_seats) for e in eps]
-        t = max(len(x) for x in cs)
-        curves[key] = np.mean([np.pad(x, (0, t - len(x)), mode="edge") for x in cs], axis=0)
+        curves[key] = _mean_padded(cs)
+        if opt is not None:
+            lost = [exact_regret_curve(e) for e in eps]
+            if all(x is not None for x in lost):
+                exact_curves[key] = _mean_padded(lost)  # type: ignore[arg-type]
     best: dict[str, tuple[float, str]] = {}
     for m in members:
         if m in exact:
@@ -149,11 +198,18 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
                     "literal": literal.get((a, m)),
                 }
             )
+    # the curves measure against the table's *best*: the exact optimum where every episode has
+    # one (then each curve ends at the table's regret), else the best evaluated agent
     regret_curves: dict[str, np.ndarray] = {}
+    kinds: set[str] = set()
     for a in ft["agents"]:
         gaps = []
         for m in members:
-            if (a, m) not in curves:
+            if (a, m) not in curves or m not in best:
+                continue
+            if best[m][1] == "exact" and (a, m) in exact_curves:
+                gaps.append(exact_curves[(a, m)])
+                kinds.add("exact")
                 continue
             best_agent = max(
                 (x for x in ft["agents"] if (x, m) in ret), key=lambda x: ret[(x, m)][0]
@@ -163,116 +219,45 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
             ref = np.pad(ref, (0, t - len(ref)), mode="edge")
             mine = np.pad(mine, (0, t - len(mine)), mode="edge")
             gaps.append(ref - mine)
+            kinds.add("best known")
         if gaps:
-            t = max(len(g) for g in gaps)
-            regret_curves[a] = np.mean(
-                [np.pad(g, (0, t - len(g)), mode="edge") for g in gaps], axis=0
-            )
-    return {"members": members, "rows": rows, "best": best, "curves": regret_curves}
+            regret_curves[a] = _mean_padded(gaps)
+    curve_kind = "exact" if kinds == {"exact"} else "best known" if kinds == {"best known"} else "mixed"
+    return {"members": members, "rows": rows, "best": best, "curves": regret_curves,
+            "curve_kind": curve_kind}  # fmt: skip
 
 
-# --------------------------------------------------------------------------- plots
-def _plt() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # plots are optional: the tables are the report
-        return None
-    return plt
-
-
-def heatmap(
-    path: Path, agents: Sequence[str], values: Mapping[tuple[str, str], Stat], title: str
-) -> Path | None:
-    """A focal x partner heat map of mean returns."""
-    plt = _plt()
-    if plt is None:
-        return None
-    grid = np.full((len(agents), len(agents)), np.nan)
-    for (a, b), (m, _) in values.items():
-        grid[agents.index(a), agents.index(b)] = m
-    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(agents), 1.0 + 0.8 * len(agents)))
-    im = ax.imshow(grid, cmap="viridis")
-    ax.set_xticks(range(len(agents)), agents, rotation=45, ha="right")
-    ax.set_yticks(range(len(agents)), agents)
-    ax.set_xlabel("partner")
-    ax.set_ylabel("focal agent")
-    for i in range(len(agents)):
-        for j in range(len(agents)):
-            if not math.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color="w", fontsize=8)
-    fig.colorbar(im, ax=ax)
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
-
-
-def line_plot(path: Path, series: Mapping[str, np.ndarray], title: str, xlabel: str, ylabel: str,
-              x: Mapping[str, np.ndarray] | None = None) -> Path | None:  # fmt: skip
-    """Curves by label."""
-    plt = _plt()
-    if plt is None or not series:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    for label, y in series.items():
-        xs = x[label] if x is not None else np.arange(1, len(y) + 1)
-        ax.plot(xs, y, label=label)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
-
-
-def read_curve(
-    csv_path: str | Path, xcol: str, ycols: Sequence[str]
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Columns of a training ``curve.csv`` (rows lacking a column are skipped for it)."""
-    import csv
-
-    with open(csv_path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = {}
-    for y in ycols:
-        pts = [
-            (float(r[xcol]), float(r[y]))
-            for r in rows
-            if r.get(y) not in (None, "") and r.get(xcol)
-        ]
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            out[y] = (np.asarray(xs), np.asarray(ys))
-    return out
+def _mean_padded(curves: Sequence[np.ndarray]) -> np.ndarray:
+    """The mean of curves of unequal length, each held at its last value past its end."""
+    t = max(len(x) for x in curves)
+    return np.mean([np.pad(x, (0, t - len(x)), mode="edge") for x in curves], axis=0)
 
 
 # --------------------------------------------------------------------------- report
 def _seat_table(res: Any, cells: Sequence[Cell]) -> list[str]:
+    """Per matchup: returns, length in joint steps, and the game's own ``rounds`` (the unit of the
+    papers' tables, e.g. bomb defusal's round of the last defusal) where the game records it."""
     paper = res.config.paper
-    lines = ["| game | seats | episodes | returns per seat | length | invalid | valid % | fallback % "
-             "| probe acc % | paper |", "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    with_rounds = any(_metric(res.episodes.get(c.id, []), "rounds") for c in cells)
+    rounds_head = " rounds |" if with_rounds else ""
+    lines = [f"| game | seats | episodes | returns per seat | length (joint steps) |{rounds_head} "
+             "invalid | valid % | fallback % | probe acc % | paper |",
+             "|---|---|---|---|---|" + "---|" * (6 if with_rounds else 5)]  # fmt: skip
     for c in cells:
         eps = res.episodes.get(c.id, [])
         if not eps:
-            lines.append(
-                f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | 0 | | | | | | | |"
-            )
+            lines.append(f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | 0 |"
+                         + " |" * (8 if with_rounds else 7))  # fmt: skip
             continue
         agents = list(eps[0].returns)
         rets = " / ".join(_fmt(mean_ci95(e.returns[a] for e in eps)) for a in agents)
         inv = " / ".join(f"{np.mean([e.invalid[a] for e in eps]):.1f}" for a in agents)
         probe = _metric(eps, "probe_acc/all")
+        rounds = f" {_fmt(_metric(eps, 'rounds'), 1)} |" if with_rounds else ""
         valid, fallback = decision_shares(eps)
         lines.append(
             f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | {len(eps)} | {rets} | "
-            f"{_fmt(mean_ci95(e.length for e in eps), 1)} | {inv} | "
+            f"{_fmt(mean_ci95(e.length for e in eps), 1)} |{rounds} {inv} | "
             f"{' / '.join(f'{valid[a]:.1f}' for a in agents)} | "
             f"{' / '.join(f'{fallback[a]:.1f}' for a in agents)} | {_fmt(probe, 1)} | "
             f"{paper.get(c.id, '')} |"
@@ -354,6 +339,32 @@ def table_section(res: Any, entry: Mapping[str, Any]) -> list[str]:
     return [f"## {title}", "", source, "", _demote(table_markdown(res, entry))]
 
 
+def _episode_counts(res: Any, section: str, game: str, agents: Sequence[str]) -> str:
+    """The number of episodes per cell of a section's figure ("3", or "2-3" when some failed)."""
+    counts = [len(res.episodes.get(c.id, [])) for c in res.cells
+              if c.section == section and c.game.label == game and c.focal in agents]  # fmt: skip
+    lo, hi = min(counts, default=0), max(counts, default=0)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _regret_words(game: str, kind: str, members: int, n: str) -> tuple[str, str]:
+    """Title and caption of a regret plot, naming what the regret is measured against."""
+    against = {
+        "exact": "the exact optimum (dynamic programming over the partner's policy)",
+        "best known": "the best evaluated agent against each partner (relative: no exact optimum)",
+        "mixed": "the exact optimum where the game computes one, else the best evaluated agent",
+    }[kind]
+    title = (f"{game}: regret to the exact optimum" if kind == "exact"
+             else f"{game}: return gap to the best evaluated agent" if kind == "best known"
+             else f"{game}: regret (exact where known)")  # fmt: skip
+    title += f", mean over {members} partners x {n} episodes"
+    ending = (" The last point of each curve is the agent's mean regret over partners in the table."
+              if kind == "exact" else "")  # fmt: skip
+    caption = (f"*Regret accumulated step by step against {against}, averaged over the "
+               f"{members} partners of the population, {n} episodes each.{ending}*")  # fmt: skip
+    return title, caption
+
+
 def write_report(res: Any, out: Path, command: str = "") -> Path:
     """Write ``report.md``, ``results.json`` and plots into ``out``; return the report's path."""
     cfg = res.config
@@ -407,9 +418,13 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
                 lines.append(
                     f"| {a} | " + " | ".join(_fmt(vals.get((a, b))) for b in agents) + " |"
                 )
-            png = heatmap(out / f"crossplay_{g}.png", agents, vals, f"cross-play: {g}")
+            n = _episode_counts(res, "crossplay", g, agents)
+            png = heatmap(out / f"crossplay_{g}.png", agents, vals,
+                          f"cross-play: {g}, mean of {n} episodes per cell")  # fmt: skip
             if png is not None:
-                lines += ["", f"![cross-play {g}]({png.name})"]
+                lines += ["", f"![cross-play {g}]({png.name})", "",
+                          f"*Cross-play on {g}: mean return of the focal seats (colour and "
+                          f"number), {n} episodes per cell; the intervals are in the table.*"]  # fmt: skip
             lines.append("")
             figures["crossplay"][g] = {f"{a}|{b}": v for (a, b), v in vals.items()}
     if cfg.functional_tom:
@@ -434,20 +449,24 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
                 )
             lines += [
                 "",
-                "| agent | mean regret/step over partners | mean literal ToM |",
-                "|---|---|---|",
-            ]
+                "| agent | mean regret/step over partners | mean regret over partners | mean literal ToM |",
+                "|---|---|---|---|",
+            ]  # fmt: skip
             for a in ft["agents"]:
                 rs = [r for r in data["rows"] if r["agent"] == a]
                 if not rs:
                     continue
                 lits = [r["literal"][1][0] for r in rs if r["literal"]]
                 lines.append(f"| {a} | {np.mean([r['regret_per_step'] for r in rs]):.4f} | "
+                             f"{np.mean([r['regret'] for r in rs]):.2f} | "
                              f"{_fmt(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
-            png = line_plot(out / f"regret_{g}.png", data["curves"], f"cumulative return gap to the best known agent: {g}",
-                            "joint step", "regret (cumulative)")  # fmt: skip
+            n = _episode_counts(res, "functional_tom", g, ft["agents"])
+            title, caption = _regret_words(g, data["curve_kind"], len(data["members"]), n)
+            png = line_plot(out / f"regret_{g}.png", data["curves"], title,
+                            "round" if data["curve_kind"] == "exact" else "joint step",
+                            "cumulative regret (return)")  # fmt: skip
             if png is not None:
-                lines += ["", f"![regret {g}]({png.name})"]
+                lines += ["", f"![regret {g}]({png.name})", "", caption]
             lines.append("")
             figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
     for t in cfg.tables:

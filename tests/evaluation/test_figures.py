@@ -1,0 +1,135 @@
+"""The report's figures read right: regret against the exact optimum where the game has one (the
+curve ends at the table's regret), heat maps with a labelled colour bar and the episode count,
+sizes readable on a docs page, and the papers' units beside the papers' figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tom_envs.evaluation import evaluate, parse_config
+from tom_envs.evaluation.plots import DPI, heatmap_figure
+from tom_envs.evaluation.report import exact_regret_curve, functional_tom
+from tom_envs.evaluation.run import write_outputs
+from tom_envs.games.matrix.metrics import solver_for
+from tom_envs.games.matrix.rules import MatrixConfig, payoff
+
+PIL = pytest.importorskip("PIL.Image")
+pytest.importorskip("matplotlib")
+
+H = 6
+IPD = MatrixConfig(game="ipd", horizon=H)
+
+
+def _config(tmp_path: Path, **extra: object) -> dict:
+    data = {
+        "name": "fig",
+        "episodes": 3,
+        "out": str(tmp_path / "run"),
+        "agents": {"rmax": "rmax", "tft": "tit_for_tat", "a0": "always_0", "a1": "always_1"},
+        "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": H}}],
+    }
+    data.update(extra)
+    return data
+
+
+def test_regret_curve_is_measured_against_the_exact_optimum(tmp_path: Path) -> None:
+    # The old curves measured against the best *evaluated* agent: with only always-cooperate
+    # evaluated, it would lie flat at 0 although the optimum against tit-for-tat earns more.
+    data = _config(tmp_path, functional_tom={"agents": ["a0"], "population": "all"})
+    res = evaluate(parse_config(data), workers=1)
+    ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
+    assert ft["curve_kind"] == "exact"
+    cell = next(c for c in res.cells if c.partner == "tit_for_tat")
+    ep = res.episodes[cell.id][0]
+    # vs tit-for-tat the optimum cooperates until the last round and defects then:
+    # 5 x R + T = 50; always-cooperate loses nothing until the last round, then T - R = 2
+    best = solver_for(IPD, "tit_for_tat", 0).optimal_return()
+    assert best == 5 * payoff(IPD, 0, 0, 0) + payoff(IPD, 0, 1, 0) == 50
+    curve = exact_regret_curve(ep)
+    assert curve is not None
+    assert curve.tolist() == [0, 0, 0, 0, 0, payoff(IPD, 0, 1, 0) - payoff(IPD, 0, 0, 0)]
+    # against always-defect, cooperating loses P - S every round
+    cell = next(c for c in res.cells if c.partner == "always_1")
+    step = payoff(IPD, 0, 1, 1) - payoff(IPD, 0, 0, 1)
+    assert exact_regret_curve(res.episodes[cell.id][0]).tolist() == [step * t for t in range(1, 7)]
+
+
+def test_every_curve_ends_at_the_tables_regret(tmp_path: Path) -> None:
+    data = _config(tmp_path, functional_tom={"agents": ["rmax", "tft", "a1"], "population": "all"})
+    res = evaluate(parse_config(data), workers=1)
+    ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
+    for agent in ("rmax", "tft", "a1"):
+        rows = [r for r in ft["rows"] if r["agent"] == agent]
+        assert len(rows) == len(ft["members"]) == 7 and all(r["best_kind"] == "exact" for r in rows)
+        assert ft["curves"][agent][-1] == pytest.approx(np.mean([r["regret"] for r in rows]))
+        assert len(ft["curves"][agent]) == H
+    # RMax learns, so it loses value against the optimum: its curve is not flat at 0
+    assert ft["curves"]["rmax"][-1] > 0.5
+    report = write_outputs(res).read_text()
+    assert "against the exact optimum (dynamic programming" in report and "mean regret over partners" in report
+    summary = [ln for ln in report.splitlines() if ln.startswith("| rmax | ") and ln.count("|") == 5]
+    assert len(summary) == 1 and f"| {ft['curves']['rmax'][-1]:.2f} |" in summary[0]
+
+
+def test_curves_without_an_optimum_say_they_are_relative(tmp_path: Path) -> None:
+    data = _config(tmp_path, episodes=2, functional_tom={"agents": ["a0", "a1"], "population": "all"})
+    data["games"] = [{"game": "Example"}]
+    data["agents"] = {"a0": "copycat", "a1": "random"}
+    res = evaluate(parse_config(data), workers=1)
+    ft = functional_tom(res, "Example", res.config.functional_tom[0])
+    assert ft["curve_kind"] == "best known"
+    assert all(exact_regret_curve(e) is None for eps in res.episodes.values() for e in eps)
+    report = write_outputs(res).read_text()
+    assert "return gap to the best evaluated agent" not in report  # titles are in the PNG
+    assert "relative: no exact optimum" in report
+
+
+def test_heat_map_has_a_labelled_colour_bar_the_episode_count_and_a_readable_size(
+    tmp_path: Path,
+) -> None:
+    data = _config(tmp_path, crossplay={"agents": ["a0", "a1", "tft"]})
+    res = evaluate(parse_config(data), workers=1)
+    report = write_outputs(res)
+    text = report.read_text()
+    assert "3 episodes per cell" in text
+    png = report.parent / "crossplay_PrisonersDilemma.png"
+    width, height = PIL.open(png).size
+    assert width >= 800 and height >= 400
+    fig = heatmap_figure(["a", "b"], {("a", "b"): (1.0, 0.1)}, "t, mean of 3 episodes per cell")
+    bar = fig.axes[1]
+    assert bar.get_ylabel() == "mean return of the focal seats"
+    assert fig.axes[0].get_title().endswith("3 episodes per cell")
+    assert fig.get_size_inches()[0] * DPI >= 800
+
+
+def test_regret_plot_is_readable(tmp_path: Path) -> None:
+    data = _config(tmp_path, functional_tom={"agents": ["a0", "a1"], "population": "single_action"})
+    report = write_outputs(evaluate(parse_config(data), workers=1))
+    width, _ = PIL.open(report.parent / "regret_PrisonersDilemma.png").size
+    assert width >= 800
+
+
+def test_matchups_show_the_games_rounds_beside_the_papers_rounds(tmp_path: Path) -> None:
+    # paper 000 counts rounds (three moves each); the table shows rounds next to its figure
+    data = {
+        "name": "bomb", "episodes": 2, "out": str(tmp_path / "run"),
+        "agents": {"cbs": "cbs"}, "games": [{"game": "BombDefusal"}],
+        "matchups": [{"game": "BombDefusal", "seats": ["cbs", "cbs", "cbs"],
+                      "paper": "CBS Planner: score 90 ± 0, rounds 6.0 ± 0.0"}],
+    }  # fmt: skip
+    res = evaluate(parse_config(data), workers=1)
+    text = write_outputs(res).read_text()
+    head = next(ln for ln in text.splitlines() if ln.startswith("| game | seats"))
+    row = next(ln for ln in text.splitlines() if ln.startswith("| BombDefusal | cbs"))
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    vals = [c.strip() for c in row.strip("|").split("|")]
+    assert len(cols) == len(vals)
+    eps = next(iter(res.episodes.values()))
+    rounds = np.mean([e.metrics["rounds"] for e in eps])
+    assert vals[cols.index("rounds")].startswith(f"{rounds:.1f}")
+    steps = np.mean([e.length for e in eps])
+    assert vals[cols.index("length (joint steps)")].startswith(f"{steps:.1f}")
+    assert steps > rounds  # the units differ: three moves per round
