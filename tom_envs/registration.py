@@ -16,6 +16,8 @@ Ids::
     pettingzoo.make("aec", "tom_envs/<Name>-v<N>")          every game
     pettingzoo.make("parallel", "tom_envs/<Name>-v<N>")     simultaneous games
     gymnasium.make("tom_envs/<Name>Vs<Bot>-v<N>")           seat 0 learns, the bot fills the others
+                                                            (an illegal action ends the episode
+                                                            with reward -1: illegal_action=)
 """
 
 from __future__ import annotations
@@ -233,5 +235,12 @@ def register_all() -> None:
             gymnasium.register(
                 id=sa.id,
                 entry_point="tom_envs.single_agent:SingleAgentEnv",
-                kwargs={"game": sa.game.name, "partners": sa.bot, "seat": sa.seat},
+                # Gymnasium's API takes every action of the space: an illegal one ends the episode
+                # with a penalty (tom_envs/single_agent.py; illegal_action="raise" to refuse it)
+                kwargs={
+                    "game": sa.game.name,
+                    "partners": sa.bot,
+                    "seat": sa.seat,
+                    "illegal_action": "terminate",
+                },
             )

@@ -11,6 +11,21 @@ own reward, summed over everything that happens until it acts again, so an episo
 to the seat's return in the AEC game. Partners are reset with the episode seed, so ``reset(seed)``
 fixes the whole episode.
 
+Illegal actions (``illegal_action=``):
+
+* ``"raise"`` (the default of the class): an action in the action space that is not legal now
+  raises :class:`~tom_envs.core.game.IllegalActionError` and changes nothing, as the AEC game does;
+* ``"terminate"``: the episode ends (``terminated=True``) with reward ``illegal_reward`` (default
+  ``-1.0``) and ``info["illegal_action"] = True``, as PettingZoo's ``TerminateIllegalWrapper``
+  does. Nothing is substituted for the illegal move; the episode simply stops there.
+
+The registered Gymnasium ids use ``"terminate"``: Gymnasium's API (and its ``check_env``) takes
+every element of ``action_space`` as a valid argument of ``step``, and an unmasked exploration
+sample in a ``gymnasium.make_vec(..., vectorization_mode="async")`` worker or an SB3
+``make_vec_env`` env must not kill the worker. Pass ``gymnasium.make(id, illegal_action="raise")``
+to get the strict behaviour. Either way a value outside the action space (``-1``, ``1.5``,
+``"a"``) raises: that is a bug in the caller, not an exploration sample.
+
 The episode is played by the one episode driver (:class:`tom_envs.driver.EpisodeDriver`) with
 the learner's seat external. A partner that fails (raises, or answers illegally) raises
 :class:`~tom_envs.core.agents.AgentFailure` (the driver's ``on_failure="raise"`` policy): a
@@ -37,11 +52,19 @@ class SingleAgentEnv(gymnasium.Env):
         game: a registered game name or id.
         partners: one agent spec for every other seat, or a list (one per other seat, in order).
         seat: the learner's seat.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (the game's renderer,
+            :mod:`tom_envs.core.render`; another mode warns and renders nothing).
+        illegal_action: ``"raise"`` or ``"terminate"`` (see the module docstring).
+        illegal_reward: the reward of an illegal action under ``"terminate"``.
         env_kwargs: game keyword arguments (override the registered defaults).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "render_fps": 4,
+    }
+    #: The values of ``illegal_action``.
+    ILLEGAL_ACTION_POLICIES: ClassVar[tuple[str, ...]] = ("raise", "terminate")
 
     def __init__(
         self,
@@ -49,11 +72,28 @@ class SingleAgentEnv(gymnasium.Env):
         partners: str | Sequence[str] = "random",
         seat: int = 0,
         render_mode: str | None = None,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
         **env_kwargs: Any,
     ) -> None:
         from tom_envs.agents import make_agent
         from tom_envs.registration import game_spec
 
+        if illegal_action not in self.ILLEGAL_ACTION_POLICIES:
+            raise ValueError(
+                f"argument 'illegal_action': got {illegal_action!r}; allowed: "
+                + ", ".join(repr(p) for p in self.ILLEGAL_ACTION_POLICIES)
+            )
+        if (
+            isinstance(illegal_reward, bool)
+            or not isinstance(illegal_reward, (int, float))
+            or (not np.isfinite(illegal_reward))
+        ):
+            raise ValueError(
+                f"argument 'illegal_reward': got {illegal_reward!r}; allowed: a finite number"
+            )
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
         self.spec_ = game_spec(game)
         kwargs = {**self.spec_.kwargs, **env_kwargs}
         self.aec = self.spec_.load().raw_env(render_mode=render_mode, **kwargs)
@@ -73,10 +113,17 @@ class SingleAgentEnv(gymnasium.Env):
         }
         self.env_kwargs = dict(env_kwargs)
         self._seats: list[Agent | None] = [self.partners.get(i) for i in range(n)]
-        self.render_mode = render_mode
+        self.render_mode = self.aec.render_mode
         self.observation_space = self.aec.observation_space(self.agent)["observation"]
         self.action_space = self.aec.action_space(self.agent)
         self._mask = np.zeros(self.bundle.game.num_actions, dtype=np.int8)
+        self._illegal_end = False
+
+    def _is_illegal_in_space(self, action: Any) -> bool:
+        """An action of the action space (an int in range) that is not legal now."""
+        if isinstance(action, bool) or not isinstance(action, int):
+            return False
+        return 0 <= action < self._mask.shape[0] and not self._mask[action]
 
     def _advance(self) -> tuple[dict[str, np.ndarray], float, bool, bool]:
         """Partners act until it is the learner's turn or the episode ends."""
@@ -107,6 +154,7 @@ class SingleAgentEnv(gymnasium.Env):
             record_steps=False,
         )
         self.driver.start()
+        self._illegal_end = False
         obs, _, term, trunc = self._advance()
         if term or trunc:
             raise RuntimeError("episode ended before the learner's first turn")
@@ -114,12 +162,18 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner acts; partners reply; returns the learner's next observation."""
-        if self.aec.agent_selection != self.agent or self.driver.over():
+        if self._illegal_end or self.aec.agent_selection != self.agent or self.driver.over():
             raise IllegalActionError("the episode is over: call reset()")
         if isinstance(action, np.ndarray) and action.ndim == 0:
             action = action[()]  # a 0-d array (as RL libraries return) -> numpy scalar, checked
         if isinstance(action, np.integer):
             action = int(action)
+        if self.illegal_action == "terminate" and self._is_illegal_in_space(action):
+            self._mask = np.zeros_like(self._mask)
+            self._illegal_end = True
+            obs = self.aec.observe(self.agent)["observation"]
+            info = {"action_mask": self._mask.copy(), "illegal_action": True}
+            return obs, self.illegal_reward, True, False, info
         self.driver.play(self.agent, action)
         obs, reward, term, trunc = self._advance()
         if term or trunc:
@@ -138,6 +192,7 @@ class SingleAgentEnv(gymnasium.Env):
         """Parse free text into the learner's action."""
         return self.aec.parse_action(self.agent, text)
 
-    def render(self) -> str | None:
-        """``"ansi"``: the whole state as text."""
+    def render(self) -> str | np.ndarray | None:
+        """The whole state in ``render_mode``: text (``"ansi"``), every seat's board as an image
+        (``"rgb_array"``), a window or the text on stdout (``"human"``), or ``None``."""
         return self.aec.render()
