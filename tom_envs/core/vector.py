@@ -164,6 +164,7 @@ class VectorGame(abc.ABC):
         self._moves = np.zeros(self.num_envs, dtype=np.int64)
         self._over = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
+        self._mask_cache: np.ndarray | None = None
 
     # ------------------------------------------------------------------ to implement
     @abc.abstractmethod
@@ -178,9 +179,18 @@ class VectorGame(abc.ABC):
     def _observe(self) -> np.ndarray:
         """``(B, n, D)`` float32: every seat's observation now."""
 
+    @property
+    def _flat_base(self) -> np.ndarray:
+        """Offsets of each (env, seat) row in the flattened ``(B, n, A)`` masks."""
+        base = getattr(self, "_flat_base_cache", None)
+        if base is None:
+            base = np.arange(self.num_envs * self.num_agents, dtype=np.int64) * self.num_actions
+            self._flat_base_cache = base
+        return base
+
     @abc.abstractmethod
     def _masks(self) -> np.ndarray:
-        """``(B, n, A)`` bool: every seat's legal actions now."""
+        """``(B, n, A)`` bool: every seat's legal actions now (a new array: callers may write)."""
 
     # ------------------------------------------------------------------ contract
     def reset(self, seed: int | None = None) -> np.ndarray | None:
@@ -188,14 +198,20 @@ class VectorGame(abc.ABC):
         if seed is not None:
             self.rng = np.random.default_rng(seed)
         self._start(self._all)
+        self._mask_cache = None
         self._moves[:] = 0
         self._over[:] = False
         self.final_obs = None
         return self._observe() if self.observations else None
 
     def action_masks(self) -> np.ndarray:
-        """``(B, n, A)`` bool: the legal actions of every seat now."""
-        return self._masks()
+        """``(B, n, A)`` bool: the legal actions of every seat now (none in a finished episode)."""
+        if self._mask_cache is None:
+            masks = self._masks()
+            if self._over.any():
+                masks[self._over] = False
+            self._mask_cache = masks
+        return self._mask_cache.copy()
 
     def step(
         self, actions: np.ndarray
@@ -205,14 +221,18 @@ class VectorGame(abc.ABC):
             raise ValueError("some episodes are over (autoreset=False): call reset() first")
         a = check_actions(actions, self.num_envs, self.num_agents, self.num_actions)
         if self.check and not self.all_legal:
-            masks = self._masks()
-            ok = np.take_along_axis(masks, a[:, :, None], axis=2)
+            if self._mask_cache is None:
+                self.action_masks()
+            masks = self._mask_cache
+            ok = masks.reshape(-1)[self._flat_base + a.reshape(-1)]
             if not ok.all():
-                env, seat = (int(x[0]) for x in np.nonzero(~ok[:, :, 0]))
+                k = int(np.flatnonzero(~ok)[0])
+                env, seat = divmod(k, self.num_agents)
                 raise ValueError(
                     f"actions[{env}, {seat}] = {int(a[env, seat])} is illegal; legal: "
                     f"{np.flatnonzero(masks[env, seat]).tolist()}"
                 )
+        self._mask_cache = None
         rewards, terminated = self._advance(a)
         self._moves += 1
         if self.max_cycles is not None:
@@ -236,8 +256,8 @@ class VectorGame(abc.ABC):
 
 def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random legal action per row of ``masks`` (``(..., A)`` bool, each row non-empty)."""
-    u = rng.random(masks.shape)
-    u[~masks] = -1.0
+    u = rng.random(masks.shape, dtype=np.float32)
+    u += masks  # legal actions in [1, 2), the others in [0, 1)
     return u.argmax(axis=-1)
 
 
