@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tom_envs.progress import llm_call
 from tom_llm_agents.failures import (
     CircuitBreaker,
     CircuitOpen,
@@ -293,6 +294,7 @@ class BaseLLMClient:
             tokens_in=response.tokens_in,
             tokens_out=response.tokens_out,
         )
+        llm_call()  # the command's progress display counts it (tom_envs.progress)
         return response
 
     def _give_up(self, exc: BaseException) -> LLMError:

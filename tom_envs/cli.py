@@ -23,32 +23,9 @@ from typing import Any
 
 from tom_envs import plugins
 from tom_envs.agents import agent_names, make_agent, parse_spec
+from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec, single_agent_specs
 from tom_envs.runner import Episode, format_table, run, summarize
-
-
-class Progress:
-    """A dependency-free progress bar on stderr (silent when stderr is not a terminal and CI)."""
-
-    def __init__(self, total: int, label: str = "") -> None:
-        self.total, self.label, self.t0 = total, label, time.perf_counter()
-        self.enabled = sys.stderr.isatty()
-
-    def __call__(self, i: int, _: Any = None) -> None:
-        """Mark item ``i`` (0-based) done."""
-        if not self.enabled:
-            return
-        done = i + 1
-        width = 30
-        fill = int(width * done / max(self.total, 1))
-        rate = done / max(time.perf_counter() - self.t0, 1e-9)
-        sys.stderr.write(
-            f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} "
-            f"({rate:.1f}/s)"
-        )
-        if done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _kv(items: Sequence[str]) -> dict[str, Any]:
@@ -149,8 +126,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             + f"-seed{args.seed}-{config_hash(cfg)[:8]}"
         )
     )
-    bar = Progress(args.episodes, spec.name)
-    eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar, policy=policy)
+    with Progress(args.episodes, f"run {spec.name}") as bar:
+        eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar,
+                  policy=policy)  # fmt: skip
     ok = [e for e in eps if e.ok]
     summary = summarize(ok)
     cols = ["metric", "mean ± 95% CI"]
@@ -176,14 +154,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         agents = (agents * n)[:n] if len(agents) < n else agents
         factories = [lambda s=s, g=spec, b=bundle: make_agent(s, g, b) for s in agents]
         t0 = time.perf_counter()
-        eps = run(
-            spec,
-            factories,
-            args.episodes,
-            args.seed,
-            Path(args.out) / spec.name if args.out else None,
-            progress=Progress(args.episodes, spec.name),
-        )
+        with Progress(args.episodes, f"demo {spec.name}", every=args.episodes) as bar:
+            out = Path(args.out) / spec.name if args.out else None
+            eps = run(spec, factories, args.episodes, args.seed, out, progress=bar)
         s = summarize(eps)
         row = {
             "game": spec.name,
@@ -331,17 +304,10 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     error. Failed episodes are listed and make the exit code 1."""
     from tom_envs.evaluation import ConfigError, evaluate
 
-    done = [0]
-
-    def progress(outcome: Any) -> None:
-        done[0] += 1
-        mark = "ok" if outcome.ok else f"FAILED ({outcome.error})"
-        print(f"[{done[0]}] {outcome.job.cell_id} seed {outcome.job.seed}: {mark}", file=sys.stderr)
-
     try:
-        res = evaluate(
-            cfg, args.backend, args.workers, progress, check_endpoints=not args.no_endpoint_check
-        )
+        with Progress(label=f"eval {cfg.name}") as bar:  # counts episodes and LLM calls
+            res = evaluate(cfg, args.backend, args.workers, bar,
+                           check_endpoints=not args.no_endpoint_check)  # fmt: skip
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None, 2
@@ -362,14 +328,17 @@ def cmd_qa(args: argparse.Namespace) -> int:
     from tom_envs.qa.items import read_suite, write_suite
 
     if args.qa_cmd == "suites":
+        stale = []
+        with Progress(len(qg.qa_games()), "qa suites", unit="games", every=1) as bar:
+            for g in qg.qa_games():  # one game at a time, for the progress display
+                stale += qg.write_default_suites([g], check=args.check)
+                bar.update()
         if args.check:
-            stale = qg.write_default_suites(check=True)
             if stale:
                 print(f"stale default suites: {stale}; run `tom-envs qa suites`", file=sys.stderr)
                 return 1
             print("default suites up to date")
             return 0
-        qg.write_default_suites()
         print(f"wrote {len(qg.qa_games())} suites to {qg.SUITES_DIR}")
         return 0
     if args.qa_cmd == "generate":
@@ -428,7 +397,8 @@ def cmd_qa(args: argparse.Namespace) -> int:
         except (plugins.PluginError, ValueError) as exc:
             print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
             return 2
-    res = run_answerer(items, answer, name, args.trials)
+    with Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar:
+        res = run_answerer(items, bar.counting(answer), name, args.trials)
     rows = res.table()
     text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
     text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}"

@@ -23,6 +23,7 @@ Every episode depends only on its cell and seed, so the backends give identical 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import tempfile
 import traceback
@@ -215,10 +216,20 @@ def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
         for job in jobs:
             yield run_job(job)
         return
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        futures = [pool.submit(run_job, job) for job in jobs]
-        for fut in as_completed(futures):
-            yield fut.result()
+    from tom_envs import progress
+
+    # while a display counts LLM calls, the workers forward theirs to it (tom_envs.progress)
+    queue: Any = multiprocessing.get_context().Queue() if progress.listening() else None
+    stop = progress.forward_calls(queue) if queue is not None else None
+    init = progress.worker_channel if queue is not None else None
+    try:
+        with ProcessPoolExecutor(n, initializer=init, initargs=(queue,) if init else ()) as pool:
+            futures = [pool.submit(run_job, job) for job in jobs]
+            for fut in as_completed(futures):
+                yield fut.result()
+    finally:
+        if stop is not None:
+            stop()
 
 
 def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:

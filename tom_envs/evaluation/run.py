@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tom_envs.evaluation.backends import Job, Outcome, pending, run_jobs
 from tom_envs.evaluation.config import Cell, EvalConfig, validate
+from tom_envs.progress import Progress
 from tom_envs.runner import Episode
 
 
@@ -94,16 +95,21 @@ def evaluate(
     cfg: EvalConfig,
     backend: str = "local",
     workers: int | None = None,
-    progress: Callable[[Outcome], None] | None = None,
+    progress: Callable[[Outcome], None] | Progress | None = None,
     check_endpoints: bool = True,
 ) -> EvalResults:
-    """Validate, then play every episode not already on disk; return all results."""
+    """Validate, then play every episode not already on disk; return all results.
+
+    ``progress`` is called with each outcome, or is a :class:`~tom_envs.progress.Progress`
+    (counting the episodes to play, failures and LLM calls)."""
     t0 = time.perf_counter()
     cells = validate(cfg, check_endpoints=check_endpoints)
     if cfg.out is None:  # the default directory names the configuration's hash
         cfg.config_hash = experiment_hash(cfg, cells)
     jobs = jobs_for(cfg, cells) + table_jobs(cfg)
     done, todo = pending(jobs)
+    if isinstance(progress, Progress):
+        progress = _counting(progress.start(len(todo), skipped=len(done)))
     outcomes = done + run_jobs(todo, backend, workers, progress)
     res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
@@ -118,6 +124,14 @@ def evaluate(
             res.episodes.setdefault(o.job.cell_id, []).append(o.episode)  # type: ignore[arg-type]
     res.wall_time_s = time.perf_counter() - t0
     return res
+
+
+def _counting(bar: Progress) -> Callable[[Outcome], None]:
+    def update(o: Outcome) -> None:
+        note = "" if o.ok else f"{o.job.cell_id} seed {o.job.seed}: FAILED ({o.error})"
+        bar.update(failed=not o.ok, note=note)
+
+    return update
 
 
 def write_outputs(res: EvalResults, command: str = "") -> Path:
