@@ -339,10 +339,18 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self._dead = None
         tags = info.tags
         self._chat = bool(getattr(tags, "communication", False))
-        self.team_reward = getattr(tags, "utility", "") == "identical"
+        utility = getattr(tags, "utility", "")
+        # a team's reward is the team's: fully cooperative games, and a zero-sum game of more
+        # than two players, which the suite plays in teams (Guandan: the team's +3/+2/+1)
+        self.team_reward = utility == "identical" or (
+            utility == "zero_sum" and info.num_players > 2
+        )
         game = info.env_id.split("/")[-1].split("-v")[0]
         if self.memory_setting == "auto":
-            self.memory_size = 0 if game in HISTORY_IN_OBSERVATION else 5
+            shown = game in HISTORY_IN_OBSERVATION
+            if game == "Overcooked":  # only the mid-level text lists the action history
+                shown = self._in_midlevel
+            self.memory_size = 0 if shown else 5
         self.examples = examples_for(self.examples_setting, info.env_id)
         self.templates = T_EN
         if self.language == "zh":
@@ -404,7 +412,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             return self._fail(turn, "endpoint", self._dead, None, [])
         try:
             text = self._text_for(turn)
-            rules, observation = self._ablate(text.rules, text.observation)
+            rules, observation = self.prompt_parts(text)
             ctx = DecisionContext(
                 agent=self,
                 turn=turn,
@@ -462,9 +470,30 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             action=action,
             prediction=dict(ctx.prediction) or None,
             valid=True,
-            message=decision.message if self._chat else None,
+            message=decision.message if self.asks_message(ctx) else None,
             info=info,
         )
+
+    def prompt_parts(self, text: Any) -> tuple[str, str]:
+        """The rules and observation the prompts show: one voice (the game's own answer-format
+        instruction removed, since the agent states the one format it parses), then 004's
+        ablations."""
+        rules, observation = text.rules, text.observation
+        fmt = str(getattr(text, "answer_format", "") or "")
+        if fmt:
+            for sep in (" ", "\n", ""):
+                rules = rules.replace(sep + fmt, "") if sep else rules.replace(fmt, "")
+                observation = (
+                    observation.replace(sep + fmt, "") if sep else observation.replace(fmt, "")
+                )
+        return self._ablate(rules, observation)
+
+    def asks_message(self, ctx: DecisionContext) -> bool:
+        """Whether the answer format has a chat-message field: in games with chat, unless the
+        message travels inside an action (CoBlock's ``send_message(message="...")``)."""
+        if not self._chat:
+            return False
+        return not any("message=" in t for t in ctx.text.legal_actions.values())
 
     def _ablate(self, rules: str, observation: str) -> tuple[str, str]:
         """004 Table 3's ablations on matrix-game text: payoff rules or history removed."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Probe, normalise_answer
+from tom_envs.core.text import NUMBER, option_number
 from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
@@ -68,18 +69,22 @@ class AnsweringMixin:
         """The one answer format of this decision, and the field names it asks for.
 
         JSON mode: the keys and a line per key. Free text: ``Label: <...>`` lines for the fields
-        and the chat message, then the action line; if the game states its own answer format
-        (``TextObservation.answer_format``), the action part is the game's format instead.
+        and the chat message, then the action line. Either way every field is described, and it
+        is the only format in the prompt: the game's own answer-format instruction
+        (``TextObservation.answer_format``) was removed from the rules and observation
+        (:meth:`~tom_llm_agents.agent.LLMAgent.prompt_parts`); what is parsed is exactly this
+        format (:func:`~tom_llm_agents.parsing.read_reply`, then the game's parser on the action).
         """
         t = self.templates
         descriptions = {**decider.fields_for(ctx), **ctx.fields}
         names = list(descriptions)
+        message = self.asks_message(ctx)
         if self.constrained and self.client.capabilities.get("json_schema") is not False:
-            keys = [*names, *(["message"] if self._chat else []), "action"]
+            keys = [*names, *(["message"] if message else []), "action"]
             fmt = t.JSON_FORMAT.format(keys=json_keys(keys))
             for n, d in descriptions.items():
                 fmt += "\n" + t.JSON_FIELD.format(name=n, description=d)
-            if self._chat:
+            if message:
                 fmt += "\n" + t.JSON_FIELD.format(name="message", description=t.MESSAGE_FIELD)
             return fmt, names
         lines = "".join(
@@ -87,10 +92,7 @@ class AnsweringMixin:
             + "\n"
             for n, d in descriptions.items()
         )
-        game_format = str(getattr(ctx.text, "answer_format", "") or "").strip()
-        if game_format:
-            return t.TEXT_FORMAT_GAME.format(lines=lines, game=game_format), names
-        if self._chat:
+        if message:
             lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
         return t.TEXT_FORMAT.format(lines=lines), names
 
@@ -103,7 +105,7 @@ class AnsweringMixin:
         if self.constrained:
             descriptions = {**decider.fields_for(ctx), **ctx.fields}
             schema = answer_schema(
-                descriptions, options, message=self._chat, field_chars=self.field_chars
+                descriptions, options, message=self.asks_message(ctx), field_chars=self.field_chars
             )
         blocks = [ctx.context_text(legal=True, strip_question=True)]
         instruction = decider.instruction_for(ctx)
@@ -121,7 +123,9 @@ class AnsweringMixin:
             ]
         messages.append({"role": "user", "content": user})
         budget = self.max_tokens or (
-            decider.max_tokens + self.field_chars // 4 * len(ctx.fields) + 64 * self._chat
+            decider.max_tokens
+            + self.field_chars // 4 * len(ctx.fields)
+            + 64 * self.asks_message(ctx)
         )
         attempts = 1 if self.invalid == "forfeit" else self.reprompts + 1
         reprompts = 0
@@ -171,9 +175,19 @@ class AnsweringMixin:
         A parser that raises is treated as feedback, never as a crash of the decision."""
         feedback = "the answer names no action"
         tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
+        shortlist = list(ctx.candidates) != list(ctx.text.legal_actions)
         for candidate in tries:
             if candidate is None:
                 continue
+            bare = candidate.strip().strip(" .!\"'`*")
+            if shortlist and NUMBER.fullmatch(bare):
+                # the number rule counts the list shown: here the agent's shortlist (top-k,
+                # vetoes removed), not the game's full list
+                numbered = option_number(bare, ctx.candidates)
+                if numbered.action is None:
+                    feedback = numbered.feedback
+                    continue
+                candidate = ctx.candidates[numbered.action]
             try:
                 result = ctx.turn.parse(candidate)
             except Exception as exc:
@@ -200,12 +214,13 @@ class AnsweringMixin:
         if self._dead is not None:
             raise LLMError(self._dead, "endpoint")
         text = self._text_for(turn)
+        rules, observation = self.prompt_parts(text)
         ctx = DecisionContext(
             agent=self,
             turn=turn,
             text=text,
-            rules=text.rules,
-            observation=text.observation,
+            rules=rules,
+            observation=observation,
             candidates=dict(text.legal_actions),
         )
         context = ctx.context_text(legal=False, strip_question=True)

@@ -102,7 +102,11 @@ PRESETS: dict[str, Preset] = {
             differences=(
                 "an invalid answer uses up the turn, as in the paper, but the suite's bomb defusal "
                 "has no 'do nothing' move: a recorded fallback move (marked fallback, never the "
-                "model's) is played and the game's App. B feedback is shown at the next decision"
+                "model's) is played and the game's App. B feedback is shown at the next decision; "
+                "the prompt states one answer format, the agent's (Message and Action lines, "
+                "what it parses): App. A.1's 'Action selection: ... Message to Team: ...' "
+                "sentence and App. A.2's message option are left out (the game's parser still "
+                "reads that form)"
             ),
         ),
         Preset(
@@ -173,22 +177,22 @@ PRESETS: dict[str, Preset] = {
             "002",
             "Hanabi",
             "Table 3 (Hanabi): reasoning with ToM-reasoning step and answer verification, "
-            "episodic memory of previous actions",
+            'episodic memory of previous actions (the game\'s own "My Action History" line, '
+            "the paper's; memory=auto adds no second list)",
             dict(
                 strategy="cot+tom+verify",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
                 temperature=0.0,
-                memory=5,
+                memory="auto",
                 history=0,
                 verify_rounds=10,
                 probes=False,
             ),
             unstated=(
-                "the temperature (0 here), how many previous actions the episodic memory lists "
-                "(5) and a cap on the verifier loop (the paper loops until the verifier agrees; "
-                "here at most 10 vetoes per decision, recorded)"
+                "the temperature (0 here) and a cap on the verifier loop (the paper loops until "
+                "the verifier agrees; here at most 10 vetoes per decision, recorded)"
             ),
         ),
         Preset(
@@ -203,7 +207,7 @@ PRESETS: dict[str, Preset] = {
                 invalid="reprompt",
                 reprompts=2,
                 temperature=0.0,
-                memory=5,
+                memory="auto",
                 history=0,
                 interface="midlevel",
                 probes=False,
@@ -221,7 +225,7 @@ PRESETS: dict[str, Preset] = {
                 invalid="reprompt",
                 reprompts=2,
                 temperature=0.0,
-                memory=5,
+                memory="auto",
                 history=0,
                 probes=False,
             ),
@@ -239,7 +243,7 @@ PRESETS: dict[str, Preset] = {
                 invalid="reprompt",
                 reprompts=2,
                 temperature=0.0,
-                memory=5,
+                memory="auto",
                 history=0,
                 examples="paper003",
                 probes=False,
@@ -261,7 +265,7 @@ PRESETS: dict[str, Preset] = {
                 invalid="reprompt",
                 reprompts=2,
                 temperature=0.0,
-                memory=5,
+                memory="auto",
                 history=0,
                 examples="paper003",
                 probes=False,

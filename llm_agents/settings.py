@@ -40,9 +40,19 @@ EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
     "chat_template_kwargs": (dict,),
 }
 
-#: Games whose observation already shows the whole interaction history: the episodic memory
-#: would repeat it, so ``memory="auto"`` lists nothing there.
-HISTORY_IN_OBSERVATION = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
+#: Games whose observation already shows the history of play (the matrix games' rounds, Hanabi's
+#: "My Action History", Guandan's recent plays, CoBlock's <ActionHistory>, Overcooked's mid-level
+#: "<My Action History>"): the episodic memory would repeat it, so ``memory="auto"`` lists
+#: nothing there (decisions with invalid answers are still listed, with the game's feedback).
+HISTORY_IN_OBSERVATION = (
+    "RockPaperScissors",
+    "BattleOfSexes",
+    "PrisonersDilemma",
+    "Hanabi",
+    "Guandan",
+    "CoBlock",
+    "Overcooked",
+)
 
 #: Every setting a spec may give, with its default (a preset changes the defaults).
 DEFAULTS: dict[str, Any] = {

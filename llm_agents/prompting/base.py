@@ -20,6 +20,7 @@ Reflexion agent's literal-ToM prediction sees its reflections (004 Fig. 12).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.game import TextObservation
+from tom_envs.core.text import letter
 from tom_llm_agents.client import LLMRequest, LLMResponse
 from tom_llm_agents.prompting import templates as T
 
@@ -152,13 +154,30 @@ class DecisionContext:
         if sections:
             for title, body in self.sections:
                 parts.append(f"{title}\n{body}".strip() if title else body.strip())
-        if legal:
+        if legal and not self.listed_in_observation():
             parts.append(self.legal_block())
         return "\n\n".join(p for p in parts if p)
 
+    def listed_in_observation(self) -> bool:
+        """Whether the observation already lists every legal action as an option (CollabCapture's
+        "A. Move to room 6.", Overcooked's "Available Actions: [...]") and every one is still a
+        candidate: then the agent's own list would show them twice."""
+        full = self.text.legal_actions
+        if not full or set(self.candidates) != set(full):
+            return False
+        lines = {ln.strip().rstrip(".") for ln in self.observation.splitlines()}
+        inline = re.findall(r"\[([^\[\]]*)\]", self.observation)
+        items = {item.strip() for group in inline for item in group.split(",")}
+        for i, t in enumerate(full.values()):
+            if t in items:
+                continue
+            if not any(ln in lines for ln in (f"{letter(i)}. {t}", f"- {t}", f"{i + 1}. {t}")):
+                return False
+        return True
+
     def legal_block(self) -> str:
         """``Legal actions:`` and the candidates, one per line."""
-        header = self.notes.get("candidates_header") or "Legal actions:"
+        header = self.notes.get("candidates_header") or self.T.LEGAL_HEADER
         return header + "\n" + "\n".join(f"- {t}" for t in self.candidates.values())
 
     def observation_question(self) -> str | None:

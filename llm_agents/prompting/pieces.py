@@ -180,8 +180,7 @@ def initial_belief(ctx: DecisionContext) -> str | None:
         "- To move to an adjacent room, say: 'Move to Room X'.",
         "- To inspect the sequence of a bomb in your current room, say: 'Inspect Bomb'.",
         "- To apply a wire cutter tool, say: 'Apply X Tool'.",
-        "- To send a message to your teammates, say: 'Message to Team: \"Your Message\"'.",
-    ]
+    ]  # App. A.2's message option is left out: the agent's one answer format describes the message
     return "\n".join(lines)
 
 
@@ -353,7 +352,7 @@ class ToMPlanning(Piece):
         user = ctx.context_text(legal=True, strip_question=True) + "\n\n" + prompt
         text = _ask_text(ctx, f"tom_order{self.order}", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes[f"tom_order{self.order}"] = text
-        ctx.sections.append((f"Theory of Mind analysis (order {self.order}):", text))
+        ctx.sections.append((ctx.T.TOM_ANALYSIS_TITLE.format(order=self.order), text))
         ctx.fields["evaluation"] = ctx.T.TOM_PLANNING_FIELD
 
 

@@ -29,6 +29,9 @@ AGENT_ROLE = (
     "legal actions; help me select the best next action."
 )
 
+#: The header of the agent's list of the legal actions (shown unless the observation lists them).
+LEGAL_HEADER = "Legal actions:"
+
 #: Asked when the observation does not already end with a question (004's "Q: ... A:" style).
 QA_QUESTION = "Q: Which action do you choose?"
 
@@ -45,8 +48,6 @@ MESSAGE_FIELD = "a short message to your teammates, sent with your action (may b
 TEXT_FORMAT = (
     "Format your response as\n{lines}Action: <one of the legal actions>\nDo not say anything else."
 )
-#: Plain text when the game states its own answer format: the fields first, then the game's.
-TEXT_FORMAT_GAME = "Format your response as\n{lines}then your answer in the game's format: {game}"
 #: Field labels of the plain-text format (``Reasoning: ...``); read back by the parser.
 LABELS: dict[str, str] = {}
 FIELD_LINE = "{label}: <{text}>"
@@ -160,6 +161,7 @@ TOM_PLANNING_FIELD = (
     "evaluate each candidate action against your predictions of the other players, then name "
     "the best one"
 )
+TOM_ANALYSIS_TITLE = "Theory of Mind analysis (order {order}):"
 #: 001 §3.2: the action recommender's shortlist.
 TOP_K_SECTION = (
     "Recommended candidate actions (top {k} of {n} by the action recommender, best first):"

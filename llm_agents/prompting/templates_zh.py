@@ -14,12 +14,12 @@ from __future__ import annotations
 from tom_llm_agents.prompting.templates import *  # noqa: F403 - the English defaults, overridden below
 
 AGENT_ROLE = "在每个时间步，我会向你提供游戏的相关信息和合法动作；请帮我选择最好的下一步动作。"
+LEGAL_HEADER = "合法动作："
 QA_QUESTION = "问：你选择哪个动作？"
 JSON_FORMAT = "请用一个 JSON 对象回答，包含 {keys}。“action” 必须与上面列出的某个合法动作完全一致。"
 JSON_FIELD = "“{name}”：{description}"
 MESSAGE_FIELD = "随动作发送给队友的一条简短消息（可以为空）"
 TEXT_FORMAT = "请按以下格式回答：\n{lines}动作：<一个合法动作>\n不要输出其他内容。"
-TEXT_FORMAT_GAME = "请按以下格式回答：\n{lines}然后按游戏规定的格式给出你的动作：{game}"
 LABELS = {
     "reasoning": "推理",
     "evaluation": "评估",
@@ -54,6 +54,7 @@ TOM_PLANNING_2 = (
     + "然后再深入一层（二阶心智理论）：每位玩家认为你的手牌和意图是什么，他们会如何回应你每一个可能的动作？"
 )
 TOM_PLANNING_FIELD = "根据你对其他玩家的预测评估每个候选动作，然后说出最好的一个"
+TOM_ANALYSIS_TITLE = "心智理论分析（{order}阶）："
 TOP_K_SECTION = "推荐的候选动作（动作推荐器给出的 {n} 个中的前 {k} 个，最好的在前）："
 PROBE_QUESTIONS = "请从你的角度回答以下关于游戏的问题："
 VERIFICATION = (

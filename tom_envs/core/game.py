@@ -268,11 +268,17 @@ class ParseResult:
 
 @dataclass(frozen=True)
 class TextObservation:
-    """Everything an LLM loop needs for one decision, computed from one player view."""
+    """Everything an LLM loop needs for one decision, computed from one player view.
+
+    ``answer_format`` is the game's own answer-format instruction, verbatim as it appears in
+    ``rules`` or ``observation`` (``""`` when the game states none): an agent that states its own
+    format removes it, so a prompt states one format (see ``tom_llm_agents``).
+    """
 
     rules: str
     observation: str
     legal_actions: Mapping[int, str] = field(default_factory=dict)
+    answer_format: str = ""
 
     def prompt(self) -> str:
         """Rules, observation and the numbered legal actions as one prompt."""
@@ -299,10 +305,18 @@ class TextInterface(abc.ABC, Generic[ViewT]):
         """Legal actions (read from the view) mapped to their text."""
         return {a: self.action_text(view, a) for a in legal_actions_of(view)}
 
+    def answer_format(self, view: ViewT) -> str:
+        """The game's answer-format instruction, verbatim as in the rules or the observation
+        (default: none). Games whose prompts state a format return that text here."""
+        return ""
+
     def text_observation(self, view: ViewT) -> TextObservation:
-        """Rules, observation and legal actions together."""
+        """Rules, observation, legal actions and the answer format together."""
         return TextObservation(
-            self.rules_prompt(view), self.observation_text(view), self.legal_actions_text(view)
+            self.rules_prompt(view),
+            self.observation_text(view),
+            self.legal_actions_text(view),
+            self.answer_format(view),
         )
 
     def parse_action(self, view: ViewT, text: str) -> ParseResult:

@@ -29,8 +29,9 @@ def test_task_context_prompt_is_the_papers() -> None:
         "tool applications in sequence to disarm. For instance, a bomb with a red-green phase "
         "sequence requires the red tool first, then the green one.",
         "with each tool use worth 10 points.",
-        "As player Alpha, you have red and green tools, player Bravo wields green and blue, and "
-        "player Charlie possesses blue and red.",
+        # App. A.1's tool sentence, written for the reader (Bravo here); Alpha's is the paper's
+        "As player Bravo, you have green and blue tools, player Charlie wields blue and red, and "
+        "player Alpha possesses red and green.",
         "Actions: Each round, you can opt to do one of the following: 1) Move to an adjacent room, "
         "2) Inspect a bomb's phase sequence in your current room, or 3) Apply your wire cutters to "
         "a bomb in the current room.",
@@ -42,6 +43,11 @@ def test_task_context_prompt_is_the_papers() -> None:
         "You are playing as Player bravo.",
     ):
         assert sentence in prompt, sentence
+    alpha = text_of(game).rules_prompt(game.observe(s, 0))
+    assert (
+        "As player Alpha, you have red and green tools, player Bravo wields green and blue, and "
+        "player Charlie possesses blue and red." in alpha
+    )
 
 
 def test_prompt_follows_the_configuration() -> None:

@@ -86,6 +86,13 @@ def _and(items: list[str], conj: str = "and") -> str:
     return ", ".join(items[:-1]) + f", {conj} " + items[-1]
 
 
+#: App. A.1's answer format, verbatim (``TextObservation.answer_format``).
+ANSWER_FORMAT = (
+    "To facilitate our interaction, reply your action selection and communication messages in "
+    'this fixed format: Action selection: Your action. Message to Team: "Your Message".'
+)
+
+
 class BombText(TextInterface[BombView]):
     """Text for one player, from its view."""
 
@@ -130,9 +137,11 @@ class BombText(TextInterface[BombView]):
         ]
         names = [a.capitalize() for a in cfg.agents]
         if len(names) == 3 and all(len(t) == 2 for t in cfg.tools):  # type: ignore[union-attr]
+            # App. A.1's sentence, written for the reader's seat (the paper prints Alpha's)
+            me, a, b = ((view.player + k) % 3 for k in range(3))
             tool_text = (
-                f"As player {names[0]}, you have {tools[0]} tools, player {names[1]} wields "
-                f"{tools[1]}, and player {names[2]} possesses {tools[2]}."
+                f"As player {names[me]}, you have {tools[me]} tools, player {names[a]} wields "
+                f"{tools[a]}, and player {names[b]} possesses {tools[b]}."
             )
         else:
             tool_text = "; ".join(
@@ -184,15 +193,18 @@ class BombText(TextInterface[BombView]):
             f"score{locations}. Your teammates have the same observability as you. They will not "
             "be able to know your action and its consequences unless you explicitly "
             "communicate.\n\n"
-            "To facilitate our interaction, reply your action selection and communication "
-            'messages in this fixed format: Action selection: Your action. Message to Team: "Your '
-            "Message\". To move to an adjacent room, say: 'Move to Room X'. To inspect the "
+            f"{ANSWER_FORMAT} To move to an adjacent room, say: "
+            "'Move to Room X'. To inspect the "
             "sequence of a bomb in your current room, say: 'Inspect Bomb'. To apply a wire cutter "
             "tool, say: 'Apply X Tool'. Remember, your replies must adhere strictly to these "
             "rules. Feel free to ask clarifying questions if needed. I'll supply the necessary "
             "information as we progress. Are you ready to take on this explosive challenge?\n\n"
             f"You are playing as Player {cfg.agents[view.player]}."
         )
+
+    def answer_format(self, view: BombView) -> str:
+        """App. A.1's answer format (``Action selection: ... Message to Team: ...``)."""
+        return ANSWER_FORMAT
 
     # ------------------------------------------------------------ observation
     def result_text(self, view: BombView, result: ActionResult) -> str:

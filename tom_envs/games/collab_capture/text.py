@@ -27,6 +27,13 @@ _KEYWORDS_STAY = "stay|remain|wait"
 _KEYWORDS_PRESS = "press|push|button|toggle"
 
 
+#: The paper's answer format, verbatim (``TextObservation.answer_format``).
+ANSWER_FORMAT = (
+    "Format your response as:\nAnalysis: <brief explanation for your next action>.\n"
+    "Action: <your selected action from the list>."
+)
+
+
 def action_text(action: int, room: int) -> str:
     """``"Stay in current room"``, ``"Move to room 2"``, ``"Press button in room 9"``."""
     if action == Action.STAY:
@@ -89,11 +96,13 @@ class CaptureText(TextInterface[CaptureView]):
                 "Environment Layout:",
                 *layout_lines(),
                 door_sentence(),
-                f"Help me {me} select my next action. Format your response as:",
-                "Analysis: <brief explanation for your next action>.",
-                "Action: <your selected action from the list>.",
+                f"Help me {me} select my next action. {ANSWER_FORMAT}",
             ]
         )
+
+    def answer_format(self, view: CaptureView) -> str:
+        """The paper's answer format (``Analysis: ... Action: ...``)."""
+        return ANSWER_FORMAT
 
     def observation_text(self, view: CaptureView) -> str:
         """The paper's state sentence, the turn, and the lettered options."""

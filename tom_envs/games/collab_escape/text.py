@@ -37,6 +37,10 @@ _KEYWORDS_WAIT = "wait|stay|remain"
 _KEYWORDS_FIX = "fix|fixing|repair|repairing"
 
 
+#: The authors' answer format, verbatim (``TextObservation.answer_format``).
+ANSWER_FORMAT = ' and then format your response as "Action: <letter or action>"'
+
+
 def action_text(action: int, room: int) -> str:
     """``"Move to room 2"``, ``"Fix generator in room 1"``, ``"Wait"``."""
     if action == Action.WAIT:
@@ -106,9 +110,13 @@ class EscapeText(TextInterface[EscapeView]):
                 f"escape as soon as one of us is in room {GATE} while it is open.{limit}",
                 f"I am {view.name}; my partner is {view.partner_name}. Help me select the best "
                 "action from the list. First, consider if the current room is safe from the "
-                'killer and then format your response as "Action: <letter or action>".',
+                f"killer{ANSWER_FORMAT}.",
             ]
         )
+
+    def answer_format(self, view: EscapeView) -> str:
+        """The authors' answer format (`` and then format your response as "Action: ..."``)."""
+        return ANSWER_FORMAT
 
     def observation_text(self, view: EscapeView) -> str:
         """The authors' state description, then the turn and the lettered options."""

@@ -134,6 +134,13 @@ def cards_text(cards: tuple[int, ...] | list[int], level: int, language: str = "
 
 
 # --------------------------------------------------------------------------- rules prompt
+#: The rules' answer-format line, verbatim per language (``TextObservation.answer_format``).
+ANSWER_FORMAT = {
+    "en": "Answer with one of the numbered legal actions (its number or its text).",
+    "zh": "请从编号的合法动作中选择一个（回答编号或动作文字）。",
+}
+
+
 def _rules_en(cfg: GuandanConfig) -> str:
     pass_a = (
         "finishing 1st and 2nd or 1st and 3rd"
@@ -275,6 +282,10 @@ class GuandanText(TextInterface[GuandanView]):
     def rules_prompt(self, view: GuandanView) -> str:
         """The paper's rule template in the configured language (the same for every seat)."""
         return self._rules
+
+    def answer_format(self, view: GuandanView) -> str:
+        """The rules' last line: answer with a legal action's number or text."""
+        return ANSWER_FORMAT[self.language]
 
     def _who(self, view: GuandanView, rel: int) -> str:
         w = WORDS[self.language]

@@ -76,6 +76,13 @@ def _units(d: int) -> str:
     return f"{d} units away"
 
 
+#: The paper's mid-level answer format, verbatim (``TextObservation.answer_format``).
+ANSWER_FORMAT = (
+    "Format your response as:\nExplanation: <Brief explanation for my next action>.\nAction: "
+    "<action>.\nOnly select one action."
+)
+
+
 class OvercookedText(TextInterface[OvercookedView]):
     """Text for one chef, from its view (App. A of the paper)."""
 
@@ -157,9 +164,7 @@ class OvercookedText(TextInterface[OvercookedView]):
             me, partner = self._names(player)
             tail = (
                 "I'll provide my action history, current state, teammate's status, and my "
-                "possible actions. Help me select the best action from the list. Format your "
-                "response as:\nExplanation: <Brief explanation for my next action>.\nAction: "
-                "<action>.\nOnly select one action."
+                f"possible actions. Help me select the best action from the list. {ANSWER_FORMAT}"
                 if mid_level
                 else "Each step I choose one primitive action: move up, move down, move right, "
                 "move left (moving towards a counter, dispenser, cooker or window only turns me "
@@ -299,6 +304,7 @@ class OvercookedText(TextInterface[OvercookedView]):
             self._prompt(view.player, mid_level=True),
             body,
             {i: o.text for i, o in enumerate(view.options)},
+            ANSWER_FORMAT,
         )
 
     # ------------------------------------------------------------------ spectator
