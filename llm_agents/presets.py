@@ -61,18 +61,25 @@ _P004_UNSTATED = (
 )
 _P004_DIFF = (
     "the suite's prompts follow the figures' captions and Akata et al.'s wording (the figures "
-    "are images); Tables 1-2 name the RPS actions R/P/S, which the matrix game does not offer "
-    "(use action_names=letters, as Tables 3 and 10, or canonical)"
+    "are images)"
 )
+#: Tables 1-2 name the RPS actions R, P and S (App. C); Tables 3 and 10 use J, F, B (the
+#: matrix games' default ``letters``), as do IBS and IPD everywhere.
+_TABLE2_NAMES = {"action_names": "rps"}
 
 
-def _p004(name: str, reproduces: str, strategy: str, **more: Any) -> Preset:
+def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **more: Any) -> Preset:
+    """A paper-004 preset; ``table2``: it reproduces a Table 2 row, whose RPS actions are named
+    R/P/S (the preset's game argument; run Table 3's rows with the default letters)."""
+    if table2:
+        reproduces += "; RPS actions named R/P/S as in Table 2 (Table 3: action_names=letters)"
     return Preset(
         name,
         "004",
         more.pop("game", "RockPaperScissors"),
         reproduces,
         {**_P004, "strategy": strategy, **more},
+        env_kwargs=dict(_TABLE2_NAMES) if table2 else {},
         unstated=_P004_UNSTATED,
         differences=_P004_DIFF,
     )
@@ -273,16 +280,27 @@ PRESETS: dict[str, Preset] = {
             unstated="as paper003",
             differences="as paper003",
         ),
-        _p004("paper004", "Tables 2-3, QA prompting (+ QA literal ToM, Fig. 5)", "qa+predict"),
+        _p004(
+            "paper004",
+            "Tables 2-3, QA prompting (+ QA literal ToM, Fig. 5)",
+            "qa+predict",
+            table2=True,
+        ),
         _p004(
             "paper004-lm",
             "Table 2, LM prompting (+ LM literal ToM, agent first, Fig. 2)",
             "lm+predict_lm",
+            table2=True,
             temperature=0.0,
             invalid="reprompt",
             reprompts=0,
         ),
-        _p004("paper004-cot", "Tables 2-3, CoT prompting (+ CoT literal ToM)", "cot+predict_cot"),
+        _p004(
+            "paper004-cot",
+            "Tables 2-3, CoT prompting (+ CoT literal ToM)",
+            "cot+predict_cot",
+            table2=True,
+        ),
         _p004(
             "paper004-cot3shot",
             "Table 3, CoT + 3-Shot (Fig. 13; examples written per game)",
@@ -291,14 +309,20 @@ PRESETS: dict[str, Preset] = {
         ),
         _p004("paper004-s2a", "Table 3, S2A (Fig. 16) then QA", "qa+s2a+predict"),
         _p004("paper004-s2a-cot", "Table 3, S2A + CoT", "cot+s2a+predict_cot"),
-        _p004("paper004-social", "Tables 2-3, Social QA (Fig. 18)", "qa+social"),
+        _p004("paper004-social", "Tables 2-3, Social QA (Fig. 18)", "qa+social", table2=True),
         _p004("paper004-social-lm", "Table 3, Social LM", "qa+social_lm"),
-        _p004("paper004-plans", "Tables 2-3, Plans + Insights (Fig. 8)", "qa+plans+predict"),
+        _p004(
+            "paper004-plans",
+            "Tables 2-3, Plans + Insights (Fig. 8)",
+            "qa+plans+predict",
+            table2=True,
+        ),
         _p004(
             "paper004-reflexion",
             "Tables 2-3, Reflexion (Figs. 10-12; memory 1, the best for RPS and IBS; IPD: "
             "memories=3)",
             "qa+reflexion+predict",
+            table2=True,
             memories=1,
         ),
         _p004(

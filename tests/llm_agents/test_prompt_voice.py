@@ -162,3 +162,29 @@ def test_game_answer_formats_are_verbatim_in_their_text() -> None:
                 assert t.answer_format in t.rules or t.answer_format in t.observation
                 found += 1
     assert found >= 4  # bomb defusal, CollabCapture, CollabEscape, Guandan
+
+
+def test_paper004_table2_presets_name_the_rps_actions_r_p_s() -> None:
+    """004 App. C: Tables 1-2 name the RPS actions R, P, S; Tables 3 and 10 use J, F, B."""
+    calls, _ = run("RockPaperScissors", "paper004")
+    system, user = prompt_of(calls[0])
+    assert "you can choose between Option R, Option P and Option S" in system
+    assert "Q: Which Option do you choose, Option R, Option P or Option S?" in user
+    assert "Option J" not in system + user
+    letters, _ = run("RockPaperScissors", "paper004-cot3shot")
+    system, user = prompt_of(letters[0])
+    assert "Option J, Option F and Option B" in system and "Option R" not in system + user
+    assert PRESETS["paper004"].env_kwargs == {"action_names": "rps"}
+    spec = game_spec("RockPaperScissors")
+    env = spec.load().raw_env(**spec.kwargs, action_names="rps", horizon=2)
+    env.reset(seed=0)
+    u = env.unwrapped
+    assert u.text_observation("player_0").legal_actions == {
+        0: "Option R",
+        1: "Option P",
+        2: "Option S",
+    }
+    for said, action in (("Option P", 1), ("S", 2), ("Action: R", 0), ("2", 1)):
+        assert u.parse_action("player_0", said).action == action, said
+    with pytest.raises(ValueError, match="Rock, Paper, Scissors only"):
+        game_spec("PrisonersDilemma").load().make_bundle(game="ipd", action_names="rps")

@@ -46,7 +46,8 @@ totals, and "Q: Which Option do you choose, Option J or Option F?".
 ## Actions
 Action `k` is "Option <name k>". Name sets (`action_names`), from the paper's App. C:
 `letters` (J, F, B; the default), `repeated` (JJJJJJJJJJJJJJJJJJJJJ, ...), `canonical`
-(Rock/Paper/Scissors, Fight/Ballet, Cooperate/Defect), `nonsense` (Pasta, Rice, Bread).
+(Rock/Paper/Scissors, Fight/Ballet, Cooperate/Defect), `nonsense` (Pasta, Rice, Bread); and
+`rps` (R, P, S: the names of the paper's Tables 1-2, Rock, Paper, Scissors only).
 The parser accepts "Option J", "J", "I choose Option J", `<action>J</action>` or the list number;
 anything else gets feedback naming the legal options.
 

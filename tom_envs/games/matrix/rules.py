@@ -88,8 +88,9 @@ class MatrixConfig:
             prompts show it). The vector holds exactly these rounds, so text and vector agree.
         include_round: whether the vector holds the round number (t / T).
         action_names: ``"letters"`` (J, F, B), ``"repeated"`` (each letter 21 times),
-            ``"canonical"`` (Rock/Paper/Scissors, Fight/Ballet, Cooperate/Defect) or ``"nonsense"``
-            (Pasta, Rice, Bread) - the paper's four name sets (App. C).
+            ``"canonical"`` (Rock/Paper/Scissors, Fight/Ballet, Cooperate/Defect), ``"nonsense"``
+            (Pasta, Rice, Bread) - the paper's four name sets (App. C) - or ``"rps"`` (R, P, S:
+            the names of the paper's Tables 1-2, Rock, Paper, Scissors only).
     """
 
     game: str = "rps"
@@ -110,6 +111,10 @@ class MatrixConfig:
             raise ValueError(
                 f"action_names must be one of {sorted(ACTION_NAME_SETS)}, got {self.action_names!r}"
             )
+        if self.action_names == "rps" and self.game != "rps":
+            raise ValueError(
+                f"action_names='rps' (R, P, S) names Rock, Paper, Scissors only, not {self.game!r}"
+            )
         object.__setattr__(self, "preset", PRESETS[self.game])
 
     @property
@@ -123,8 +128,10 @@ class MatrixConfig:
         return self.horizon if self.window is None else min(self.window, self.horizon)
 
 
-ACTION_NAME_SETS = ("letters", "repeated", "canonical", "nonsense")
+ACTION_NAME_SETS = ("letters", "repeated", "canonical", "nonsense", "rps")
 _LETTERS = ("J", "F", "B")
+#: The paper's Tables 1-2 name the RPS actions R, P and S (App. C).
+_RPS = ("R", "P", "S")
 _NONSENSE = ("Pasta", "Rice", "Bread")
 
 
@@ -137,6 +144,8 @@ def action_names(config: MatrixConfig) -> tuple[str, ...]:
         return tuple(c * 21 for c in _LETTERS[:n])
     if config.action_names == "canonical":
         return config.preset.canonical
+    if config.action_names == "rps":
+        return _RPS
     return _NONSENSE[:n]
 
 
