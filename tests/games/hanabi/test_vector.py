@@ -1,0 +1,115 @@
+"""The batched Hanabi engine computes what the PettingZoo env computes, env by env, move by move:
+every seat's observation (HLE's canonical encoding), the masks (the acting seat's legal moves; a
+waiting seat's no-op), rewards and episode ends, on random and bot play (2-5 players, small and
+full decks), the engine's decks loaded into the rules engine at every start."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_vector_reference import Reference
+
+from tom_envs.core.vector import GymVectorEnv, RandomPartner
+from tom_envs.games.hanabi.bots import bot_table
+from tom_envs.games.hanabi.env import make_bundle, raw_env
+from tom_envs.games.hanabi.vector import HanabiVectorEnv
+
+CASES = [
+    ({"players": 2}, 400),
+    ({"players": 3}, 250),
+    ({"players": 4, "bomb_score": "stacks"}, 200),
+    ({"players": 5}, 150),
+    ({"players": 2, "colors": 2, "ranks": 3, "max_information_tokens": 3}, 250),
+    ({"players": 3, "colors": 1, "ranks": 5, "hand_size": 2, "max_life_tokens": 1}, 200),
+]
+
+
+@pytest.mark.parametrize(("kw", "steps"), CASES)
+def test_batched_matches_the_single_env(kw, steps) -> None:
+    bundle, table = make_bundle(**kw), bot_table(**kw)
+    n = bundle.game.num_players
+    names = ["simple", "convention", None]
+    rows = [[table.make(names[(i + s) % 3], bundle) if names[(i + s) % 3] else None
+             for s in range(n)] for i in range(12)]  # fmt: skip
+    B = len(rows)
+    venv = HanabiVectorEnv(B, keep_final_obs=True, **kw)
+    ref = Reference(lambda: raw_env(**kw), rows, seeds=list(range(B)), noop=venv.noop)
+    game = ref.bundle.game
+    obs = venv.reset(seed=7)
+    for i in range(B):
+        ref.reset(i, game.state_from_deck(venv.deck[i]))
+    A = venv.num_game_actions
+    ends, kinds, scores = 0, set(), []
+    for t in range(steps):
+        r_obs, r_masks = ref.observe()
+        masks = venv.action_masks()
+        assert np.array_equal(obs, r_obs), f"move {t}"
+        assert np.array_equal(masks[:, :, :A], r_masks), f"move {t}"
+        assert np.array_equal(masks[:, :, A], ~r_masks.any(axis=2)), f"move {t}"
+        assert np.array_equal(venv.current_player, ref.current_player())
+        a = ref.actions()
+        kinds |= {int(game.moves[x].kind) for x in a[np.arange(B), venv.current_player]}
+        obs, rewards, term, trunc = venv.step(a)
+        r_rew, r_term, r_trunc = ref.step(a)
+        assert np.array_equal(rewards, r_rew), f"move {t}"
+        assert np.array_equal(term, r_term) and not trunc.any() and not r_trunc.any()
+        if term.any():
+            final, _ = ref.observe()
+            assert np.array_equal(venv.final_obs[term], final[term])
+            for i in np.flatnonzero(term):
+                ends += 1
+                scores.append(game.score(ref.envs[i].game_state))
+                ref.reset(i, game.state_from_deck(venv.deck[i]))
+    assert kinds == {1, 2, 3, 4}  # plays, discards, colour and rank reveals all occurred
+    assert ends >= 1 and max(scores) > 0
+
+
+def test_illegal_and_waiting_seat_actions_are_refused() -> None:
+    venv = HanabiVectorEnv(3)
+    venv.reset(seed=0)
+    a = np.full((3, 2), venv.noop)
+    a[:, 0] = 5  # play card 0 (seat 0 acts first)
+    a[1, 1] = 0  # a waiting seat must send the no-op
+    with pytest.raises(ValueError, match=r"actions\[1, 1\]"):
+        venv.step(a)
+    a[1, 1] = venv.noop
+    a[2, 0] = 0  # discarding with every information token in the box is illegal
+    with pytest.raises(ValueError, match=r"actions\[2, 0\] = 0 is illegal"):
+        venv.step(a)
+    a[2, 0] = venv.noop  # the acting seat cannot pass
+    with pytest.raises(ValueError, match=r"actions\[2, 0\]"):
+        venv.step(a)
+    a[2, 0] = 6
+    venv.step(a)
+    assert venv.current_player.tolist() == [1, 1, 1]
+
+
+def test_decks_are_uniform_permutations_from_the_seed() -> None:
+    a, b = HanabiVectorEnv(500, observations=False), HanabiVectorEnv(500, observations=False)
+    a.reset(seed=3)
+    b.reset(seed=3)
+    assert np.array_equal(a.deck, b.deck)
+    full = np.sort(a._full_deck)
+    assert all(np.array_equal(np.sort(d), full) for d in a.deck)
+    # each card kind comes first about as often as its share of the deck
+    first = np.bincount(a.deck[:, 0], minlength=25)
+    expected = 500 * np.bincount(full, minlength=25) / len(full)
+    assert (np.abs(first - expected) < 5 * np.sqrt(expected) + 1).all()
+
+
+def test_gym_adapter_runs_a_learner_against_a_random_partner() -> None:
+    env = GymVectorEnv(HanabiVectorEnv(4), seat=0, partner=RandomPartner(1))
+    obs, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(200):
+        m = env.action_masks()
+        assert m.any(axis=1).all()
+        mine = env.engine.current_player == 0
+        assert (m[~mine, :-1].sum() == 0) and m[~mine, -1].all()  # waiting: only the no-op
+        u = rng.random(m.shape) + m
+        obs, r, te, tr, infos = env.step(u.argmax(axis=1))
+        assert obs.shape == (4, 658) and r.shape == (4,) and not tr.any()
+        assert np.array_equal(infos["action_mask"], env.action_masks())
+        ended += te.sum()
+    assert ended > 0  # random play ends games (lives lost) within 200 moves

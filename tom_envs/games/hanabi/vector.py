@@ -1,0 +1,371 @@
+"""Many Hanabi games stepped at once with numpy: the batched engine.
+
+:class:`HanabiVectorEnv` plays ``num_envs`` copies of one configured game (2-5 players, any
+:class:`~tom_envs.games.hanabi.rules.HanabiConfig`) under the batched-engine contract of
+:mod:`tom_envs.core.vector`, with the rules of :class:`~tom_envs.games.hanabi.rules.HanabiGame`
+(HLE's) on arrays: hands, card knowledge (HLE's plausible cards and revealed colour / rank, per
+card), stacks, tokens, the discard thermometers and the last move. Observations are exactly
+:class:`~tom_envs.games.hanabi.encode.HanabiEncoder`'s (HLE's canonical encoding, 658 floats for
+two players), for every seat every step; rewards are the change of the score, as the single env
+gives them (a misplay losing the last life takes back the stacks under ``bomb_score="zero"``).
+
+Hanabi is turn-based: ``current_player`` ``(B,)`` holds the seat to act in each env; the action
+space is the game's ``2H + (N-1)(C+R)`` moves (HLE's uids) plus a trailing **no-op**, the only
+legal action of a waiting seat (see :mod:`tom_envs.core.vector`).
+
+Chance: each episode's deck is a uniformly random permutation drawn from the engine's generator;
+``deck`` holds it, so :meth:`HanabiGame.state_from_deck
+<tom_envs.games.hanabi.rules.HanabiGame.state_from_deck>` rebuilds env ``i``'s start in the rules
+engine. ``tests/games/hanabi/test_vector.py`` does exactly that and compares every step
+(observations of every seat, masks, rewards, ends) with the PettingZoo env on random and bot play.
+Episodes end as the rules end them (``terminated``) and restart in the same step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tom_envs.core.game import agent_names
+from tom_envs.core.vector import VectorGame
+from tom_envs.games.hanabi.encode import HanabiEncoder
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR
+
+_KIND_BIT = {PLAY: 0, DISCARD: 1, REVEAL_COLOR: 2}  # REVEAL_RANK: 3
+
+
+class HanabiVectorEnv(VectorGame):
+    """``num_envs`` Hanabi games of one configuration, stepped with numpy.
+
+    Args:
+        num_envs: batch size B.
+        autoreset, max_cycles, keep_final_obs, observations, check_actions: see
+            :class:`~tom_envs.core.vector.VectorGame`.
+        **config: keyword arguments of :class:`HanabiConfig` (``players``, ``colors``, ...).
+    """
+
+    turn_based = True
+
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        autoreset: bool = True,
+        max_cycles: int | None = None,
+        keep_final_obs: bool = False,
+        observations: bool = True,
+        check_actions: bool = True,
+        **config: Any,
+    ) -> None:
+        super().__init__(
+            num_envs,
+            autoreset=autoreset,
+            max_cycles=max_cycles,
+            keep_final_obs=keep_final_obs,
+            observations=observations,
+            check_actions=check_actions,
+        )
+        cfg = self.config = HanabiConfig(**config)
+        game = self.game = HanabiGame(cfg)
+        enc = self.encoder = HanabiEncoder(cfg)
+        N, H, C, R = cfg.players, cfg.cards_per_hand, cfg.colors, cfg.ranks
+        self.N, self.H, self.C, self.R = N, H, C, R
+        self.CR = CR = C * R
+        self.K = CR + C + R  # knowledge bits per card
+        self.D = len(game.full_deck)
+        self.agents = tuple(agent_names(N))
+        self.num_agents = N
+        self.num_game_actions = A = cfg.num_actions
+        self.num_actions = A + 1
+        self.noop = A
+        self.obs_size = enc.size
+        # Moves, by action id.
+        self._kind = np.array([m.kind for m in game.moves])
+        self._index = np.array([m.card_index for m in game.moves])
+        self._offset = np.array([m.target_offset for m in game.moves])
+        self._value = np.array([m.color if m.kind == REVEAL_COLOR else m.rank for m in game.moves])
+        # Cards: colour and rank by card id + 1 (row 0: no card, -1).
+        self._color = np.array([-1, *game.card_color])
+        self._rank = np.array([-1, *game.card_rank])
+        self._full_deck = np.array(game.full_deck, dtype=np.int64)
+        starts, pos = [], 0
+        for card in range(CR):
+            starts.append(pos)
+            pos += sum(1 for c in game.full_deck if c == card)
+        self._disc_start = np.array(starts)
+        # Plausible-card masks of a colour (a rank) reveal, and where its revealed flag is.
+        self._color_row = np.array([[c // R == v for c in range(CR)] for v in range(C)])
+        self._rank_col = np.array([[c % R == v for c in range(CR)] for v in range(R)])
+        self._new_slot = np.zeros(self.K, dtype=bool)
+        self._new_slot[:CR] = True
+        # Observation offsets (the encoder's).
+        self._hand_off = enc.hand_offsets
+        self._missing = enc.missing
+        self._deck_off, self._fw_off = enc.deck_off, enc.fw_off
+        self._info_off, self._life_off = enc.info_off, enc.life_off
+        self._disc_off, self._know_off = enc.disc_off, enc.know_offsets
+        la = enc.last_off
+        self._la = {"player": la, "kind": la + N, "target": la + N + 4}
+        self._la["color"] = self._la["target"] + N
+        self._la["rank"] = self._la["color"] + C
+        self._la["mask"] = self._la["rank"] + R
+        self._la["pos"] = self._la["mask"] + H
+        self._la["card"] = self._la["pos"] + H
+        self._la["flags"] = self._la["card"] + CR
+        self._deck_len = cfg.deck_size - N * H
+        self._therm_deck = np.arange(self._deck_len)
+        self._therm_info = np.arange(cfg.max_information_tokens)
+        self._therm_life = np.arange(cfg.max_life_tokens)
+        B = self.num_envs
+        self._rows = np.arange(B)
+        self._obs_rows = np.arange(B * N, dtype=np.int64).reshape(B, N) * self.obs_size
+        self._alloc()
+        self.reset()
+
+    def _alloc(self) -> None:
+        B, N, H, K, C = self.num_envs, self.N, self.H, self.K, self.C
+        self.deck = np.zeros((B, self.D), dtype=np.int64)
+        self.deck_pos = np.zeros(B, dtype=np.int64)
+        self.hands = np.full((B, N, H), -1, dtype=np.int64)
+        self.knowledge = np.zeros((B, N, H, K), dtype=bool)
+        self.fireworks = np.zeros((B, C), dtype=np.int64)
+        self.info = np.zeros(B, dtype=np.int64)
+        self.life = np.zeros(B, dtype=np.int64)
+        self.discard_bits = np.zeros((B, self.D), dtype=bool)
+        self.discard_count = np.zeros((B, self.CR), dtype=np.int64)
+        self.current_player = np.zeros(B, dtype=np.int64)
+        self.turns_to_play = np.zeros(B, dtype=np.int64)
+        # The last move (absolute seats): kind 0 = none yet.
+        self.last_kind = np.zeros(B, dtype=np.int64)
+        self.last_player = np.zeros(B, dtype=np.int64)
+        self.last_target = np.full(B, -1, dtype=np.int64)
+        self.last_value = np.zeros(B, dtype=np.int64)
+        self.last_mask = np.zeros((B, H), dtype=bool)
+        self.last_index = np.zeros(B, dtype=np.int64)
+        self.last_card = np.zeros(B, dtype=np.int64)
+        self.last_scored = np.zeros(B, dtype=bool)
+        self.last_token = np.zeros(B, dtype=bool)
+
+    # ------------------------------------------------------------------ episodes
+    def _start(self, rows: np.ndarray) -> None:
+        n, N, H = len(rows), self.N, self.H
+        perm = self.rng.random((n, self.D)).argsort(axis=1)
+        deck = self._full_deck[perm]
+        self.deck[rows] = deck
+        self.deck_pos[rows] = N * H
+        self.hands[rows] = deck[:, : N * H].reshape(n, N, H)
+        self.knowledge[rows] = self._new_slot
+        self.fireworks[rows] = 0
+        self.info[rows] = self.config.max_information_tokens
+        self.life[rows] = self.config.max_life_tokens
+        self.discard_bits[rows] = False
+        self.discard_count[rows] = 0
+        self.current_player[rows] = 0
+        self.turns_to_play[rows] = N
+        self.last_kind[rows] = 0
+
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        B, N = self.num_envs, self.N
+        rows, cur = self._rows, self.current_player
+        a = actions[rows, cur]
+        kind = self._kind[a]
+        deck_empty = self.deck_pos >= self.D
+        self.turns_to_play -= deck_empty
+        rewards = np.zeros(B)
+        scored = np.zeros(B, dtype=bool)
+        own = kind <= DISCARD
+        self.last_kind = kind
+        self.last_player = cur.copy()
+        if own.any():
+            self._own_move(rows[own], cur[own], a[own], kind[own], deck_empty[own], rewards, scored)
+        rev = ~own
+        if rev.any():
+            self._reveal(rows[rev], cur[rev], a[rev], kind[rev])
+        over = (self.life <= 0) | (self.turns_to_play <= 0)
+        over |= scored & (self.fireworks.sum(axis=1) >= self.game.max_score)
+        self.current_player = np.where(over, cur, (cur + 1) % N)
+        return np.repeat(rewards[:, None], N, axis=1), over
+
+    def _own_move(
+        self,
+        r: np.ndarray,
+        p: np.ndarray,
+        a: np.ndarray,
+        kind: np.ndarray,
+        empty: np.ndarray,
+        rewards: np.ndarray,
+        scored: np.ndarray,
+    ) -> None:
+        """Plays and discards in envs ``r`` by seats ``p``."""
+        H, R = self.H, self.R
+        i = self._index[a]
+        hand = self.hands[r, p]  # (n, H)
+        card = hand[np.arange(len(r)), i]
+        color, rank = self._color[card + 1], self._rank[card + 1]
+        fw = self.fireworks[r, color]
+        play = kind == PLAY
+        good = play & (fw == rank)
+        token = np.zeros(len(r), dtype=bool)
+        if good.any():
+            rg = r[good]
+            self.fireworks[rg, color[good]] += 1
+            rewards[rg] = 1.0
+            scored[rg] = True
+            five = good & (rank == R - 1) & (self.info[r] < self.config.max_information_tokens)
+            self.info[r[five]] += 1
+            token |= five
+        bad = ~good
+        if bad.any():
+            rb, cb = r[bad], card[bad]
+            count = self.discard_count[rb, cb]
+            self.discard_bits[rb, self._disc_start[cb] + count] = True
+            self.discard_count[rb, cb] = count + 1
+            mis = bad & play
+            if mis.any():
+                rm = r[mis]
+                self.life[rm] -= 1
+                if self.game.zero_on_bomb:
+                    dead = self.life[rm] <= 0
+                    rewards[rm[dead]] = -self.fireworks[rm[dead]].sum(axis=1)
+            dis = bad & ~play
+            self.info[r[dis]] += 1
+            token |= dis
+        # Remove card i, shift the later cards down, draw into the last place (deck permitting).
+        drew = ~empty
+        j = np.arange(H)
+        src = j[None, :] + (j[None, :] >= i[:, None])  # (n, H), H = the appended slot
+        nxt = self.deck[r, np.minimum(self.deck_pos[r], self.D - 1)]
+        ext = np.concatenate([hand, np.where(drew, nxt, -1)[:, None]], axis=1)
+        self.hands[r, p] = np.take_along_axis(ext, src, axis=1)
+        know = self.knowledge[r, p]  # (n, H, K)
+        slot = np.where(drew[:, None], self._new_slot[None, :], False)
+        kext = np.concatenate([know, slot[:, None, :]], axis=1)
+        self.knowledge[r, p] = np.take_along_axis(kext, src[:, :, None], axis=1)
+        self.deck_pos[r] += drew
+        self.last_target[r] = -1
+        self.last_index[r] = i
+        self.last_card[r] = card
+        self.last_scored[r] = good
+        self.last_token[r] = token
+
+    def _reveal(self, r: np.ndarray, p: np.ndarray, a: np.ndarray, kind: np.ndarray) -> None:
+        """Colour and rank reveals in envs ``r`` by seats ``p``."""
+        CR = self.CR
+        target = (p + self._offset[a]) % self.N
+        value = self._value[a]
+        hand = self.hands[r, target]  # (n, H)
+        is_color = kind == REVEAL_COLOR
+        attr = np.where(is_color[:, None], self._color[hand + 1], self._rank[hand + 1])
+        touched = attr == value[:, None]  # empty slots hold -1: never touched
+        plaus = np.where(is_color[:, None], self._color_row[np.where(is_color, value, 0)],
+                         self._rank_col[np.where(is_color, 0, value)])  # fmt: skip  (n, CR)
+        keep = np.where(touched[:, :, None], plaus[:, None, :], ~plaus[:, None, :])
+        know = self.knowledge[r, target]  # (n, H, K)
+        know[:, :, :CR] &= keep
+        flag = np.where(is_color, CR + value, CR + self.C + value)
+        ii, hh = np.nonzero(touched)
+        know[ii, hh, flag[ii]] = True
+        self.knowledge[r, target] = know
+        self.info[r] -= 1
+        self.last_target[r] = target
+        self.last_value[r] = value
+        self.last_mask[r] = touched
+
+    # ------------------------------------------------------------------ masks
+    def _masks(self) -> np.ndarray:
+        B, N, H, C, R, A = self.num_envs, self.N, self.H, self.C, self.R, self.num_game_actions
+        out = np.zeros((B, N, A + 1), dtype=bool)
+        out[:, :, self.noop] = True
+        rows, cur = self._rows, self.current_player
+        legal = np.zeros((B, A), dtype=bool)
+        hand_len = (self.hands[rows, cur] >= 0).sum(axis=1)
+        j = np.arange(H)
+        has = j[None, :] < hand_len[:, None]
+        legal[:, :H] = has & (self.info < self.config.max_information_tokens)[:, None]
+        legal[:, H : 2 * H] = has
+        can = self.info > 0
+        hands = self.hands
+        colors, ranks = self._color[hands + 1], self._rank[hands + 1]  # (B, N, H)
+        base_c, base_r = 2 * H, 2 * H + (N - 1) * C
+        for o in range(1, N):
+            seat = (cur + o) % N
+            hc, hr = colors[rows, seat], ranks[rows, seat]
+            has_c = (hc[:, :, None] == np.arange(C)).any(axis=1) & can[:, None]
+            has_r = (hr[:, :, None] == np.arange(R)).any(axis=1) & can[:, None]
+            legal[:, base_c + (o - 1) * C : base_c + o * C] = has_c
+            legal[:, base_r + (o - 1) * R : base_r + o * R] = has_r
+        out[rows, cur, :A] = legal
+        out[rows, cur, self.noop] = False
+        return out
+
+    # ------------------------------------------------------------------ observations
+    def _observe(self) -> np.ndarray:
+        B, N, H, CR, K = self.num_envs, self.N, self.H, self.CR, self.K
+        D = self.obs_size
+        obs = np.zeros((B, N, D), dtype=np.float32)
+        flat = obs.reshape(-1)
+        hands = self.hands
+        short = (hands < 0).any(axis=2)  # (B, N): fewer than H cards
+        j = np.arange(H) * CR
+        idx = []
+        for p in range(N):
+            base = self._obs_rows[:, p]
+            for o in range(1, N):
+                hand = hands[:, (p + o) % N]  # (B, H)
+                valid = hand >= 0
+                pos = base[:, None] + self._hand_off[o] + j[None, :] + hand
+                idx.append(pos[valid])
+            for o in range(N):
+                sh = short[:, (p + o) % N]
+                idx.append(base[sh] + self._missing + o)
+        # The board, the discards and the knowledge: the same for every observer but the order.
+        common = np.zeros((B, D), dtype=bool)
+        deck_size = self.D - self.deck_pos
+        common[:, self._deck_off : self._deck_off + self._deck_len] = (
+            self._therm_deck[None, :] < deck_size[:, None]
+        )
+        fw = self.fireworks
+        lit = fw > 0
+        ci = np.nonzero(lit)
+        common[ci[0], self._fw_off + ci[1] * self.R + fw[lit] - 1] = True
+        m = self.config.max_information_tokens
+        common[:, self._info_off : self._info_off + m] = self._therm_info[None, :] < self.info[:, None]
+        m = self.config.max_life_tokens
+        common[:, self._life_off : self._life_off + m] = self._therm_life[None, :] < self.life[:, None]
+        common[:, self._disc_off : self._disc_off + self.D] = self.discard_bits
+        # Last move: everything but the seat offsets.
+        la = self._la
+        has = self.last_kind > 0
+        kb = np.where(self.last_kind == PLAY, 0, np.where(self.last_kind == DISCARD, 1,
+                      np.where(self.last_kind == REVEAL_COLOR, 2, 3)))  # fmt: skip
+        hr = np.flatnonzero(has)
+        common[hr, la["kind"] + kb[hr]] = True
+        own = has & (self.last_target < 0)
+        ro = np.flatnonzero(own)
+        common[ro, la["pos"] + self.last_index[ro]] = True
+        common[ro, la["card"] + self.last_card[ro]] = True
+        play = own & (self.last_kind == PLAY)
+        common[:, la["flags"]] |= play & self.last_scored
+        common[:, la["flags"] + 1] |= play & self.last_token
+        rv = has & (self.last_target >= 0)
+        rr = np.flatnonzero(rv)
+        col = self.last_kind[rr] == REVEAL_COLOR
+        common[rr, np.where(col, la["color"], la["rank"]) + self.last_value[rr]] = True
+        common[:, la["mask"] : la["mask"] + H] |= rv[:, None] & self.last_mask
+        obs[:] = common[:, None, :]
+        for p in range(N):
+            base = self._obs_rows[:, p]
+            idx.append(base[hr] + la["player"] + (self.last_player[hr] - p) % N)
+            idx.append(base[rr] + la["target"] + (self.last_target[rr] - p) % N)
+            for o in range(N):
+                off = self._know_off[o]
+                obs[:, p, off : off + H * K] = self.knowledge[:, (p + o) % N].reshape(B, H * K)
+        flat[np.concatenate(idx)] = 1.0
+        return obs
+
+    # ------------------------------------------------------------------ inspection
+    def hand(self, i: int, seat: int) -> tuple[int, ...]:
+        """Seat ``seat``'s cards in env ``i``, oldest first."""
+        return tuple(int(c) for c in self.hands[i, seat] if c >= 0)
