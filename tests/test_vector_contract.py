@@ -16,18 +16,33 @@ from tom_envs.core.vector import (
 from tom_envs.games.overcooked.vector import OvercookedVectorEnv
 
 
-def _engines(**kw):
-    """A small instance of every batched engine, built with ``kw``."""
+def _engines(long: bool = False, **kw):
+    """A small instance of every batched engine, built with ``kw`` (``long``: Hanabi's full game,
+    whose episodes take longer than the tests' steps; else a one-card game that ends quickly)."""
     out = {"overcooked": OvercookedVectorEnv(3, horizon=7, **kw)}
     from tom_envs.games.collab_capture.vector import CaptureVectorEnv
     from tom_envs.games.collab_escape.vector import EscapeVectorEnv
+    from tom_envs.games.hanabi.vector import HanabiVectorEnv
     from tom_envs.games.matrix.vector import MatrixVectorEnv
 
     out["matrix"] = MatrixVectorEnv(3, game="rps", horizon=7, **kw)
     # both_closed: the thief is never caught while everyone stays (action 0, always legal)
     out["collab_capture"] = CaptureVectorEnv(3, scenario="both_closed", max_turns=7, **kw)
     out["collab_escape"] = EscapeVectorEnv(3, max_turns=7, **kw)
+    tiny = {"colors": 1, "ranks": 1, "hand_size": 1, "max_information_tokens": 1}
+    out["hanabi"] = HanabiVectorEnv(3, **({} if long else tiny), **kw)
     return out
+
+
+def _safe(e) -> np.ndarray:
+    """Actions that end no episode of ``e`` soon: action 0 (stay, wait, ...) in the simultaneous
+    games; in turn-based ones the acting seat's highest legal move (a reveal, in Hanabi) and the
+    no-op for the others."""
+    if not e.turn_based:
+        return np.zeros((e.num_envs, e.num_agents), dtype=np.int64)
+    m = e.action_masks()
+    m[:, :, -1] &= ~m[:, :, :-1].any(axis=2)
+    return e.num_actions - 1 - m[:, :, ::-1].argmax(axis=2)
 
 
 ENGINES = sorted(_engines())
@@ -52,7 +67,7 @@ def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> 
             ends += 1
             done = term | trunc
             # the next episode starts inside this step: its first observation is the reset's
-            if name in ("overcooked", "matrix", "collab_capture", "collab_escape"):  # fixed starts
+            if name != "hanabi":  # fixed starts (Hanabi deals a new deck)
                 assert np.array_equal(obs[done], obs0[done])
             assert e.final_obs is not None and e.final_obs.shape == obs.shape
             assert not np.array_equal(e.final_obs[done], before[done]) or e.obs_size == 0
@@ -62,18 +77,19 @@ def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> 
 
 @pytest.mark.parametrize("name", ENGINES)
 def test_max_cycles_truncates_and_no_autoreset_refuses_to_step(name) -> None:
-    # Action 0 (stay, wait, ...) is always legal; nothing ends the engines' games in two steps.
-    e = _engines(max_cycles=2, autoreset=False)[name]
+    e = _engines(long=True, max_cycles=2, autoreset=False)[name]
     e.reset(seed=0)
-    a = np.zeros((3, e.num_agents), dtype=np.int64)
-    _, _, term, trunc = e.step(a)
-    assert not term.any() and not trunc.any()
-    _, _, term, trunc = e.step(a)
+    steps = 2 * e.num_agents if e.turn_based else 2  # a cycle: one move of every seat
+    for _ in range(steps - 1):
+        _, _, term, trunc = e.step(_safe(e))
+        assert not term.any() and not trunc.any()
+    _, _, term, trunc = e.step(_safe(e))
     assert trunc.all() and not term.any()
+    assert not e.action_masks().any()  # nothing is legal in a finished episode
     with pytest.raises(ValueError, match="reset"):
-        e.step(a)
+        e.step(_safe(e))
     e.reset()
-    e.step(a)
+    e.step(_safe(e))
 
 
 @pytest.mark.parametrize("name", ENGINES)
@@ -114,7 +130,8 @@ def test_gymnasium_adapter_with_a_partner_and_in_self_play(name) -> None:
     assert selfplay.num_envs == 3 * e.num_agents
     obs, infos = selfplay.reset(seed=0)
     assert obs.shape == (3 * e.num_agents, e.obs_size)
-    obs, r, te, tr, infos = selfplay.step(np.zeros(selfplay.num_envs, dtype=np.int64))
+    assert np.array_equal(infos["action_mask"], selfplay.engine.action_masks().reshape(obs.shape[0], -1))
+    obs, r, te, tr, infos = selfplay.step(_safe(selfplay.engine).reshape(-1))
     assert r.shape == te.shape == tr.shape == (3 * e.num_agents,) and not (te | tr).any()
     with pytest.raises(ValueError, match="shape"):
         selfplay.step(np.zeros(3, dtype=np.int64))
@@ -126,7 +143,8 @@ def test_batched_parallel_adapter(name) -> None:
     env = BatchedParallelEnv(e)
     obs, infos = env.reset(seed=1)
     assert set(obs) == set(e.agents) and all(o.shape == (3, e.obs_size) for o in obs.values())
-    acts = {a: np.zeros(3, dtype=np.int64) for a in e.agents}
+    safe = _safe(e)
+    acts = {a: safe[:, i] for i, a in enumerate(e.agents)}
     obs, rew, term, trunc, infos = env.step(acts)
     assert all(r.shape == (3,) for r in rew.values())
     assert not any(t.any() for t in (*term.values(), *trunc.values()))
