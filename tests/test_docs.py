@@ -6,8 +6,11 @@ import re
 import runpy
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from tom_envs.docs import render_pages, write_docs
-from tom_envs.registration import GAMES
+from tom_envs.registration import GAMES, game_spec
 
 DOCS = Path(__file__).parent.parent / "docs"
 
@@ -81,3 +84,69 @@ def test_quickstart_adding_a_game_walks_through_files_that_exist() -> None:
     entry = _fenced(section, "python")[0]
     assert entry in (ROOT / "tom_envs" / "registration.py").read_text()
     assert "tom_envs.games.example" in (ROOT / "pyproject.toml").read_text()
+
+
+# ----------------------------------------------------------------------------- animations
+MEDIA = DOCS / "games" / "media"
+
+
+def test_every_game_page_shows_an_existing_animation() -> None:
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    from tom_envs.docs import ANIMATIONS, MAX_WIDTH, _page_key
+
+    keys = {_page_key(spec.module) for spec in GAMES}
+    assert keys == set(ANIMATIONS), "every game page has an animation, and only those"
+    pages = render_pages()
+    for key in keys:
+        page = pages[f"games/{key}.md"]
+        refs = re.findall(r"!\[[^\]]*\]\((media/[\w.-]+\.gif)\)", page)
+        assert refs == [f"media/{key}.gif"], f"{key}.md embeds {refs}"
+        assert page.index(refs[0]) < page.index("## "), "the animation sits under the title"
+        path = DOCS / "games" / refs[0]
+        assert path.exists(), f"missing {path}: run `tom-envs docs --animations`"
+        assert path.stat().st_size < 300_000, f"{path.name} is {path.stat().st_size} bytes"
+        with Image.open(path) as im:
+            assert im.format == "GIF" and im.width <= MAX_WIDTH and im.n_frames >= 3
+            total_ms = 0
+            for i in range(im.n_frames):
+                im.seek(i)
+                total_ms += im.info["duration"]
+            assert 2_000 <= total_ms <= 16_000, f"{path.name} lasts {total_ms} ms"
+
+
+def _first_frame(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        return np.asarray(im.convert("RGB"), dtype=np.int16)
+
+
+@pytest.mark.parametrize("key", ["example", "matrix", "hanabi"])
+def test_an_animation_regenerates_from_its_seed(key: str, tmp_path: Path) -> None:
+    """The script plays the same seeded episode again: the same number of frames and the same
+    first frame as the shipped GIF (pixels compared within palette rounding, not bytes, so another
+    Pillow version passes), and its first frame is the env's own rgb_array render after reset."""
+    pytest.importorskip("PIL")
+    from tom_envs.docs import ANIMATIONS, episode_frames, write_animation
+
+    anim = ANIMATIONS[key]
+    frames = episode_frames(anim)
+    again = episode_frames(anim)
+    assert len(frames) == len(again) and all(
+        np.array_equal(a, b) for a, b in zip(frames, again, strict=True)
+    )
+    spec = game_spec(anim.game)
+    env = spec.load().raw_env(render_mode="rgb_array", **{**spec.kwargs, **dict(anim.kwargs)})
+    env.reset(seed=anim.seed)
+    assert np.array_equal(frames[0], env.render())
+    assert len({f.tobytes() for f in frames}) > 2  # the episode moves
+    new = write_animation(key, tmp_path)
+    shipped = MEDIA / f"{key}.gif"
+    from PIL import Image
+
+    with Image.open(new) as a, Image.open(shipped) as b:
+        assert (a.n_frames, a.size) == (b.n_frames, b.size)
+    diff = np.abs(_first_frame(new) - _first_frame(shipped)).mean()
+    assert diff < 2.0, f"first frames differ by {diff:.2f} per channel"

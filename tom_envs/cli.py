@@ -238,8 +238,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     """Regenerate docs/ from the env docstrings, or check they are current."""
-    from tom_envs.docs import write_docs
+    from tom_envs.docs import write_animations, write_docs
 
+    if args.animations and not args.check:  # each game page's GIF of a seeded bot episode
+        for path in write_animations(Path(args.dir)):
+            print(f"written: {path}", file=sys.stderr)
     stale = write_docs(Path(args.dir), check=args.check)
     if args.check and stale:
         print(
@@ -517,6 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
+    dc.add_argument("--animations", action="store_true",
+                    help="also regenerate each game page's animation (docs/games/media/*.gif)")
     dc.set_defaults(fn=cmd_docs)
     tr = sub.add_parser("train", help="train MAPPO or SB3 PPO on a game (needs the rl extra)")
     tr.add_argument("algo", help="a trainer plugin: " + ", ".join(plugins.names("tom_envs.trainers")))
