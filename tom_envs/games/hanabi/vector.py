@@ -90,6 +90,9 @@ class HanabiVectorEnv(VectorGame):
         self._color = np.array([-1, *game.card_color])
         self._rank = np.array([-1, *game.card_rank])
         self._full_deck = np.array(game.full_deck, dtype=np.int64)
+        self._cbit = np.where(self._color >= 0, 1 << np.maximum(self._color, 0), 0)
+        self._rbit = np.where(self._rank >= 0, 1 << np.maximum(self._rank, 0), 0)
+        self._bits5 = np.array([[m >> k & 1 for k in range(5)] for m in range(32)], dtype=bool)
         starts, pos = [], 0
         for card in range(CR):
             starts.append(pos)
@@ -115,6 +118,12 @@ class HanabiVectorEnv(VectorGame):
         self._la["card"] = self._la["pos"] + H
         self._la["flags"] = self._la["card"] + CR
         self._deck_len = cfg.deck_size - N * H
+        self._kind_bit = np.array([0, 0, 1, 2, 3])  # by MoveType: PLAY, DISCARD, colour, rank
+        self._seats_from = [np.array([(p + o) % N for o in range(N)]) for p in range(N)]
+        if enc.know_offsets[0] + N * H * self.K != enc.size or any(
+            enc.know_offsets[o] != enc.know_offsets[0] + o * H * self.K for o in range(N)
+        ):  # pragma: no cover - the encoder's layout
+            raise RuntimeError("the knowledge section must be last, seat after seat")
         self._therm_deck = np.arange(self._deck_len)
         self._therm_info = np.arange(cfg.max_information_tokens)
         self._therm_life = np.arange(cfg.max_life_tokens)
@@ -239,10 +248,12 @@ class HanabiVectorEnv(VectorGame):
         nxt = self.deck[r, np.minimum(self.deck_pos[r], self.D - 1)]
         ext = np.concatenate([hand, np.where(drew, nxt, -1)[:, None]], axis=1)
         self.hands[r, p] = np.take_along_axis(ext, src, axis=1)
-        know = self.knowledge[r, p]  # (n, H, K)
-        slot = np.where(drew[:, None], self._new_slot[None, :], False)
-        kext = np.concatenate([know, slot[:, None, :]], axis=1)
-        self.knowledge[r, p] = np.take_along_axis(kext, src[:, :, None], axis=1)
+        n, K = len(r), self.K
+        kext = np.empty((n, H + 1, K), dtype=bool)
+        kext[:, :H] = self.knowledge[r, p]
+        kext[:, H] = drew[:, None] & self._new_slot[None, :]
+        rows = (np.arange(n)[:, None] * (H + 1) + src).reshape(-1)
+        self.knowledge[r, p] = kext.reshape(n * (H + 1), K)[rows].reshape(n, H, K)
         self.deck_pos[r] += drew
         self.last_target[r] = -1
         self.last_index[r] = i
@@ -285,17 +296,15 @@ class HanabiVectorEnv(VectorGame):
         has = j[None, :] < hand_len[:, None]
         legal[:, :H] = has & (self.info < self.config.max_information_tokens)[:, None]
         legal[:, H : 2 * H] = has
-        can = self.info > 0
+        can = (self.info > 0)[:, None]
         hands = self.hands
-        colors, ranks = self._color[hands + 1], self._rank[hands + 1]  # (B, N, H)
+        cm = np.bitwise_or.reduce(self._cbit[hands + 1], axis=2)  # (B, N): colours held
+        rm = np.bitwise_or.reduce(self._rbit[hands + 1], axis=2)
         base_c, base_r = 2 * H, 2 * H + (N - 1) * C
         for o in range(1, N):
             seat = (cur + o) % N
-            hc, hr = colors[rows, seat], ranks[rows, seat]
-            has_c = (hc[:, :, None] == np.arange(C)).any(axis=1) & can[:, None]
-            has_r = (hr[:, :, None] == np.arange(R)).any(axis=1) & can[:, None]
-            legal[:, base_c + (o - 1) * C : base_c + o * C] = has_c
-            legal[:, base_r + (o - 1) * R : base_r + o * R] = has_r
+            legal[:, base_c + (o - 1) * C : base_c + o * C] = self._bits5[cm[rows, seat], :C] & can
+            legal[:, base_r + (o - 1) * R : base_r + o * R] = self._bits5[rm[rows, seat], :R] & can
         out[rows, cur, :A] = legal
         out[rows, cur, self.noop] = False
         return out
@@ -304,7 +313,7 @@ class HanabiVectorEnv(VectorGame):
     def _observe(self) -> np.ndarray:
         B, N, H, CR, K = self.num_envs, self.N, self.H, self.CR, self.K
         D = self.obs_size
-        obs = np.zeros((B, N, D), dtype=np.float32)
+        obs = np.empty((B, N, D), dtype=np.float32)
         flat = obs.reshape(-1)
         hands = self.hands
         short = (hands < 0).any(axis=2)  # (B, N): fewer than H cards
@@ -320,8 +329,9 @@ class HanabiVectorEnv(VectorGame):
             for o in range(N):
                 sh = short[:, (p + o) % N]
                 idx.append(base[sh] + self._missing + o)
-        # The board, the discards and the knowledge: the same for every observer but the order.
-        common = np.zeros((B, D), dtype=bool)
+        # Everything before the knowledge section but the hands, the same for every observer.
+        ks = self._know_off[0]  # the knowledge section is last
+        common = np.zeros((B, ks), dtype=bool)
         deck_size = self.D - self.deck_pos
         common[:, self._deck_off : self._deck_off + self._deck_len] = (
             self._therm_deck[None, :] < deck_size[:, None]
@@ -338,8 +348,7 @@ class HanabiVectorEnv(VectorGame):
         # Last move: everything but the seat offsets.
         la = self._la
         has = self.last_kind > 0
-        kb = np.where(self.last_kind == PLAY, 0, np.where(self.last_kind == DISCARD, 1,
-                      np.where(self.last_kind == REVEAL_COLOR, 2, 3)))  # fmt: skip
+        kb = self._kind_bit[self.last_kind]
         hr = np.flatnonzero(has)
         common[hr, la["kind"] + kb[hr]] = True
         own = has & (self.last_target < 0)
@@ -354,14 +363,14 @@ class HanabiVectorEnv(VectorGame):
         col = self.last_kind[rr] == REVEAL_COLOR
         common[rr, np.where(col, la["color"], la["rank"]) + self.last_value[rr]] = True
         common[:, la["mask"] : la["mask"] + H] |= rv[:, None] & self.last_mask
-        obs[:] = common[:, None, :]
+        obs[:, :, :ks] = common[:, None, :]
+        know = self.knowledge.reshape(B, N, H * K)
         for p in range(N):
             base = self._obs_rows[:, p]
             idx.append(base[hr] + la["player"] + (self.last_player[hr] - p) % N)
             idx.append(base[rr] + la["target"] + (self.last_target[rr] - p) % N)
-            for o in range(N):
-                off = self._know_off[o]
-                obs[:, p, off : off + H * K] = self.knowledge[:, (p + o) % N].reshape(B, H * K)
+            mine = know if p == 0 else know[:, self._seats_from[p]]  # seats p, p+1, ...
+            obs[:, p, ks:] = mine.reshape(B, N * H * K)
         flat[np.concatenate(idx)] = 1.0
         return obs
 
