@@ -70,7 +70,7 @@ from tom_llm_agents.settings import (
     DEFAULTS,
     HISTORY_IN_OBSERVATION,
     SettingsMixin,
-    _bounded,
+    bounded,
     parse_extra,
 )
 
@@ -239,17 +239,17 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         prices = None
         if price_in is not None:
             prices = (
-                _bounded("price_in", price_in, 0, 1e4),
-                _bounded("price_out", price_out, 0, 1e4),
+                bounded("price_in", price_in, 0, 1e4),
+                bounded("price_out", price_out, 0, 1e4),
             )
-        self.timeout = _bounded("timeout", timeout, 0.1, 3600)
-        self.max_retries = int(_bounded("max_retries", max_retries, 0, 20))
-        self.retry_delay_s = _bounded("retry_delay_s", retry_delay_s, 0, 60)
+        self.timeout = bounded("timeout", timeout, 0.1, 3600)
+        self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
+        self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
             retry = RetryPolicy(max_retries=self.max_retries, base_delay_s=self.retry_delay_s)
             breaker_obj = CircuitBreaker(
-                int(_bounded("breaker", breaker, 0, 100)),
-                _bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
+                int(bounded("breaker", breaker, 0, 100)),
+                bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
             )
             if local:
                 from tom_llm_agents.local import shared_client

@@ -83,7 +83,8 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _bounded(name: str, value: Any, lo: float, hi: float, kind: type = float) -> Any:
+def bounded(name: str, value: Any, lo: float, hi: float, kind: type = float) -> Any:
+    """``value`` as ``kind`` if it is a number in ``[lo, hi]``; else ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
     if not lo <= value <= hi:
@@ -163,21 +164,21 @@ class SettingsMixin:
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
-        _bounded("temperature", s["temperature"], 0.0, 2.0)
+        bounded("temperature", s["temperature"], 0.0, 2.0)
         if s["top_p"] is not None:
-            _bounded("top_p", s["top_p"], 1e-6, 1.0)
+            bounded("top_p", s["top_p"], 1e-6, 1.0)
         if s["max_tokens"] is not None:
-            _bounded("max_tokens", s["max_tokens"], 1, 131072, int)
-        _bounded("reprompts", s["reprompts"], 0, 50, int)
+            bounded("max_tokens", s["max_tokens"], 1, 131072, int)
+        bounded("reprompts", s["reprompts"], 0, 50, int)
         if s["memory"] != "auto":
-            _bounded("memory", s["memory"], 0, 1000, int)
-        _bounded("history", s["history"], 0, 100, int)
-        _bounded("verify_rounds", s["verify_rounds"], 0, 100, int)
-        _bounded("top_k", s["top_k"], 0, 1000, int)
-        _bounded("memories", s["memories"], 1, 100, int)
-        _bounded("field_chars", s["field_chars"], 16, 100_000, int)
+            bounded("memory", s["memory"], 0, 1000, int)
+        bounded("history", s["history"], 0, 100, int)
+        bounded("verify_rounds", s["verify_rounds"], 0, 100, int)
+        bounded("top_k", s["top_k"], 0, 1000, int)
+        bounded("memories", s["memories"], 1, 100, int)
+        bounded("field_chars", s["field_chars"], 16, 100_000, int)
         if s["step_tokens"] is not None:
-            _bounded("step_tokens", s["step_tokens"], 1, 131072, int)
+            bounded("step_tokens", s["step_tokens"], 1, 131072, int)
         examples_for(str(s["examples"]))  # unknown sets fail here, not mid-episode
 
     @property

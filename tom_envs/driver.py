@@ -211,7 +211,7 @@ def decide(
     latency = time.perf_counter() - start
     legal = turn.legal_actions
     action = choice.action
-    own_legal = action is not None and _is_int(action) and int(action) in legal
+    own_legal = action is not None and is_int(action) and int(action) in legal
     if failure is None and not own_legal:
         failure = {"kind": "illegal", "message": f"illegal action {action!r}; legal: {list(legal)}"}
     elif failure is None and not choice.valid:
@@ -224,7 +224,8 @@ def decide(
     return Decision(int(action), choice, failure is not None, failure, latency, tb)  # type: ignore[arg-type]
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
+    """An integer action (Python or numpy), not a bool."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
@@ -549,7 +550,7 @@ class EpisodeDriver:
         if self.seats[agent_index(agent)] is not None:
             raise IllegalActionError(f"{agent} is seated with an agent, not external")
         view = env.view(agent)
-        if not _is_int(action) or int(action) not in view.legal_actions:
+        if not is_int(action) or int(action) not in view.legal_actions:
             raise IllegalActionError(f"action {action!r} is not legal now for {agent}")
         if message and not self.game.tags.communication:
             raise IllegalActionError(f"{self.spec.name} has no chat")

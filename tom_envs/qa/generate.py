@@ -282,14 +282,15 @@ def build_suite(
     game: str, seed: int = DEFAULT_SEED, n: int = DEFAULT_ITEMS
 ) -> tuple[dict[str, Any], list[QAItem]]:
     """A seeded suite for one game (same seed and versions: the same items)."""
-    items = trim(generate(game, np.random.default_rng([seed, _stable_hash(game)]), n))
+    items = trim(generate(game, np.random.default_rng([seed, stable_hash(game)]), n))
     meta = suite_meta(game, seed, n)
     meta["items"] = len(items)
     meta["by_type"] = {t: sum(i.type == t for i in items) for t in TYPES}
     return meta, items
 
 
-def _stable_hash(text: str) -> int:
+def stable_hash(text: str) -> int:
+    """A seed from a game's name, the same in every process (``hash`` is salted per process)."""
     return int.from_bytes(text.encode()[:8].ljust(8, b"\0"), "little")
 
 

@@ -236,10 +236,10 @@ class App:
         except ValueError as exc:
             raise BadRequest("kwargs", str(exc)) from None
         seat = body.get("seat", 0)
-        if not _is_int(seat) or not 0 <= seat < n:
+        if not is_json_int(seat) or not 0 <= seat < n:
             raise BadRequest("seat", f"must be an integer in [0, {n - 1}]")
         seed = body.get("seed", 0)
-        if not _is_int(seed) or not 0 <= seed <= SEED_MAX:
+        if not is_json_int(seed) or not 0 <= seed <= SEED_MAX:
             raise BadRequest("seed", f"must be an integer in [0, {SEED_MAX}]")
         partners = body.get("partners", [])
         allowed = self.partner_names(spec.name)
@@ -366,7 +366,8 @@ class App:
         return out
 
 
-def _is_int(x: object) -> bool:
+def is_json_int(x: object) -> bool:
+    """An integer from a JSON request (``True`` is not a seat or a seed)."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from tom_envs.serve.app import BODY_LIMIT, ID_LIMIT, MESSAGE_LIMIT, BadRequest, _is_int
+from tom_envs.serve.app import BODY_LIMIT, ID_LIMIT, MESSAGE_LIMIT, BadRequest, is_json_int
 from tom_envs.serve.guard import Guard
 from tom_envs.serve.session import Session, SessionError
 
@@ -109,7 +109,7 @@ def asgi_app(app: App) -> Any:
         problem = None
         if unknown:
             problem = f"unknown field {str(unknown[0])[:40]!r}; allowed: step, action, message"
-        elif not _is_int(step) or not _is_int(action):
+        elif not is_json_int(step) or not is_json_int(action):
             problem = "step and action must be integers"
         elif message is not None and not isinstance(message, str):
             problem = "message must be text"

@@ -30,11 +30,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import IllegalActionError
-from tom_envs.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config
+from tom_envs.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config, is_int
 from tom_envs.registration import GameSpec, game_spec
 from tom_envs.runner import Episode
 
@@ -232,7 +230,7 @@ class Session:
         if self.env.agent_selection != self.human_agent:
             raise SessionError("it is not your turn")
         view = self.env.view(self.human_agent)
-        if not _is_int(action) or action not in view.legal_actions:
+        if not is_int(action) or action not in view.legal_actions:
             raise SessionError(f"action {action!r} is not legal now")
         if message and not self.game.tags.communication:
             raise SessionError(f"{self.spec.name} has no chat")
@@ -249,7 +247,3 @@ class Session:
         """Record the episode as abandoned (the person left)."""
         with self._lock:
             self._finish("abandoned")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -173,7 +173,7 @@ def direction(a: Pos, b: Pos) -> int:
     return {(0, -1): 0, (0, 1): 1, (1, 0): 2, (-1, 0): 3}[(b[0] - a[0], b[1] - a[1])]
 
 
-def _at_target(k: Kitchen, state: OvercookedState, player: int, target: str) -> int | None:
+def at_target(k: Kitchen, state: OvercookedState, player: int, target: str) -> int | None:
     """INTERACT or a turn when next to ``target``; ``None`` when not next to it."""
     me = state.chefs[player]
     for cell, d in k.pois[target].access:
@@ -182,7 +182,7 @@ def _at_target(k: Kitchen, state: OvercookedState, player: int, target: str) -> 
     return None
 
 
-def _greedy_step(k: Kitchen, pos: Pos, target: str) -> Pos | None:
+def greedy_step(k: Kitchen, pos: Pos, target: str) -> Pos | None:
     """The neighbouring cell on a shortest walk to ``target`` ignoring chefs (first in N, S, E,
     W order), or ``None`` when unreachable or already there."""
     goal = k.goal[target]
@@ -210,11 +210,11 @@ def step_toward(
     so that two chefs facing each other do not both turn back) or waits if there is no way
     around. ``None`` if ``target`` is unreachable.
     """
-    turn = _at_target(k, state, player, target)
+    turn = at_target(k, state, player, target)
     if turn is not None:
         return turn
     me, other = state.chefs[player].pos, state.chefs[1 - player].pos
-    nxt = _greedy_step(k, me, target)
+    nxt = greedy_step(k, me, target)
     if nxt is None:
         return None
     if nxt != other:

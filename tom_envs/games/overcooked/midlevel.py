@@ -60,9 +60,9 @@ from tom_envs.core.game import ParseResult
 from tom_envs.core.text import match_action
 from tom_envs.games.overcooked.kitchen import (
     Kitchen,
-    _at_target,
-    _greedy_step,
+    at_target,
     direction,
+    greedy_step,
     kitchen,
     move_away,
     shortest_path,
@@ -369,7 +369,7 @@ class MidLevelController:
             if abs(nxt[0] - me[0]) + abs(nxt[1] - me[1]) == 1 and nxt != other:
                 return direction(me, nxt)
             path.clear()
-        nxt = _greedy_step(self.k, me, target)
+        nxt = greedy_step(self.k, me, target)
         if nxt is None:
             return int(Action.STAY)
         if nxt != other:
@@ -394,7 +394,7 @@ class MidLevelController:
         elif cur.verb == MOVE_AWAY:
             a = move_away(self.k, state, self.player, self.rng)
         else:
-            turn = _at_target(self.k, state, self.player, cur.target)
+            turn = at_target(self.k, state, self.player, cur.target)
             if turn is None:
                 a = self._walk(state, cur.target)
             elif turn == Action.INTERACT and cur.verb == LOAD_SOUP:
