@@ -7,7 +7,8 @@ env with observations, in one sitting.
 For each game and repeat: our engine at batch B, built with observations (every seat's
 observation, exactly the single env's encoding, every step), stepped with uniformly random legal
 actions drawn vectorised from its masks (``tom_envs.core.vector.sample_legal``; the sampling is
-inside the timed loop); then, where one exists, the peer: OpenSpiel's single env with
+inside the timed loop), then the same actions replayed from the same seed (the engine alone:
+"engine" columns); then, where one exists, the peer: OpenSpiel's single env with
 ``observation_tensor`` of every player after every step (``peers/bench_pyspiel.py`` in the peers'
 venv, uniformly random legal actions, whole episodes). Odd repeats run the games backwards.
 Reported: the median over the repeats of joint steps/s (one application of the rules to one env:
@@ -95,7 +96,13 @@ def machine() -> dict[str, Any]:
 
 
 def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
-    """Our engine at ``batch``: random legal actions from the masks, observations every step."""
+    """Our engine at ``batch``, observations every step, two ways:
+
+    * ``joint_per_s``: each step draws uniformly random legal actions from the masks
+      (``action_masks()`` + ``sample_legal``) and steps (what a random-policy rollout costs);
+    * ``engine_joint_per_s``: the same actions replayed from the same seed (the engine is
+      deterministic given its seed and the actions, so they are legal): the engine alone.
+    """
     engine_cls = getattr(importlib.import_module(case.module), case.cls)
     env = engine_cls(batch, **case.kwargs)
     rng = np.random.default_rng(seed)
@@ -103,18 +110,26 @@ def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
     step, masks = env.step, env.action_masks
     for _ in range(20):  # warm-up
         step(sample_legal(masks(), rng))
-    steps = 0
+    env.reset(seed=seed)
+    played = []
     t0 = time.perf_counter()
     while True:
         for _ in range(10):
-            step(sample_legal(masks(), rng))
-        steps += 10
+            a = sample_legal(masks(), rng)
+            step(a)
+            played.append(a)
         if time.perf_counter() - t0 >= seconds:
             break
     dt = time.perf_counter() - t0
-    joint = steps * batch
+    env.reset(seed=seed)
+    t1 = time.perf_counter()
+    for a in played:
+        step(a)
+    dt_engine = time.perf_counter() - t1
+    joint = len(played) * batch
     moves = joint if env.turn_based else joint * env.num_agents
-    return {"joint_per_s": joint / dt, "moves_per_s": moves / dt, "seconds": dt}
+    return {"joint_per_s": joint / dt, "moves_per_s": moves / dt, "seconds": dt,
+            "engine_joint_per_s": joint / dt_engine, "engine_moves_per_s": moves / dt_engine}  # fmt: skip
 
 
 def peer(case: Case, seconds: float, seed: int, py: str) -> dict[str, Any]:
@@ -201,22 +216,26 @@ def main(argv: list[str] | None = None) -> int:
         case = CASES[g]
         oj, ospread = _median(runs[g]["ours"], "joint_per_s")
         om, _ = _median(runs[g]["ours"], "moves_per_s")
+        ej, _ = _median(runs[g]["ours"], "engine_joint_per_s")
+        em, _ = _median(runs[g]["ours"], "engine_moves_per_s")
         pj, pspread = _median(runs[g]["peer"], "joint_per_s")
         pm, _ = _median(runs[g]["peer"], "moves_per_s")
         rows.append({"game": g, "batch": args.batch, "ours_joint_per_s": oj,
-                     "ours_moves_per_s": om, "ours_spread": ospread, "peer_joint_per_s": pj,
+                     "ours_moves_per_s": om, "ours_spread": ospread,
+                     "engine_joint_per_s": ej, "engine_moves_per_s": em, "peer_joint_per_s": pj,
                      "peer_moves_per_s": pm, "peer_spread": pspread,
                      "ratio": (oj / pj) if (oj and pj) else None, "target": case.target})  # fmt: skip
     print()
-    print(f"| game | ours B={args.batch}, joint/s | moves/s | spread | OpenSpiel single env + obs, "
-          "joint/s | moves/s | spread | ours/peer | target |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| game | ours B={args.batch} + random legal actions, joint/s | moves/s | spread | "
+          "engine alone, joint/s | OpenSpiel single env + obs, joint/s | moves/s | spread | "
+          "ours/peer | target |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         sp = row["ours_spread"]
         psp = row["peer_spread"]
         ratio = f"{row['ratio']:.1f}x" if row["ratio"] else "-"
         print(f"| {row['game']} | {_fmt(row['ours_joint_per_s'])} | {_fmt(row['ours_moves_per_s'])}"
-              f" | {sp:.0%} | {_fmt(row['peer_joint_per_s'])} | {_fmt(row['peer_moves_per_s'])} | "
+              f" | {sp:.0%} | {_fmt(row['engine_joint_per_s'])} | {_fmt(row['peer_joint_per_s'])} | {_fmt(row['peer_moves_per_s'])} | "
               f"{'-' if psp is None else f'{psp:.0%}'} | {ratio} | {row['target']} |")  # fmt: skip
     lo = [x[0] for x in loads]
     print(f"\n1-min load average during the run: {min(lo):.1f} - {max(lo):.1f} "
