@@ -158,3 +158,21 @@ def test_sample_legal_draws_only_legal_actions() -> None:
     masks = np.array([[True, False, True], [False, False, True], [False, True, False]])
     draws = np.stack([sample_legal(masks, np.random.default_rng(s)) for s in range(200)])
     assert set(draws[:, 0]) == {0, 2} and set(draws[:, 1]) == {2} and set(draws[:, 2]) == {1}
+
+
+def test_gymnasium_vector_wrappers_accept_the_adapter() -> None:
+    """Gymnasium's own vector wrappers read the adapter's same-step autoreset and episode ends."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    from tom_envs.games.matrix.vector import MatrixVectorEnv
+
+    env = RecordEpisodeStatistics(GymVectorEnv(MatrixVectorEnv(4, game="ipd", horizon=5),
+                                               partner=RandomPartner(0)))  # fmt: skip
+    _, info = env.reset(seed=0)
+    total = np.zeros(4)
+    for _ in range(5):
+        assert "episode" not in info if total.any() else True
+        _, r, _, _, info = env.step(np.zeros(4, dtype=np.int64))  # always cooperate
+        total += r
+    assert info["_episode"].all()
+    assert np.array_equal(info["episode"]["r"], total) and (info["episode"]["l"] == 5).all()
