@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from run import SUITES, Job, available_suites, peer_python, run_job  # noqa: E402
+from run import _child_env, available_suites, peer_python  # noqa: E402
 
 from tom_envs.core.vector import sample_legal  # noqa: E402
 
@@ -112,7 +113,7 @@ def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
         step(sample_legal(masks(), rng))
     env.reset(seed=seed)
     played = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     while True:
         for _ in range(10):
             a = sample_legal(masks(), rng)
@@ -120,7 +121,7 @@ def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
             played.append(a)
         if time.perf_counter() - t0 >= seconds:
             break
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     env.reset(seed=seed)
     t1 = time.perf_counter()
     for a in played:
@@ -129,21 +130,74 @@ def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
     joint = len(played) * batch
     moves = joint if env.turn_based else joint * env.num_agents
     return {"joint_per_s": joint / dt, "moves_per_s": moves / dt, "seconds": dt,
-            "engine_joint_per_s": joint / dt_engine, "engine_moves_per_s": moves / dt_engine}  # fmt: skip
+            "cpu_joint_per_s": joint / cpu, "engine_joint_per_s": joint / dt_engine,
+            "engine_moves_per_s": moves / dt_engine}  # fmt: skip
+
+
+#: The peer's loop (``peers/bench_pyspiel.py``'s, with CPU time beside wall time), run by the
+#: peers' Python: argv = benchmarks dir, game string, seconds, seed; prints one JSON line.
+PEER_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import pyspiel
+from benchlib import Sampler
+game = pyspiel.load_game(sys.argv[2])
+seconds, sampler = float(sys.argv[3]), Sampler(int(sys.argv[4]))
+n = game.num_players()
+players = list(range(n))
+index, choice = sampler.index, sampler.choice
+def episode():
+    s = game.new_initial_state()
+    moves = joint = 0
+    while not s.is_terminal():
+        if s.is_chance_node():
+            outcomes = s.chance_outcomes()
+            r, acc, pick = sampler.rng.random(), 0.0, outcomes[-1][0]
+            for a, p in outcomes:
+                acc += p
+                if r < acc:
+                    pick = a
+                    break
+            s.apply_action(pick)
+            continue
+        if s.is_simultaneous_node():
+            s.apply_actions([choice(s.legal_actions(p)) for p in players])
+            moves += n
+        else:
+            legal = s.legal_actions()
+            s.apply_action(legal[index(len(legal))])
+            moves += 1
+        joint += 1
+        for p in players:
+            s.observation_tensor(p)
+    return moves, joint
+episode()
+moves = joint = 0
+t0, c0 = time.perf_counter(), time.process_time()
+while time.perf_counter() - t0 < seconds:
+    m, j = episode()
+    moves += m
+    joint += j
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"joint_per_s": joint / wall, "moves_per_s": moves / wall,
+                  "cpu_joint_per_s": joint / cpu, "seconds": wall,
+                  "open_spiel": getattr(pyspiel, "__version__", "?")}))
+"""
 
 
 def peer(case: Case, seconds: float, seed: int, py: str) -> dict[str, Any]:
-    """OpenSpiel's single env with observations (the peers' venv)."""
+    """OpenSpiel's single env with ``observation_tensor`` of every player after every step."""
     assert case.peer is not None
-    job = Job("pyspiel", case.cls, [py, os.path.join(HERE, SUITES["pyspiel"].script),
-              "--seconds", str(seconds), "--seed", str(seed),
-              "--cases", json.dumps([case.peer])], 1)  # fmt: skip
-    out = run_job(job, seconds)
-    if "error" in out:
-        return out
-    r = out["results"][0]
-    return {"joint_per_s": r["joint_per_s"], "moves_per_s": r["moves_per_s"],
-            "versions": out.get("versions", {})}  # fmt: skip
+    cmd = [py, "-c", PEER_SCRIPT, HERE, case.peer["game"], str(seconds), str(seed)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120 + 5 * seconds,
+                           env=_child_env(), cwd=HERE)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        return {"error": (r.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+    return json.loads(lines[-1])
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> tuple[float | None, float | None]:
@@ -217,26 +271,34 @@ def main(argv: list[str] | None = None) -> int:
         oj, ospread = _median(runs[g]["ours"], "joint_per_s")
         om, _ = _median(runs[g]["ours"], "moves_per_s")
         ej, _ = _median(runs[g]["ours"], "engine_joint_per_s")
+        oc, _ = _median(runs[g]["ours"], "cpu_joint_per_s")
+        pc, _ = _median(runs[g]["peer"], "cpu_joint_per_s")
         em, _ = _median(runs[g]["ours"], "engine_moves_per_s")
         pj, pspread = _median(runs[g]["peer"], "joint_per_s")
         pm, _ = _median(runs[g]["peer"], "moves_per_s")
         rows.append({"game": g, "batch": args.batch, "ours_joint_per_s": oj,
                      "ours_moves_per_s": om, "ours_spread": ospread,
-                     "engine_joint_per_s": ej, "engine_moves_per_s": em, "peer_joint_per_s": pj,
+                     "engine_joint_per_s": ej, "engine_moves_per_s": em,
+                     "ours_cpu_joint_per_s": oc, "peer_cpu_joint_per_s": pc,
+                     "cpu_ratio": (oc / pc) if (oc and pc) else None, "peer_joint_per_s": pj,
                      "peer_moves_per_s": pm, "peer_spread": pspread,
                      "ratio": (oj / pj) if (oj and pj) else None, "target": case.target})  # fmt: skip
     print()
     print(f"| game | ours B={args.batch} + random legal actions, joint/s | moves/s | spread | "
           "engine alone, joint/s | OpenSpiel single env + obs, joint/s | moves/s | spread | "
-          "ours/peer | target |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "ours/peer | per CPU second: ours, peer, ratio | target |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         sp = row["ours_spread"]
         psp = row["peer_spread"]
         ratio = f"{row['ratio']:.1f}x" if row["ratio"] else "-"
+        cpu_ratio = f"{row['cpu_ratio']:.1f}x" if row["cpu_ratio"] else "-"
         print(f"| {row['game']} | {_fmt(row['ours_joint_per_s'])} | {_fmt(row['ours_moves_per_s'])}"
               f" | {sp:.0%} | {_fmt(row['engine_joint_per_s'])} | {_fmt(row['peer_joint_per_s'])} | {_fmt(row['peer_moves_per_s'])} | "
-              f"{'-' if psp is None else f'{psp:.0%}'} | {ratio} | {row['target']} |")  # fmt: skip
+              f"{'-' if psp is None else f'{psp:.0%}'} | {ratio} | "
+              f"{_fmt(row['ours_cpu_joint_per_s'])}, {_fmt(row['peer_cpu_joint_per_s'])}, "
+              f"{cpu_ratio} | "
+              f"{row['target']} |")  # fmt: skip
     lo = [x[0] for x in loads]
     print(f"\n1-min load average during the run: {min(lo):.1f} - {max(lo):.1f} "
           f"(median {statistics.median(lo):.1f}) on {info['cores']} cores")  # fmt: skip
