@@ -48,6 +48,18 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 ``final_obs``) once; a game's engine fills in ``_start(rows)``, ``_advance(actions)``,
 ``_observe()`` and ``_masks()``.
 
+## Engines
+
+| game | engine | seats, actions A | episodes |
+|---|---|---|---|
+| RPS / Battle of the Sexes / Prisoner's Dilemma | ``games/matrix/vector.py`` ``MatrixVectorEnv`` | 2 simultaneous, 3 or 2 | lockstep (the horizon) |
+| CollabCapture | ``games/collab_capture/vector.py`` ``CaptureVectorEnv`` | 2 simultaneous, 11 | own clock |
+| CollabEscape | ``games/collab_escape/vector.py`` ``EscapeVectorEnv`` | 2 simultaneous, 12 | own clock |
+| Overcooked | ``games/overcooked/vector.py`` ``OvercookedVectorEnv`` | 2 simultaneous, 6 | lockstep |
+| Hanabi | ``games/hanabi/vector.py`` ``HanabiVectorEnv`` | 2-5 turn-based, moves + no-op | own clock |
+
+Throughput: ``benchmarks/batched.py`` (figures in ``benchmarks/README.md``, "Batched engines").
+
 ## Adapters
 * :class:`GymVectorEnv`: a Gymnasium ``VectorEnv``. With a ``partner`` (a vectorised policy, e.g.
   :class:`RandomPartner`) one seat learns and the partner plays the others: ``num_envs = B``. With
