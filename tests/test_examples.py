@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import runpy
 import sys
 from pathlib import Path
@@ -32,3 +33,10 @@ def test_example_runs(path: Path, capsys: pytest.CaptureFixture[str], monkeypatc
         assert "vs always_1     return   99.00  ΔFunctional/T 0.010  ToM % 99.0" in out
     if path.name == "text_loop.py":
         assert "invalid answers: 2" in out
+    if path.name == "rllib_ppo.py":  # PPO, a remote runner: a Parallel and a masked AEC game
+        for game in ("Overcooked", "Hanabi"):
+            line = re.search(rf"{game} iteration 2: 512 env steps; mean return per seat: (.*)", out)
+            assert line, out
+            seats = re.findall(r"(player_\d) (-?[\d.]+)", line.group(1))
+            assert [s for s, _ in seats] == ["player_0", "player_1"], line.group(0)
+            assert seats[0][1] == seats[1][1], line.group(0)  # one team reward: nothing skewed
