@@ -121,7 +121,7 @@ class Minds:
 
 
 # =============================================================================== updates
-class _Builder:
+class MindBuilder:
     """A mutable copy of one :class:`Mind` for an update."""
 
     def __init__(self, mind: Mind) -> None:
@@ -195,7 +195,7 @@ def _empty_mind(n_agents: int, n_rooms: int, n_bombs: int) -> Mind:
     )
 
 
-def _perceive(mind: _Builder, view: BombView, now: int) -> None:
+def perceive(mind: MindBuilder, view: BombView, now: int) -> None:
     """A player reads its view at the start of its turn."""
     mind.perceived = now
     mind.see_room(view.room, view.room_bombs, now)
@@ -207,7 +207,7 @@ def _perceive(mind: _Builder, view: BombView, now: int) -> None:
             _hear(mind, view, msg, fact, now)
 
 
-def _hear(mind: _Builder, view: BombView, msg: ChatMessage, fact: Fact, now: int) -> None:
+def _hear(mind: MindBuilder, view: BombView, msg: ChatMessage, fact: Fact, now: int) -> None:
     if isinstance(fact, RoomFact):
         if fact.room != view.room:  # one's own eyes beat any message
             mind.learn("rooms", fact.room, fact.bombs, msg.time, now, "told")
@@ -221,7 +221,8 @@ def _hear(mind: _Builder, view: BombView, msg: ChatMessage, fact: Fact, now: int
             mind.where[fact.agent][fact.room] = now
 
 
-def _reports(msg: ChatMessage) -> list[Report]:
+def reports_of(msg: ChatMessage) -> list[Report]:
+    """The room, bomb and sequence reports a chat message makes, stamped with sender and time."""
     out = []
     for fact in msg.facts:
         if isinstance(fact, RoomFact):
@@ -239,14 +240,15 @@ def initial_minds(game: BombGame, state: BombState) -> Minds:
     n_rooms = state.mission.game_map.num_rooms
     minds = []
     for p in range(n_agents):
-        b = _Builder(_empty_mind(n_agents, n_rooms, n_bombs))
-        _perceive(b, game.observe(state, p), 0)
+        b = MindBuilder(_empty_mind(n_agents, n_rooms, n_bombs))
+        perceive(b, game.observe(state, p), 0)
         minds.append(b.freeze())
     return Minds(tuple(minds), (), (None,) * n_agents, ((),) * n_agents)
 
 
 # ========================================================================== ground truth
-def _minds(state: BombState) -> Minds:
+def minds_of(state: BombState) -> Minds:
+    """Every player's tracked mind in ``state`` (built from the views when not yet tracked)."""
     if state.minds is None:
         raise ValueError("the epistemic tracker is off (probes='none')")
     return state.minds
@@ -265,13 +267,14 @@ def truth(state: BombState, key: Key) -> tuple[int, ...]:
 
 def belief(state: BombState, agent: int, key: Key) -> Belief | None:
     """``agent``'s belief about ``key`` (``None`` if it has none)."""
-    mind = _minds(state).agents[agent]
+    mind = minds_of(state).agents[agent]
     kind, idx = key
     table = {ROOM: mind.rooms, BOMB: mind.bombs, SEQ: mind.sequences}[kind]
     return table[idx]
 
 
-def _is_true(state: BombState, key: Key, value: tuple[int, ...]) -> bool:
+def is_true(state: BombState, key: Key, value: tuple[int, ...]) -> bool:
+    """Whether ``key`` has ``value`` in the true state (the ground truth of a belief)."""
     if key[0] == SEQ:
         seq = state.mission.sequences[key[1]]
         return bool(value) and len(value) <= len(seq) and seq[len(seq) - len(value) :] == value
@@ -289,15 +292,15 @@ def knows(state: BombState, agent: int, key: Key) -> bool:
         if when < 0:
             return False
         mine = belief(state, agent, (BOMB, bomb))
-        return _minds(state).agents[agent].perceived >= when or (
+        return minds_of(state).agents[agent].perceived >= when or (
             mine is not None and mine.value == ()
         )
     b = belief(state, agent, key)
-    return b is not None and _is_true(state, key, b.value)
+    return b is not None and is_true(state, key, b.value)
 
 
 def _latest_report(state: BombState, sender: int, key: Key, read_by: int) -> Report | None:
-    minds = _minds(state)
+    minds = minds_of(state)
     seen = minds.agents[read_by].perceived
     out = None
     for r in minds.reports:
@@ -309,7 +312,7 @@ def _latest_report(state: BombState, sender: int, key: Key, read_by: int) -> Rep
 def _told(state: BombState, sender: int, reader: int, holder: int, key: Key) -> bool:
     """``sender`` told ``reader`` the true current value of ``key``, and ``holder`` believes it."""
     report = _latest_report(state, sender, key, reader)
-    if report is None or not _is_true(state, key, report.value):
+    if report is None or not is_true(state, key, report.value):
         return False
     held = belief(state, holder, key)
     return held is not None and held.value == report.value
@@ -321,7 +324,7 @@ def evidence(state: BombState, observer: int, agent: int, key: Key) -> str | Non
     Labels: ``"saw_in_room"`` (E1), ``"told_by"`` (E2: ``agent`` told ``observer``),
     ``"told_to"`` (E3: ``observer`` told ``agent``), ``"public_score"`` (defusals).
     """
-    minds = _minds(state)
+    minds = minds_of(state)
     obs = minds.agents[observer]
     kind, idx = key
     if kind == ROOM:
@@ -356,6 +359,6 @@ def aware_that_knows(state: BombState, observer: int, agent: int, key: Key) -> b
 
 def believed_room(state: BombState, observer: int, agent: int) -> int | None:
     """Where ``observer`` last believed ``agent`` was (``None``: no belief)."""
-    where = _minds(state).agents[observer].whereabouts[agent]
+    where = minds_of(state).agents[observer].whereabouts[agent]
     best = max(where)
     return None if best < 0 else where.index(best)

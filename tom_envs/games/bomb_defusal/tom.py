@@ -108,15 +108,15 @@ from tom_envs.games.bomb_defusal.minds import (
     SEQ,
     ActionRecord,
     Key,
+    MindBuilder,
     Minds,
-    _Builder,
-    _is_true,
-    _minds,
-    _perceive,
-    _reports,
     belief,
     evidence,
+    is_true,
     knows,
+    minds_of,
+    perceive,
+    reports_of,
 )
 from tom_envs.games.bomb_defusal.view import (
     ActionResult,
@@ -154,7 +154,7 @@ def update_minds(
     assert minds is not None
     now = after.time
     agents = list(minds.agents)
-    me = _Builder(agents[actor])
+    me = MindBuilder(agents[actor])
     kind = result.kind
     if kind == ResultKind.MOVED:
         me.see_room(result.room, result.bombs_seen, now)
@@ -172,7 +172,7 @@ def update_minds(
     reports = minds.reports
     announced = None
     if message is not None:
-        reports = reports + tuple(_reports(message))
+        reports = reports + tuple(reports_of(message))
         claims = [f.room for f in message.facts if isinstance(f, LocationFact) and f.agent == actor]
         if claims and claims[-1] != after.locations[actor]:
             announced = claims[-1]
@@ -183,8 +183,8 @@ def update_minds(
         out = _ask_now(game, replace(after, minds=out), actor)
     if not after.over:
         nxt = after.turn
-        b = _Builder(out.agents[nxt])
-        _perceive(b, game.observe(after, nxt), now)
+        b = MindBuilder(out.agents[nxt])
+        perceive(b, game.observe(after, nxt), now)
         out = replace(
             out, agents=tuple(b.freeze() if i == nxt else m for i, m in enumerate(agents))
         )
@@ -253,7 +253,7 @@ def _first_order_tag(state: BombState, target: int, key: Key) -> str:
     b = belief(state, target, key)
     if b is None:
         return "no_belief"
-    if _is_true(state, key, b.value):
+    if is_true(state, key, b.value):
         return f"true_{b.source}"
     return f"stale_{b.source}"  # e.g. left the room before it changed, or told a stale fact
 
@@ -273,7 +273,7 @@ def probe_timing(config: BombConfig) -> str:
 
 def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     """Every App. C question about ``player``'s last action, with truths read from ``state``."""
-    rec = _minds(state).last_action[player]
+    rec = minds_of(state).last_action[player]
     if rec is None:
         return []
     cfg = game.config
@@ -352,7 +352,7 @@ def _coin(state: BombState, probe_id: str) -> float:
 
 def _ask_now(game: BombGame, state: BombState, actor: int) -> Minds:
     """Freeze the questions about ``actor``'s action just applied (balanced for ``"action"``)."""
-    minds = _minds(state)
+    minds = minds_of(state)
     candidates = _candidates(game, state, actor)
     tally = {t: [y, n] for t, y, n in minds.tally}
     balance = probe_timing(game.config) == "action"
@@ -400,5 +400,5 @@ def make_probes(
             f"timing={timing!r} needs the probes frozen after each action: configure "
             "probe_timing='action' or 'action_all' (this game asks at the next turn)"
         )
-    asked = _minds(state).asked
+    asked = minds_of(state).asked
     return list(asked[player]) if asked else []
