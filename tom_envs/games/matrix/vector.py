@@ -95,6 +95,7 @@ class MatrixVectorEnv(VectorGame):
         if len(rows) != self.num_envs:  # pragma: no cover - lockstep makes this impossible
             raise RuntimeError("matrix episodes run in lockstep: all envs restart together")
         self.round = 0
+        self.episodes = getattr(self, "episodes", -1) + 1  # episodes started (every env at once)
         self.history = np.zeros((self.num_envs, self._T, 2), dtype=np.int8)
         self.scores = np.zeros((self.num_envs, 2), dtype=np.float64)
         if self.observations:
@@ -140,3 +141,97 @@ class MatrixVectorEnv(VectorGame):
             history=hist,
             scores=(float(self.scores[i, 0]), float(self.scores[i, 1])),
         )
+
+
+class MatrixPartner:
+    """A matrix partner bot (:mod:`tom_envs.games.matrix.bots`) playing seats of every env at once.
+
+    A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: it
+    reads the engine's history (never another seat's observation) and plays, env by env, what the
+    bot of that name plays in the single env. The bots are finite-state machines: their states
+    reachable from the start are enumerated once into tables (action probabilities and the update
+    by the joint action); ``fictitious_play``, whose state is the count of the other's actions,
+    is computed from the counts. ``random`` draws from the partner's own generator (``seed``).
+
+    Args:
+        engine: the :class:`MatrixVectorEnv` it plays in.
+        name: a bot name of :func:`~tom_envs.games.matrix.bots.partner_names`.
+        seats: the seats it plays (default: seat 1).
+        seed: the generator of its random choices.
+    """
+
+    def __init__(
+        self,
+        engine: MatrixVectorEnv,
+        name: str,
+        seats: tuple[int, ...] = (1,),
+        seed: int | None = None,
+    ) -> None:
+        from tom_envs.games.matrix.bots import FictitiousPlay, make_partner
+
+        self.engine, self.name, self.seats = engine, name, tuple(seats)
+        self.rng = np.random.default_rng(seed)
+        n = engine.num_actions
+        self._tables = []
+        for seat in self.seats:
+            policy = make_partner(name, engine.config, seat)
+            if isinstance(policy, FictitiousPlay):
+                self._tables.append(("counts", policy.matrix))
+                continue
+            index = {policy.initial_state(): 0}
+            order = [policy.initial_state()]
+            nxt: list[list[int]] = []
+            for state in order:  # breadth first over the reachable states
+                row = []
+                for own in range(n):
+                    for other in range(n):
+                        s = policy.next_state(state, own, other)
+                        if s not in index:
+                            if len(index) >= 10_000:
+                                raise ValueError(f"partner {name!r} has too many states to tabulate")
+                            index[s] = len(order)
+                            order.append(s)
+                        row.append(index[s])
+                nxt.append(row)
+            probs = np.array([policy.action_probs(s) for s in order])
+            self._tables.append(("fsm", (np.cumsum(probs, axis=1), np.array(nxt))))
+        self._round = -1
+        self._episode = -1
+        self._states: list[np.ndarray] = []
+
+    def _sync(self) -> None:
+        """Bring the partner's states to the engine's round (replaying its history if needed)."""
+        e = self.engine
+        if e.episodes != self._episode or e.round < self._round:
+            self._episode = e.episodes
+            self._states = [
+                np.zeros(e.num_envs, dtype=np.int64)
+                if kind == "fsm"
+                else np.zeros((e.num_envs, e.num_actions), dtype=np.int64)
+                for kind, _ in self._tables
+            ]
+            self._round = 0
+        while self._round < e.round:
+            joint = e.history[:, self._round].astype(np.int64)
+            for k, (seat, (kind, table)) in enumerate(zip(self.seats, self._tables, strict=True)):
+                own, other = joint[:, seat], joint[:, 1 - seat]
+                if kind == "fsm":
+                    n = e.num_actions
+                    self._states[k] = table[1][self._states[k], own * n + other]
+                else:
+                    self._states[k][np.arange(e.num_envs), other] += 1
+            self._round += 1
+
+    def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        """``(B, 2)``: the bot's actions in its seats (0 elsewhere)."""
+        self._sync()
+        e = self.engine
+        out = np.zeros((e.num_envs, 2), dtype=np.int64)
+        for k, (seat, (kind, table)) in enumerate(zip(self.seats, self._tables, strict=True)):
+            if kind == "fsm":
+                cum = table[0][self._states[k]]  # (B, n) cumulative probabilities
+                u = self.rng.random(e.num_envs)
+                out[:, seat] = np.minimum((u[:, None] >= cum).sum(axis=1), e.num_actions - 1)
+            else:
+                out[:, seat] = (self._states[k] @ table.T).argmax(axis=1)  # ties: lowest action
+        return out
