@@ -149,3 +149,73 @@ def test_overcooked_layout_paths_python_only(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"argument 'layout'.*over HTTP only 'cramped_room'"):
         validate_kwargs(module.PARAMS, {"layout": str(copy)}, source="http")
     assert validate_kwargs(module.PARAMS, {"layout": "counter_circuit"}, source="http")
+
+
+def _bad_values(p: Param) -> list[object]:
+    """Values ``p`` must refuse: wrong types, out of range, None, huge, negative, odd strings."""
+    bad: list[object] = [[[1]], {"a": 1}, object()]
+    if not p.optional:
+        bad.append(None)
+    t = p.type
+    if t in ("int", "float"):
+        bad += ["abc", "", True, [1], 10**30, "1" * 400]
+        if p.low is not None:
+            bad += [p.low - 1, -(10**9), str(int(p.low) - 1)]
+        if p.high is not None:
+            bad += [p.high + 1, 10**12, str(int(p.high) + 1)]
+        bad += [1.5] if t == "int" else [float("nan"), float("inf"), "nan"]
+    elif t == "bool":
+        bad += [1, 0, "yes", "1", "0", "", "false!", 2.0, [True]]
+    elif t == "choice":
+        bad += ["not-a-choice", 3, "", "x" * 10_000, "a\x00b", True]
+    elif t == "str":
+        bad += [3, True, [1], "x" * 10_000, "a\x00b"]
+    elif t in ("int_list", "bool_list", "str_list"):
+        bad += [3, True, ["x" * 10_000], [None]]
+        if p.max_len is not None:
+            bad.append(["1"] * (p.max_len + 1))
+        if t == "int_list":
+            bad += [[1.5], ["abc"], [10**30], [-(10**9)]]
+    elif t == "str_lists":
+        bad += [3, [[3]], [["x" * 10_000]], [[]]]
+    return bad
+
+
+FUZZ = [
+    (spec, p)
+    for spec in GAMES
+    for p in spec.load().PARAMS
+    if p.type != "object" and p.name not in spec.fixed
+]
+
+
+@pytest.mark.parametrize(("spec", "param"), FUZZ, ids=[f"{s.name}-{p.name}" for s, p in FUZZ])
+def test_every_declared_argument_refuses_bad_values_naming_itself(spec, param: Param) -> None:
+    """Every game, every declared argument: each bad value is refused at construction with an
+    error naming the argument (never accepted, never a crash deeper in the game)."""
+    make_bundle = spec.load().make_bundle
+    for value in _bad_values(param):
+        with pytest.raises((ValueError, TypeError), match=f"'{param.name}'"):
+            make_bundle(**{**spec.kwargs, param.name: value})
+        with pytest.raises(ValueError, match=f"'{param.name}'"):  # and the same over HTTP
+            validate_kwargs(spec.load().PARAMS, {param.name: value}, source="http")
+
+
+@pytest.mark.parametrize("spec", GAMES, ids=lambda g: g.name)
+def test_max_cycles_is_checked_by_every_game(spec) -> None:
+    module = spec.load()
+    for bad in (0, -1, 1.5, "x", True, 10**30):
+        with pytest.raises(ValueError, match="'max_cycles'"):
+            module.raw_env(max_cycles=bad, **spec.kwargs)
+        if spec.parallel:
+            with pytest.raises(ValueError, match="'max_cycles'"):
+                module.parallel_env(max_cycles=bad, **spec.kwargs)
+    assert module.raw_env(max_cycles="3", **spec.kwargs).max_cycles == 3  # as --kw gives it
+
+
+def test_coblock_inventory_bounds() -> None:
+    """The issue: max_inventory=0 divided by zero mid-episode and -1 left the observation space."""
+    make_bundle = game_spec("CoBlock").load().make_bundle
+    for bad in (0, -1, "0"):
+        with pytest.raises(ValueError, match=r"argument 'max_inventory'.*allowed: integer in \[1,"):
+            make_bundle(max_inventory=bad)

@@ -11,7 +11,9 @@ An agent spec is a string::
                                  baselines/checkpoint.py)
     <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str;
                                  a value may hold ':', as in base_url=http://127.0.0.1:8000/v1)
-    module.path:Class            any importable Agent class (keyword arguments after a further ':')
+    module.path:Class            any importable Agent class (keyword arguments after a further ':');
+                                 ``myagent:Cls`` (a file myagent.py) too. The command line finds
+                                 them from the current folder; a served request never names code
 
 Generic kinds other than ``random`` are plugins (:mod:`tom_envs.plugins`, group
 ``tom_envs.agents``): this package names no agent package. The partner registry is each game
@@ -72,6 +74,12 @@ def _value(text: str) -> Any:
     return text
 
 
+def _names_code(head: str, item: str) -> bool:
+    """``head:item`` names a class to import: a dotted module (``mypkg.agents:Cls``) or one file
+    and a capitalised class name (``myagent:Cls``; ``rmax:gamma`` stays a missing ``=value``)."""
+    return "=" not in item and item.isidentifier() and ("." in head or item[:1].isupper())
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"rmax:known_threshold=2:gamma=0.9"`` -> ``("rmax", {"known_threshold": 2, "gamma": 0.9})``."""
     parts = spec.split(":")
@@ -79,7 +87,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     rest = parts[1:]
     if head == "population" and rest:
         head, rest = f"population:{rest[0]}", rest[1:]
-    elif "." in head and rest and "=" not in rest[0]:
+    elif rest and _names_code(head, rest[0]):
         head, rest = f"{head}:{rest[0]}", rest[1:]
     raw: dict[str, str] = {}
     last = None
@@ -173,7 +181,7 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> 
         return table.make(head, bundle)
     if head in generic_agent_names():
         return _build(head, spec, kwargs)
-    if ":" in head and "." in head.split(":")[0]:
+    if ":" in head and all(part.isidentifier() for part in head.replace(":", ".").split(".")):
         return _build(head, spec, kwargs)
     raise KeyError(
         f"unknown agent {spec!r} for {game.name}; generic: {generic_agent_names()}; bots: "

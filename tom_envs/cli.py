@@ -1,6 +1,7 @@
 """The ``tom-envs`` command.
 
-tom-envs list                          games, ids, bots, populations, single-agent views
+tom-envs list [TEXT] [--ids|--bots]    games, ids, bots, populations, single-agent views
+tom-envs info GAME                     a game's arguments (types, defaults, bounds), seats, bots, ids
 tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL trajectories
 tom-envs demo                          built-in agents on every game, one results table
 tom-envs eval CONFIG                   a declarative experiment (TOML or shipped name; --list)
@@ -9,12 +10,16 @@ tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer acc
 tom-envs serve                         play any seat of any game in the browser
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
 tom-envs train ALGO GAME ...           train a trainer plugin (mappo, ppo; rl extra)
+
+Game arguments are ``--kw key=value ...`` on every command (``tom-envs info GAME`` lists them);
+``--env-kwargs`` is an older spelling, still read. ``tom-envs --version`` prints the version.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,9 +36,54 @@ from tom_envs.runner import Episode, format_table, run, summarize
 def _kv(items: Sequence[str]) -> dict[str, Any]:
     out = {}
     for item in items:
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"--kw: expected key=value, got {item!r}")
         _, kwargs = parse_spec(f"x:{item}")
         out.update(kwargs)
     return out
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"tom-envs {version('tom-envs')}"
+    except PackageNotFoundError:  # a checkout that was not installed
+        return "tom-envs (not installed)"
+
+
+#: The game-level arguments every game takes besides its own (``tom-envs info`` lists them).
+ENV_LEVEL = ("max_cycles",)
+
+
+def _split_env_level(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(game arguments, env-level arguments)`` of ``--kw`` (``max_cycles`` goes to the env)."""
+    game = {k: v for k, v in kwargs.items() if k not in ENV_LEVEL}
+    return game, {k: v for k, v in kwargs.items() if k in ENV_LEVEL}
+
+
+def _code_specs(specs: Sequence[str]) -> bool:
+    """Whether an agent spec names a class to import (``module:Class``)."""
+    return any(parse_spec(s)[0].count(":") == 1 and not s.startswith("population:")
+               for s in specs)  # fmt: skip
+
+
+def _local_modules(specs: Sequence[str]) -> None:
+    """Agent classes named on the command line (``mypkg.agents:Cls``, ``myagent:Cls``) are found
+    from the current folder, as ``python -m`` would find them. Only the command line does this:
+    the browser server and eval configs never import code a request or file names."""
+    if _code_specs(specs) and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 def _share(text: str) -> float:
@@ -47,24 +97,61 @@ def _share(text: str) -> float:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every game with its ids, agents and single-agent views."""
-    for spec in GAMES:
-        print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
+    """Print every game (or those matching TEXT) with its ids, agents and single-agent views;
+    ``--ids`` prints only ids, ``--bots`` only agents."""
+    query = (args.query or "").lower()
+    games = [s for s in GAMES if not query or query in f"{s.id} {s.summary}".lower()]
+    if not games:
+        print(f"error: no game matches {args.query!r}; games: {', '.join(s.name for s in GAMES)}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    for spec in games:
+        views = [sa.id for sa in single_agent_specs() if sa.game is spec]
+        if args.ids:
+            print("\n".join([spec.id, *views]))
+            continue
+        if not args.bots:
+            print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
         for name, desc in agent_names(spec).items():
-            print(f"    agent  {name:<28} {desc}")
-        for sa in single_agent_specs():
-            if sa.game is spec:
-                print(f"    gym    {sa.id}")
+            print(f"    agent  {name:<28} {desc}" if not args.bots else f"{spec.name}  {name:<28} {desc}")
+        if not args.bots:
+            for view in views:
+                print(f"    gym    {view}")
     return 0
 
 
-def _summary_rows(episodes: list[Episode], label: dict[str, str]) -> list[dict[str, Any]]:
-    s = summarize(episodes)
-    row: dict[str, Any] = dict(label)
-    row["episodes"] = len(episodes)
-    for key, val in s.items():
-        row[key] = val
-    return [row]
+def cmd_info(args: argparse.Namespace) -> int:
+    """One game: its arguments (type, default, allowed values and bounds), seats, agents,
+    populations and ids (OpenSpiel's game parameters, for this suite)."""
+    from tom_envs.core.contract import MAX_CYCLES
+    from tom_envs.core.params import params_table
+
+    spec = game_spec(args.game)
+    module = spec.load()
+    bundle = module.make_bundle(**spec.kwargs)
+    table = module.bot_table(**spec.kwargs)
+    game = bundle.game
+    print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
+    print(f"seats: {', '.join(bundle.agents)}; actions: {game.num_actions}; "
+          f"dynamics: {game.tags.dynamics}")  # fmt: skip
+    print("\narguments (--kw key=value; Python: keyword arguments)"
+          + (f"; this id sets {spec.kwargs}" if spec.kwargs else "") + ":\n")  # fmt: skip
+    print(params_table((*module.PARAMS, MAX_CYCLES)))
+    print("\nagents (--agents):")
+    for name, desc in agent_names(spec).items():
+        print(f"    {name:<28} {desc}")
+    if table.populations:
+        print("\npopulations:")
+        for pop, members in table.populations.items():
+            print(f"    population:{pop:<17} {', '.join(members)}")
+    print("\nids:")
+    print(f"    pettingzoo.make('aec', '{spec.id}')")
+    if spec.parallel:
+        print(f"    pettingzoo.make('parallel', '{spec.id}')")
+    for sa in single_agent_specs():
+        if sa.game is spec:
+            print(f"    gymnasium.make('{sa.id}')")
+    return 0
 
 
 def check_agent_endpoints(specs: Sequence[str]) -> None:
@@ -100,11 +187,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tom_envs.runner import run_config
 
     spec = game_spec(args.game)
-    kwargs = _kv(args.kw)
+    kwargs = _kv(_kw_items(args))
     module = spec.load()
-    bundle = module.make_bundle(**{**spec.kwargs, **kwargs})
+    game_kwargs, env_level = _split_env_level(kwargs)
+    if env_level:
+        from tom_envs.core.contract import MAX_CYCLES
+
+        kwargs.update({k: MAX_CYCLES.parse(v) for k, v in env_level.items()})
+    bundle = module.make_bundle(**{**spec.kwargs, **game_kwargs})
     n = bundle.game.num_players
     specs = list(args.agents)
+    _local_modules(specs)
     if len(specs) == 1 and n > 1:
         specs = specs * n
     if len(specs) != n:
@@ -255,13 +348,27 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train with a trainer plugin (group ``tom_envs.trainers``: MAPPO, baselines/mappo.py, or SB3
-    PPO, baselines/ppo_sb3.py) on a game."""
+    PPO, baselines/ppo_sb3.py) on a game; ``--kw key=value ...`` are game arguments."""
     try:
         main_fn = plugins.load("tom_envs.trainers", args.algo)
     except plugins.PluginError as exc:
         print(f"error: --algo: {exc}", file=sys.stderr)
         return 2
-    return int(main_fn(["--game", args.game, *args.options]))
+    options = []
+    for opt in args.options:  # one flag name everywhere: --kw (the trainers read --env-kwargs)
+        if opt == "--env-kwargs" or opt.startswith("--env-kwargs="):
+            print("note: --env-kwargs is now --kw", file=sys.stderr)
+        options.append("--env-kwargs" + opt[4:] if opt == "--kw" or opt.startswith("--kw=")
+                       else opt)  # fmt: skip
+    return int(main_fn(["--game", args.game, *options]))
+
+
+def _kw_items(args: argparse.Namespace) -> list[str]:
+    """``--kw`` items, and those of the deprecated spelling ``--env-kwargs``."""
+    old = list(getattr(args, "env_kwargs", None) or [])
+    if old:
+        print("note: --env-kwargs is now --kw", file=sys.stderr)
+    return [*args.kw, *old]
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -269,6 +376,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tom_envs.evaluation import ConfigError, load_config, shipped_configs
     from tom_envs.evaluation.config import agents_from_cli
 
+    _local_modules([a.partition("=")[2] for a in args.agent])
     if args.list or args.config is None:
         for name, path in shipped_configs().items():
             first = next(
@@ -451,8 +559,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from tom_envs.serve.app import serve
     except ImportError as exc:
-        print(f"error: tom-envs serve needs the serve extra ({exc}): pip install 'tom-envs[serve]'",
-              file=sys.stderr)  # fmt: skip
+        print(f"error: tom-envs serve needs the serve extra ({exc}); from the checkout: "
+              'pip install -e ".[serve]"', file=sys.stderr)  # fmt: skip
         return 2
     from tom_envs.serve.app import load_study, parse_presets
 
@@ -480,8 +588,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tom-envs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="games, agents and ids").set_defaults(fn=cmd_list)
+    ls = sub.add_parser("list", help="games, agents and ids (filter: tom-envs list hanabi)")
+    ls.add_argument("query", nargs="?", help="only games whose id or summary holds this text")
+    only = ls.add_mutually_exclusive_group()
+    only.add_argument("--ids", action="store_true", help="only the ids (PettingZoo, Gymnasium)")
+    only.add_argument("--bots", action="store_true", help="only the agents and bots")
+    ls.set_defaults(fn=cmd_list)
+    inf = sub.add_parser("info", help="a game's arguments, bounds, seats, agents and ids")
+    inf.add_argument("game")
+    inf.set_defaults(fn=cmd_info)
     r = sub.add_parser("run", help="play agents on a game")
     r.add_argument("game")
     r.add_argument(
@@ -491,18 +608,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="one spec per seat (or one for all): random, a bot, population:NAME, rmax, "
         "NAME:key=value",
     )
-    r.add_argument("--episodes", type=int, default=10)
+    r.add_argument("--episodes", type=_positive, default=10)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS-CONFIGHASH)")
     r.add_argument("--text", action="store_true", help="record text observations")
-    r.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
+    r.add_argument("--kw", nargs="*", default=[],
+                   help="game arguments, key=value (tom-envs info GAME lists them)")  # fmt: skip
+    r.add_argument("--env-kwargs", nargs="*", default=[], help=argparse.SUPPRESS)  # old spelling
     r.add_argument("--max-fallback-share", type=_share, default=0.2,
                    help="an episode where a seat fell back on more than this share of its "
                    "decisions is failed, not a result (default 0.2)")  # fmt: skip
     r.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("demo", help="built-in agents on every game")
-    d.add_argument("--episodes", type=int, default=20)
+    d.add_argument("--episodes", type=_positive, default=20)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", help="also write trajectories here")
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
@@ -526,7 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train MAPPO or SB3 PPO on a game (needs the rl extra)")
     tr.add_argument("algo", help="a trainer plugin: " + ", ".join(plugins.names("tom_envs.trainers")))
     tr.add_argument("game")
-    tr.add_argument("options", nargs=argparse.REMAINDER, help="settings; GAME --help lists them")
+    tr.add_argument("options", nargs=argparse.REMAINDER,
+                    help="settings (--kw key=value: game arguments); GAME --help lists them")  # fmt: skip
     tr.set_defaults(fn=cmd_train)
     sv = sub.add_parser("serve", help="play any seat of any game in the browser")
     sv.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
@@ -580,7 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
     ev.add_argument("--backend", choices=["local", "ray"], default="local")
     ev.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
-    ev.add_argument("--episodes", type=int, help="episodes per cell (overrides the config)")
+    ev.add_argument("--episodes", type=_positive, help="episodes per cell (overrides the config)")
     ev.add_argument(
         "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
     )
@@ -600,7 +720,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.fn(args))
     except (KeyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr quotes
+        print(f"error: {text}", file=sys.stderr)
         return 2
 
 

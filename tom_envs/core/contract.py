@@ -34,6 +34,18 @@ from tom_envs.core.wrappers import OrderEnforcing
 #: Module attributes a game may add to the contract; callers look them up with ``getattr``.
 OPTIONAL_HOOKS = ("episode_metrics_hook", "action_recommender")
 
+#: The one env-level argument every game takes besides its ``PARAMS`` (not a rule: it only cuts
+#: episodes short), checked like them by ``raw_env`` and ``parallel_env``.
+MAX_CYCLES = Param(
+    "max_cycles",
+    "int",
+    None,
+    "truncate after this many cycles (every game; not a rule)",
+    low=1,
+    high=10_000_000,
+    optional=True,
+)
+
 #: A bot's constructor: the configured game in, a fresh agent out.
 BotFactory = Callable[[GameBundle], Agent]
 
@@ -211,7 +223,8 @@ def env_functions(
         render_mode: str | None = None, max_cycles: int | None = None, **config: Any
     ) -> TomAECEnv:
         """The AEC environment without wrappers (illegal actions raise ``IllegalActionError``)."""
-        return TomAECEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
+        cycles = MAX_CYCLES.parse(max_cycles)
+        return TomAECEnv(make_bundle(**config), _name(config), render_mode, cycles)
 
     def env(**kwargs: Any) -> OrderEnforcing:
         """The AEC environment with PettingZoo's order enforcement."""
@@ -221,7 +234,8 @@ def env_functions(
         render_mode: str | None = None, max_cycles: int | None = None, **config: Any
     ) -> TomParallelEnv:
         """The Parallel environment (same rules, same seeds, same episodes)."""
-        return TomParallelEnv(make_bundle(**config), _name(config), render_mode, max_cycles)
+        cycles = MAX_CYCLES.parse(max_cycles)
+        return TomParallelEnv(make_bundle(**config), _name(config), render_mode, cycles)
 
     module = getattr(make_bundle, "__module__", __name__)
     for fn in (raw_env, env, parallel_env):
@@ -231,6 +245,7 @@ def env_functions(
 
 
 __all__ = [
+    "MAX_CYCLES",
     "OPTIONAL_HOOKS",
     "Bot",
     "BotFactory",
