@@ -222,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--peers", choices=("auto", "none"), default="auto")
-    p.add_argument("--peers-dir", default=os.environ.get("PEERS_DIR", os.path.expanduser("~/peers")))
+    p.add_argument(
+        "--peers-dir", default=os.environ.get("PEERS_DIR", os.path.expanduser("~/peers"))
+    )
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
@@ -256,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
             res = ours(case, args.batch, args.seconds, args.seed + r)
             res["load"] = load
             runs[g]["ours"].append(res)
-            msg = f"  [{r + 1}/{args.repeats}] {g} B={args.batch}: {_fmt(res['joint_per_s'])} joint/s"
+            msg = (
+                f"  [{r + 1}/{args.repeats}] {g} B={args.batch}: {_fmt(res['joint_per_s'])} joint/s"
+            )
             if peers_ok and case.peer is not None:
                 load = os.getloadavg()
                 loads.append(load)

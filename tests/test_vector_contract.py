@@ -130,7 +130,9 @@ def test_gymnasium_adapter_with_a_partner_and_in_self_play(name) -> None:
     assert selfplay.num_envs == 3 * e.num_agents
     obs, infos = selfplay.reset(seed=0)
     assert obs.shape == (3 * e.num_agents, e.obs_size)
-    assert np.array_equal(infos["action_mask"], selfplay.engine.action_masks().reshape(obs.shape[0], -1))
+    assert np.array_equal(
+        infos["action_mask"], selfplay.engine.action_masks().reshape(obs.shape[0], -1)
+    )
     obs, r, te, tr, infos = selfplay.step(_safe(selfplay.engine).reshape(-1))
     assert r.shape == te.shape == tr.shape == (3 * e.num_agents,) and not (te | tr).any()
     with pytest.raises(ValueError, match="shape"):

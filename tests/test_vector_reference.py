@@ -88,9 +88,7 @@ class Reference:
         for i, env in enumerate(self.envs):
             n = env.game.num_players
             row = [self.noop if self.noop is not None else -1] * n
-            acting = (
-                [env.agent_selection] if self.noop is not None else list(env.possible_agents)
-            )
+            acting = [env.agent_selection] if self.noop is not None else list(env.possible_agents)
             for agent in acting:
                 p = int(agent.split("_")[1])
                 o = env.observe(agent)

@@ -298,7 +298,11 @@ class GymVectorEnv(VectorEnv):
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(
-        self, engine: BatchedEngine, seat: int = 0, partner: Partner | None = None, copy: bool = True
+        self,
+        engine: BatchedEngine,
+        seat: int = 0,
+        partner: Partner | None = None,
+        copy: bool = True,
     ) -> None:
         if not getattr(engine, "observations", True):
             raise ValueError("engine must compute observations (observations=True)")
@@ -318,7 +322,9 @@ class GymVectorEnv(VectorEnv):
 
     def _mine(self, x: np.ndarray) -> np.ndarray:
         """Rows of the learner's sub-envs: ``(B, n, ...) -> (num_envs, ...)``."""
-        out = x[:, self.seat] if self.partner is not None else x.reshape(self.num_envs, *x.shape[2:])
+        out = (
+            x[:, self.seat] if self.partner is not None else x.reshape(self.num_envs, *x.shape[2:])
+        )
         return np.array(out, copy=True) if self.copy else out
 
     def action_masks(self) -> np.ndarray:

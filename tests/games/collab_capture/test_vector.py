@@ -64,3 +64,26 @@ def test_masks_are_zero_after_the_end_without_autoreset() -> None:
     assert not masks[0].any() and masks[1].any()
     with pytest.raises(ValueError, match="reset"):
         venv.step(np.zeros((2, 2), dtype=int))
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_vectorised_greedy_partner_plays_what_the_bot_plays(scenario) -> None:
+    from tom_envs.games.collab_capture.vector import CapturePartner
+
+    kw = {"scenario": scenario, "max_turns": 10}
+    bundle, table = make_bundle(**kw), bot_table(**kw)
+    B = 8
+    agents = [[None, table.make("greedy", bundle)] for _ in range(B)]  # seat 0 plays at random
+    ref = Reference(lambda: raw_env(**kw), agents, seeds=list(range(B)))
+    venv = CaptureVectorEnv(B, **kw)
+    partner = CapturePartner(venv, "greedy", seats=(0, 1))
+    obs = venv.reset(seed=0)
+    for t in range(25):
+        a = ref.actions()
+        assert np.array_equal(partner(obs, venv.action_masks())[:, 1], a[:, 1]), t
+        obs, _, term, _ = venv.step(a)
+        ref.step(a)
+        for i in np.flatnonzero(term):
+            ref.reset(i)
+    with pytest.raises(ValueError, match="greedy"):
+        CapturePartner(venv, "optimal")

@@ -57,7 +57,9 @@ def test_batched_follows_the_rules_and_the_encoder(kw) -> None:
             assert rewards[i].tolist() == [float(game.succeeded(got))] * 2
             assert term[i] == game.is_terminal(got)
             if term[i]:
-                kind = "escaped" if game.succeeded(got) else "caught" if game.failed(got) else "limit"
+                kind = (
+                    "escaped" if game.succeeded(got) else "caught" if game.failed(got) else "limit"
+                )
                 ends[kind] += 1
                 ref.reset(i)
                 assert venv.state(i) == ref.envs[i].game_state  # the start, in the same step
@@ -86,3 +88,28 @@ def test_roaming_killer_moves_uniformly() -> None:
     again.reset(seed=11)
     again.step(np.zeros((6000, 2), dtype=np.int64))
     assert np.array_equal(again.killer, venv.killer)  # the seed decides every draw
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_vectorised_greedy_partner_plays_what_the_bot_plays(kw) -> None:
+    from tom_envs.games.collab_escape.vector import EscapePartner
+
+    bundle, table = make_bundle(**kw), bot_table(**kw)
+    B = 8
+    agents = [[table.make("greedy", bundle), table.make("greedy", bundle)] for _ in range(B)]
+    ref = Reference(lambda: raw_env(**kw), agents, seeds=list(range(B)))
+    venv = EscapeVectorEnv(B, **kw)
+    partner = EscapePartner(venv, "greedy", seats=(0, 1))
+    obs = venv.reset(seed=0)
+    fixed = 0
+    for t in range(40):
+        a = ref.actions()
+        assert np.array_equal(partner(obs, venv.action_masks()), a), t
+        fixed += int((a == 11).sum())
+        obs, _, term, _ = venv.step(a)
+        for i in range(B):  # follow the engine's chance (the killer's roaming) in the reference
+            if term[i]:
+                ref.reset(i)
+            else:
+                ref.envs[i].game_state = venv.state(i)
+    assert fixed > 0  # the bots repaired generators

@@ -176,3 +176,40 @@ class CaptureVectorEnv(VectorGame):
             turn=int(self.turn[i]),
             captured=bool(self.captured[i]),
         )
+
+
+class CapturePartner:
+    """The ``greedy`` bot (:mod:`tom_envs.games.collab_capture.bots`) playing seats of every env.
+
+    A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
+    move for every (doors, own room, thief's room) is a table filled by the bot's own
+    :func:`~tom_envs.games.collab_capture.bots.greedy_action` on the rules' views, read from the
+    engine's state each step. (``optimal`` is a search, not tabulated here.)
+    """
+
+    NAMES = ("greedy",)
+
+    def __init__(
+        self, engine: CaptureVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
+    ) -> None:
+        from tom_envs.games.collab_capture.bots import greedy_action
+
+        if name not in self.NAMES:
+            raise ValueError(f"vectorised CollabCapture partners: {list(self.NAMES)}, got {name!r}")
+        self.engine, self.name, self.seats = engine, name, tuple(seats)
+        self._table = np.zeros((4, _R + 1, _R + 1), dtype=np.int64)
+        for c in range(4):
+            doors = (bool(c & 1), bool(c & 2))
+            for room in ROOMS:
+                for thief in ROOMS:
+                    state = CaptureState(rooms=(room, room), thief=thief, doors=doors)
+                    self._table[c, room, thief] = greedy_action(engine.game.observe(state, 0))
+
+    def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        """``(B, 2)``: the bot's actions in its seats (0 elsewhere)."""
+        e = self.engine
+        out = np.zeros((e.num_envs, 2), dtype=np.int64)
+        code = e._codes()
+        for seat in self.seats:
+            out[:, seat] = self._table[code, e.rooms[:, seat], e.thief]
+        return out

@@ -172,7 +172,9 @@ class EscapeVectorEnv(VectorGame):
         """The killer's decision this turn (target, new memory), cached until the state changes."""
         if self._dec is None:
             n = _R + 1
-            idx = ((self.killer * n + self.rooms[:, 0]) * n + self.rooms[:, 1]) * _MEMS + self.memory
+            idx = (
+                (self.killer * n + self.rooms[:, 0]) * n + self.rooms[:, 1]
+            ) * _MEMS + self.memory
             self._dec = (self._target_flat[idx], self._memory_flat[idx])
         return self._dec
 
@@ -262,3 +264,45 @@ class EscapeVectorEnv(VectorGame):
             turn=int(self.turn[i]),
             outcome=int(self.outcome[i]),
         )
+
+
+class EscapePartner:
+    """The ``greedy`` bot (:mod:`tom_envs.games.collab_escape.bots`) playing seats of every env.
+
+    A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
+    move for every (own room, generator 1 repaired, generator 2 repaired), all it reads, is a table
+    filled by the bot's own :func:`~tom_envs.games.collab_escape.bots.greedy_action` on the rules'
+    views. (``optimal`` is a search, not tabulated here.)
+    """
+
+    NAMES = ("greedy",)
+
+    def __init__(
+        self, engine: EscapeVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
+    ) -> None:
+        from tom_envs.games.collab_escape.bots import greedy_action
+
+        if name not in self.NAMES:
+            raise ValueError(f"vectorised CollabEscape partners: {list(self.NAMES)}, got {name!r}")
+        self.engine, self.name, self.seats = engine, name, tuple(seats)
+        need = engine.config.fixes_needed
+        self._table = np.zeros((_R + 1, 2, 2), dtype=np.int64)
+        for room in ROOMS:
+            for r0 in (0, 1):
+                for r1 in (0, 1):
+                    state = EscapeState((room, room), room, fixes=(need * r0, need * r1))
+                    view = engine.game.observe(state, 0)
+                    self._table[room, r0, r1] = greedy_action(view, engine.game.maze)
+
+    def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        """``(B, 2)``: the bot's actions in its seats (0 elsewhere)."""
+        e = self.engine
+        out = np.zeros((e.num_envs, 2), dtype=np.int64)
+        need = e._needed
+        rep0, rep1 = (
+            (e.fixes[:, 0] >= need).astype(np.int64),
+            (e.fixes[:, 1] >= need).astype(np.int64),
+        )
+        for seat in self.seats:
+            out[:, seat] = self._table[e.rooms[:, seat], rep0, rep1]
+        return out

@@ -270,8 +270,11 @@ class HanabiVectorEnv(VectorGame):
         is_color = kind == REVEAL_COLOR
         attr = np.where(is_color[:, None], self._color[hand + 1], self._rank[hand + 1])
         touched = attr == value[:, None]  # empty slots hold -1: never touched
-        plaus = np.where(is_color[:, None], self._color_row[np.where(is_color, value, 0)],
-                         self._rank_col[np.where(is_color, 0, value)])  # fmt: skip  (n, CR)
+        plaus = np.where(
+            is_color[:, None],
+            self._color_row[np.where(is_color, value, 0)],
+            self._rank_col[np.where(is_color, 0, value)],
+        )  # fmt: skip  (n, CR)
         keep = np.where(touched[:, :, None], plaus[:, None, :], ~plaus[:, None, :])
         know = self.knowledge[r, target]  # (n, H, K)
         know[:, :, :CR] &= keep
@@ -341,9 +344,13 @@ class HanabiVectorEnv(VectorGame):
         ci = np.nonzero(lit)
         common[ci[0], self._fw_off + ci[1] * self.R + fw[lit] - 1] = True
         m = self.config.max_information_tokens
-        common[:, self._info_off : self._info_off + m] = self._therm_info[None, :] < self.info[:, None]
+        common[:, self._info_off : self._info_off + m] = (
+            self._therm_info[None, :] < self.info[:, None]
+        )
         m = self.config.max_life_tokens
-        common[:, self._life_off : self._life_off + m] = self._therm_life[None, :] < self.life[:, None]
+        common[:, self._life_off : self._life_off + m] = (
+            self._therm_life[None, :] < self.life[:, None]
+        )
         common[:, self._disc_off : self._disc_off + self.D] = self.discard_bits
         # Last move: everything but the seat offsets.
         la = self._la

@@ -123,9 +123,7 @@ class MatrixVectorEnv(VectorGame):
 
     def _observe(self) -> np.ndarray:
         start = self._p0 - self.round * self._n2 - self._off
-        view = self._buf[:, start : start + self.obs_size].reshape(
-            self.num_envs, 2, self.obs_size
-        )
+        view = self._buf[:, start : start + self.obs_size].reshape(self.num_envs, 2, self.obs_size)
         view.flags.writeable = False
         return view
 
@@ -188,7 +186,9 @@ class MatrixPartner:
                         s = policy.next_state(state, own, other)
                         if s not in index:
                             if len(index) >= 10_000:
-                                raise ValueError(f"partner {name!r} has too many states to tabulate")
+                                raise ValueError(
+                                    f"partner {name!r} has too many states to tabulate"
+                                )
                             index[s] = len(order)
                             order.append(s)
                         row.append(index[s])
