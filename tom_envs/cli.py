@@ -5,7 +5,8 @@ tom-envs info GAME                     a game's arguments (types, defaults, boun
 tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL trajectories
 tom-envs demo                          built-in agents on every game, one results table
 tom-envs eval CONFIG                   a declarative experiment (TOML or shipped name; --list)
-tom-envs reproduce paperXXX            a paper's tables: its shipped eval config (paper000-004)
+tom-envs reproduce NAME                a results page's tables: its shipped eval config
+                                       (paper000-004, hanabi, overcooked)
 tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer accuracy
 tom-envs serve                         play any seat of any game in the browser
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
@@ -294,6 +295,9 @@ def _plugin_demos(seed: int) -> None:
 
 #: The papers whose tables ship as eval configs (``tom_envs/evaluation/configs/<paper>.toml``).
 PAPERS = ("paper000", "paper001", "paper002", "paper003", "paper004")
+#: Every results page ``reproduce`` writes: the papers and the games' bot tables (parity and
+#: speed are ``benchmarks/<game>.py``).
+REPRODUCIBLE = (*PAPERS, "hanabi", "overcooked")
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -313,11 +317,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             return 2
         from tom_envs.experiments.tables import get_table
 
-        for t in cfg.tables:  # each table's own budget; the sections keep the config's
+        for t in cfg.tables:  # each table's own budgets; the sections keep the config's
             params = get_table(t["table"]).parameters()
-            budget = next((p for p in ("episodes", "games", "generated") if p in params), None)
-            if budget is not None:
-                t.setdefault("kwargs", {})[budget] = args.episodes
+            kwargs = t.setdefault("kwargs", {})
+            budgets = [p for p in ("episodes", "games", "generated", "matches") if p in params]
+            for budget in budgets[:1] + [b for b in budgets[1:] if kwargs.get(b)]:
+                kwargs[budget] = args.episodes
     res, code = _evaluate(cfg, args)
     if res is None:
         return code
@@ -326,6 +331,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text("\n".join(table_markdown(res, t) for t in cfg.tables))
         print(f"written: {args.out}", file=sys.stderr)
+        from tom_envs.experiments.tables import write_figures
+
+        for t in cfg.tables:  # the tables' pictures, next to the page
+            for path in write_figures(t, res.tables.get(t["table"], {}), Path(args.out)):
+                print(f"written: {path}", file=sys.stderr)
     return code
 
 
@@ -456,7 +466,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
         games = [game_spec(g).name for g in args.games] or qg.qa_games()
         out = Path(args.out)
         for g in games:
-            items = qg.generate(g, np.random.default_rng([args.seed, qg._stable_hash(g)]), args.n,
+            items = qg.generate(g, np.random.default_rng([args.seed, qg.stable_hash(g)]), args.n,
                                 filters=args.filter or None)  # fmt: skip
             meta = qg.suite_meta(g, args.seed, args.n)
             path = write_suite(items, out / f"{g}.jsonl", meta)
@@ -626,10 +636,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", help="also write trajectories here")
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
     d.set_defaults(fn=cmd_demo)
-    rp = sub.add_parser("reproduce", help="a paper's tables: its shipped eval config by name")
-    rp.add_argument("paper", choices=PAPERS)
+    rp = sub.add_parser("reproduce", help="a results page's tables: its shipped eval config")
+    rp.add_argument("paper", choices=REPRODUCIBLE)
     rp.add_argument("--episodes", type=int, help="the tables' budget: episodes per cell (paper001: "
-                    "games per pairing, paper003: generated tasks; default: the config's)")  # fmt: skip
+                    "deals and matches per pairing, paper003: generated tasks; default: the config's)")  # fmt: skip
     rp.add_argument("--backend", choices=["local", "ray"], default="local")
     rp.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
     rp.add_argument("--run-dir", help="trajectories (default runs/eval/NAME-CONFIGHASH; resumes)")

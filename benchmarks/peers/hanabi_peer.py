@@ -24,7 +24,7 @@ discard: long games that empty the deck, complete stacks and reach the final rou
 (careful, with a 5% chance of a blind play: lives lost late in long games).
 
 This script imports only the peer: the comparison with tom_envs runs in the tom_envs venv
-(``tests/games/hanabi/test_parity.py``, ``python -m tom_envs.experiments.hanabi parity``).
+(``tests/games/hanabi/test_parity.py``, ``python benchmarks/hanabi.py parity``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Runs in the peer's own venv (overcooked-ai 1.1.0 needs scipy and numpy<2; see
 shared/specs/peers.md): ``~/peers/venv-overcooked/bin/python overcooked_ai_replay.py < requests``.
-It imports nothing from tom_envs: the tom_envs side (tom_envs/experiments/overcooked.py) writes the
+It imports nothing from tom_envs: the tom_envs side (tom_envs/games/overcooked/parity.py) writes the
 requests, reads the answers and compares them with its own rules.
 
 Protocol: one JSON request per input line, answered by JSON lines on stdout::

@@ -344,21 +344,25 @@ def test_a_config_cannot_name_code_or_bad_table_arguments(entry: dict, match: st
 
 
 def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
-    from tom_envs.cli import PAPERS, build_parser
+    from tom_envs.cli import PAPERS, REPRODUCIBLE, build_parser
 
     assert PAPERS == ("paper000", "paper001", "paper002", "paper003", "paper004")
-    assert set(PAPERS) <= set(shipped_configs())
-    for paper in PAPERS:
-        assert build_parser().parse_args(["reproduce", paper]).paper == paper
+    assert (*PAPERS, "hanabi", "overcooked") == REPRODUCIBLE
+    assert set(REPRODUCIBLE) <= set(shipped_configs())
+    for name in REPRODUCIBLE:
+        assert build_parser().parse_args(["reproduce", name]).paper == name
+        assert [t["table"] for t in load_config(name).tables] == [name]
     from tom_envs.cli import main
 
-    argv = ["reproduce", "paper001", "--episodes", "2", "--run-dir", str(tmp_path / "run"),
+    argv = ["reproduce", "hanabi", "--episodes", "2", "--run-dir", str(tmp_path / "run"),
             "--out", str(tmp_path / "p.md"), "--workers", "1"]  # fmt: skip
     assert main(argv) == 0
     page = (tmp_path / "p.md").read_text()
-    assert "| bestp_lowv | heuristic | 2 |" in page  # 2 games: one seed, both seatings
-    trajectories = sorted((tmp_path / "run" / "tables" / "paper001").rglob("*.jsonl"))
-    assert len(trajectories) == 6 * 2  # 6 pairings x 2 seatings x 1 seed
+    assert "## Cross-play, 2 players (2 seeds per cell)" in page
+    assert "| `random` | 0.00 ± 0.00 | 0.00 ± 0.00 | 0.00 ± 0.00 |" in page  # random bombs out
+    assert "| 3 | 2 |" in page  # the convention bot with 3 players, 2 seeds
+    trajectories = sorted((tmp_path / "run" / "tables" / "hanabi").rglob("*.jsonl"))
+    assert len(trajectories) == (9 + 3) * 2  # 9 pairings and 3 player counts x 2 seeds
     stamps = [p.stat().st_mtime_ns for p in trajectories]
     assert main(argv) == 0  # resumed: no trajectory rewritten, the same page
     assert [p.stat().st_mtime_ns for p in trajectories] == stamps

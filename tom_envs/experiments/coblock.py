@@ -2,28 +2,25 @@
 
 Plays every built-in task (24 per type) with the cooperative pair, with the cooperative bot beside
 each persona (both seatings: 48 episodes per type), and with two uniformly random agents; then the
-cooperative pair on freshly generated tasks. Writes a markdown report.
+cooperative pair on freshly generated tasks; the page is computed from those episodes, and its
+pictures are drawn next to it (the round-5 picture from a cell's episode).
 
-Run: ``python -m tom_envs.experiments.coblock --out docs/results/coblock.md``
-(about a minute; ``--generated N`` sets the number of generated tasks per type, default 100).
+Run: ``tom-envs reproduce paper003 --out docs/results/coblock.md`` (the shipped config
+``tom_envs/evaluation/configs/paper003.toml``; ``--episodes N`` sets the number of generated tasks
+per type, default 100).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from tom_envs.agents import make_agent
-from tom_envs.experiments.tables import PaperTable, TableCell, play_serially
+from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-from tom_envs.registration import game_spec
-from tom_envs.runner import Episode, mean_ci95, play_episode
+from tom_envs.runner import Episode, mean_ci95
 
 PERSONAS = ("helper", "egoist", "passive", "error_prone")
 #: Issue 8's targets for the cooperative pair on the built-in tasks.
@@ -47,27 +44,6 @@ class Row:
         """Largest |γ - 0.5| over the episodes (NaN if γ was never defined)."""
         gaps = [abs(ep.metrics["gamma"] - 0.5) for ep in self.episodes if "gamma" in ep.metrics]
         return max(gaps) if gaps else float("nan")
-
-
-def play_builtin(agents: Sequence[str], task_type: str, seed_offset: int = 0) -> list[Episode]:
-    """``agents`` (player_0, player_1) on every built-in task of ``task_type`` (seed = index)."""
-    spec = game_spec("CoBlock")
-    out = []
-    for i in range(len(builtin_tasks(task_type))):
-        seated = [make_agent(a, spec) for a in agents]
-        kwargs = {"task_type": task_type, "task_index": i}
-        out.append(play_episode(spec, seated, seed_offset + i, env_kwargs=kwargs))
-    return out
-
-
-def play_generated(agents: Sequence[str], task_type: str, n: int) -> list[Episode]:
-    """``agents`` on ``n`` freshly generated tasks of ``task_type`` (seeds 0..n-1)."""
-    spec = game_spec("CoBlock")
-    kwargs = {"task_type": task_type, "generated": True}
-    return [
-        play_episode(spec, [make_agent(a, spec) for a in agents], s, env_kwargs=kwargs)
-        for s in range(n)
-    ]
 
 
 def planner_rounds(task_type: str) -> tuple[float, float]:
@@ -133,7 +109,7 @@ def table_cells(generated: int = 100) -> list[TableCell]:
                       {"task_type": t, "generated": True})
             for t in TASK_TYPES
         ]
-    return cells
+    return [*cells, PICTURE_CELL]
 
 
 def render(played: Mapping[str, Sequence[Episode]], generated: int = 100) -> str:
@@ -163,9 +139,9 @@ def page(tables: Mapping[str, list[Row]], generated: int, seconds: float) -> str
     lines = [
         "# CoBlock (paper 003): the bots per task type",
         "",
-        "Command: `python -m tom_envs.experiments.coblock --out docs/results/coblock.md"
-        + (f" --generated {generated}`" if generated != 100 else "`")
-        + f" (the `paper003` table; {seconds:.0f} s of play summed over episodes).",
+        f"Command: `tom-envs reproduce paper003 --episodes {generated} --out "
+        f"docs/results/coblock.md` (the `paper003` table, played by the eval worker pool with "
+        f"resume; {seconds:.0f} s of play summed over episodes).",
         "",
         "Every built-in task (24 per type, `tom_envs/games/coblock/data/`), default settings "
         "(grid 6×5×6, 60 rounds, sparse reward, an agent's end_task ends the episode). Persona "
@@ -215,111 +191,55 @@ def page(tables: Mapping[str, list[Row]], generated: int, seconds: float) -> str
         "target cells, at the cost of extra actions and rounds.",
         "* The paper reports LLM agents only (Figures 6-7, no numeric tables), so there is no "
         "paper figure to set beside these rows.",
+        *pictures_section(),
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip() + "\n"
 
 
-#: The table of ``tom-envs reproduce paper003`` (``[[tables]] table = "paper003"``).
-TABLE = PaperTable("paper003", "Paper 003: metrics per task type", table_cells, render)
-
-
-#: The pictures written beside the report: (file suffix, task, agents, rounds played, caption).
+#: The pictures of the page: (file suffix, task, caption); the round-5 picture is drawn from the
+#: ``picture.arch_round5`` cell's episode (the cooperative pair, 5 rounds, seed 0).
 PICTURES = (
-    ("fig1_target", ("goal_dependent", 0), None, None,
+    ("fig1_target", ("goal_dependent", 0),
      "the target of goal_dependent_00_m (paper Fig. 1: a yellow pillar and a red-and-blue top "
      "that rests on it)"),
-    ("arch_round5", ("goal_dependent", 1), ("cooperative", "cooperative"), 5,
+    ("arch_round5", ("goal_dependent", 1),
      "goal_dependent_01_m after 5 rounds of the cooperative pair: the pillars rise, the arch top "
      "(outlined) waits for them"),
 )  # fmt: skip
+PICTURE_CELL = TableCell("picture.arch_round5", "CoBlock", ("cooperative", "cooperative"), 1, 0,
+                         {"task_type": "goal_dependent", "task_index": 1, "max_rounds": 5})
 
 
-def write_pictures(out: Path) -> list[tuple[Path, str]]:
-    """The PNG pictures of :data:`PICTURES` next to ``out`` (empty without matplotlib)."""
-    written: list[tuple[Path, str]] = []
-    for suffix, (task_type, index), agents, rounds, caption in PICTURES:
-        path = out.with_name(f"{out.stem}_{suffix}.png")
-        argv = ["--task", f"{task_type}:{index}", "--out", str(path)]
-        if agents is not None:
-            argv += ["--agents", *agents, "--rounds", str(rounds)]
-        try:
-            picture_main(argv)
-        except ImportError:  # matplotlib is optional
-            return written
-        written.append((path, caption))
-    return written
+def pictures_section() -> list[str]:
+    """The page's pictures (drawn by :func:`figures` next to the page)."""
+    lines = ["", "## Pictures (`tom_envs.games.coblock.picture`)", ""]
+    for suffix, _, caption in PICTURES:
+        lines += [f"![{caption}](coblock_{suffix}.png)", "", f"*{caption}.*", ""]
+    return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Write the report and its pictures (``--out``) or print the report; ``picture ...`` draws
-    one picture (:func:`picture_main`)."""
-    argv = list(argv) if argv is not None else sys.argv[1:]
-    if argv[:1] == ["picture"]:
-        return picture_main(argv[1:])
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None, help="markdown file to write (default: print)")
-    ap.add_argument("--generated", type=int, default=100, help="generated tasks per type")
-    args = ap.parse_args(argv)
-    text = play_serially(TABLE, generated=args.generated)
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        pictures = write_pictures(out)
-        if pictures:
-            text += "\n## Pictures (`tom_envs.games.coblock.picture`)\n\n"
-            text += "\n".join(f"![{cap}]({p.name})\n\n*{cap}.*\n" for p, cap in pictures)
-        out.write_text(text)
-        print(f"wrote {out}")
-    else:
-        print(text)
-    return 0
-
-
-def picture_main(argv: Sequence[str] | None = None) -> int:
-    """Draw a built-in task's target, or the world after some rounds of two agents (PNG)."""
-    from tom_envs.games.coblock import picture  # matplotlib: only when drawing
-    from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-
-    ap = argparse.ArgumentParser(description="CoBlock isometric picture (PNG)")
-    ap.add_argument("--task", default="goal_dependent:0", help="TYPE:INDEX of a built-in task")
-    ap.add_argument("--agents", nargs=2, default=None, help="two agent specs to play first")
-    ap.add_argument("--rounds", type=int, default=None, help="stop after this many rounds")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", required=True)
-    args = ap.parse_args(argv)
-    kind, _, index = args.task.partition(":")
-    if kind not in TASK_TYPES:
-        ap.error(f"task type must be one of {TASK_TYPES}")
-    task = builtin_tasks(kind)[int(index or 0)]
-    from tom_envs.games.coblock.rules import CoBlockConfig
-
-    cfg = CoBlockConfig(task=task)
-    if args.agents is None:
-        data = picture.render_png(task.target, cfg.grid, title=f"{task.name}: target ({task.type})")
-    else:
-        state = _play_picture(cfg, args.agents, args.seed, args.rounds)
-        data = picture.state_png(state, cfg.grid)
-    print(f"wrote {picture.save_png(data, args.out)}")
-    return 0
-
-
-def _play_picture(cfg: Any, agents: Sequence[str], seed: int, rounds: int | None) -> Any:
-    """Play two agents on the task of ``cfg`` for ``rounds`` rounds (or to the end)."""
-    from tom_envs.agents import make_agent
-    from tom_envs.registration import game_spec
-    from tom_envs.runner import play_episode
-
-    spec = game_spec("CoBlock")
-    kwargs: dict[str, Any] = {"task": cfg.task}
-    if rounds is not None:
-        kwargs["max_rounds"] = rounds
-    episode = play_episode(spec, [make_agent(a, spec) for a in agents], seed, env_kwargs=kwargs)
+def figures(played: Mapping[str, Sequence[Episode]], page: Path, generated: int = 100) -> list[Path]:
+    """Draw :data:`PICTURES` as PNG files next to ``page`` (nothing without matplotlib)."""
+    try:
+        from tom_envs.games.coblock import picture
+    except ImportError:  # matplotlib is optional
+        return []
     from tom_envs.games.coblock.metrics import replay
     from tom_envs.games.coblock.rules import CoBlockConfig, CoBlockGame
 
-    game = CoBlockGame(CoBlockConfig(**kwargs))
-    return replay(game, seed, episode.steps)
+    written = []
+    for suffix, (task_type, index), _ in PICTURES:
+        task = builtin_tasks(task_type)[index]
+        if suffix == "fig1_target":
+            grid = CoBlockConfig(task=task).grid
+            data = picture.render_png(task.target, grid, title=f"{task.name}: target ({task.type})")
+        else:
+            (episode,) = played[PICTURE_CELL.key]
+            cfg = CoBlockConfig(task=task, max_rounds=PICTURE_CELL.kwargs["max_rounds"])
+            data = picture.state_png(replay(CoBlockGame(cfg), episode.seed, episode.steps), cfg.grid)
+        written.append(picture.save_png(data, page.parent / f"coblock_{suffix}.png"))
+    return written
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+#: The table of ``tom-envs reproduce paper003`` (``[[tables]] table = "paper003"``).
+TABLE = PaperTable("paper003", "Paper 003: metrics per task type", table_cells, render, figures)

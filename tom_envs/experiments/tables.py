@@ -1,12 +1,15 @@
-"""Paper tables: the cells a table needs, and its markdown computed from their episodes.
+"""Results tables: the cells a table needs, and its markdown computed from their episodes.
 
-A paper table is a :class:`PaperTable`: ``cells(**kwargs)`` names the episodes it needs (game,
-arguments, seat agents, how many, from which seed) and ``render(episodes, **kwargs)`` turns the
-episodes those cells played into markdown. Nothing is replayed: an eval config names the table
+A table (a paper's, or a game's bot table: ``hanabi``, ``overcooked``) is a :class:`PaperTable`:
+``cells(**kwargs)`` names the episodes it needs (game, arguments, seat agents, how many, from which
+seed), ``render(episodes, **kwargs)`` turns the episodes those cells played into markdown, and an
+optional ``figures(episodes, page, **kwargs)`` draws its pictures next to the page. Nothing is replayed: an eval config names the table
 (``[[tables]] table = "paper004"``), :func:`tom_envs.evaluation.run.evaluate` plays the table's
 cells in the same worker pool as the config's other cells, with the same resume (a finished
 episode on disk is reused only for exactly its configuration), and the report renders the table
-from those episodes. ``tom-envs reproduce paperXXX`` runs the paper's shipped config.
+from those episodes. ``tom-envs reproduce NAME`` runs the shipped config of that name and writes
+the page (``--out``) and its pictures. Parity with peer engines and speed are not tables: they are
+``benchmarks/<game>.py``.
 
 Tables are looked up by name in :data:`TABLES` (a config file cannot name code to run).
 """
@@ -18,6 +21,7 @@ import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tom_envs.runner import Episode
@@ -52,6 +56,9 @@ class PaperTable:
     title: str
     cells: Callable[..., list[TableCell]]
     render: Callable[..., str]
+    #: ``figures(episodes, page, **kwargs)`` draws the page's pictures next to ``page`` and
+    #: returns their paths (None: the table has none)
+    figures: Callable[..., list[Path]] | None = None
 
     def parameters(self) -> list[str]:
         """The keyword arguments the table takes (those of ``cells``)."""
@@ -66,13 +73,16 @@ class PaperTable:
             )
 
 
-#: Every paper table by name -> the module of ``tom_envs.experiments`` defining ``TABLE``.
+#: Every table by name (the papers' and the games' bot tables) -> the module of
+#: ``tom_envs.experiments`` defining ``TABLE``.
 TABLES: dict[str, str] = {
     "paper000": "paper000",
     "paper001": "guandan",
     "paper002": "paper002",
     "paper003": "coblock",
     "paper004": "paper004",
+    "hanabi": "hanabi",
+    "overcooked": "overcooked",
 }
 
 
@@ -92,23 +102,16 @@ def episodes_by_key(
     return {c.key: sorted(played.get(c.key, []), key=lambda e: e.seed) for c in cells}
 
 
-def play_serially(table: PaperTable, **kwargs: Any) -> str:
-    """The table's cells played here, one episode after another, then rendered (for a script
-    that writes a docs page without the worker pool; the episodes are the pool's, seed for
-    seed)."""
-    from tom_envs.agents import make_agent
-    from tom_envs.registration import game_spec
-    from tom_envs.runner import play_episode
-
-    played: dict[str, list[Episode]] = {}
-    for c in table.cells(**kwargs):
-        spec = game_spec(c.game)
-        agents = [make_agent(s, spec) for s in c.seats]
-        played[c.key] = [
-            play_episode(spec, agents, s, env_kwargs=dict(c.kwargs))
-            for s in range(c.seed, c.seed + c.episodes)
-        ]
-    return table.render(played, **kwargs)
+def write_figures(
+    entry: Mapping[str, Any], played: Mapping[str, list[Episode]], page: Path
+) -> list[Path]:
+    """The pictures of one ``[[tables]]`` entry drawn next to ``page`` from the episodes its
+    cells played (``played``: episodes by cell key, as the eval results hold them)."""
+    table = get_table(entry["table"])
+    if table.figures is None:
+        return []
+    kwargs = entry.get("kwargs", {})
+    return table.figures(episodes_by_key(table.cells(**kwargs), played), page, **kwargs)
 
 
-__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "get_table", "play_serially"]
+__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "get_table", "write_figures"]

@@ -26,13 +26,27 @@ def test_target_and_state_pictures(tmp_path) -> None:
     assert picture.state_png(s, game.config.grid).startswith(PNG)
     out = picture.save_png(data, tmp_path / "x" / "t.png")
     assert out.read_bytes() == data
-    from tom_envs.experiments.coblock import main
 
-    assert main(["picture", "--task", "independent:2", "--out", str(tmp_path / "m.png")]) == 0
-    assert (tmp_path / "m.png").read_bytes().startswith(PNG)
-    argv = ["picture", "--task", "independent:3", "--agents", "cooperative", "cooperative",
-            "--rounds", "2", "--out", str(tmp_path / "r.png")]  # fmt: skip
-    assert main(argv) == 0 and (tmp_path / "r.png").read_bytes().startswith(PNG)
+
+def test_the_paper003_table_draws_its_pictures_from_its_cells_episode(tmp_path) -> None:
+    """``tom-envs reproduce paper003 --out PAGE`` draws the target and the round-5 world from the
+    ``picture.arch_round5`` cell's episode (5 rounds of the cooperative pair, replayed)."""
+    pytest.importorskip("matplotlib")
+    from tom_envs.agents import make_agent
+    from tom_envs.experiments.coblock import PICTURE_CELL, TABLE, pictures_section
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    assert PICTURE_CELL in TABLE.cells(generated=0)
+    spec = game_spec("CoBlock")
+    episode = play_episode(spec, [make_agent(a, spec) for a in PICTURE_CELL.seats],
+                           PICTURE_CELL.seed, env_kwargs=dict(PICTURE_CELL.kwargs))  # fmt: skip
+    assert episode.metrics["timesteps"] == 5  # stopped at round 5, the task not yet built
+    paths = TABLE.figures({PICTURE_CELL.key: [episode]}, tmp_path / "coblock.md")
+    assert [p.name for p in paths] == ["coblock_fig1_target.png", "coblock_arch_round5.png"]
+    assert all(p.read_bytes().startswith(PNG) for p in paths)
+    section = "\n".join(pictures_section())
+    assert all(f"({p.name})" in section for p in paths)
 
 
 def test_projection_orders_near_blocks_lower() -> None:

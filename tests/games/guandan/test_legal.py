@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tom_envs.experiments.guandan import _game_positions, _random_hand, check_position
+from tom_envs.games.guandan.bruteforce import check_position, game_positions, random_hand
 from tom_envs.games.guandan.cards import HR_CODE, SB_CODE, WILD_CODE
 from tom_envs.games.guandan.combos import (
     NUM_ACTIONS,
@@ -180,7 +180,7 @@ def hand_list(text: str) -> list[int]:
 
 
 def test_numpy_and_python_generators_agree_on_game_positions() -> None:
-    positions = _game_positions(6, seed=3)
+    positions = game_positions(6, seed=3)
     assert len(positions) > 300
     for h, level, cur in positions:
         assert legal_plays(h, level, cur).tolist() == legal_plays_py(h, level, cur)
@@ -188,15 +188,15 @@ def test_numpy_and_python_generators_agree_on_game_positions() -> None:
 
 def test_against_brute_force_on_random_positions() -> None:
     """Small hands (brute force is exponential): the exact same legal set, every realised play
-    is a valid play of its shape. ``python -m tom_envs.experiments.guandan legal`` runs 10,000."""
+    is a valid play of its shape. ``python benchmarks/guandan.py legal`` runs 10,000."""
     rng = np.random.default_rng(2024)
-    positions = [p for p in _game_positions(3, seed=5) if sum(p[0]) <= 8][:25]
+    positions = [p for p in game_positions(3, seed=5) if sum(p[0]) <= 8][:25]
     while len(positions) < 60:
         level = int(rng.integers(13))
-        h = _random_hand(rng, int(rng.integers(1, 9)), level)
+        h = random_hand(rng, int(rng.integers(1, 9)), level)
         cur = None
         if rng.random() < 0.6:
-            options = legal_plays_py(_random_hand(rng, 6, level), level, None)
+            options = legal_plays_py(random_hand(rng, 6, level), level, None)
             if options:
                 cur = options[int(rng.integers(len(options)))]
         positions.append((h, level, cur))

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tom_envs.experiments.hanabi import compare_record, read_records
 from tom_envs.games.hanabi.encode import HanabiEncoder, pieces
 from tom_envs.games.hanabi.env import make_bundle
+from tom_envs.games.hanabi.parity import compare_record, read_records
 from tom_envs.games.hanabi.rules import HanabiConfig
 
 from .decks import act, card, play, reveal_color, start

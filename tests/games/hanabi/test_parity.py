@@ -8,7 +8,7 @@ the same moves and require every one of them to be identical (``compare_record``
 
 Skipped, with the reason, when the peers' venv (``$PEERS_DIR`` or ``~/peers``, made by
 ``benchmarks/setup_peers.sh``) lacks the peer. Offline, ``test_encode.py`` replays games recorded
-from OpenSpiel. The full report (1,000 games per peer) is ``python -m tom_envs.experiments.hanabi
+from OpenSpiel. The full report (1,000 games per peer) is ``python benchmarks/hanabi.py
 parity``.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from tom_envs.experiments.hanabi import compare_record, peer_available, peer_records
+from tom_envs.games.hanabi.parity import compare_record, peer_available, peer_records
 
 
 def check(peer: str, games: int, players: int, seed: int) -> None:

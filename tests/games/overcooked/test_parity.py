@@ -6,7 +6,7 @@ overcooked-ai in its own venv (``benchmarks/peers/overcooked_ai_replay.py``, one
 whole test); every state, every reward and both players' lossless observations must be identical
 at every step, on all five layouts, with both cooking rules. ``TOM_ENVS_OVERCOOKED_PARITY=N``
 plays N episodes of each kind instead of 1; the 1,000-episode run is in
-``docs/results/overcooked.md`` (``python -m tom_envs.experiments.overcooked parity``).
+``docs/results/overcooked_benchmarks.md`` (``python benchmarks/overcooked.py parity``).
 ``TOM_ENVS_NO_PEERS=1`` skips it even when the peer is installed.
 """
 

@@ -106,7 +106,7 @@ labels, or "nothing"), with ground truth from the state (`probes.py`).
 Per episode (`metrics.py`): `success`, `timesteps` (rounds), `actions` (non-wait actions),
 `progress`, `gamma` (workload balance γ, Eq. 2-3, with the optimal counts of Alg. 1),
 `build_actions/player_k`, `optimal_blocks/player_k`. Report per task type:
-`python -m tom_envs.experiments.coblock` (docs/results/coblock.md).
+`tom-envs reproduce paper003` (docs/results/coblock.md).
 
 ## Picture
 `tom_envs.games.coblock.picture` draws the world (and, faintly, the blocks still missing) as an

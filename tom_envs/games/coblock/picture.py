@@ -5,9 +5,12 @@ Kept out of the environment: the rules never import this module, and matplotlib 
 from above the ``+x, +z`` corner (their top, ``+x`` and ``+z`` faces visible), drawn far to near;
 ``ghost`` blocks (e.g. the target blocks still missing) are drawn as faint outlines.
 
-    python -m tom_envs.experiments.coblock picture --task goal_dependent:0 --out target.png
-    python -m tom_envs.experiments.coblock picture --task independent:3 --agents cooperative cooperative \\
-        --rounds 6 --out round6.png   # the world after 6 rounds of two bots, missing blocks faint
+    picture.save_png(picture.render_png(task.target, grid, title=task.name), "target.png")
+    picture.save_png(picture.state_png(state, grid), "world.png")   # missing blocks faint
+
+The pictures of ``docs/results/coblock.md`` are drawn by the ``paper003`` table
+(``tom-envs reproduce paper003 --out docs/results/coblock.md``; the world after 5 rounds of the
+cooperative pair is replayed from that table's episode).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ each concrete set of cards from first principles, and compares plays with its ow
 are returned as catalogue keys ``(type, key, need, wilds, suit)`` and mapped to shape indices at
 the end, so a play missing from the catalogue is reported, not hidden. Exponential in the hand
 size: meant for hands of up to about 13 cards.
+
+:func:`check_position` compares the engine's generators with it at one position;
+:func:`game_positions` and :func:`random_hand` make positions (``tests/games/guandan/test_legal.py``
+checks a sample, ``benchmarks/guandan.py legal`` 10,000).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from itertools import combinations_with_replacement, pairwise
+
+import numpy as np
 
 from tom_envs.games.guandan.cards import HR_CODE, SB_CODE, WILD_CODE, Hand, wild_kind
 from tom_envs.games.guandan.combos import ComboType, find_shape
@@ -198,3 +204,68 @@ def to_indices(plays: set[Play]) -> tuple[set[int], set[Play]]:
         else:
             found.add(i)
     return found, missing
+
+
+# ------------------------------------------------------------ the generator against it
+def game_positions(n_deals: int, seed: int) -> list[tuple[bytes, int, int | None]]:
+    """``(hand, level, shape to beat or None)`` at every play decision of random-play deals."""
+    from tom_envs.games.guandan.combos import SHAPE_BASE
+    from tom_envs.games.guandan.rules import PLAY, GuandanConfig, GuandanGame
+
+    out = []
+    rng = np.random.default_rng(seed)
+    for d in range(n_deals):
+        level = int(rng.integers(13))
+        game = GuandanGame(GuandanConfig(start_levels=(level, level)))
+        state = game.initial_state(np.random.default_rng([seed, d]))
+        while not game.is_terminal(state):
+            p = state.to_act
+            legal = game.legal_actions(state, p)
+            if state.phase == PLAY:
+                cur = None if state.lead is None else state.lead[1] - SHAPE_BASE
+                out.append((state.hands[p], state.level, cur))
+            state = game.step(state, {p: legal[rng.integers(len(legal))]}, rng).state
+    return out
+
+
+def random_hand(rng: np.random.Generator, n: int, level: int) -> bytes:
+    from tom_envs.games.guandan.cards import full_deck, hand_from_cards, wild_kind
+
+    wk = wild_kind(level)
+    wilds = int(rng.integers(0, min(2, n) + 1))
+    deck = [c for c in full_deck() if c != wk]
+    cards = list(rng.choice(deck, size=n - wilds, replace=False)) + [wk] * wilds
+    return hand_from_cards(int(c) for c in cards)
+
+
+def check_position(hand: bytes, level: int, current: int | None) -> list[str]:
+    """Problems found at one position (empty when the generator is exact)."""
+    from tom_envs.games.guandan.combos import SHAPES, realize
+    from tom_envs.games.guandan.legal import legal_plays, legal_plays_py
+
+    problems = []
+    plays = enumerate_plays(hand, level)
+    if current is not None:
+        shape = SHAPES[current]
+        size_vector = (shape.size,) + (0,) * 14  # the brute force reads only the size from it
+        to_beat = (int(shape.type), shape.key, size_vector, 0, shape.suit)
+        plays = legal_plays_bruteforce(hand, level, to_beat, plays)
+    expected, missing = to_indices(plays)
+    if missing:
+        problems.append(f"plays missing from the catalogue: {sorted(missing)[:3]}")
+    got = set(legal_plays_py(hand, level, current))
+    if legal_plays(hand, level, current).tolist() != sorted(got):
+        problems.append("the numpy and pure-Python generators differ")
+    if got != expected:
+        problems.append(
+            f"generator {sorted(got - expected)[:5]} extra, {sorted(expected - got)[:5]} missing"
+        )
+    for i in got:
+        try:
+            cards = realize(SHAPES[i], hand, level)
+        except ValueError as exc:
+            problems.append(f"cannot realise {SHAPES[i]}: {exc}")
+            continue
+        if i not in shapes_of_cards(list(cards), level):
+            problems.append(f"realised cards {cards} are not {SHAPES[i]}")
+    return problems

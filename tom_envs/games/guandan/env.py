@@ -47,7 +47,7 @@ engine chooses the cards: natural cards before wild cards, the suits that keep s
 chances, the full house's pair by a fixed preference (all documented in `combos.py`). A shape is
 legal exactly when some play of it is, wild-card substitutions included, so the mask is exact;
 the generator is cross-checked against an independent brute-force enumerator (`bruteforce.py`;
-`python -m tom_envs.experiments.guandan legal`: 10,000 positions, and its generation rate). Legal
+`python benchmarks/guandan.py legal`: 10,000 positions, and its generation rate). Legal
 actions are listed in catalogue order. Text actions look like `Straight 3-7: ♠3 ♦4 ♣6 ♦7 ♥2*`
 (the cards the engine would play, wild cards starred); the parser accepts the text, the number in
 the list, `pass`/`过`/`不出`, or the cards (`♠3 ♦4 ♥2 ♣6 ♦7`, `S3 D4 H2 C6 D7`, `黑桃3 ...`).

@@ -9,7 +9,7 @@ combination on the table (every shape when leading) are legal. The engine uses t
 :func:`legal_plays_py` (faster on one position); :func:`legal_plays` vectorises the same rules over
 the catalogue. Both are checked against each other and against the independent enumerator of
 :mod:`tom_envs.games.guandan.bruteforce` checks this (tests and
-``python -m tom_envs.experiments.guandan legal``).
+``python benchmarks/guandan.py legal``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
 | ``simple`` | plays a card its reveals prove playable; else reveals to a partner a playable card they do not know about (the rank first, then the colour); else discards its oldest unrevealed card (or, with all tokens in the box, reveals) | see docs/results/hanabi.md |
 | ``convention`` | SmartBot's conventions (play clues on the newest touched card, warnings on the next discard, discard finesse), :mod:`tom_envs.games.hanabi.smartbot` | see docs/results/hanabi.md |
 
-The scores are measured by ``python -m tom_envs.experiments.hanabi`` (1,000 seeds per pairing).
+The scores are measured by ``tom-envs reproduce hanabi`` (1,000 seeds per pairing).
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ reveals a playable card a partner does not know about, else discards its oldest 
 newest touched card, warnings on the next player's next discard, discard finesse). Two-player
 self-play over 1,000 seeds: `convention` 23.0 (28% perfect games, no bomb-out), `simple` 17.5,
 `random` 0. Score distributions, 3-5 players and the cross-play table are in
-`docs/results/hanabi.md` (`python -m tom_envs.experiments.hanabi`). Populations: `all`,
+`docs/results/hanabi.md` (`tom-envs reproduce hanabi`). Populations: `all`,
 `scripted` (`simple`, `convention`).
 
 ## Metrics

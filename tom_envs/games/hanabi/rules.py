@@ -152,7 +152,7 @@ _new = object.__new__
 _tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
 
 
-def _make_state(
+def make_state(
     deck: tuple[int, ...],
     deck_pos: int,
     hands: tuple[tuple[int, ...], ...],
@@ -335,7 +335,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         hands = tuple(deck[p * h : (p + 1) * h] for p in range(self.n))
         knowledge = (self._full_hand,) * self.n
         legal = self._legal(hands, self.max_info, 0)
-        return _make_state(
+        return make_state(
             deck,
             self.n * h,
             hands,
@@ -547,7 +547,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         else:
             nxt = cur + 1 if cur + 1 < n else 0
             legal = self._legal(hands, info, nxt)
-        new = _make_state(
+        new = make_state(
             deck,
             pos,
             hands,
@@ -562,7 +562,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             (*state.history, item),
             legal,
         )
-        result = _new(StepResult)  # the frozen dataclass, filled directly (see _make_state)
+        result = _new(StepResult)  # the frozen dataclass, filled directly (see make_state)
         d = result.__dict__
         d["state"] = new
         d["rewards"] = (reward,) * n
