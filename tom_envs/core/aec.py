@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
+from numpy.random import PCG64 as _PCG64
+from numpy.random import Generator as _Generator
 from pettingzoo import AECEnv
 
 from tom_envs.core.game import (
@@ -139,6 +141,7 @@ class TomAECEnv(AECEnv):
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
         self._encode = self.bundle.encoder.encode
+        self._observe = self.game.observe
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
@@ -160,7 +163,12 @@ class TomAECEnv(AECEnv):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start an episode; ``seed`` makes it reproducible (all chance comes from it)."""
         if seed is not None:
-            self.np_random, self._np_random_seed = seeding.np_random(seed)
+            if type(seed) is int and seed >= 0:
+                # What ``seeding.np_random(seed)`` builds (PCG64 seeded through SeedSequence(seed),
+                # whose entropy is ``seed``), without its checks' cost: same stream.
+                self.np_random, self._np_random_seed = _Generator(_PCG64(seed)), seed
+            else:
+                self.np_random, self._np_random_seed = seeding.np_random(seed)
         self.game_state = self.game.initial_state(self.np_random)
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -206,25 +214,25 @@ class TomAECEnv(AECEnv):
         that ``aec_to_parallel`` hands every seat its legal actions).
         """
         index = self._index.get(agent)
-        view = self.game.observe(self.game_state, agent_index(agent) if index is None else index)
+        if index is None:
+            index = agent_index(agent)  # a clear error for a malformed name
+        view = self._observe(self.game_state, index)
         obs = self._encode(view)
-        if (
-            agent in self.terminations
-            and not (self.terminations[agent] or self.truncations[agent])
-            and (agent == self.agent_selection or (self._simultaneous and index in self._queue))
-        ):
-            legal = tuple(view.legal_actions)
-            mask = self._masks.get(legal)
-            if mask is None:  # one mask per distinct legal set, copied out (callers may write)
-                mask = np.zeros(self._n_actions, dtype=np.int8)
-                if legal:
-                    mask[list(legal)] = 1
-                if len(self._masks) < 4096:
-                    self._masks[legal] = mask
-            mask = mask.copy()
-        else:
-            mask = np.zeros(self._n_actions, dtype=np.int8)
-        return {"observation": obs, "action_mask": mask}
+        if agent == self.agent_selection or (self._simultaneous and index in self._queue):
+            terminations = self.terminations
+            if agent in terminations and not (terminations[agent] or self.truncations[agent]):
+                legal = view.legal_actions
+                if type(legal) is not tuple:
+                    legal = tuple(legal)
+                mask = self._masks.get(legal)
+                if mask is None:  # one mask per distinct legal set, copied out (callers may write)
+                    mask = np.zeros(self._n_actions, dtype=np.int8)
+                    if legal:
+                        mask[list(legal)] = 1
+                    if len(self._masks) < 4096:
+                        self._masks[legal] = mask
+                return {"observation": obs, "action_mask": mask.copy()}
+        return {"observation": obs, "action_mask": np.zeros(self._n_actions, dtype=np.int8)}
 
     def state(self) -> np.ndarray:
         """Global state vector for centralised critics."""
@@ -288,25 +296,30 @@ class TomAECEnv(AECEnv):
             self._was_dead_step(action)
             return
         player = self._index[agent]
-        check_action(self.game, self.game_state, player, action)
+        game = self.game
+        state = self.game_state
+        if type(action) is not int or action not in game.legal_actions(state, player):
+            check_action(game, state, player, action)  # raises unless legal (e.g. a numpy int)
+            action = int(action)
         self._cumulative_rewards[agent] = 0.0
-        self._pending[player] = int(action)
-        self._queue.pop(0)
         self._moves += 1
-        if self._queue:  # simultaneous game, more seats to ask
+        queue = self._queue
+        del queue[0]
+        if queue:  # simultaneous game, more seats to ask
+            self._pending[player] = action
             self._clear_rewards()
-            self.agent_selection = self.possible_agents[self._queue[0]]
+            self.agent_selection = self.possible_agents[queue[0]]
             return
         # Every pending action was checked as it arrived and every message when it was sent; the
         # queue guarantees exactly the seats that must act, so the rules apply directly.
         pending = self._pending
+        pending[player] = action
         if self._messages:
             messages = {p: m for p, m in self._messages.items() if p in pending}
             self._messages = {}
         else:
             messages = None
-        game = self.game
-        result = game.apply(self.game_state, pending, self.np_random, messages or None)
+        result = game.apply(state, pending, self.np_random, messages or None)
         self._pending = {}
         state = self.game_state = result.state
         self.last_events = result.events

@@ -58,9 +58,13 @@ def pieces(config: HanabiConfig) -> tuple[tuple[str, int], ...]:
 class HanabiEncoder(Encoder[HanabiView, HanabiState]):
     """HLE's canonical observation; the state adds player 0's own hand and the seat to act."""
 
-    def __init__(self, config: HanabiConfig) -> None:
+    def __init__(self, config: HanabiConfig, game: HanabiGame | None = None) -> None:
         self.config = config
-        self.game = HanabiGame(config)
+        if game is not None and game.config != config:
+            raise ValueError("game must be a HanabiGame of the same config")
+        #: The rules (shared with the bundle's game when given: the hands' one-hot bits come from
+        #: its per-hand cache, filled when the acting seat's legal moves were listed).
+        self.game = game if game is not None else HanabiGame(config)
         n, c, r, h = config.players, config.colors, config.ranks, config.cards_per_hand
         self.n, self.c, self.r, self.h = n, c, r, h
         cr = self.cr = c * r
@@ -87,7 +91,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         self.last_off = starts["last_action"]
         self.know_width = cr + c + r
         self.know_offsets = [starts["card_knowledge"] + o * h * self.know_width for o in range(n)]
-        self._hand_cache: dict[int, tuple[tuple[int, ...], int]] = {}
+        self._hand_cache = self.game._hand_cache  # the game's, read only here (see _hand)
         self._fw_cache: dict[int, tuple[tuple[int, ...], int]] = {}
         self._last_action_tables()
         # Thermometers of the board, by value, already in place.
@@ -115,16 +119,11 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
 
     # ------------------------------------------------------------------ sections
     def _hand(self, hand: tuple[int, ...]) -> int:
-        """A hand's one-hot bits (cached by the tuple's identity)."""
+        """A hand's one-hot bits (from the game's cache by the tuple's identity)."""
         hit = self._hand_cache.get(id(hand))
-        if hit is not None and hit[0] is hand:
-            return hit[1]
-        bits = 0
-        cr = self.cr
-        for i, card in enumerate(hand):
-            bits |= 1 << (i * cr + card)
-        self._remember(self._hand_cache, hand, bits)
-        return bits
+        if hit is None or hit[0] is not hand:
+            hit = self.game.hand_info(hand)
+        return hit[6]
 
     def _fireworks(self, fw: tuple[int, ...]) -> int:
         """The stacks' one-hot bits (cached by the tuple's identity)."""
@@ -160,9 +159,9 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         flag_off = card_off + cr
         self._la_target = tuple(1 << (target_off + k) for k in range(n))
         kind_bit = {PLAY: 0, DISCARD: 1, REVEAL_COLOR: 2, REVEAL_RANK: 3}
-        # play/discard: [kind][index][card][scored][token]
-        self._la_own = {
-            (kind, i, card, sc, tok): (1 << (kind_off + kind_bit[kind]))
+        # play/discard, flat: [(kind - PLAY) * h + index][card][scored][token]
+        self._la_own = tuple(
+            (1 << (kind_off + kind_bit[kind]))
             | (1 << (pos_off + i))
             | (1 << (card_off + card))
             | ((1 << flag_off) if kind == PLAY and sc else 0)
@@ -172,40 +171,38 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             for card in range(cr)
             for sc in (False, True)
             for tok in (False, True)
-        }
-        # reveals: [kind][value][touched mask]
-        self._la_reveal = {
-            (kind, v, m): (1 << (kind_off + kind_bit[kind]))
+        )
+        # reveals, flat: [colour c | colours + rank r][touched mask]
+        self._la_reveal = tuple(
+            (1 << (kind_off + kind_bit[kind]))
             | (1 << ((color_off if kind == REVEAL_COLOR else rank_off) + v))
             | (m << mask_off)
             for kind, values in ((REVEAL_COLOR, range(c)), (REVEAL_RANK, range(r)))
             for v in values
             for m in range(1 << h)
-        }
+        )
 
     def _last_action(self, view: HanabiView) -> int:
         """The last-action section of ``view`` (0 before the first move)."""
         if not view.history:
             return 0
-        item = view.history[-1]
+        (player, _, kind, index, target, color, rank, scored, token, reveal_mask, _, _) = (
+            view.history[-1]
+        )
         n = self.n
-        bits = self._la_player[(item.player - view.player) % n]
-        if item.target < 0:
-            return (
-                bits
-                | self._la_own[
-                    item.kind,
-                    item.card_index,
-                    item.color * self.r + item.rank,
-                    item.scored,
-                    item.information_token,
-                ]
-            )
-        value = item.color if item.kind == REVEAL_COLOR else item.rank
+        me = view.player
+        bits = self._la_player[(player - me) % n]
+        if target < 0:
+            return bits | self._la_own[
+                ((((kind - PLAY) * self.h + index) * self.cr + color * self.r + rank) * 2 + scored)
+                * 2
+                + token
+            ]
+        row = color if kind == REVEAL_COLOR else self.c + rank
         return (
             bits
-            | self._la_target[(item.target - view.player) % n]
-            | self._la_reveal[item.kind, value, item.reveal_mask]
+            | self._la_target[(target - me) % n]
+            | self._la_reveal[(row << self.h) + reveal_mask]
         )
 
     def view_bits(self, view: HanabiView) -> int:
@@ -220,10 +217,12 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         if view.my_hand_size < h:
             bits |= self._missing_bits[0]
         cache = self._hand_cache
+        offsets = self.hand_offsets
         for o, hand in enumerate(view.hands, 1):
             hit = cache.get(id(hand))
-            hb = hit[1] if hit is not None and hit[0] is hand else self._hand(hand)
-            bits |= hb << self.hand_offsets[o]
+            if hit is None or hit[0] is not hand:
+                hit = self.game.hand_info(hand)
+            bits |= hit[6] << offsets[o]
             if len(hand) < h:
                 bits |= self._missing_bits[o]
         fw = view.fireworks

@@ -152,7 +152,7 @@ def make_bundle(**config: Any) -> GameBundle:
     cfg = HanabiConfig(**validate_kwargs(PARAMS, config))
     game = HanabiGame(cfg)
     text = HanabiText(cfg)
-    return GameBundle(game, HanabiEncoder(cfg), text, probes=HanabiProbes(game, text))
+    return GameBundle(game, HanabiEncoder(cfg, game), text, probes=HanabiProbes(game, text))
 
 
 def _name(config: dict[str, Any]) -> str:

@@ -150,6 +150,12 @@ class HanabiConfig:
 
 _new = object.__new__
 _tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+#: Sets a frozen instance's ``__dict__`` in one call (the descriptor bypasses the frozen
+#: ``__setattr__``); the instance is then exactly as its ``__init__`` would leave it.
+_set_dict = HanabiState.__dict__["__dict__"].__set__
+_set_result = StepResult.__dict__["__dict__"].__set__
+#: Events of a move, by kind of outcome, without and with the end of the game.
+_EVENTS = {e: ((e,), (e, "game_over")) for e in ("play", "misplay", "discard", "reveal")}
 
 
 def make_state(
@@ -167,27 +173,31 @@ def make_state(
     history: tuple[HistoryItem, ...],
     legal: tuple[int, ...],
 ) -> HanabiState:
-    """Build a :class:`HanabiState` without the frozen-dataclass ``__init__`` (4x faster).
+    """Build a :class:`HanabiState` without the frozen-dataclass ``__init__`` (several times faster).
 
     A frozen dataclass sets each field through ``object.__setattr__``; the engine creates one
-    state per move, so it fills the instance dict directly. The result is identical to
+    state per move, so it sets the instance dict in one call. The result is identical to
     ``HanabiState(...)`` (same fields, equality and hash).
     """
     s = _new(HanabiState)
-    d = s.__dict__
-    d["deck"] = deck
-    d["deck_pos"] = deck_pos
-    d["hands"] = hands
-    d["knowledge"] = knowledge
-    d["fireworks"] = fireworks
-    d["information_tokens"] = information_tokens
-    d["life_tokens"] = life_tokens
-    d["discards"] = discards
-    d["discard_bits"] = discard_bits
-    d["current"] = current
-    d["turns_to_play"] = turns_to_play
-    d["history"] = history
-    d["legal"] = legal
+    _set_dict(
+        s,
+        {
+            "deck": deck,
+            "deck_pos": deck_pos,
+            "hands": hands,
+            "knowledge": knowledge,
+            "fireworks": fireworks,
+            "information_tokens": information_tokens,
+            "life_tokens": life_tokens,
+            "discards": discards,
+            "discard_bits": discard_bits,
+            "current": current,
+            "turns_to_play": turns_to_play,
+            "history": history,
+            "legal": legal,
+        },
+    )
     return s
 
 
@@ -262,12 +272,12 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._disc_run = tuple(
             ((1 << cards_per_rank(card % r, r)) - 1) << starts[card] for card in range(n_cards)
         )
-        # Legal plays/discards by hand length and whether discarding is allowed.
-        self._own_moves = {
-            (k, can): (tuple(range(k)) if can else ()) + tuple(range(h, h + k))
+        # Legal plays/discards, indexed by 2 * hand length + (discarding allowed).
+        self._own_moves = tuple(
+            (tuple(range(k)) if can else ()) + tuple(range(h, h + k))
             for k in range(h + 1)
             for can in (False, True)
-        }
+        )
         # Reveal moves to offset o for a hand whose colour (rank) mask is m.
         base_c = 2 * h
         base_r = 2 * h + (self.n - 1) * cfg.colors
@@ -282,7 +292,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._others = tuple(
             tuple((p + o) % self.n for o in range(1, self.n)) for p in range(self.n)
         )
-        self._reveal_cache: dict[tuple[int, int], tuple] = {}
+        # What a hand allows, cached by the tuple's identity (a hand no move touches is the same
+        # tuple in the next state): see :meth:`_hand_info`.
+        self._hand_cache: dict[int, tuple] = {}
+        # Per action id, what :meth:`apply` needs (no tuple-keyed lookup on the hot path).
+        self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
+        self._rewards0 = (0.0,) * self.n
+        self._rewards1 = (1.0,) * self.n
+        self._deck_len = len(self.full_deck)
 
     # ------------------------------------------------------------------ Game API
     @property
@@ -398,32 +415,79 @@ class HanabiGame(Game[HanabiState, HanabiView]):
     # ------------------------------------------------------------------ moves
     def _legal(self, hands: tuple[tuple[int, ...], ...], info: int, cur: int) -> tuple[int, ...]:
         """Legal action ids of seat ``cur`` (ascending, as HLE lists them)."""
-        legal = self._own_moves[len(hands[cur]), info < self.max_info]
+        legal = self._own_moves[2 * len(hands[cur]) + (info < self.max_info)]
         if info <= 0:
             return legal
+        cache = self._hand_cache
+        if self.n == 2:
+            hand = hands[1 - cur]
+            hit = cache.get(id(hand))
+            if hit is None or hit[0] is not hand:
+                hit = self.hand_info(hand)
+            return legal + hit[5]
         colors: tuple[int, ...] = ()
         ranks: tuple[int, ...] = ()
-        cache = self._reveal_cache
         for o, seat in enumerate(self._others[cur], 1):
             hand = hands[seat]
-            hit = cache.get((o, id(hand)))
+            hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
-                hit = self._reveals_for(o, hand)
-            colors += hit[1]
-            ranks += hit[2]
+                hit = self.hand_info(hand)
+            colors += self._color_moves[o][hit[1]]
+            ranks += self._rank_moves[o][hit[2]]
         return legal + colors + ranks
 
-    def _reveals_for(self, offset: int, hand: tuple[int, ...]) -> tuple:
-        """The legal reveals to ``hand`` (at ``offset``), cached by the tuple's identity."""
-        cm = rm = 0
+    def hand_info(self, hand: tuple[int, ...]) -> tuple:
+        """What a hand allows, cached by the tuple's identity: ``(hand, colour mask, rank mask,
+        touched cards by colour, touched cards by rank, the reveals to this hand at offset 1,
+        the hand's one-hot bits for the observation vector)``.
+
+        A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
+        its entry is there; the entry is checked by identity all the same."""
+        cm = rm = onehot = 0
+        by_color = [0] * self.colors
+        by_rank = [0] * self.ranks
+        bit = 1
+        shift = 0
+        cr = self.colors * self.ranks
         for card in hand:
-            cm |= self.color_bit[card]
-            rm |= self.rank_bit[card]
-        entry = (hand, self._color_moves[offset][cm], self._rank_moves[offset][rm])
-        if len(self._reveal_cache) >= 8192:
-            self._reveal_cache.clear()
-        self._reveal_cache[offset, id(hand)] = entry
+            c, k = self.card_color[card], self.card_rank[card]
+            cm |= 1 << c
+            rm |= 1 << k
+            by_color[c] |= bit
+            by_rank[k] |= bit
+            onehot |= 1 << (shift + card)
+            bit <<= 1
+            shift += cr
+        entry = (
+            hand,
+            cm,
+            rm,
+            tuple(by_color),
+            tuple(by_rank),
+            self._color_moves[1][cm] + self._rank_moves[1][rm],
+            onehot,
+        )
+        cache = self._hand_cache
+        if len(cache) >= 8192:
+            cache.clear()
+        cache[id(hand)] = entry
         return entry
+
+    def _action_entry(self, action: int) -> tuple:
+        """What :meth:`apply` needs for ``action``: ``(kind, card index, low-cards mask)`` for a
+        play or discard; ``(kind, target offset, value, touched-cards table index, bits kept on
+        touched cards, on the others, the revealed flag, the revealed field)`` for a reveal."""
+        kind, index, offset, color, rank = self.moves[action]
+        if kind <= DISCARD:
+            return (kind, index, self._low[index])
+        value = color if kind == REVEAL_COLOR else rank
+        return (
+            kind,
+            offset,
+            value,
+            3 if kind == REVEAL_COLOR else 4,
+            *self._reveal_tables[kind, value],
+        )
 
     def apply(
         self,
@@ -436,7 +500,8 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         fixed at the start). Every seat receives the change of the score."""
         cur = state.current
         action = actions[cur]
-        kind, index, offset, hint_color, hint_rank = self.moves[action]
+        spec = self._act[action]
+        kind = spec[0]
         n = self.n
         hands = state.hands
         knowledge = state.knowledge
@@ -445,14 +510,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         life = state.life_tokens
         discards = state.discards
         disc_bits = state.discard_bits
-        deck = state.deck
         pos = state.deck_pos
         turns = state.turns_to_play
-        reward = 0.0
-        deck_empty = pos >= len(deck)
+        rewards = self._rewards0
+        deck_empty = pos >= self._deck_len
         if deck_empty:
             turns -= 1
         if kind <= DISCARD:  # PLAY or DISCARD
+            index = spec[1]
             hand = hands[cur]
             card = hand[index]
             color = self.card_color[card]
@@ -460,7 +525,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             token = scored = False
             if kind == PLAY and fireworks[color] == rank:
                 scored = True
-                reward = 1.0
+                rewards = self._rewards1
                 fireworks = (*fireworks[:color], rank + 1, *fireworks[color + 1 :])
                 if rank == self.ranks - 1 and info < self.max_info:
                     info += 1
@@ -474,42 +539,48 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                     life -= 1
                     event = "misplay"
                     if life <= 0 and self.zero_on_bomb:
-                        reward = -float(sum(fireworks))  # losing the last life scores 0
+                        rewards = (-float(sum(fireworks)),) * n  # the last life: the score is 0
                 else:
                     info += 1  # discarding is illegal with every token in the box
                     token = True
                     event = "discard"
             kb = knowledge[cur]
-            low = self._low[index]
+            low = spec[2]
             kb = (kb & low) | ((kb >> self._kw) & ~low)
             if deck_empty:
                 new_hand = hand[:index] + hand[index + 1 :]
             else:
-                new_hand = hand[:index] + hand[index + 1 :] + (deck[pos],)
+                new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
                 kb |= self._new_slot[len(hand) - 1]
                 pos += 1
-            hands = (*hands[:cur], new_hand, *hands[cur + 1 :])
-            knowledge = (*knowledge[:cur], kb, *knowledge[cur + 1 :])
+            if n == 2:
+                if cur:
+                    hands = (hands[0], new_hand)
+                    knowledge = (knowledge[0], kb)
+                else:
+                    hands = (new_hand, hands[1])
+                    knowledge = (kb, knowledge[1])
+            else:
+                hands = (*hands[:cur], new_hand, *hands[cur + 1 :])
+                knowledge = (*knowledge[:cur], kb, *knowledge[cur + 1 :])
             item = _tuple_new(
                 HistoryItem,
                 (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
             )
         else:
-            target = (cur + offset) % n
+            _, offset, value, table, touched_keep, other_keep, flag, field_mask = spec
+            target = cur + offset
+            if target >= n:
+                target -= n
             hand = hands[target]
+            hit = self._hand_cache.get(id(hand))
+            if hit is None or hit[0] is not hand:
+                hit = self.hand_info(hand)
+            mask = hit[table][value]
             info -= 1
-            newly = 0
             scored = False
-            value = hint_color if kind == REVEAL_COLOR else hint_rank
-            touched_keep, other_keep, flag, field_mask = self._reveal_tables[kind, value]
             kb = knowledge[target]
-            attr = self.card_color if kind == REVEAL_COLOR else self.card_rank
-            mask = 0
-            bit = 1
-            for card in hand:
-                if attr[card] == value:
-                    mask |= bit
-                bit <<= 1
+            newly = 0
             shifts = self._slot_shift
             m = mask
             while m:  # the touched cards whose colour (rank) was not revealed yet
@@ -521,24 +592,16 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             kb = (kb & ((touched_keep & spread) | (other_keep & ~spread))) | (
                 flag * self._ones[mask]
             )
-            knowledge = (*knowledge[:target], kb, *knowledge[target + 1 :])
+            if n == 2:
+                knowledge = (knowledge[0], kb) if target else (kb, knowledge[1])
+            else:
+                knowledge = (*knowledge[:target], kb, *knowledge[target + 1 :])
+            hint_color, hint_rank = (value, -1) if kind == REVEAL_COLOR else (-1, value)
             item = _tuple_new(
                 HistoryItem,
-                (
-                    cur,
-                    action,
-                    kind,
-                    -1,
-                    target,
-                    hint_color,
-                    hint_rank,
-                    False,
-                    False,
-                    mask,
-                    newly,
-                    False,
-                ),
-            )
+                (cur, action, kind, -1, target, hint_color, hint_rank, False, False, mask, newly,
+                 False),
+            )  # fmt: skip
             event = "reveal"
         over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
         if over:
@@ -547,24 +610,25 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         else:
             nxt = cur + 1 if cur + 1 < n else 0
             legal = self._legal(hands, info, nxt)
-        new = make_state(
-            deck,
-            pos,
-            hands,
-            knowledge,
-            fireworks,
-            info,
-            life,
-            discards,
-            disc_bits,
-            nxt,
-            turns,
-            (*state.history, item),
-            legal,
-        )
+        new = _new(HanabiState)
+        _set_dict(
+            new,
+            {
+                "deck": state.deck,
+                "deck_pos": pos,
+                "hands": hands,
+                "knowledge": knowledge,
+                "fireworks": fireworks,
+                "information_tokens": info,
+                "life_tokens": life,
+                "discards": discards,
+                "discard_bits": disc_bits,
+                "current": nxt,
+                "turns_to_play": turns,
+                "history": (*state.history, item),
+                "legal": legal,
+            },
+        )  # what make_state does, inlined: one state per move
         result = _new(StepResult)  # the frozen dataclass, filled directly (see make_state)
-        d = result.__dict__
-        d["state"] = new
-        d["rewards"] = (reward,) * n
-        d["events"] = (event, "game_over") if over else (event,)
+        _set_result(result, {"state": new, "rewards": rewards, "events": _EVENTS[event][over]})
         return result

@@ -80,6 +80,8 @@ class HanabiView:
 
 
 _new = object.__new__
+#: Sets a frozen view's ``__dict__`` in one call (the descriptor bypasses the frozen ``__setattr__``).
+_set_dict = HanabiView.__dict__["__dict__"].__set__
 
 
 def observe(game: HanabiGame, state: HanabiState, player: int) -> HanabiView:
@@ -87,32 +89,39 @@ def observe(game: HanabiGame, state: HanabiState, player: int) -> HanabiView:
     n = game.n
     if not 0 <= player < n:
         raise ValueError(f"player must be in [0, {n}), got {player}")
-    others = game._others[player]
     hs = state.hands
     ks = state.knowledge
     cur = state.current
     life = state.life_tokens
-    v = _new(HanabiView)
-    d = v.__dict__
-    d["player"] = player
-    d["num_players"] = n
-    d["current_offset"] = -1 if cur < 0 else (cur - player) % n
+    fireworks = state.fireworks
     if n == 2:
-        other = others[0]
-        d["hands"] = (hs[other],)
-        d["knowledge"] = (ks[player], ks[other])
+        other = 1 - player
+        hands: tuple[tuple[int, ...], ...] = (hs[other],)
+        knowledge = (ks[player], ks[other])
     else:
-        d["hands"] = tuple([hs[s] for s in others])
-        d["knowledge"] = (ks[player], *[ks[s] for s in others])
-    d["my_hand_size"] = len(hs[player])
-    d["fireworks"] = state.fireworks
-    d["information_tokens"] = state.information_tokens
-    d["life_tokens"] = life
-    d["deck_size"] = len(state.deck) - state.deck_pos
-    d["discards"] = state.discards
-    d["discard_bits"] = state.discard_bits
-    d["history"] = state.history
-    d["turns_to_play"] = state.turns_to_play
-    d["score"] = 0 if (life <= 0 and game.zero_on_bomb) else sum(state.fireworks)
-    d["legal_actions"] = state.legal if cur == player else ()
+        others = game._others[player]
+        hands = tuple([hs[s] for s in others])
+        knowledge = (ks[player], *[ks[s] for s in others])
+    v = _new(HanabiView)
+    _set_dict(
+        v,
+        {
+            "player": player,
+            "num_players": n,
+            "current_offset": -1 if cur < 0 else (cur - player) % n,
+            "hands": hands,
+            "my_hand_size": len(hs[player]),
+            "knowledge": knowledge,
+            "fireworks": fireworks,
+            "information_tokens": state.information_tokens,
+            "life_tokens": life,
+            "deck_size": len(state.deck) - state.deck_pos,
+            "discards": state.discards,
+            "discard_bits": state.discard_bits,
+            "history": state.history,
+            "turns_to_play": state.turns_to_play,
+            "score": 0 if (life <= 0 and game.zero_on_bomb) else sum(fireworks),
+            "legal_actions": state.legal if cur == player else (),
+        },
+    )
     return v
