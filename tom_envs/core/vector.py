@@ -58,6 +58,10 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 | Overcooked | ``games/overcooked/vector.py`` ``OvercookedVectorEnv`` | 2 simultaneous, 6 | lockstep |
 | Hanabi | ``games/hanabi/vector.py`` ``HanabiVectorEnv`` | 2-5 turn-based, moves + no-op | own clock |
 
+Vectorised partners (a :data:`Partner` each, for :class:`GymVectorEnv`): :class:`RandomPartner`
+(every game); ``MatrixPartner`` (every matrix bot), ``CapturePartner`` and ``EscapePartner``
+(``greedy``), each checked action by action against its bot in the single env.
+
 Throughput: ``benchmarks/batched.py`` (figures in ``benchmarks/README.md``, "Batched engines").
 
 ## Adapters
