@@ -4,9 +4,14 @@ are covered in tests/test_registry_api.py and tests/test_render_conversions.py).
 Variants: every choice of each game's scenario-like argument (Capture/Escape scenarios and maps,
 CoBlock task types, bomb-defusal maps and layouts, Guandan's language), Hanabi with 3 to 5 players,
 a Guandan match, every shipped Overcooked kitchen. Episodes are cut short (``num_cycles``,
-``max_cycles``) to keep the time bounded. PettingZoo's ``max_cycles_test`` is not run: it steps
-unmasked samples, which these games refuse (``IllegalActionError``); tests/test_registry_api.py
-checks ``max_cycles`` with legal moves.
+``max_cycles``) to keep the time bounded.
+
+PettingZoo's ``max_cycles_test`` runs on the game modules where it applies: it needs a Parallel
+env (sequential games have none), steps unmasked samples (games with masks refuse illegal ones:
+``IllegalActionError``) and asserts the episode lasts exactly 4 cycles (a capture, an escape or a
+finished CoBlock structure may end it sooner). That leaves the matrix games, Overcooked and the
+Example, whose every action is always legal; tests/test_registry_api.py checks ``max_cycles``
+with legal moves on every game.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import pettingzoo
 import pytest
 from pettingzoo.test import (
     api_test,
+    max_cycles_test,
     parallel_api_test,
     parallel_seed_test,
     render_test,
@@ -79,3 +85,14 @@ def test_the_variants_cover_every_game_with_options() -> None:
         "CollabCapture", "CollabEscape", "CoBlock", "BombDefusal", "Guandan", "Hanabi", "Overcooked"
     }  # fmt: skip
     assert len(VARIANTS) >= 15
+
+
+@pytest.mark.parametrize("game", ["PrisonersDilemma", "Overcooked", "Example"])
+def test_pettingzoo_max_cycles_test(game: str) -> None:
+    module = game_spec(game).load()  # the matrix module serves all three matrix games
+    env = module.parallel_env()
+    observations, _ = env.reset(seed=0)
+    assert all(o["action_mask"].all() for o in observations.values())  # every action legal
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        max_cycles_test(module)
