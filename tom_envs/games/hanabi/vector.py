@@ -119,7 +119,9 @@ class HanabiVectorEnv(VectorGame):
         self._la["flags"] = self._la["card"] + CR
         self._deck_len = cfg.deck_size - N * H
         self._kind_bit = np.array([0, 0, 1, 2, 3])  # by MoveType: PLAY, DISCARD, colour, rank
-        self._seats_from = [np.array([(p + o) % N for o in range(N)]) for p in range(N)]
+        self._order = np.array([[(p + o) % N for o in range(N)] for p in range(N)])
+        self._seats = np.arange(N)
+        self._offsets = np.arange(N)
         if enc.know_offsets[0] + N * H * self.K != enc.size or any(
             enc.know_offsets[o] != enc.know_offsets[0] + o * H * self.K for o in range(N)
         ):  # pragma: no cover - the encoder's layout
@@ -130,6 +132,12 @@ class HanabiVectorEnv(VectorGame):
         B = self.num_envs
         self._rows = np.arange(B)
         self._obs_rows = np.arange(B * N, dtype=np.int64).reshape(B, N) * self.obs_size
+        # Where observer p's view of the hand at offset o >= 1 starts, card i: (B, N, N-1, H).
+        self._hand_base = (
+            self._obs_rows[:, :, None, None]
+            + np.array(self._hand_off[1:])[None, None, :, None]
+            + (np.arange(H) * CR)[None, None, None, :]
+        )
         self._alloc()
         self.reset()
 
@@ -314,24 +322,18 @@ class HanabiVectorEnv(VectorGame):
 
     # ------------------------------------------------------------------ observations
     def _observe(self) -> np.ndarray:
-        B, N, H, CR, K = self.num_envs, self.N, self.H, self.CR, self.K
+        B, N, H, K = self.num_envs, self.N, self.H, self.K
         D = self.obs_size
         obs = np.empty((B, N, D), dtype=np.float32)
         flat = obs.reshape(-1)
         hands = self.hands
-        short = (hands < 0).any(axis=2)  # (B, N): fewer than H cards
-        j = np.arange(H) * CR
-        idx = []
-        for p in range(N):
-            base = self._obs_rows[:, p]
-            for o in range(1, N):
-                hand = hands[:, (p + o) % N]  # (B, H)
-                valid = hand >= 0
-                pos = base[:, None] + self._hand_off[o] + j[None, :] + hand
-                idx.append(pos[valid])
-            for o in range(N):
-                sh = short[:, (p + o) % N]
-                idx.append(base[sh] + self._missing + o)
+        order = self._order  # order[p, o] = (p + o) % N: observer p's seat at offset o
+        # The other hands, one-hot (observer p, offset o >= 1, card i), and the short hands.
+        seen = hands[:, order[:, 1:]]  # (B, N, N-1, H)
+        pos = self._hand_base + seen
+        idx = [pos[seen >= 0]]
+        short = (hands < 0).any(axis=2)[:, order]  # (B, N, N): observer p's offset o is short
+        idx.append((self._obs_rows[:, :, None] + self._missing + self._offsets)[short])
         # Everything before the knowledge section but the hands, the same for every observer.
         ks = self._know_off[0]  # the knowledge section is last
         common = np.zeros((B, ks), dtype=bool)
@@ -371,13 +373,15 @@ class HanabiVectorEnv(VectorGame):
         common[rr, np.where(col, la["color"], la["rank"]) + self.last_value[rr]] = True
         common[:, la["mask"] : la["mask"] + H] |= rv[:, None] & self.last_mask
         obs[:, :, :ks] = common[:, None, :]
-        know = self.knowledge.reshape(B, N, H * K)
-        for p in range(N):
-            base = self._obs_rows[:, p]
-            idx.append(base[hr] + la["player"] + (self.last_player[hr] - p) % N)
-            idx.append(base[rr] + la["target"] + (self.last_target[rr] - p) % N)
-            mine = know if p == 0 else know[:, self._seats_from[p]]  # seats p, p+1, ...
-            obs[:, p, ks:] = mine.reshape(B, N * H * K)
+        # Every hand's knowledge, in observer p's order (seats p, p+1, ...).
+        obs[:, :, ks:] = self.knowledge.reshape(B, N, H * K)[:, order].reshape(B, N, N * H * K)
+        rows = self._obs_rows
+        idx.append(
+            (rows[hr] + la["player"] + (self.last_player[hr, None] - self._seats) % N).ravel()
+        )
+        idx.append(
+            (rows[rr] + la["target"] + (self.last_target[rr, None] - self._seats) % N).ravel()
+        )
         flat[np.concatenate(idx)] = 1.0
         return obs
 
