@@ -78,3 +78,10 @@ def test_the_eval_toml_example_runs(tmp_path: Path, capsys: pytest.CaptureFixtur
     # seed 0: the convention bots in self-play score 25 (as `tom-envs run Hanabi --agents
     # convention` does on seed 0); with the simple bot or random play they lose every life
     assert "| convention | 25.00 | 0.00 | 0.00 |" in report
+
+
+def test_the_readme_lists_every_example() -> None:
+    readme = (EXAMPLES[0].parent.parent / "README.md").read_text()
+    section = readme.split("## Examples", 1)[1].split("\n## ", 1)[0]
+    for path in sorted(EXAMPLES[0].parent.glob("*.*")):
+        assert f"(examples/{path.name})" in section, f"README's Examples table lacks {path.name}"
