@@ -60,7 +60,8 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 
 Vectorised partners (a :data:`Partner` each, for :class:`GymVectorEnv`): :class:`RandomPartner`
 (every game); ``MatrixPartner`` (every matrix bot), ``CapturePartner`` and ``EscapePartner``
-(``greedy``), each checked action by action against its bot in the single env.
+(``greedy``), ``HanabiPartner`` (``simple``), each checked action by action against its bot in the
+single env.
 
 Throughput: ``benchmarks/batched.py`` (figures in ``benchmarks/README.md``, "Batched engines").
 

@@ -389,3 +389,82 @@ class HanabiVectorEnv(VectorGame):
     def hand(self, i: int, seat: int) -> tuple[int, ...]:
         """Seat ``seat``'s cards in env ``i``, oldest first."""
         return tuple(int(c) for c in self.hands[i, seat] if c >= 0)
+
+
+class HanabiPartner:
+    """The ``simple`` bot (:class:`~tom_envs.games.hanabi.bots.SimpleBot`) for seats of every env.
+
+    A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: where
+    one of ``seats`` is to act it plays the bot's move, computed on arrays from what the seat's
+    view shows (its own card knowledge, the other hands and their knowledge, stacks, tokens):
+    a card its knowledge proves playable (the oldest first); else, with a token, a reveal of a
+    playable card its holder does not know to be playable (offsets in order, oldest card first;
+    the rank unless known, else the colour); else, with a token out of the box, a discard of its
+    oldest card without a revealed colour or rank (card 0 if none); else the lowest reveal. Every
+    other seat gets the no-op. (``convention`` is not vectorised.)
+    """
+
+    NAMES = ("simple",)
+
+    def __init__(
+        self, engine: HanabiVectorEnv, name: str = "simple", seats: tuple[int, ...] = (1,)
+    ) -> None:
+        if name not in self.NAMES:
+            raise ValueError(f"vectorised Hanabi partners: {list(self.NAMES)}, got {name!r}")
+        self.engine, self.name, self.seats = engine, name, tuple(seats)
+
+    def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
+        """``(B, N)``: the bot's move for its acting seats, the no-op elsewhere."""
+        e = self.engine
+        B, N, H, C, R, CR = e.num_envs, e.N, e.H, e.C, e.R, e.CR
+        rows, cur = e._rows, e.current_player
+        out = np.full((B, N), e.noop, dtype=np.int64)
+        act = np.isin(cur, self.seats)
+        if not act.any():
+            return out
+        # playable[b, c*R + r]: card (c, r) would continue its stack now.
+        playable = np.zeros((B, CR), dtype=bool)
+        playable.reshape(B, C, R)[:] = e.fireworks[:, :, None] == np.arange(R)
+        plaus = e.knowledge[:, :, :, :CR]  # (B, N, H, CR)
+        # knows_playable: some card is plausible and every plausible card is playable
+        proven = plaus.any(axis=3) & ~(plaus & ~playable[:, None, None, :]).any(axis=3)
+        move = np.full(B, -1, dtype=np.int64)
+        mine = proven[rows, cur]  # (B, H)
+        has = mine.any(axis=1)
+        move[has] = H + mine.argmax(axis=1)[has]
+        # Reveal a playable card its holder does not know to be playable.
+        hands = e.hands
+        card_ok = hands >= 0
+        color, rank = e._color[hands + 1], e._rank[hands + 1]
+        now = card_ok & playable[rows[:, None, None], np.maximum(hands, 0)]  # (B, N, H)
+        ranks = plaus.reshape(B, N, H, C, R).any(axis=3)
+        rank_known = ranks.sum(axis=3) == 1  # then it is the card's rank
+        base_c, base_r = 2 * H, 2 * H + (N - 1) * C
+        token = e.info > 0
+        for o in range(1, N):
+            seat = (cur + o) % N
+            cand = now[rows, seat] & ~proven[rows, seat]
+            todo = (move < 0) & token & cand.any(axis=1)
+            if not todo.any():
+                continue
+            i = cand.argmax(axis=1)
+            rk = rank_known[rows, seat, i]
+            reveal_rank = base_r + (o - 1) * R + rank[rows, seat, i]
+            reveal_color = base_c + (o - 1) * C + color[rows, seat, i]
+            move[todo] = np.where(rk, reveal_color, reveal_rank)[todo]
+        # Discard the oldest card with nothing revealed (card 0 if none), tokens permitting.
+        flags = e.knowledge[rows, cur, :, CR:].any(axis=2)  # (B, H): colour or rank revealed
+        bare = ~flags & card_ok[rows, cur]
+        can = (move < 0) & (e.info < e.config.max_information_tokens)
+        move[can] = np.where(bare.any(axis=1), bare.argmax(axis=1), 0)[can]
+        # Every token in the box and nothing else: the lowest legal reveal (or the lowest move).
+        rest = move < 0
+        if rest.any():
+            legal = masks[rows, cur, : e.num_game_actions]
+            reveals = legal.copy()
+            reveals[:, : 2 * H] = False
+            move[rest] = np.where(
+                reveals.any(axis=1), reveals.argmax(axis=1), legal.argmax(axis=1)
+            )[rest]
+        out[rows[act], cur[act]] = move[act]
+        return out
