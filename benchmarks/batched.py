@@ -134,50 +134,23 @@ def ours(case: Case, batch: int, seconds: float, seed: int) -> dict[str, Any]:
             "engine_moves_per_s": moves / dt_engine}  # fmt: skip
 
 
-#: The peer's loop (``peers/bench_pyspiel.py``'s, with CPU time beside wall time), run by the
-#: peers' Python: argv = benchmarks dir, game string, seconds, seed; prints one JSON line.
+#: The peer's loop, ``peers/bench_pyspiel.py``'s own episode function, timed with CPU time beside
+#: wall time in the peers' Python: argv = benchmarks dir, game string, seconds, seed.
 PEER_SCRIPT = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
+import json, os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "peers"))
 import pyspiel
+from bench_pyspiel import episode_fn
 from benchlib import Sampler
 game = pyspiel.load_game(sys.argv[2])
-seconds, sampler = float(sys.argv[3]), Sampler(int(sys.argv[4]))
-n = game.num_players()
-players = list(range(n))
-index, choice = sampler.index, sampler.choice
-def episode():
-    s = game.new_initial_state()
-    moves = joint = 0
-    while not s.is_terminal():
-        if s.is_chance_node():
-            outcomes = s.chance_outcomes()
-            r, acc, pick = sampler.rng.random(), 0.0, outcomes[-1][0]
-            for a, p in outcomes:
-                acc += p
-                if r < acc:
-                    pick = a
-                    break
-            s.apply_action(pick)
-            continue
-        if s.is_simultaneous_node():
-            s.apply_actions([choice(s.legal_actions(p)) for p in players])
-            moves += n
-        else:
-            legal = s.legal_actions()
-            s.apply_action(legal[index(len(legal))])
-            moves += 1
-        joint += 1
-        for p in players:
-            s.observation_tensor(p)
-    return moves, joint
-episode()
-moves = joint = 0
+seconds, seed = float(sys.argv[3]), int(sys.argv[4])
+episode = episode_fn(game, True, Sampler(seed))
+episode(1_000_000)
+moves = joint = eps = 0
 t0, c0 = time.perf_counter(), time.process_time()
 while time.perf_counter() - t0 < seconds:
-    m, j = episode()
-    moves += m
-    joint += j
+    m, j, _ = episode(eps)
+    moves, joint, eps = moves + m, joint + j, eps + 1
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 print(json.dumps({"joint_per_s": joint / wall, "moves_per_s": moves / wall,
                   "cpu_joint_per_s": joint / cpu, "seconds": wall,

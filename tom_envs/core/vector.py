@@ -133,6 +133,10 @@ def check_actions(actions: Any, num_envs: int, num_agents: int, num_actions: int
     return a
 
 
+#: The keyword arguments of :class:`VectorGame` (every engine's options beside the game's).
+ENGINE_OPTIONS = ("autoreset", "max_cycles", "keep_final_obs", "observations", "check_actions")
+
+
 class VectorGame(abc.ABC):
     """Shared bookkeeping of a batched engine (the contract's reset/step/autoreset semantics).
 
@@ -182,6 +186,13 @@ class VectorGame(abc.ABC):
         self._over = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
         self._mask_cache: np.ndarray | None = None
+
+    def _init_engine(self, num_envs: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Initialise with the engine options found in ``kwargs``; return the rest (the game's
+        arguments), for engines whose ``__init__(num_envs, **kwargs)`` takes both."""
+        options = {k: kwargs.pop(k) for k in ENGINE_OPTIONS if k in kwargs}
+        VectorGame.__init__(self, num_envs, **options)
+        return kwargs
 
     # ------------------------------------------------------------------ to implement
     @abc.abstractmethod

@@ -50,9 +50,9 @@ class CaptureVectorEnv(VectorGame):
 
     Args:
         num_envs: batch size B.
-        autoreset, max_cycles, keep_final_obs, observations, check_actions: see
-            :class:`~tom_envs.core.vector.VectorGame`.
-        **config: keyword arguments of :class:`CaptureConfig` (``scenario``, ``doors_open``,
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the keyword arguments of :class:`CaptureConfig` (``scenario``, ``doors_open``,
             ``starts``, ``max_turns``, ``swap_capture``, ``thief_distance``).
     """
 
@@ -61,26 +61,8 @@ class CaptureVectorEnv(VectorGame):
     num_actions = NUM_ACTIONS
     obs_size = SIZE
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_cycles: int | None = None,
-        keep_final_obs: bool = False,
-        observations: bool = True,
-        check_actions: bool = True,
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            num_envs,
-            autoreset=autoreset,
-            max_cycles=max_cycles,
-            keep_final_obs=keep_final_obs,
-            observations=observations,
-            check_actions=check_actions,
-        )
-        cfg = self.config = CaptureConfig(**config)
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        cfg = self.config = CaptureConfig(**self._init_engine(num_envs, kwargs))
         self.game = game = CaptureGame(cfg)
         codes = [tuple(bool(c >> d & 1) for d in range(len(DOORS))) for c in range(4)]
         # Legal masks per door code and room.

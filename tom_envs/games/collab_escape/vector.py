@@ -61,9 +61,9 @@ class EscapeVectorEnv(VectorGame):
 
     Args:
         num_envs: batch size B.
-        autoreset, max_cycles, keep_final_obs, observations, check_actions: see
-            :class:`~tom_envs.core.vector.VectorGame`.
-        **config: keyword arguments of :class:`EscapeConfig` (``scenario``, ``map``, ``starts``,
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the keyword arguments of :class:`EscapeConfig` (``scenario``, ``map``, ``starts``,
             ``max_turns``, ``fixes_needed``).
     """
 
@@ -72,26 +72,8 @@ class EscapeVectorEnv(VectorGame):
     num_actions = NUM_ACTIONS
     obs_size = SIZE
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_cycles: int | None = None,
-        keep_final_obs: bool = False,
-        observations: bool = True,
-        check_actions: bool = True,
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            num_envs,
-            autoreset=autoreset,
-            max_cycles=max_cycles,
-            keep_final_obs=keep_final_obs,
-            observations=observations,
-            check_actions=check_actions,
-        )
-        cfg = self.config = EscapeConfig(**config)
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        cfg = self.config = EscapeConfig(**self._init_engine(num_envs, kwargs))
         self.game = game = EscapeGame(cfg)
         maze = cfg.maze
         self._needed = need = cfg.fixes_needed

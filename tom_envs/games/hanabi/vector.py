@@ -41,33 +41,15 @@ class HanabiVectorEnv(VectorGame):
 
     Args:
         num_envs: batch size B.
-        autoreset, max_cycles, keep_final_obs, observations, check_actions: see
-            :class:`~tom_envs.core.vector.VectorGame`.
-        **config: keyword arguments of :class:`HanabiConfig` (``players``, ``colors``, ...).
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the keyword arguments of :class:`HanabiConfig` (``players``, ``colors``, ...).
     """
 
     turn_based = True
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_cycles: int | None = None,
-        keep_final_obs: bool = False,
-        observations: bool = True,
-        check_actions: bool = True,
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            num_envs,
-            autoreset=autoreset,
-            max_cycles=max_cycles,
-            keep_final_obs=keep_final_obs,
-            observations=observations,
-            check_actions=check_actions,
-        )
-        cfg = self.config = HanabiConfig(**config)
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        cfg = self.config = HanabiConfig(**self._init_engine(num_envs, kwargs))
         game = self.game = HanabiGame(cfg)
         enc = self.encoder = HanabiEncoder(cfg)
         N, H, C, R = cfg.players, cfg.cards_per_hand, cfg.colors, cfg.ranks

@@ -39,9 +39,9 @@ class MatrixVectorEnv(VectorGame):
 
     Args:
         num_envs: batch size B.
-        autoreset, max_cycles, keep_final_obs, observations, check_actions: see
-            :class:`~tom_envs.core.vector.VectorGame`.
-        **config: keyword arguments of :class:`MatrixConfig` (``game``, ``horizon``, ``window``,
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the keyword arguments of :class:`MatrixConfig` (``game``, ``horizon``, ``window``,
             ``include_round``; ``action_names`` changes only the text).
     """
 
@@ -49,26 +49,8 @@ class MatrixVectorEnv(VectorGame):
     num_agents = 2
     all_legal = True
 
-    def __init__(
-        self,
-        num_envs: int,
-        *,
-        autoreset: bool = True,
-        max_cycles: int | None = None,
-        keep_final_obs: bool = False,
-        observations: bool = True,
-        check_actions: bool = True,
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            num_envs,
-            autoreset=autoreset,
-            max_cycles=max_cycles,
-            keep_final_obs=keep_final_obs,
-            observations=observations,
-            check_actions=check_actions,
-        )
-        cfg = self.config = MatrixConfig(**config)
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        cfg = self.config = MatrixConfig(**self._init_engine(num_envs, kwargs))
         n = self.num_actions = cfg.num_actions
         self._n2 = 2 * n
         self._off = 1 if cfg.include_round else 0
