@@ -66,6 +66,8 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         self._state_size = 3 * C * self.n + 2 * C + 1 + 2
         self._last: dict[int, tuple[CoBlockView, np.ndarray]] = {}
         self._last_state: tuple[CoBlockState, np.ndarray] | None = None
+        self._grid_cache: dict[int, tuple[tuple[Block, ...], list[int]]] = {}
+        self._decoded: dict[int, ActionKind] = {}
 
     @property
     def observation_shape(self) -> tuple[int, ...]:
@@ -78,9 +80,15 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         return (self._state_size,)
 
     def _grid(self, out: np.ndarray, offset: int, blocks: tuple[Block, ...]) -> None:
-        grid, n = self.config.grid, self.n
-        for x, y, z, c in blocks:
-            out[offset + c * n + cell_index(grid, (x, y, z))] = 1.0
+        hit = self._grid_cache.get(id(blocks))
+        if hit is None or hit[0] is not blocks:  # indices once per tuple of blocks (immutable)
+            grid, n = self.config.grid, self.n
+            hit = (blocks, [c * n + cell_index(grid, (x, y, z)) for x, y, z, c in blocks])
+            if len(self._grid_cache) >= 4096:
+                self._grid_cache.clear()
+            self._grid_cache[id(blocks)] = hit
+        if hit[1]:
+            out[[offset + i for i in hit[1]]] = 1.0
 
     def _inventory(self, out: np.ndarray, offset: int, counts: tuple[int, ...]) -> None:
         top = float(self.config.max_inventory)
@@ -104,7 +112,11 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         else:
             out[o["my_last"] + (0 if mine.ok else 1)] = 1.0
         if partner is not None:
-            kind = decode_action(self.config, partner.action).kind
+            kind = self._decoded.get(partner.action)
+            if kind is None:
+                kind = self._decoded[partner.action] = decode_action(
+                    self.config, partner.action
+                ).kind
             out[o["partner_last"] + int(kind)] = 1.0
             out[o["partner_last"] + len(ActionKind)] = 1.0 if partner.ok else 0.0
         if any(r == view.round - 1 and not mine for r, mine, _ in view.dialogue[-2:]):

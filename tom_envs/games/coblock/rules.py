@@ -361,7 +361,23 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
     def __init__(self, config: CoBlockConfig | None = None) -> None:
         self.config = config or CoBlockConfig()
         self._legal: dict[int, tuple[CoBlockState, tuple[int, ...]]] = {}
+        # Grid tables for the legal moves: each cell's index, the ground cells and each cell's
+        # in-grid neighbours, by index (sorting indices sorts positions: see cell_index).
+        grid = self.config.grid
+        cells = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
+        self._cell_of = {p: cell_index(grid, p) for p in cells}
+        self._ground = frozenset(self._cell_of[p] for p in cells if p[1] == 0)
+        self._nbrs = [()] * len(cells)
+        for p in cells:
+            x, y, z = p
+            self._nbrs[self._cell_of[p]] = tuple(
+                cell_index(grid, q)
+                for q in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
+                if in_bounds(q, grid)
+            )
         self._views: dict[int, tuple[CoBlockState, CoBlockView]] = {}
+        self._goal_parts: dict[int, tuple] = {}  # id(goal) -> (goal, its parts' descriptions)
+        self._decoded: dict[int, Action] = {}  # action id -> decode_action (an immutable tuple)
 
     @property
     def num_players(self) -> int:
@@ -435,16 +451,41 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         cfg = self.config
         if cfg.end_rule == "all" and state.ended[player]:
             return (int(ActionKind.WAIT),)
-        grid, n = cfg.grid, cfg.cells
+        n = cfg.cells
         out = [int(ActionKind.WAIT), int(ActionKind.SEND_MESSAGE), int(ActionKind.END_TASK)]
-        free = [cell_index(grid, p) for p in placeable_cells(state.cells, grid)]
+        free, occupied = self._free_and_occupied(state)
         for c, count in enumerate(state.inventories[player]):
             if count > 0:
                 base = PLACE_OFFSET + c * n
-                out.extend(base + i for i in free)
+                out.extend([base + i for i in free])
         base = PLACE_OFFSET + len(COLORS) * n
-        out.extend(sorted(base + cell_index(grid, p) for p in state.cells))
+        out.extend([base + i for i in occupied])
         return tuple(out)
+
+    def _free_and_occupied(self, state: CoBlockState) -> tuple[list[int], list[int]]:
+        """The indices of :func:`placeable_cells` and of the occupied cells, ascending; computed
+        once per state (both players' legal moves use them) and kept, like ``cells``, out of the
+        state's fields."""
+        cached = state.__dict__.get("_free")
+        if cached is not None:
+            return cached
+        cell_of = self._cell_of
+        cells = state.cells
+        if all(p in cell_of for p in cells):
+            occupied = sorted([cell_of[p] for p in cells])
+            nbrs = self._nbrs
+            out = set(self._ground)
+            for i in occupied:
+                out.update(nbrs[i])
+            out.difference_update(occupied)
+            free = sorted(out)
+        else:  # a block outside the grid (a hand-made state): the reference computation
+            grid = self.config.grid
+            free = [cell_index(grid, p) for p in placeable_cells(cells, grid)]
+            occupied = sorted(cell_index(grid, p) for p in cells)
+        cached = (free, occupied)
+        object.__setattr__(state, "_free", cached)
+        return cached
 
     # ---------------------------------------------------------------------- apply
     def apply(
@@ -467,8 +508,11 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         events = []
         before = state.matched()
         order = (0, 1) if state.round % 2 == 0 else (1, 0)
+        decoded = self._decoded
         for p in order:
-            act = decode_action(cfg, actions[p])
+            act = decoded.get(actions[p])
+            if act is None:
+                act = decoded[actions[p]] = decode_action(cfg, actions[p])
             text = (messages or {}).get(p)
             ok, response = self._execute(p, act, text, cells, inventories, ended)
             if ok and act.kind == ActionKind.SEND_MESSAGE:

@@ -142,13 +142,18 @@ def observe(game: CoBlockGame, state: CoBlockState, player: int) -> CoBlockView:
     if cfg.history_window is not None:
         history = history[len(history) - cfg.history_window :] if cfg.history_window else ()
     goal = state.task.goals[player]
+    parts = game._goal_parts.get(id(goal))
+    if parts is None or parts[0] is not goal:  # computed once per goal (tasks are immutable)
+        if len(game._goal_parts) >= 1024:
+            game._goal_parts.clear()
+        parts = game._goal_parts[id(goal)] = (goal, tuple(c.description for c in goal.components))
     return CoBlockView(
         player=player,
         round=state.round,
         max_rounds=cfg.max_rounds,
         grid=cfg.grid,
         goal=goal.blocks,
-        goal_parts=tuple(c.description for c in goal.components),
+        goal_parts=parts[1],
         inventory=state.inventories[player],
         world=state.world,
         dialogue=tuple((r, sender == player, text) for r, sender, text in dialogue),

@@ -277,7 +277,21 @@ def legal_plays_py(hand: Hand, level: int, current: int | None) -> list[int]:
     return [i for i in plays if i in ok]
 
 
+_PLAY_ACTIONS: dict[tuple[Hand, int, int | None], tuple[int, ...]] = {}
+
+
 def legal_play_actions(hand: Hand, level: int, current: int | None) -> tuple[int, ...]:
-    """Legal actions of the play phase: pass (when following) then the shape actions."""
+    """Legal actions of the play phase: pass (when following) then the shape actions.
+
+    A pure function of its (immutable) arguments, so results are kept in a bounded table: a seat
+    that passed holds the same hand at its next turn, often against the same play."""
+    key = (hand, level, current)
+    hit = _PLAY_ACTIONS.get(key)
+    if hit is not None:
+        return hit
     out = [SHAPE_BASE + i for i in legal_plays_py(hand, level, current)]
-    return tuple(out) if current is None else (0, *out)
+    legal = tuple(out) if current is None else (0, *out)
+    if len(_PLAY_ACTIONS) >= 65536:
+        _PLAY_ACTIONS.clear()
+    _PLAY_ACTIONS[key] = legal
+    return legal

@@ -21,7 +21,7 @@ One episode is one deal (``match=False``, the default) or a whole match (``match
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -49,6 +49,20 @@ from tom_envs.games.guandan.combos import (
 from tom_envs.games.guandan.legal import legal_play_actions
 from tom_envs.games.guandan.state import DealResult, GuandanConfig, GuandanState, Move, Tribute
 from tom_envs.games.guandan.view import GuandanView, observe
+
+_STATE_FIELDS = tuple(f.name for f in fields(GuandanState))
+_set_state_dict = GuandanState.__dict__["__dict__"].__set__
+
+
+def _replace(state: GuandanState, **changes: object) -> GuandanState:
+    """``dataclasses.replace(state, **changes)`` for the state (which has no ``__post_init__``),
+    without its per-call field introspection: the same fields, values, equality and hash."""
+    d = state.__dict__
+    values = {name: d[name] for name in _STATE_FIELDS}
+    values.update(changes)
+    new = object.__new__(GuandanState)
+    _set_state_dict(new, values)
+    return new
 
 TRIBUTE = "tribute"
 RETURN = "return"
@@ -186,8 +200,8 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         big = sum(hands[p][BIG_JOKER] for p in payers)
         if self.config.anti_tribute and big == 2:
             trib = Tribute(payers=payers, anti=True, leader=first)
-            return replace(base, tribute=trib, to_act=first)
-        return replace(base, phase=TRIBUTE, tribute=Tribute(payers=payers), to_act=payers[0])
+            return _replace(base, tribute=trib, to_act=first)
+        return _replace(base, phase=TRIBUTE, tribute=Tribute(payers=payers), to_act=payers[0])
 
     # ------------------------------------------------------------------ queries
     def current_players(self, state: GuandanState) -> tuple[int, ...]:
@@ -259,7 +273,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         history = (*state.history, (seat, GIVE_BASE + card, (card,), TRIBUTE))
         if len(paid) < len(trib.payers):
             nxt = trib.payers[len(paid)]
-            return replace(
+            return _replace(
                 state,
                 hands=tuple(hands),
                 history=history,
@@ -286,7 +300,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
             hands[receiver] = add_cards(hands[receiver], (c,))
         givers = tuple(sorted(receivers, key=lambda r: 0 if r == first else 1))
         trib = replace(trib, paid=paid, receivers=receivers, leader=leader)
-        return replace(
+        return _replace(
             state, hands=tuple(hands), history=history, phase=RETURN, to_act=givers[0], tribute=trib
         )  # type: ignore[arg-type]
 
@@ -304,10 +318,10 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         first = state.previous_order[0] if state.previous_order else -1
         waiting = [r for r in sorted(trib.receivers, key=lambda r: r != first) if r not in done]
         if waiting:
-            return replace(
+            return _replace(
                 state, hands=tuple(hands), history=history, tribute=trib, to_act=waiting[0]
             )  # type: ignore[arg-type]
-        return replace(
+        return _replace(
             state, hands=tuple(hands), history=history, tribute=trib, phase=PLAY, to_act=trib.leader
         )  # type: ignore[arg-type]
 
@@ -318,7 +332,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         history = (*state.history, (seat, PASS, (), PLAY))
         left = state.to_respond - 1
         if left > 0:
-            return replace(
+            return _replace(
                 state, history=history, to_respond=left, to_act=next_active(state.hands, seat)
             )
         owner = lead[0]
@@ -326,7 +340,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
             owner = (owner + 2) % 4
             if not any(state.hands[owner]):
                 owner = next_active(state.hands, owner)
-        return replace(state, history=history, lead=None, to_respond=0, to_act=owner)
+        return _replace(state, history=history, lead=None, to_respond=0, to_act=owner)
 
     def _play(
         self, state: GuandanState, seat: int, action: int, rng: np.random.Generator
@@ -347,7 +361,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         )
         if not deal_over:
             active = sum(1 for s in range(4) if s != seat and any(hands[s]))
-            nxt = replace(
+            nxt = _replace(
                 state,
                 hands=tuple(hands),
                 history=history,
@@ -358,7 +372,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
                 to_act=next_active(tuple(hands), seat),
             )  # type: ignore[arg-type]
             return StepResult(nxt, (0.0,) * 4)
-        state = replace(state, played=tuple(played))  # type: ignore[arg-type]
+        state = _replace(state, played=tuple(played))  # type: ignore[arg-type]
         return self._end_deal(state, tuple(hands), history, finished, rng)  # type: ignore[arg-type]
 
     def _end_deal(
@@ -389,7 +403,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         result = DealResult(order, winner, advance, (levels[0], levels[1]), passed)
         results = (*state.results, result)
         deal_pay = tuple(float(advance if team_of(s) == winner else -advance) for s in range(4))
-        ended = replace(
+        ended = _replace(
             state,
             hands=hands,
             history=history,
@@ -406,7 +420,7 @@ class GuandanGame(Game[GuandanState, GuandanView]):
             return StepResult(ended, deal_pay, ("deal_over",))
         if passed or len(results) >= cfg.max_deals:
             match_winner = winner if passed else -1
-            ended = replace(ended, winner=match_winner)
+            ended = _replace(ended, winner=match_winner)
             if cfg.match_reward == "win":
                 pay = tuple(
                     0.0 if match_winner < 0 else (1.0 if team_of(s) == winner else -1.0)

@@ -87,6 +87,10 @@ class GuandanView:
         return None
 
 
+_new = object.__new__
+_set_dict = GuandanView.__dict__["__dict__"].__set__
+
+
 def _rel(seat: int, player: int) -> int:
     return (seat - player) % 4
 
@@ -123,7 +127,7 @@ def observe(game: GuandanGame, state: GuandanState, player: int) -> GuandanView:
     mine = player % 2
     trib = state.tribute
 
-    return GuandanView(
+    values = dict(
         player=player,
         phase=state.phase,
         hand=state.hands[player],
@@ -156,3 +160,6 @@ def observe(game: GuandanGame, state: GuandanState, player: int) -> GuandanView:
         else (-1 if state.winner < 0 else (0 if state.winner == mine else 1)),
         legal_actions=game.legal_actions(state, player),
     )
+    view = _new(GuandanView)  # the frozen dataclass, filled with one call (no __post_init__)
+    _set_dict(view, values)
+    return view
