@@ -7,7 +7,8 @@ Every bench script:
 
 * takes ``--seconds S --seed N`` and a list of cases,
 * runs each case with :func:`measure` (one untimed warm-up episode, then whole episodes in a
-  ``time.perf_counter`` loop until at least ``S`` seconds have passed; reset/make costs included),
+  ``time.perf_counter`` loop until at least ``S`` seconds have passed; reset/make costs included;
+  the process's CPU time is recorded too, for rates per CPU second on a shared machine),
 * prints exactly one JSON line: ``{"suite", "versions", "results": [...]}`` (see :func:`emit`).
 
 Units in every result:
@@ -80,6 +81,7 @@ def measure(
         run_episode(WARMUP_SEED + w)
     moves = eps = chars = 0
     joint = 0.0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     while True:
         m, j, c = run_episode(eps)
@@ -90,6 +92,7 @@ def measure(
         if time.perf_counter() - t0 >= seconds:
             break
     dt = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     out = {
         "case": label,
         "seconds": dt,
@@ -101,6 +104,10 @@ def measure(
         "eps_per_s": eps / dt,
         "moves_per_episode": moves / eps,
         "joint_per_episode": joint / eps,
+        # CPU seconds of this process: on a shared machine the wall clock also counts the time
+        # other processes held the CPU, this does not (both are reported)
+        "cpu_seconds": cpu,
+        "moves_per_cpu_s": moves / cpu if cpu > 0 else 0.0,
     }
     if chars:
         out["obs_chars_per_move"] = chars / max(moves, 1)

@@ -14,13 +14,18 @@ Modes (each plays uniformly random legal actions from a seeded numpy Generator, 
 * ``rules``    the pure rules engine of the game's bundle (``make_bundle(**kwargs).game``):
                ``current_players``, ``legal_actions``, ``step``; no observation at all.
 
+Legal actions are read from the mask with ``mask.nonzero()[0]`` (what ``np.flatnonzero`` does for
+a 1-D mask, without its Python wrapper: the harness's own cost is kept small, as in the peers').
+
 Usage:  python benchmarks/ours.py --game RockPaperScissors [--modes aec,parallel] [--seconds 3]
+        python benchmarks/ours.py --game Hanabi --kwargs '{"players": 4}' --label Hanabi4p
         python benchmarks/ours.py --game RockPaperScissors --modes aec --profile   (cProfile top 25)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import warnings
@@ -47,10 +52,12 @@ def _per_joint(env: Any) -> int:
     return game.num_players if game.tags.dynamics == SIMULTANEOUS else 1
 
 
-def aec_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
-    env = pettingzoo.make("aec", spec.id)
+def aec_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id, **kwargs)
     per_joint = _per_joint(env)
-    flatnonzero, index = np.flatnonzero, sampler.index
+    index = sampler.index
 
     def episode(seed: int) -> EpisodeStats:
         env.reset(seed=seed)
@@ -60,7 +67,7 @@ def aec_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeS
             if term or trunc:
                 action = None
             else:
-                legal = flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]
                 action = int(legal[index(len(legal))])
                 moves += 1
             env.step(action)
@@ -69,9 +76,11 @@ def aec_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeS
     return episode
 
 
-def parallel_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
-    env = pettingzoo.make("parallel", spec.id)
-    flatnonzero, index = np.flatnonzero, sampler.index
+def parallel_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("parallel", spec.id, **kwargs)
+    index = sampler.index
 
     def episode(seed: int) -> EpisodeStats:
         obs, _infos = env.reset(seed=seed)
@@ -79,7 +88,7 @@ def parallel_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], Epi
         while env.agents:
             actions = {}
             for a in env.agents:
-                legal = flatnonzero(obs[a]["action_mask"])
+                legal = obs[a]["action_mask"].nonzero()[0]
                 actions[a] = int(legal[index(len(legal))])
             obs, _rew, _term, _trunc, _infos = env.step(actions)
             joint += 1
@@ -89,8 +98,10 @@ def parallel_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], Epi
     return episode
 
 
-def text_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
-    env = pettingzoo.make("aec", spec.id)
+def text_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id, **kwargs)
     per_joint = _per_joint(env)
     index = sampler.index
 
@@ -113,8 +124,10 @@ def text_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], Episode
     return episode
 
 
-def llm_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
-    env = pettingzoo.make("aec", spec.id)
+def llm_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id, **kwargs)
     per_joint = _per_joint(env)
     index = sampler.index
 
@@ -138,8 +151,10 @@ def llm_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeS
     return episode
 
 
-def rules_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], EpisodeStats]:
-    game = spec.load().make_bundle(**spec.kwargs).game
+def rules_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    game = spec.load().make_bundle(**{**spec.kwargs, **kwargs}).game
     index = sampler.index
 
     def episode(seed: int) -> EpisodeStats:
@@ -159,7 +174,9 @@ def rules_episode_fn(spec: GameSpec, sampler: Sampler) -> Callable[[int], Episod
     return episode
 
 
-MODE_FNS: dict[str, Callable[[GameSpec, Sampler], Callable[[int], EpisodeStats]]] = {
+MODE_FNS: dict[
+    str, Callable[[GameSpec, Sampler, dict[str, Any]], Callable[[int], EpisodeStats]]
+] = {
     "aec": aec_episode_fn,
     "parallel": parallel_episode_fn,
     "text": text_episode_fn,
@@ -180,8 +197,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", action="store_true", help="cProfile the modes, print top 25")
+    p.add_argument(
+        "--kwargs", default="{}", help='JSON game arguments, e.g. \'{"players": 4}\' (default none)'
+    )
+    p.add_argument("--label", default=None, help="name in the results (default: the game's)")
     args = p.parse_args(argv)
     spec = game_spec(args.game)
+    kwargs = json.loads(args.kwargs)
+    if not isinstance(kwargs, dict):
+        p.error("--kwargs must be a JSON object")
+    label = args.label or spec.name
     wanted = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = set(wanted) - set(ALL_MODES)
     if unknown:
@@ -189,23 +214,23 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     for mode in modes_for(spec, wanted):
         sampler = Sampler(args.seed)
-        fn = MODE_FNS[mode](spec, sampler)
-        params = {"game": spec.name, "id": spec.id, "mode": mode, "kwargs": spec.kwargs}
+        fn = MODE_FNS[mode](spec, sampler, kwargs)
+        params = {"game": spec.name, "id": spec.id, "mode": mode, "kwargs": {**spec.kwargs, **kwargs}}
         if args.profile:
             import cProfile
             import pstats
 
             prof = cProfile.Profile()
             prof.enable()
-            res = measure(f"{spec.name}:{mode}", fn, args.seconds, params=params)
+            res = measure(f"{label}:{mode}", fn, args.seconds, params=params)
             prof.disable()
             print(
-                f"# {spec.name} {mode}: {res['moves_per_s']:,.0f} moves/s under cProfile",
+                f"# {label} {mode}: {res['moves_per_s']:,.0f} moves/s under cProfile",
                 file=sys.stderr,
             )
             pstats.Stats(prof, stream=sys.stderr).sort_stats("tottime").print_stats(25)
         else:
-            res = measure(f"{spec.name}:{mode}", fn, args.seconds, params=params)
+            res = measure(f"{label}:{mode}", fn, args.seconds, params=params)
         results.append(res)
     emit(
         "tom_envs",

@@ -12,7 +12,8 @@ ours then its peers; odd repeats run the list backwards, so slow drift of the ma
 sides alike. Reported numbers are medians over the repeats, with the spread (max-min)/median.
 
 A new game is benchmarked by being in ``tom_envs.registration.GAMES``; its peer comparison is one
-entry of :data:`PEERS` below.
+entry of :data:`PEERS` below. Another configuration of a game (Hanabi with 4 players) is an entry
+of :data:`VARIANTS`, benchmarked and compared under its own name.
 """
 
 from __future__ import annotations
@@ -165,6 +166,42 @@ PEERS: dict[str, tuple[PeerCase, ...]] = {
     ),
 }
 
+
+
+#: Configurations benchmarked beside the registered ones: name -> (game, game arguments).
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Hanabi4p": ("Hanabi", {"players": 4}),
+}
+PEERS["Hanabi4p"] = (
+    PeerCase("hle:rl_env:4p", "HLE rl_env Hanabi-Full, 4 players (obs of every player)", "hle",
+             {"mode": "rl_env", "players": 4}, ("aec",)),
+    PeerCase("pyspiel:hanabi4:obs", "OpenSpiel hanabi(players=4) + obs tensors", "pyspiel",
+             {"game": "hanabi(players=4)", "obs": True}, ("aec",)),
+    PeerCase("pyspiel:hanabi4:noobs", "OpenSpiel hanabi(players=4), no obs", "pyspiel",
+             {"game": "hanabi(players=4)", "obs": False}, ("rules",)),
+    PeerCase("hle:core:4p", "HLE pyhanabi state, 4 players, no obs", "hle",
+             {"mode": "core", "players": 4}, ("rules",)),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BenchGame:
+    """One benchmarked configuration: a registered game, or a :data:`VARIANTS` entry."""
+
+    name: str
+    spec: GameSpec
+    kwargs: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+def bench_game(name: str) -> BenchGame:
+    """A :data:`VARIANTS` name or a registered game's name or id (``KeyError`` otherwise)."""
+    if name in VARIANTS:
+        game, kwargs = VARIANTS[name]
+        return BenchGame(name, game_spec(game), dict(kwargs))
+    spec = game_spec(name)
+    return BenchGame(spec.name, spec)
+
+
 # ----------------------------------------------------------------------------- jobs
 
 
@@ -205,7 +242,7 @@ def _child_env() -> dict[str, str]:
 
 
 def build_jobs(
-    games: list[GameSpec],
+    games: list[BenchGame],
     modes: list[str],
     seconds: float,
     seed: int,
@@ -213,18 +250,23 @@ def build_jobs(
     py: str,
 ) -> list[Job]:
     jobs = []
-    for spec in games:
+    for bg in games:
+        spec = bg.spec
         game_modes = modes_for(spec, modes)
         if game_modes:
             jobs.append(
                 Job(
                     "tom_envs",
-                    spec.name,
+                    bg.name,
                     [
                         sys.executable,
                         os.path.join(HERE, "ours.py"),
                         "--game",
                         spec.name,
+                        "--label",
+                        bg.name,
+                        "--kwargs",
+                        json.dumps(bg.kwargs),
                         "--modes",
                         ",".join(game_modes),
                         "--seconds",
@@ -236,14 +278,14 @@ def build_jobs(
                 )
             )
         by_suite: dict[str, list[dict[str, Any]]] = {}
-        for pc in PEERS.get(spec.name, ()):
+        for pc in PEERS.get(bg.name, ()):
             if suites_ok.get(pc.suite) == "":
                 by_suite.setdefault(pc.suite, []).append({**pc.case, "label": pc.key})
         for suite, cases in by_suite.items():
             jobs.append(
                 Job(
                     suite,
-                    spec.name,
+                    bg.name,
                     [
                         py,
                         os.path.join(HERE, SUITES[suite].script),
@@ -287,6 +329,7 @@ METRICS = (
     "moves_per_episode",
     "joint_per_episode",
     "obs_chars_per_move",
+    "moves_per_cpu_s",
 )
 
 
@@ -320,7 +363,7 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
-def ours_table(games: list[GameSpec], ours: dict[str, dict[str, dict[str, Any]]]) -> str:
+def ours_table(games: list[BenchGame], ours: dict[str, dict[str, dict[str, Any]]]) -> str:
     header = [
         "game",
         "AEC moves/s",
@@ -335,8 +378,8 @@ def ours_table(games: list[GameSpec], ours: dict[str, dict[str, dict[str, Any]]]
         "max spread",
     ]
     rows = []
-    for spec in games:
-        g = ours.get(spec.name, {})
+    for bg in games:
+        g = ours.get(bg.name, {})
 
         def get(mode: str, metric: str, g: dict = g) -> float | None:
             return g.get(mode, {}).get(metric)
@@ -344,7 +387,7 @@ def ours_table(games: list[GameSpec], ours: dict[str, dict[str, dict[str, Any]]]
         spreads = [m["spread"] for m in g.values()]
         rows.append(
             [
-                spec.name,
+                bg.name,
                 fmt(get("aec", "moves_per_s")),
                 fmt(get("aec", "joint_per_s")),
                 fmt(get("aec", "eps_per_s"), 1),
@@ -369,20 +412,21 @@ MODE_TEXT = {
 }
 
 
-def comparisons(games: list[GameSpec], ours: dict, peers: dict) -> list[dict[str, Any]]:
+def comparisons(games: list[BenchGame], ours: dict, peers: dict) -> list[dict[str, Any]]:
     rows = []
-    for spec in games:
-        for pc in PEERS.get(spec.name, ()):
+    for bg in games:
+        for pc in PEERS.get(bg.name, ()):
             p = peers.get(pc.key)
             if p is None:
                 continue
             for mode in pc.ours:
-                o = ours.get(spec.name, {}).get(mode)
+                o = ours.get(bg.name, {}).get(mode)
                 if o is None:
                     continue
+                cpu_o, cpu_p = o.get("moves_per_cpu_s"), p.get("moves_per_cpu_s")
                 rows.append(
                     {
-                        "game": spec.name,
+                        "game": bg.name,
                         "ours_mode": mode,
                         "peer": pc.key,
                         "peer_label": pc.label,
@@ -391,6 +435,7 @@ def comparisons(games: list[GameSpec], ours: dict, peers: dict) -> list[dict[str
                         "ours_joint_per_s": o["joint_per_s"],
                         "peer_joint_per_s": p["joint_per_s"],
                         "ratio": o["moves_per_s"] / p["moves_per_s"],
+                        "ratio_cpu": cpu_o / cpu_p if cpu_o and cpu_p else None,
                         "ours_moves_per_episode": o["moves_per_episode"],
                         "peer_moves_per_episode": p["moves_per_episode"],
                         "ours_spread": o["spread"],
@@ -410,6 +455,7 @@ def comparison_table(rows: list[dict[str, Any]]) -> str:
         "ours joint/s",
         "peer joint/s",
         "ours/peer",
+        "per CPU s",
         "moves/ep ours|peer",
         "spread ours|peer",
     ]
@@ -425,6 +471,7 @@ def comparison_table(rows: list[dict[str, Any]]) -> str:
                 fmt(r["ours_joint_per_s"]),
                 fmt(r["peer_joint_per_s"]),
                 f"{r['ratio']:.2f}x",
+                "-" if r.get("ratio_cpu") is None else f"{r['ratio_cpu']:.2f}x",
                 f"{r['ours_moves_per_episode']:.0f} | {r['peer_moves_per_episode']:.0f}",
                 f"{pct(r['ours_spread'])} | {pct(r['peer_spread'])}",
             ]
@@ -440,7 +487,9 @@ our AEC "steps/s" equal moves/s, while OpenSpiel's and PettingZoo-Parallel's "st
 Both columns are given for every row and the ratio ours/peer is the same in either unit (it would
 be off by 2x if our AEC steps/s were put beside OpenSpiel steps/s). TextArena "joint" = moves/2
 (pairs of player turns; an IPD round is 4 turns: 2 chat + 2 decisions). eps/s are not comparable
-across rows: episode lengths differ (moves/ep column)."""
+across rows: episode lengths differ (moves/ep column). "per CPU s" is the ratio of moves per
+second of each process's own CPU time: on a shared machine the wall clock also counts the time
+other processes held the CPU."""
 
 
 # ----------------------------------------------------------------------------- main
@@ -452,7 +501,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (default 3)")
     p.add_argument(
         "--games", nargs="*", default=None,
-        help="names or ids (default: every game of GAMES but the teaching example)",
+        help="names or ids, or VARIANTS names such as Hanabi4p (default: every game of GAMES "
+        "but the teaching example, and every variant)",
     )
     p.add_argument("--modes", default=",".join(ALL_MODES), help=f"our modes, of {ALL_MODES}")
     p.add_argument(
@@ -470,9 +520,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         games = (
-            [game_spec(g) for g in args.games]
+            [bench_game(g) for g in args.games]
             if args.games
-            else [g for g in GAMES if not g.example]  # the teaching example is not benchmarked
+            else [BenchGame(g.name, g) for g in GAMES if not g.example]  # not the teaching example
+            + [bench_game(v) for v in VARIANTS]
         )
     except KeyError as e:
         p.error(str(e.args[0]))
@@ -574,7 +625,8 @@ def main(argv: list[str] | None = None) -> int:
     if slow:
         print(
             f"\nNOTE: below 20k AEC moves/s: {', '.join(slow)}. Profile with: "
-            f"python benchmarks/ours.py --game {slow[0]} --modes aec --profile"
+            f"python benchmarks/ours.py --game {VARIANTS.get(slow[0], (slow[0],))[0]} "
+            f"--modes aec --profile"
         )
     if errors:
         print(
