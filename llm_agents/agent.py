@@ -151,7 +151,8 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         partner_options: ``turn -> {action: text}``, the partner's actions for predictions
             (default: one's own actions in two-player games).
         step_tokens: cap on the generation budget of the free-text intermediate steps (belief,
-            ToM analyses, reflections, S2A), for small models and quick runs.
+            ToM analyses, reflections, S2A) and of probe answers, for small models and quick
+            runs.
         field_chars: longest free-text field (reasoning, plans...) in a constrained answer.
         label: a display name (default ``llm:<model>:<preset or strategy>``).
         max_concurrency: requests in flight at once (probes, scoring) for the built client.
@@ -615,8 +616,3 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 "cap_reached": vetoes >= self.verify_rounds and decision.action is not None,
             }
         return decision
-
-
-def make_llm_agent(**kwargs: Any) -> LLMAgent:
-    """Build an :class:`LLMAgent` from spec keyword arguments (``tom-envs run --agents llm:…``)."""
-    return LLMAgent(**kwargs)

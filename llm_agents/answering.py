@@ -257,7 +257,7 @@ class AnsweringMixin:
                 ctx.request(
                     [system, {"role": "user", "content": user}],
                     schema=schema,
-                    max_tokens=16 + 12 * len(group),
+                    max_tokens=self.step_budget(16 + 12 * len(group)),
                 )
             )
         responses = ctx.ask_many("probe", requests)

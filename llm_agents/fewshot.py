@@ -179,11 +179,3 @@ def examples_for(name: str, env_id: str = "") -> tuple[Example, ...]:
             f"examples must be 'auto', 'none' or one of {sorted(EXAMPLE_SETS)}, got {name!r}"
         )
     return EXAMPLE_SETS[name]
-
-
-def render_examples(examples: tuple[Example, ...], json_mode: bool) -> str:
-    """The examples block (empty without examples)."""
-    if not examples:
-        return ""
-    body = "\n\n".join(e.render(i + 1, json_mode) for i, e in enumerate(examples))
-    return "Here are examples of good answers (situations written in short):\n\n" + body

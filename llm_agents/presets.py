@@ -10,7 +10,7 @@ records the resolved values (with the preset's name), so a result is keyed by wh
 Where a paper does not state a setting, the preset says so in :attr:`Preset.unstated` and uses the
 suite's choice (temperature 0 for greedy, reproducible runs, unless the paper samples). Every
 difference from the paper that the suite cannot remove is listed in :attr:`Preset.differences`.
-:func:`preset_table` renders the table of ``docs/results/llm_protocols.md``.
+:func:`preset_table` renders the presets table of ``docs/results/llm_presets.md``.
 """
 
 from __future__ import annotations

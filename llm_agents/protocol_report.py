@@ -1,9 +1,11 @@
 """Every protocol preset, end to end on its game, with the bundled SmolLM2-135M: the figures of
-``docs/results/llm_protocols.md`` (valid %, fallback %, calls, tokens and seconds per decision).
+``docs/results/llm_presets.md`` (valid %, fallback %, calls, tokens and seconds per decision).
 
-Run::
+Run (the page's command; ``--max-tokens``/``--step-tokens`` cap the answer and intermediate-step
+budgets for a small machine, and are printed with the table)::
 
-    .venv/bin/python -m tom_llm_agents.protocol_report --episodes 2 --out docs/results/llm_protocols.md
+    nice -n 10 .venv/bin/python -m tom_llm_agents.protocol_report --episodes 1 \
+        --max-tokens 32 --step-tokens 24 --out docs/results/llm_presets.md
 
 A 135M model plays these games at chance: the point of the table is what each protocol costs and
 how often a small model's free-text answer is usable, not how well it plays.
@@ -21,7 +23,7 @@ from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
 from tom_llm_agents.agent import LLMAgent
 from tom_llm_agents.client import BaseLLMClient
-from tom_llm_agents.presets import PRESETS, Preset
+from tom_llm_agents.presets import PRESETS, Preset, preset_table
 
 #: Short episodes per game (the game's own horizon or ``max_cycles``), for tests and the table.
 SHORT: dict[str, dict[str, Any]] = {
@@ -103,21 +105,32 @@ def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str
 def report(client: BaseLLMClient, episodes: int = 1, seed: int = 0, **overrides: Any) -> str:
     """The markdown table: one row per preset."""
     rows = [
-        "| preset | game | decisions | valid % | fallback % (kinds) | forced % | calls / decision "
-        "| tokens in / out per decision | s / decision |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| preset | game | return (seat 0) | decisions | valid % | fallback % (kinds) | forced % "
+        "| calls / decision | tokens in / out per decision | s / decision |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PRESETS.values():
         eps = [run_preset(p, client, seed + i, **overrides)[0] for i in range(episodes)]
         st = decision_stats(eps)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(st.get("failures", {}).items()))
+        ret = sum(ep.returns.get("player_0", 0.0) for ep in eps) / len(eps)
         rows.append(
-            f"| `{p.name}` | {p.game} | {st['decisions']} | {st['valid_pct']:.0f} | "
+            f"| `{p.name}` | {p.game} | {ret:g} | {st['decisions']} | {st['valid_pct']:.0f} | "
             f"{st['fallback_pct']:.0f}{f' ({kinds})' if kinds else ''} | {st['forced_pct']:.0f} | "
             f"{st['calls']:.1f} | {st['tokens_in']:.0f} / {st['tokens_out']:.0f} | "
             f"{st['seconds']:.2f} |"
         )
     return "\n".join(rows)
+
+
+def _between(doc: str, marker: str, text: str) -> str:
+    """``doc`` with ``text`` between ``<!-- marker -->`` and ``<!-- /marker -->``."""
+    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
+    head, found, rest = doc.partition(start)
+    if not found:
+        return doc
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{text}\n{end}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,25 +139,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=None, help="cap every answer budget")
+    parser.add_argument(
+        "--step-tokens", type=int, default=None, help="cap intermediate steps and probe answers"
+    )
     parser.add_argument("--out", default=None, help="a markdown file with the table markers")
     args = parser.parse_args(argv)
     from tom_llm_agents.local import LocalServer
 
-    overrides = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+    overrides: dict[str, Any] = {}
+    if args.max_tokens:
+        overrides["max_tokens"] = args.max_tokens
+    if args.step_tokens:
+        overrides["step_tokens"] = args.step_tokens
     t0 = time.perf_counter()
     with LocalServer() as server:
-        table = report(server.client(), args.episodes, args.seed, **overrides)
+        # a long Chinese prompt takes minutes of prompt evaluation on a small, busy machine
+        table = report(server.client(timeout=900.0), args.episodes, args.seed, **overrides)
     took = time.perf_counter() - t0
-    text = f"{table}\n\nWall time for the table: {took:.0f} s."
+    caps = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none (the presets' own)"
+    text = (
+        f"{table}\n\nEpisodes per preset: {args.episodes} (seeds {args.seed}-"
+        f"{args.seed + args.episodes - 1}); budget caps: {caps}. Wall time for the table: "
+        f"{took:.0f} s."
+    )
     if args.out:
         from pathlib import Path
 
         path = Path(args.out)
         doc = path.read_text()
-        start, end = "<!-- presets-table -->", "<!-- /presets-table -->"
-        head, _, rest = doc.partition(start)
-        _, _, tail = rest.partition(end)
-        path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
+        doc = _between(doc, "presets-table", text)
+        doc = _between(doc, "protocols-table", preset_table())
+        path.write_text(doc)
     print(text)
     return 0
 
