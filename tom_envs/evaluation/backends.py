@@ -236,7 +236,7 @@ def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     try:
         import ray
     except ImportError as exc:
-        raise ValueError("--backend ray needs Ray: pip install 'tom-envs[ray]'") from exc
+        raise ValueError('--backend ray needs Ray; from the checkout: pip install -e ".[ray]"') from exc
     started = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")

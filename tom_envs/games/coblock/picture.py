@@ -115,7 +115,7 @@ def render_png(
         from matplotlib.figure import Figure
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "CoBlock pictures need matplotlib: pip install 'tom-envs[plots]'"
+            'CoBlock pictures need matplotlib; from the checkout: pip install -e ".[plots]"'
         ) from exc
     fig = Figure(figsize=size, dpi=dpi)
     FigureCanvasAgg(fig)
