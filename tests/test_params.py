@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tom_envs.core.params import Param, params_table, validate_kwargs
@@ -219,3 +220,41 @@ def test_coblock_inventory_bounds() -> None:
     for bad in (0, -1, "0"):
         with pytest.raises(ValueError, match=r"argument 'max_inventory'.*allowed: integer in \[1,"):
             make_bundle(max_inventory=bad)
+
+
+def _edge_values(p: Param) -> list[object]:
+    """Each declared bound and choice: values a game must accept and play (or refuse as a
+    combination, naming the argument)."""
+    if p.type in ("int", "float"):
+        cast = int if p.type == "int" else float
+        return [cast(b) for b in (p.low, p.high) if b is not None]
+    if p.type == "bool":
+        return [True, False]
+    return list(p.choices) if p.type == "choice" else []
+
+
+EDGES = [(spec, p) for spec, p in FUZZ if _edge_values(p)]
+#: Bounds refused only in combination with other defaults, and what their error names instead:
+#: one bomb-defusal agent holds two of the three default colours (give it ``tools=``).
+COMBINATIONS = {("BombDefusal", "num_agents"): "no agent holds a ['blue'] tool"}
+
+
+@pytest.mark.parametrize(("spec", "param"), EDGES, ids=[f"{s.name}-{p.name}" for s, p in EDGES])
+def test_every_declared_bound_plays_with_observations_in_the_space(spec, param: Param) -> None:
+    """The issue's mid-episode crashes (CoBlock max_inventory=0) and observations outside the
+    space (max_inventory=-1): at every accepted extreme a game plays three cycles inside its
+    declared spaces, or refuses the combination at construction."""
+    module = spec.load()
+    for value in _edge_values(param):
+        try:
+            env = module.raw_env(max_cycles=3, **{**spec.kwargs, param.name: value})
+        except ValueError as exc:  # a combination (action_names='rps' in the Prisoner's Dilemma)
+            assert COMBINATIONS.get((spec.name, param.name), param.name) in str(exc), exc
+            continue
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for agent in env.agent_iter(10_000):
+            obs, _, term, trunc, _ = env.last()
+            assert env.observation_space(agent).contains(obs), (param.name, value, agent)
+            env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        assert not env.agents, (param.name, value)
