@@ -36,6 +36,27 @@ def test_stock_check_env(env_id: str, capsys: pytest.CaptureFixture[str]) -> Non
     capsys.readouterr()  # "human" prints the board on stdout where there is no display
 
 
+VARIANTS = [
+    ("tom_envs/HanabiVsSimple-v0", {"players": 3}),
+    ("tom_envs/HanabiVsConvention-v0", {"players": 5}),
+    ("tom_envs/GuandanVsHeuristic-v0", {"language": "zh"}),
+    ("tom_envs/CoBlockVsHelper-v0", {"task_type": "goal_dependent"}),
+    ("tom_envs/OvercookedVsGreedy-v0", {"layout": "counter_circuit"}),
+    ("tom_envs/CollabCaptureVsOptimal-v0", {"scenario": "both_closed"}),
+    ("tom_envs/BombDefusalVsHeuristic-v0", {"map": "random", "num_rooms": 7}),
+]
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_stock_check_env_on_variants(env_id: str, kwargs: dict, capsys) -> None:
+    env = gymnasium.make(env_id, **kwargs)
+    assert all(env.unwrapped.env_kwargs[k] == v for k, v in kwargs.items())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped)
+    capsys.readouterr()
+
+
 def _first_illegal(info: dict) -> int:
     illegal = np.flatnonzero(info["action_mask"] == 0)
     assert illegal.size, "this seed's first turn has no illegal action"
