@@ -161,3 +161,22 @@ def test_torchrl_pettingzoo_wrapper_rolls_out_legal_actions(game_id: str) -> Non
             for k in range(actions.shape[1]):
                 if bool(acting[t, k]):
                     assert bool(masks[t, k, int(actions[t, k])]), (group, t, k)
+
+
+def test_ppo_config_shared_or_per_seat_and_checked_before_any_runner() -> None:
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+        ActionMaskingTorchRLModule,
+    )
+
+    from tom_envs.integrations.rllib import ppo_config
+
+    shared = ppo_config("Hanabi", num_env_runners=0)
+    assert set(shared.policies) == {"shared"}
+    assert shared.env == "tom_envs" and shared.env_config["game"] == "Hanabi"
+    spec = shared.rl_module_spec.rl_module_specs["shared"]
+    assert spec.module_class is ActionMaskingTorchRLModule
+    seats = ppo_config("Guandan", num_env_runners=0, shared=False, env_kwargs={"language": "zh"})
+    assert set(seats.policies) == {f"player_{i}" for i in range(4)}
+    assert seats.policy_mapping_fn("player_2", None) == "player_2"
+    with pytest.raises(ValueError, match="argument 'horizon'"):  # in the driver, not a runner
+        ppo_config("Overcooked", env_kwargs={"horizon": -1})
