@@ -1,0 +1,202 @@
+"""The numpy batch engine computes what the PettingZoo env (rules + encoder) computes, env by env.
+
+Every batched step is replayed in one PettingZoo env per batch slot, reset with the slot's
+episode seed: the acting seat, its observation, its action mask, every other seat's observation,
+the global state, the reward and the episode end must be bit-identical, over fixed seed lists, for
+random play and for the heuristic and CBS bots (their actions without their chat: the batched
+engine has no chat).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tom_envs  # noqa: F401
+from tom_envs.core.agents import Turn
+from tom_envs.driver import episode_info
+from tom_envs.games.bomb_defusal.bots import CBSAgent, HeuristicAgent
+from tom_envs.games.bomb_defusal.env import raw_env
+from tom_envs.games.bomb_defusal.vector import BombVectorEnv
+from tom_envs.registration import game_spec
+
+SPEC = game_spec("BombDefusal")
+
+
+def _reference(venv: BombVectorEnv, kwargs: dict, i: int):
+    """Env ``i``'s episode in a PettingZoo env: reset with its seed, or given its mission."""
+    env = raw_env(**kwargs)
+    if venv.missions == "seeded":
+        env.reset(seed=int(venv.episode_seeds[i]))
+    else:
+        env.reset(seed=0)
+        env.game_state = env.game.state_from_mission(venv.mission(i))
+    return env
+
+
+def _bots(name: str, env, seed: int) -> list:
+    cfg = env.game.config
+    bots = [HeuristicAgent(cfg, chat=False) if name == "heuristic" else CBSAgent(cfg)
+            for _ in range(env.game.num_players)]  # fmt: skip
+    for p, bot in enumerate(bots):
+        bot.reset(episode_info(SPEC, env.game, p, seed if seed >= 0 else None))
+    return bots
+
+
+def _bot_action(bots, env, decisions) -> int:
+    agent = env.agent_selection
+    p = int(agent.rsplit("_", 1)[1])
+    seen = env.observe(agent)
+    turn = Turn(agent, p, env.view(agent), seen["observation"], seen["action_mask"], 0.0,
+                decisions[p])  # fmt: skip
+    decisions[p] += 1
+    choice = bots[p].act(turn)
+    return int(getattr(choice, "action", choice))
+
+
+def play_and_compare(
+    kwargs: dict, player: str, seed: int, B: int, steps: int, missions: str = "seeded"
+) -> int:
+    """Step ``B`` batched missions ``steps`` times beside ``B`` PettingZoo envs; returns the
+    number of missions finished."""
+    venv = BombVectorEnv(B, missions=missions, **kwargs)
+    ref_kwargs = {**kwargs, "probes": "none"}
+    obs = venv.reset(seed=seed)
+    envs = [_reference(venv, ref_kwargs, i) for i in range(B)]
+    bots = [_bots(player, envs[i], int(venv.episode_seeds[i])) for i in range(B)]
+    decisions = [[0, 0, 0, 0] for _ in range(B)]
+    rng = np.random.default_rng(seed)
+    finished = 0
+    for t in range(steps):
+        actions = np.zeros(B, np.int64)
+        state = venv.state()
+        for i, env in enumerate(envs):
+            agent = env.agent_selection
+            p = int(agent.rsplit("_", 1)[1])
+            seen = env.observe(agent)
+            assert venv.turn[i] == p, (t, i)
+            assert np.array_equal(obs[i], seen["observation"]), (t, i)
+            assert np.array_equal(venv.action_mask[i], seen["action_mask"].astype(bool)), (t, i)
+            assert np.array_equal(state[i], env.state()), (t, i)
+            if t % 7 == 0:  # every seat's view, not only the acting one's
+                for q in range(env.game.num_players):
+                    other = venv.observe(np.full(B, q))[i]
+                    assert np.array_equal(other, env.observe(f"player_{q}")["observation"])
+            if player == "random":
+                actions[i] = rng.choice(np.flatnonzero(seen["action_mask"]))
+            else:
+                actions[i] = _bot_action(bots[i], env, decisions[i])
+        obs, rewards, done = venv.step(actions)
+        for i, env in enumerate(envs):
+            env.step(int(actions[i]))
+            assert rewards[i] == env.rewards["player_0"], (t, i)
+            ended = any(env.terminations.values())
+            assert done[i] == ended, (t, i)
+            if ended:
+                finished += 1
+                assert venv.final_score[i] == env.game_state.score
+                assert venv.final_round[i] == env.game_state.round
+                envs[i] = _reference(venv, ref_kwargs, i)
+                bots[i] = _bots(player, envs[i], int(venv.episode_seeds[i]))
+                decisions[i] = [0, 0, 0, 0]
+    return finished
+
+
+@pytest.mark.parametrize(("seed", "missions"), [(0, "seeded"), (1, "seeded"), (2, "batched")])
+def test_random_play_is_bit_identical(seed: int, missions: str) -> None:
+    assert play_and_compare({}, "random", seed, B=6, steps=200, missions=missions) >= 6
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"shaping": True, "wrong_tool": "explode"},
+        {"teammate_locations": False, "layout": "mturk"},
+        {"num_agents": 4, "colors": "red,green,blue,yellow", "bomb_phases": "1,2,3,4,4"},
+        {"map": "random", "map_seed": 3, "num_rooms": 7, "bomb_phases": "1,1,2,2,3,3,2,3",
+         "max_rounds": 12},
+    ],
+)  # fmt: skip
+def test_random_play_in_other_configurations(kwargs: dict) -> None:
+    assert play_and_compare(kwargs, "random", 5, B=4, steps=150) >= 1
+    assert play_and_compare(kwargs, "random", 6, B=4, steps=150, missions="batched") >= 1
+
+
+def test_batched_missions_follow_the_rules_distribution() -> None:
+    """Rooms a permutation, each bomb uniform over rooms, colours uniform (distinct within a
+    bomb that has at most as many phases as colours), start uniform; over 20k missions."""
+    N = 20000
+    venv = BombVectorEnv(N, missions="batched", observations="none")
+    venv.reset(seed=0)
+    assert (venv.episode_seeds == -1).all()
+    rooms, seq = venv.bomb_room, venv.seq
+    assert (np.sort(rooms, axis=1) == np.arange(5)).all()
+    tol = 4 * np.sqrt(0.2 * 0.8 / N)  # 4 standard errors
+    for b in range(5):
+        assert np.abs(np.bincount(rooms[:, b], minlength=5) / N - 0.2).max() < tol
+    assert np.abs(np.bincount(venv.start, minlength=5) / N - 0.2).max() < tol
+    third = 4 * np.sqrt(2 / 9 / N)
+    for b, k in enumerate((1, 1, 2, 2, 3)):
+        for s in range(k):
+            assert np.abs(np.bincount(seq[:, b, s], minlength=3) / N - 1 / 3).max() < third
+        if k >= 2:
+            assert (seq[:, b, 0] != seq[:, b, 1]).all()
+    pairs = np.bincount(seq[:, 4, 0] * 3 + seq[:, 4, 1], minlength=9)[[1, 2, 3, 5, 6, 7]] / N
+    assert np.abs(pairs - 1 / 6).max() < 4 * np.sqrt(5 / 36 / N)  # 6 orders, uniform
+    long = BombVectorEnv(4000, missions="batched", observations="none", bomb_phases="4")
+    long.reset(seed=1)
+    assert len({tuple(r) for r in long.seq[:, 0].tolist()}) > 60  # repeats allowed: 81 sequences
+
+
+@pytest.mark.parametrize("player", ["heuristic", "cbs"])
+def test_bot_play_is_bit_identical(player: str) -> None:
+    finished = play_and_compare({}, player, 11, B=4, steps=120)
+    assert finished >= 4  # bots finish missions well inside 120 moves
+
+
+def test_without_autoreset_finished_missions_stay_put() -> None:
+    """CBS bots (privileged, optimal) finish every mission with 90 points; a finished mission
+    ignores further actions until reset, while the others play on."""
+    B = 6
+    venv = BombVectorEnv(B, autoreset=False)
+    venv.reset(seed=3)
+    envs = [_reference(venv, {"probes": "none"}, i) for i in range(B)]
+    bots = [_bots("cbs", envs[i], int(venv.episode_seeds[i])) for i in range(B)]
+    decisions = [[0, 0, 0] for _ in range(B)]
+    ended_at = np.full(B, -1)
+    for t in range(90):
+        if venv.over.all():
+            break
+        actions = np.full(B, 10**6)  # ignored where the mission is over
+        for i in np.flatnonzero(~venv.over):
+            actions[i] = _bot_action(bots[i], envs[i], decisions[i])
+            envs[i].step(int(actions[i]))
+        before = venv.state()
+        over = venv.over.copy()
+        _, rewards, done = venv.step(actions)
+        assert not (done & over).any() and (rewards[over] == 0).all()
+        assert np.array_equal(venv.state()[over], before[over])
+        ended_at[done] = t
+    assert venv.over.all() and (ended_at >= 0).all()
+    assert (venv.final_score == 90).all() and (venv.score == 90).all()
+    assert [int(r) for r in venv.final_round] == [env.game_state.round for env in envs]
+    assert len(set(ended_at.tolist())) > 1  # missions end at different steps
+
+
+def test_checks_its_arguments_and_actions() -> None:
+    with pytest.raises(ValueError, match="symbolic_messages"):
+        BombVectorEnv(2, symbolic_messages=True)
+    with pytest.raises(ValueError, match="map_seed"):
+        BombVectorEnv(2, map="random")
+    with pytest.raises(ValueError, match="num_envs"):
+        BombVectorEnv(0)
+    with pytest.raises(ValueError, match="max_rounds"):
+        BombVectorEnv(2, max_rounds=0)
+    venv = BombVectorEnv(3)
+    venv.reset(seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        venv.step(np.zeros(2, np.int64))
+    bad = venv.action_mask.argmin(1)  # an illegal action in every env (moves to itself etc.)
+    assert not venv.action_mask[np.arange(3), bad].any()
+    with pytest.raises(ValueError, match="illegal actions in envs"):
+        venv.step(bad)
