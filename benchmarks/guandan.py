@@ -55,7 +55,7 @@ def legal(args: argparse.Namespace) -> dict[str, Any]:
     """The cross-check on ``args.positions`` positions and the generation rates."""
     positions, max_cards, seed = args.positions, args.max_cards, args.seed
     rng = np.random.default_rng(seed)
-    game_pos = [p for p in game_positions(400, seed) if sum(p[0]) <= max_cards]
+    game_pos = [p for p in game_positions(args.deals, seed) if sum(p[0]) <= max_cards]
     rng.shuffle(game_pos)  # type: ignore[arg-type]
     n_game = min(len(game_pos), positions // 2)
     sample = game_pos[:n_game]
@@ -82,7 +82,7 @@ def legal(args: argparse.Namespace) -> dict[str, Any]:
         if (i + 1) % 1000 == 0:
             print(f"checked {i + 1}/{len(sample)} positions, {bad} with problems", file=sys.stderr)
     check_s = time.perf_counter() - t0
-    bench = game_positions(200, seed + 1)
+    bench = game_positions(args.deals // 2, seed + 1)
     py_rate, per_gen = rate(lambda p: legal_plays_py(*p), bench, args.seconds)
     np_rate, _ = rate(lambda p: legal_plays(*p), bench, args.seconds)
     small = [p for p in bench if sum(p[0]) <= 10][:300]
@@ -91,7 +91,7 @@ def legal(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "positions": len(sample), "from_games": n_game, "max_cards": max_cards,
         "legal_plays": legal_total, "problems": bad, "examples": examples,
-        "check_seconds": check_s, "bench_positions": len(bench),
+        "check_seconds": check_s, "bench_deals": args.deals // 2, "bench_positions": len(bench),
         "bench_sizes": [min(sizes), max(sizes)],
         "bench_leading": sum(1 for p in bench if p[2] is None) / len(bench),
         "python_rate": py_rate, "python_seconds_per_call": per_gen, "numpy_rate": np_rate,
@@ -137,7 +137,8 @@ def report(runs: Path) -> str:
             ]
         lo, hi = d["bench_sizes"]
         lines += [
-            f"Generation rate (positions from 200 random-play deals, {d['bench_positions']:,} "
+            f"Generation rate (positions from {d.get('bench_deals', 200)} random-play deals, "
+            f"{d['bench_positions']:,} "
             f"positions, hand sizes {lo}-{hi}, {d['bench_leading']:.0%} leading): "
             f"**{d['python_rate']:,.0f} legal-move generations per second** with the engine's "
             f"pure-Python `legal.legal_plays_py` ({d['python_seconds_per_call'] * 1e6:.0f} µs "
@@ -163,7 +164,9 @@ PARTS = (
          (("--positions", {"type": int, "default": 10_000}),
           ("--max-cards", {"type": int, "default": 13}),
           ("--seed", {"type": int, "default": 0}),
-          ("--seconds", {"type": float, "default": 5.0})),
+          ("--seconds", {"type": float, "default": 5.0}),
+          ("--deals", {"type": int, "default": 400,
+                       "help": "random-play deals for positions (the rate uses half of them)"})),
          lambda a: "legal" if a.positions else "legal_rate"),
 )  # fmt: skip
 
