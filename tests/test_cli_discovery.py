@@ -163,3 +163,11 @@ class _Broken:
 
     def load(self):
         raise ImportError("No module named 'stable_baselines3'")
+
+
+def test_unknown_game_and_misspelled_train_argument_are_friendly(capsys) -> None:
+    code, _, err = _run(["info", "hanabii"], capsys)
+    assert code == 2 and "error: unknown game 'hanabii'; registered games: " in err
+    code, _, err = _run(["train", "ppo", "PrisonersDilemma", "--kw", "horizn=3"], capsys)
+    assert code == 2 and "unknown game argument 'horizn'; allowed: " in err
+    assert "Traceback" not in err
