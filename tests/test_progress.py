@@ -144,3 +144,22 @@ def test_eval_counts_episodes_and_resumed_ones(tmp_path, capsys: pytest.CaptureF
     assert main(args) == 0  # everything resumes: said once, nothing to play
     err = capsys.readouterr().err.splitlines()
     assert f"{n} already done (resumed), 0 to play" in err
+
+
+def test_counting_marks_each_call_done_also_when_it_raises() -> None:
+    out = io.StringIO()
+    with Progress(3, "qa eval x", unit="answers", stream=out, every=1, clock=Clock()) as bar:
+        answer = bar.counting(lambda item, trial: "A" if item != "bad" else 1 / 0)
+        assert answer("q1", 0) == "A"
+        with pytest.raises(ZeroDivisionError):
+            answer("bad", 0)
+        answer("q2", 0)
+    assert bar.done == 3 and bar.failed == 1
+    assert out.getvalue().splitlines()[-1] == "qa eval x: 3/3 answers, 1 failed [0:00]"
+
+
+def test_qa_eval_reports_answers(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["qa", "eval", "--answerer", "random", "--trials", "1"]) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("qa eval random: ")]
+    total = int(re.search(r"/(\d+) answers", err[-1]).group(1))
+    assert len(err) == 10 and err[-1].startswith(f"qa eval random: {total}/{total} answers")
