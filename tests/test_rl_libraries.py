@@ -92,11 +92,12 @@ def _stock_wrapper_returns(game_id: str, seed: int, played: list) -> dict[str, f
     return {a: e.get_return() for a, e in ep.agent_episodes.items()}
 
 
-@pytest.mark.parametrize("game", TURN_BASED)
+@pytest.mark.parametrize("game", [*TURN_BASED, "CollabCapture"])
 def test_every_seats_rllib_return_is_its_aec_return(game: str) -> None:
+    """Turn-based games, and a simultaneous one played through its AEC env (``parallel=False``)."""
     hanabi = game == "Hanabi"
     kw = {} if hanabi else {"max_cycles": 30}  # whole Hanabi games; the others cut short
-    env = env_creator({"game": game, **kw})
+    env = env_creator({"game": game, "parallel": False, **kw})
     game_id = f"tom_envs/{game}-v0"
     skewed = 0
     for seed in range(40 if hanabi else 2):
