@@ -157,21 +157,36 @@ _BOMB, _JOKERS = _B["BOMB"], _B["JOKER_BOMB"]
 _POS = (12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
+#: One rank's four suit counts (bytes) -> (cards held, bit mask of the suits held).
+_SEGMENTS: dict[bytes, tuple[int, int]] = {}
+
+
+def _segment(seg: bytes) -> tuple[int, int]:
+    out = (sum(seg), sum(1 << s for s in range(4) if seg[s]))
+    if len(_SEGMENTS) < 4096:
+        _SEGMENTS[seg] = out
+    return out
+
+
 def playable(hand: Hand, level: int, only: int | None = None) -> list[int]:
     """Indices into :data:`SHAPES` (ascending) that ``hand`` can play: pure Python, the same
     semantics as :func:`playable_mask` (the tests check the two against each other).
     ``only``: a non-bomb type; other non-bomb types are skipped (bombs are always listed)."""
+    if type(hand) is not bytes:
+        hand = bytes(hand)
     wk = level * 4
     w = hand[wk]
     c = [0] * 13
     suits = [0] * 13  # bit mask of the suits held per rank (natural cards)
+    segments = _SEGMENTS
     for r in range(13):
         k = r * 4
-        for s in range(4):
-            n = hand[k + s]
-            if n and k + s != wk:
-                c[r] += n
-                suits[r] |= 1 << s
+        # the level rank's heart is the wild card, not a natural card of its rank
+        seg = hand[k : k + 4] if r != level else b"\0" + hand[k + 1 : k + 4]
+        hit = segments.get(seg)
+        if hit is None:
+            hit = _segment(seg)
+        c[r], suits[r] = hit
     sb, hr = hand[52], hand[53]
     out: list[int] = []
     add = out.append
