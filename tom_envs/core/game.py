@@ -20,7 +20,6 @@ information and hidden state cannot leak through one channel only.
 from __future__ import annotations
 
 import abc
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -333,11 +332,6 @@ class TextInterface(abc.ABC, Generic[ViewT]):
 def legal_actions_of(view: Any) -> tuple[int, ...]:
     """The legal actions stored in a view (every view has a ``legal_actions`` field)."""
     return tuple(view.legal_actions)
-
-
-def view_fields(view: Any) -> dict[str, Any]:
-    """A view's fields as a dict (views are dataclasses)."""
-    return {f.name: getattr(view, f.name) for f in dataclasses.fields(view)}
 
 
 @dataclass(frozen=True)

@@ -492,11 +492,6 @@ def _with_kwargs(entry: GameEntry) -> GameSpec:
     return dataclasses.replace(entry.spec, kwargs={**entry.spec.kwargs, **entry.kwargs})
 
 
-def game_spec_of(entry: GameEntry) -> GameSpec:
-    """The registered spec with the entry's keyword arguments as its defaults."""
-    return _with_kwargs(entry)
-
-
 def agents_from_cli(items: Sequence[str]) -> dict[str, str]:
     """``LABEL=SPEC`` pairs from the command line."""
     out = {}

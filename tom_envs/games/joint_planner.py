@@ -176,11 +176,6 @@ class JointPlanner:
         """States reachable from the roots (including absorbing ones)."""
         return len(self._tables.states)
 
-    @property
-    def num_joint_actions(self) -> int:
-        """(state, joint action) pairs in the table."""
-        return len(self._tables.row_joint)
-
     def _idx(self, state: Any) -> int:
         key = self.game.canonical(state)
         i = self._tables.index.get(key)

@@ -345,22 +345,6 @@ def random_baseline(items: Sequence[QAItem]) -> float:
     return float(np.mean([len(i.answers) / len(i.options) for i in items]))
 
 
-def suites_summary(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """Rows of sizes per game and type for docs."""
-    rows = []
-    for p in paths:
-        meta, items = read_suite(p)
-        rows.append(
-            {
-                "game": meta["game"],
-                "items": len(items),
-                **{t: sum(i.type == t for i in items) for t in TYPES},
-                "random": random_baseline(items),
-            }
-        )
-    return rows
-
-
 def dump(items: Sequence[QAItem]) -> str:
     """Items as JSONL text (for quick inspection)."""
     return "\n".join(json.dumps(i.to_json()) for i in items)
@@ -437,11 +421,3 @@ def probe_items(
         )
     return out
 
-
-def sample_options(
-    correct: int, pool: Sequence[int], k: int, rng: np.random.Generator
-) -> list[int]:
-    """``correct`` plus up to ``k - 1`` others from ``pool``, in ascending order."""
-    others = [a for a in pool if a != correct]
-    chosen = list(rng.choice(others, size=min(k - 1, len(others)), replace=False)) if others else []
-    return sorted({correct, *(int(a) for a in chosen)})

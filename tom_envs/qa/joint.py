@@ -116,36 +116,3 @@ def _unarranged(item: QAItem) -> tuple[int, ...]:
         return item.answers
     return tuple(sorted(order[a] for a in item.answers))
 
-
-def best_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
-    """The JP key, recomputed by the exact planner from ``visible`` (the state rebuilt from the
-    asked player's view), is the stored one."""
-
-    game = bundle.game
-    planner = planner_for(type(game), game.config)
-    fresh = best_action_item(bundle, visible, item.scenario.player, item.scenario, planner,
-                             "check", item.question)  # fmt: skip
-    return fresh is not None and fresh.answers == _unarranged(item)
-
-
-def team_items(
-    bundle: Any, state: Any, player: int, scenario: Scenario, base: str, goal: str
-) -> list[QAItem]:
-    """The ToM item about the partner's next action and the JP item of the team's optimal plan;
-    ``goal`` ends the JP question ("so that the team catches the thief...")."""
-
-    game = bundle.game
-    items: list[QAItem] = []
-    item = partner_next_item(bundle, state, player, scenario, base)
-    if item is not None:
-        items.append(item)
-    question = (
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        f"should you take now {goal}?"
-    )
-    item = best_action_item(
-        bundle, state, player, scenario, planner_for(type(game), game.config), base, question
-    )
-    if item is not None:
-        items.append(item)
-    return items

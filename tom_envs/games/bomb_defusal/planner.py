@@ -47,7 +47,6 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -592,12 +591,3 @@ def exhaustive_optimum(
             return None
     return None
 
-
-def summarize_plans(plans: Sequence[Plan]) -> dict[str, float]:
-    """Mean rounds, return, planning time and nodes over plans."""
-    return {
-        "rounds": float(np.mean([p.rounds for p in plans])),
-        "return": float(np.mean([p.return_ for p in plans])),
-        "seconds": float(np.mean([p.seconds for p in plans])),
-        "nodes": float(np.mean([p.nodes for p in plans])),
-    }

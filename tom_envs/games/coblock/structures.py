@@ -180,11 +180,6 @@ class Component:
         blocks = tuple((x + dx, y + dy, z + dz, c) for x, y, z, c in self.blocks)
         return Component(self.kind, self.part, blocks, self.detail)
 
-    def recoloured(self, color: int) -> Component:
-        """The same component in a single colour."""
-        blocks = tuple((x, y, z, color) for x, y, z, _ in self.blocks)
-        return Component(self.kind, self.part, blocks, self.detail)
-
     def to_dict(self) -> dict:
         """JSON-ready form (colours by name)."""
         out: dict = {"kind": self.kind, "part": self.part}

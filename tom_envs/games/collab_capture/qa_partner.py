@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 from gymnasium.utils import seeding
 
 from tom_envs.games.joint_planner import planner_for
@@ -190,11 +189,6 @@ def history_block(lines: Sequence[str]) -> str:
     if not lines:
         return ""
     return "Turns played so far, oldest first:\n" + "\n".join(lines)
-
-
-def item_rng(scenario: Scenario, *salt: int) -> np.random.Generator:
-    """A generator seeded by the scenario (for deterministic option subsets)."""
-    return np.random.default_rng([scenario.seed, len(scenario.actions), scenario.player, *salt])
 
 
 def best_action_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:

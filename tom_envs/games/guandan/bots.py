@@ -34,7 +34,7 @@ from tom_envs.games.guandan.recommender import (
     play_parts,
     score_actions,
 )
-from tom_envs.games.guandan.view import NEXT, PARTNER, PREVIOUS, GuandanView
+from tom_envs.games.guandan.view import NEXT, PARTNER, GuandanView
 
 #: bestP_lowV's pattern priority (higher first): the combinations that shed the most cards.
 PATTERN_PRIORITY = {
@@ -81,11 +81,6 @@ def _give(view: GuandanView) -> int:
         if best_cost is None or cost < best_cost:
             best, best_cost = a, cost
     return best
-
-
-def _opponent_danger(view: GuandanView) -> int:
-    left = view.cards_left
-    return min(left[NEXT] or 99, left[PREVIOUS] or 99)
 
 
 class BestPLowV(BaseAgent):

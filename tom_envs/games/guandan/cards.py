@@ -52,11 +52,6 @@ def rank_of(card: int) -> int:
     return card // 4
 
 
-def suit_of(card: int) -> int:
-    """Suit index of a non-joker card kind (-1 for jokers)."""
-    return -1 if card >= SMALL_JOKER else card % 4
-
-
 def wild_kind(level: int) -> int:
     """The wild card of a level: the heart of the level rank."""
     return level * 4 + HEARTS
@@ -131,16 +126,6 @@ def card_name(card: int, language: str = "en") -> str:
     if language == "zh":
         return SUIT_NAMES_ZH[s] + RANKS[r]
     return SUIT_SYMBOLS[s] + RANKS[r]
-
-
-def platform_name(card: int) -> str:
-    """The competition platform's card string: ``"S3"``, ``"HT"``, ``"SB"``, ``"HR"``."""
-    if card == SMALL_JOKER:
-        return "SB"
-    if card == BIG_JOKER:
-        return "HR"
-    r, s = divmod(card, 4)
-    return SUITS[s] + ("T" if RANKS[r] == "10" else RANKS[r])
 
 
 def sort_by_value(cards: Iterable[int], level: int) -> list[int]:

@@ -9,8 +9,6 @@ a whole hand's knowledge as one int in HLE's bit layout (see "Representation" in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 #: Colour names in HLE's order (``RYGWB``).
 COLOR_NAMES = ("Red", "Yellow", "Green", "White", "Blue")
 COLOR_CHARS = "RYGWB"
@@ -117,10 +115,3 @@ class KnowledgeLayout:
         if code & RANK_REVEALED and len(ranks) == 1:
             slot |= 1 << (self.cr + self.colors + ranks[0])
         return slot
-
-    def hand_bits(self, codes: Sequence[int]) -> int:
-        """A hand's bits from per-card codes."""
-        out = 0
-        for i, code in enumerate(codes):
-            out |= self.encode_code(code) << (i * self.width)
-        return out

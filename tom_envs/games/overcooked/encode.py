@@ -51,7 +51,6 @@ from tom_envs.games.overcooked.rules import (
     Chef,
     Item,
     OvercookedConfig,
-    OvercookedGame,
     OvercookedState,
     soup_onions,
 )
@@ -368,7 +367,3 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                 return
         out[at + 3] = 1.0
 
-
-def game_encoder(game: OvercookedGame) -> OvercookedEncoder:
-    """The encoder for a game's configuration."""
-    return OvercookedEncoder(game.config)

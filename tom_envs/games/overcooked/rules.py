@@ -413,10 +413,3 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
             return value
         return 0.0
 
-
-def chef_at(state: OvercookedState, pos: Pos) -> int | None:
-    """The player standing on ``pos``, if any."""
-    for i, c in enumerate(state.chefs):
-        if c.pos == pos:
-            return i
-    return None
