@@ -189,14 +189,6 @@ class BombView:
         """My tool colours."""
         return self.tools[self.player]
 
-    def intel_of(self, bomb: int) -> Intel | None:
-        """My first-hand intel about ``bomb``, if any."""
-        for item in self.intel:
-            if item.bomb == bomb:
-                return item
-        return None
-
-
 def observe(game: BombGame, state: BombState, player: int) -> BombView:
     """Build ``player``'s view of ``state``."""
     cfg = game.config
