@@ -189,6 +189,7 @@ class BombView:
         """My tool colours."""
         return self.tools[self.player]
 
+
 def observe(game: BombGame, state: BombState, player: int) -> BombView:
     """Build ``player``'s view of ``state``."""
     cfg = game.config
