@@ -61,8 +61,12 @@ class AnsweringMixin:
             self.episode_stats[k] = self.episode_stats.get(k, 0) + v
 
     def step_budget(self, max_tokens: int) -> int:
-        """A free-text step's generation budget under ``step_tokens``."""
-        return min(max_tokens, self.step_tokens) if self.step_tokens else max_tokens
+        """An intermediate step's generation budget (belief, ToM analyses, reflections,
+        verification, predictions, probe answers): the step's own default, raised to the agent's
+        ``max_tokens`` when that is larger (a reasoning model thinks before every answer, not
+        only before the action), then capped by ``step_tokens``."""
+        budget = max(max_tokens, self.max_tokens or 0)
+        return min(budget, self.step_tokens) if self.step_tokens else budget
 
     # ------------------------------------------------------------------ answers
     def answer_format(self, ctx: DecisionContext, decider: Decider) -> tuple[str, list[str]]:

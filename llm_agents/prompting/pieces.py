@@ -230,7 +230,7 @@ class SelfVerification(Piece):
         request = ctx.request(
             [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
             schema=schema,
-            max_tokens=self.max_tokens,
+            max_tokens=agent.step_budget(self.max_tokens),
         )
         text = ctx.ask("verify", request).text
         reply = read_reply(text, ["analysis"], key="verification")
@@ -513,7 +513,7 @@ def predict_partner(
             {"role": "user", "content": f"{context}\n\n{question}\n{fmt}"},
         ],
         schema=schema,
-        max_tokens=224 if method == "cot" else 32,
+        max_tokens=ctx.agent.step_budget(224 if method == "cot" else 32),
     )
     text = ctx.ask(step, request).text
     reply = read_reply(text, names, key="prediction")

@@ -472,3 +472,20 @@ def test_midlevel_moves_carrying_out_a_fallback_choice_are_fallbacks() -> None:
     mine = [s for s in ep.steps if s["agent"] == "player_0"]
     assert mine and all(s.get("fallback") for s in mine)
     assert ep.status == "failed"
+
+
+def test_a_reasoning_budget_reaches_every_step_and_step_tokens_caps_them() -> None:
+    """A reasoning model thinks before every answer: ``max_tokens`` (thousands, paper004-r1)
+    raises the intermediate steps' budgets too (prediction, verification, probes);
+    ``step_tokens`` caps only those steps. (The reasoning text is kept in the call record:
+    test_reasoning_text_is_kept_and_a_nameless_server_reports_the_asked_model.)"""
+
+    def script(r: LLMRequest) -> str:
+        return "Prediction: Option J" if "predict" in text_of(r) else "Action: Option F"
+
+    c = ScriptedClient(script)
+    play(LLMAgent(c, preset="paper004-r1"), spec=RPS, horizon=1)
+    assert [r.max_tokens for r in c.requests] == [8192, 8192]  # the action, then the prediction
+    c = ScriptedClient(script)
+    play(LLMAgent(c, preset="paper004-r1", step_tokens=64), spec=RPS, horizon=1)
+    assert [r.max_tokens for r in c.requests] == [8192, 64]
