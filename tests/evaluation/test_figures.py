@@ -133,3 +133,12 @@ def test_matchups_show_the_games_rounds_beside_the_papers_rounds(tmp_path: Path)
     steps = np.mean([e.length for e in eps])
     assert vals[cols.index("length (joint steps)")].startswith(f"{steps:.1f}")
     assert steps > rounds  # the units differ: three moves per round
+
+
+def test_a_partner_without_a_known_policy_gets_no_exact_curve(tmp_path: Path) -> None:
+    data = _config(tmp_path, episodes=1, functional_tom={"agents": ["a0"], "population": "single_action"})
+    res = evaluate(parse_config(data), workers=1)
+    ep = next(iter(res.episodes.values()))[0]
+    assert exact_regret_curve(ep) is not None
+    ep.agents["player_1"] = "p=population:single_action"  # an older file: no member recorded
+    assert exact_regret_curve(ep) is None

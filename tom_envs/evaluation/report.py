@@ -93,7 +93,10 @@ def exact_regret_curve(ep: Episode) -> np.ndarray | None:
     me, other = f"player_{focal}", f"player_{1 - focal}"
     partner = ep.members.get(other) or ep.agents[other].split("=", 1)[-1]
     config = spec.load().make_bundle(**{**spec.kwargs, **ep.env_kwargs}).game.config
-    solver = solver_for(config, partner, focal)
+    try:
+        solver = solver_for(config, partner, focal)
+    except KeyError:  # a partner that is no finite-state bot (an older file without members)
+        return None  # the plot then says its curve is relative ("mixed" or "best known")
     mine = [s["action"] for s in ep.steps if s["agent"] == me]
     theirs = [s["action"] for s in ep.steps if s["agent"] == other]
     history = list(zip(mine, theirs, strict=True))
