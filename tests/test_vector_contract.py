@@ -31,6 +31,11 @@ def _engines(long: bool = False, **kw):
     out["collab_escape"] = EscapeVectorEnv(3, max_turns=7, **kw)
     tiny = {"colors": 1, "ranks": 1, "hand_size": 1, "max_information_tokens": 1}
     out["hanabi"] = HanabiVectorEnv(3, **({} if long else tiny), **kw)
+    from tom_envs.core.vector import VectorGame
+    from tom_envs.games.bomb_defusal.vector import BombVectorEnv
+
+    if issubclass(BombVectorEnv, VectorGame):  # on the contract
+        out["bomb_defusal"] = BombVectorEnv(3, **({} if long else {"max_rounds": 2}), **kw)
     return out
 
 
@@ -67,7 +72,7 @@ def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> 
             ends += 1
             done = term | trunc
             # the next episode starts inside this step: its first observation is the reset's
-            if name != "hanabi":  # fixed starts (Hanabi deals a new deck)
+            if name not in ("hanabi", "bomb_defusal"):  # fixed starts (not a new deal)
                 assert np.array_equal(obs[done], obs0[done])
             assert e.final_obs is not None and e.final_obs.shape == obs.shape
             assert not np.array_equal(e.final_obs[done], before[done]) or e.obs_size == 0
