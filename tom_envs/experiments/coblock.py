@@ -12,12 +12,11 @@ per type, default 100).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tom_envs.experiments.tables import PaperTable, TableCell
+from tom_envs.experiments.tables import PaperTable, TableCell, fmt_ci
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
 from tom_envs.runner import Episode, mean_ci95
@@ -56,23 +55,14 @@ def planner_rounds(task_type: str) -> tuple[float, float]:
     return mean_ci95(values)
 
 
-def _fmt(v: tuple[float, float], digits: int = 2) -> str:
-    m, h = v
-    if math.isnan(m):
-        return "n/a"
-    if math.isnan(h):
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} ± {h:.{digits}f}"
-
-
 def _table(rows: Sequence[Row], planner: dict[str, tuple[float, float]] | None = None) -> list[str]:
     head = "| pair | task type | episodes | success | timesteps (rounds) | actions | γ | max abs(γ - 0.5) |"
     lines = [head, "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
-            f"| {r.pair} | {r.task_type} | {len(r.episodes)} | {_fmt(r.stat('success'))} | "
-            f"{_fmt(r.stat('timesteps'), 1)} | {_fmt(r.stat('actions'), 1)} | "
-            f"{_fmt(r.stat('gamma'), 3)} | {r.worst_gamma_gap():.3f} |"
+            f"| {r.pair} | {r.task_type} | {len(r.episodes)} | {fmt_ci(r.stat('success'))} | "
+            f"{fmt_ci(r.stat('timesteps'), 1)} | {fmt_ci(r.stat('actions'), 1)} | "
+            f"{fmt_ci(r.stat('gamma'), 3)} | {r.worst_gamma_gap():.3f} |"
         )
     return lines
 
@@ -162,7 +152,7 @@ def page(tables: Mapping[str, list[Row]], generated: int, seconds: float) -> str
         "",
         "Planner reference (the joint schedule of `planner.plan` plus one round to exchange "
         "goals; the cooperative pair follows it): "
-        + ", ".join(f"{t} {_fmt(planner[t], 1)} rounds" for t in TASK_TYPES)
+        + ", ".join(f"{t} {fmt_ci(planner[t], 1)} rounds" for t in TASK_TYPES)
         + ".",
     ]
     if generated:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,17 @@ def get_table(name: str) -> PaperTable:
     return table
 
 
+def fmt_ci(v: tuple[float, float], digits: int = 2) -> str:
+    """``mean ± half-width`` of a 95% interval (``n/a`` without episodes, the mean alone when
+    one episode gives no interval)."""
+    m, h = v
+    if math.isnan(m):
+        return "n/a"
+    if math.isnan(h):
+        return f"{m:.{digits}f}"
+    return f"{m:.{digits}f} ± {h:.{digits}f}"
+
+
 def episodes_by_key(
     cells: Sequence[TableCell], played: Mapping[str, list[Episode]]
 ) -> dict[str, list[Episode]]:
@@ -114,4 +126,5 @@ def write_figures(
     return table.figures(episodes_by_key(table.cells(**kwargs), played), page, **kwargs)
 
 
-__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "get_table", "write_figures"]
+__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "fmt_ci", "get_table",
+           "write_figures"]  # fmt: skip
