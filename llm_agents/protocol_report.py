@@ -14,8 +14,10 @@ how often a small model's free-text answer is usable, not how well it plays.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from tom_envs.agents import make_agent
@@ -102,8 +104,14 @@ def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str
     }
 
 
-def report(client: BaseLLMClient, episodes: int = 1, seed: int = 0, **overrides: Any) -> str:
-    """The markdown table: one row per preset."""
+def report(
+    client: BaseLLMClient,
+    episodes: int = 1,
+    seed: int = 0,
+    on_row: Callable[[str, int], None] | None = None,
+    **overrides: Any,
+) -> str:
+    """The markdown table: one row per preset; ``on_row(table so far, rows done)`` after each."""
     rows = [
         "| preset | game | return (seat 0) | decisions | valid % | fallback % (kinds) | forced % "
         "| calls / decision | tokens in / out per decision | s / decision |",
@@ -120,6 +128,8 @@ def report(client: BaseLLMClient, episodes: int = 1, seed: int = 0, **overrides:
             f"{st['calls']:.1f} | {st['tokens_in']:.0f} / {st['tokens_out']:.0f} | "
             f"{st['seconds']:.2f} |"
         )
+        if on_row is not None:
+            on_row("\n".join(rows), len(rows) - 2)
     return "\n".join(rows)
 
 
@@ -143,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         "--step-tokens", type=int, default=None, help="cap intermediate steps and probe answers"
     )
     parser.add_argument("--out", default=None, help="a markdown file with the table markers")
+    parser.add_argument(
+        "--cache-dir",
+        default=None,
+        help="disk cache of the model's answers (a re-run replays them: its seconds per "
+        "decision then measure the cache, not the model)",
+    )
     args = parser.parse_args(argv)
     from tom_llm_agents.local import LocalServer
 
@@ -151,26 +167,29 @@ def main(argv: list[str] | None = None) -> int:
         overrides["max_tokens"] = args.max_tokens
     if args.step_tokens:
         overrides["step_tokens"] = args.step_tokens
+    caps = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none (the presets' own)"
     t0 = time.perf_counter()
+
+    def write(table: str, done: int) -> str:
+        took = time.perf_counter() - t0
+        status = "" if done == len(PRESETS) else f" (partial: {done} of {len(PRESETS)} presets)"
+        text = (
+            f"{table}\n\nEpisodes per preset: {args.episodes} (seeds {args.seed}-"
+            f"{args.seed + args.episodes - 1}); budget caps: {caps}. Wall time for the table: "
+            f"{took:.0f} s{status}."
+        )
+        if args.out:  # written after every preset: nothing computed is lost
+            path = Path(args.out)
+            doc = _between(path.read_text(), "presets-table", text)
+            path.write_text(_between(doc, "protocols-table", preset_table()))
+        print(f"{done}/{len(PRESETS)} presets, {took:.0f} s", file=sys.stderr, flush=True)
+        return text
+
     with LocalServer() as server:
         # a long Chinese prompt takes minutes of prompt evaluation on a small, busy machine
-        table = report(server.client(timeout=900.0), args.episodes, args.seed, **overrides)
-    took = time.perf_counter() - t0
-    caps = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none (the presets' own)"
-    text = (
-        f"{table}\n\nEpisodes per preset: {args.episodes} (seeds {args.seed}-"
-        f"{args.seed + args.episodes - 1}); budget caps: {caps}. Wall time for the table: "
-        f"{took:.0f} s."
-    )
-    if args.out:
-        from pathlib import Path
-
-        path = Path(args.out)
-        doc = path.read_text()
-        doc = _between(doc, "presets-table", text)
-        doc = _between(doc, "protocols-table", preset_table())
-        path.write_text(doc)
-    print(text)
+        client = server.client(timeout=900.0, cache_dir=args.cache_dir)
+        table = report(client, args.episodes, args.seed, on_row=write, **overrides)
+    print(write(table, len(PRESETS)))
     return 0
 
 
