@@ -20,11 +20,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from benchlib import Sampler, emit, measure
 from gamebench import Part, load, main
 
 from tom_envs.games.hanabi.parity import (
@@ -59,164 +63,114 @@ def run_parity(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------- speed
-OURS_SPEED = r"""
-import json, sys, time, numpy as np, pettingzoo, tom_envs
-from tom_envs.games.hanabi.env import make_bundle, raw_env
-mode, seconds = sys.argv[1], float(sys.argv[2])
-buf = np.random.default_rng(0).random(1 << 22).tolist()
-k = moves = eps = 0
-def pick(n):
-    global k
-    k += 1
-    return int(buf[k] * n)
-b = make_bundle(); g = b.game; enc = b.encoder
-rng = np.random.default_rng(0)
-env = None
-if mode in ("aec", "aec_raw"):
-    env = pettingzoo.make("aec", "tom_envs/Hanabi-v0") if mode == "aec" else raw_env()
-    env.reset(seed=0)
-t0 = time.perf_counter(); c0 = time.process_time()
-while time.perf_counter() - t0 < seconds:
-    if env is not None:
-        env.reset()
-        for agent in env.agent_iter():
-            obs, r, term, trunc, info = env.last()
-            if term or trunc:
-                a = None
-            else:
-                legal = np.flatnonzero(obs["action_mask"]); a = int(legal[pick(len(legal))]); moves += 1
-            env.step(a)
-    else:
-        s = g.initial_state(rng)
+HERE = Path(__file__).resolve().parent
+#: Our cases: the AEC env (and without its order-enforcing wrapper), the rules with both players'
+#: observation vectors (OpenSpiel's loop, like for like), the bare rules.
+OUR_CASES = ("aec", "aec_raw", "rules_obs", "rules")
+#: The peers' cases, run by their bench scripts (``benchmarks/peers``) in the peers' venv.
+PEER_JOBS = (
+    ("openspiel", "peers/bench_pyspiel.py", [{"game": "hanabi", "obs": True, "label": "openspiel_obs"},
+                                             {"game": "hanabi", "obs": False, "label": "openspiel"}]),
+    ("hle", "peers/bench_hanabi_hle.py", [{"mode": "rl_env", "label": "hle_rl_env"},
+                                          {"mode": "core", "label": "hle_core"}]),
+)  # fmt: skip
+
+
+def our_episode_fn(mode: str, sampler: Sampler) -> Callable[[int], tuple[int, int, int]]:
+    """One random-legal-move Hanabi episode in ``mode`` (see :data:`OUR_CASES`)."""
+    import pettingzoo
+
+    from tom_envs.games.hanabi.env import make_bundle, raw_env
+
+    index = sampler.index
+    if mode in ("aec", "aec_raw"):
+        env = pettingzoo.make("aec", "tom_envs/Hanabi-v0") if mode == "aec" else raw_env()
+
+        def episode(seed: int) -> tuple[int, int, int]:
+            env.reset(seed=seed)
+            moves = 0
+            for _agent in env.agent_iter():
+                obs, _r, term, trunc, _info = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[index(len(legal))]))
+                moves += 1
+            return moves, moves, 0
+
+        return episode
+    bundle = make_bundle()
+    game, enc = bundle.game, bundle.encoder
+    rng = np.random.default_rng(0)
+    with_obs = mode == "rules_obs"
+
+    def rules_episode(seed: int) -> tuple[int, int, int]:
+        s = game.initial_state(rng)
+        moves = 0
         while s.current >= 0:
             legal = s.legal
-            s = g.step(s, {s.current: legal[pick(len(legal))]}, rng).state
+            s = game.step(s, {s.current: legal[index(len(legal))]}, rng).state
             moves += 1
-            if mode == "rules_obs":
-                for p in range(g.n):
-                    enc.encode(g.observe(s, p))
-    eps += 1
-wall = time.perf_counter() - t0; cpu = time.process_time() - c0
-print(json.dumps({"case": "ours:" + mode, "moves_per_s": moves / wall,
-                  "cpu_moves_per_s": moves / cpu, "moves_per_episode": moves / eps}))
-"""
+            if with_obs:
+                for p in range(game.n):
+                    enc.encode(game.observe(s, p))
+        return moves, moves, 0
 
-PEER_SPEED = r"""
-import json, random, sys, time
-case, seconds = sys.argv[1], float(sys.argv[2])
-rng = random.Random(0); buf = [rng.random() for _ in range(1 << 22)]; k = 0
-moves = eps = 0
-if case.startswith("openspiel"):
-    import pyspiel
-    game = pyspiel.load_game("hanabi"); obs = case == "openspiel_obs"
-    t0 = time.perf_counter(); c0 = time.process_time()
-    while time.perf_counter() - t0 < seconds:
-        s = game.new_initial_state()
-        while not s.is_terminal():
-            if s.is_chance_node():
-                outs = s.chance_outcomes(); r = buf[k]; k += 1; acc = 0.0; pick = outs[-1][0]
-                for a, p in outs:
-                    acc += p
-                    if r < acc:
-                        pick = a
-                        break
-                s.apply_action(pick)
-                continue
-            legal = s.legal_actions(); s.apply_action(legal[int(buf[k] * len(legal))]); k += 1
-            moves += 1
-            if obs:
-                for p in range(2):
-                    s.observation_tensor(p)
-        eps += 1
-else:
-    from hanabi_learning_environment import pyhanabi, rl_env
-    if case == "hle_rl_env":
-        env = rl_env.make("Hanabi-Full", num_players=2)
-        t0 = time.perf_counter(); c0 = time.process_time()
-        while time.perf_counter() - t0 < seconds:
-            o = env.reset(); done = False
-            while not done:
-                legal = o["player_observations"][o["current_player"]]["legal_moves_as_int"]
-                o, r, done, info = env.step(int(legal[int(buf[k] * len(legal))])); k += 1
-                moves += 1
-            eps += 1
-    else:
-        game = pyhanabi.HanabiGame({"players": 2, "random_start_player": False, "seed": 0})
-        t0 = time.perf_counter(); c0 = time.process_time()
-        while time.perf_counter() - t0 < seconds:
-            st = game.new_initial_state()
-            while not st.is_terminal():
-                if st.cur_player() == pyhanabi.CHANCE_PLAYER_ID:
-                    st.deal_random_card()
-                    continue
-                legal = st.legal_moves(); st.apply_move(legal[int(buf[k] * len(legal))]); k += 1
-                moves += 1
-            eps += 1
-wall = time.perf_counter() - t0; cpu = time.process_time() - c0
-print(json.dumps({"case": case, "moves_per_s": moves / wall, "cpu_moves_per_s": moves / cpu,
-                  "moves_per_episode": moves / eps}))
-"""
-
-OUR_CASES = ("aec", "aec_raw", "rules_obs", "rules")
-PEER_CASES = ("hle_rl_env", "openspiel_obs", "openspiel", "hle_core")
+    return rules_episode
 
 
-def _run_json(cmd: list[str]) -> dict | None:
+def our_case(mode: str, seconds: float, seed: int = 0) -> None:
+    """Measure one of our cases and print benchlib's JSON line (run in its own process)."""
+    emit("tom_envs", {}, [measure(f"ours:{mode}", our_episode_fn(mode, Sampler(seed)), seconds)])
+
+
+def _run(cmd: list[str], peer: bool) -> list[dict[str, Any]]:
     env = dict(os.environ)
-    if "peers" in cmd[0]:
-        env.pop("PYTHONPATH", None)
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if peer:
+        env.pop("PYTHONPATH", None)  # the peers' venv must not see this repo's packages
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=HERE)
     if r.returncode:
         print(r.stderr[-2000:], file=sys.stderr)
-        return None
-    return json.loads(r.stdout.strip().splitlines()[-1])
+        return []
+    return json.loads(r.stdout.strip().splitlines()[-1])["results"]
 
 
-def speed(seconds: float, repeats: int) -> dict:
+def speed(seconds: float, repeats: int) -> dict[str, Any]:
     """Interleaved runs: each repeat runs every case once (odd repeats in reverse order), each in
-    its own process, random legal moves; medians of wall-clock and CPU-time rates."""
-    py = peer_python()
-    peers = [
-        c
-        for c in PEER_CASES
-        if not peer_available("openspiel" if c.startswith("openspiel") else "hle", py)
-    ]
-    jobs = [("ours", c) for c in OUR_CASES] + [("peer", c) for c in peers]
-    runs: dict[str, list[dict]] = {}
+    its own process, random legal moves (benchlib's loop: one warm-up episode, then whole
+    episodes); medians of wall-clock and CPU-time rates."""
+    py = str(peer_python())
+    jobs: list[tuple[list[str], bool]] = [
+        ([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+          f"from hanabi import our_case; our_case({mode!r}, {seconds})"], False)
+        for mode in OUR_CASES
+    ]  # fmt: skip
+    for peer, script, cases in PEER_JOBS:
+        if not peer_available(peer):
+            jobs.append(([py, script, "--seconds", str(seconds), "--cases", json.dumps(cases)], True))
+    runs: dict[str, list[dict[str, Any]]] = {}
     loads = []
     for rep in range(repeats):
-        order = jobs if rep % 2 == 0 else list(reversed(jobs))
-        for who, case in order:
+        for cmd, peer in jobs if rep % 2 == 0 else list(reversed(jobs)):
             loads.append(os.getloadavg()[0])
-            if who == "ours":
-                cmd = [sys.executable, "-c", OURS_SPEED, case, str(seconds)]
-            else:
-                cmd = [str(py), "-c", PEER_SPEED, case, str(seconds)]
-            res = _run_json(cmd)
-            if res is not None:
+            for res in _run(cmd, peer):
                 runs.setdefault(res["case"], []).append(res)
-                print(
-                    f"repeat {rep}: {res['case']:<18} {res['moves_per_s']:>9,.0f} moves/s wall, "
-                    f"{res['cpu_moves_per_s']:>9,.0f} moves/s CPU",
-                    flush=True,
-                )
-    summary = {}
-    for case, rs in runs.items():
-        summary[case] = {
+                print(f"repeat {rep}: {res['case']:<18} {res['moves_per_s']:>9,.0f} moves/s wall, "
+                      f"{res['moves_per_cpu_s']:>9,.0f} moves/s CPU", flush=True)  # fmt: skip
+    summary = {
+        case: {
             "median_moves_per_s": statistics.median(r["moves_per_s"] for r in rs),
-            "median_cpu_moves_per_s": statistics.median(r["cpu_moves_per_s"] for r in rs),
+            "median_cpu_moves_per_s": statistics.median(r["moves_per_cpu_s"] for r in rs),
             "min_moves_per_s": min(r["moves_per_s"] for r in rs),
             "max_moves_per_s": max(r["moves_per_s"] for r in rs),
             "moves_per_episode": statistics.fmean(r["moves_per_episode"] for r in rs),
             "runs": len(rs),
         }
-    return {
-        "seconds": seconds,
-        "repeats": repeats,
-        "load_average": loads,
-        "cases": summary,
-        "cpu_count": os.cpu_count(),
+        for case, rs in runs.items()
     }
+    return {"seconds": seconds, "repeats": repeats, "load_average": loads, "cases": summary,
+            "cpu_count": os.cpu_count()}  # fmt: skip
 
 
 def _f(x: float, digits: int = 2) -> str:
