@@ -115,6 +115,24 @@ def wild_features(hand: bytes, level: int) -> np.ndarray:
     return out
 
 
+_WILD: dict[tuple[bytes, int], np.ndarray] = {}
+
+
+def _wild_cached(hand: bytes, level: int) -> np.ndarray:
+    """:func:`wild_features`, kept per (hand, level): a hand is unchanged until its owner plays.
+    The array is only read (copied into the vector), never handed out."""
+    if type(hand) is not bytes:  # only immutable hands are kept
+        return wild_features(hand, level)
+    key = (hand, level)
+    hit = _WILD.get(key)
+    if hit is None:
+        hit = wild_features(hand, level)
+        if len(_WILD) >= 16384:
+            _WILD.clear()
+        _WILD[key] = hit
+    return hit
+
+
 class GuandanEncoder(Encoder[GuandanView, GuandanState]):
     """The DanZero state (513) plus context (13): 526 floats in [0, 2]."""
 
@@ -155,7 +173,7 @@ class GuandanEncoder(Encoder[GuandanView, GuandanState]):
         o = OFFSETS
         hand = as_array(view.hand, np.float32)
         out[o["own_hand"] : o["own_hand"] + 54] = hand
-        out[o["wild_features"] : o["wild_features"] + 12] = wild_features(view.hand, view.level)
+        out[o["wild_features"] : o["wild_features"] + 12] = _wild_cached(view.hand, view.level)
         played = _stack(view.played)  # (4, 54)
         out[o["unseen"] : o["unseen"] + 54] = _FULL - hand - played.sum(axis=0)
         if view.lead is not None:
