@@ -168,8 +168,8 @@ def shared_server() -> LocalServer:
     with _shared_lock:
         if _shared is None or not _shared.running:
             ok, why = local_model_status()
-            if not ok:
-                raise RuntimeError(why)
+            if not ok:  # a missing package: eval configs report "needs a missing package"
+                raise ImportError(f"the local model (local=true) is {why}")
             _shared = LocalServer().start()
             atexit.register(_shared.stop)
         return _shared
