@@ -28,7 +28,7 @@ room's active bomb with the lowest id.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from enum import IntEnum
 
 import numpy as np
@@ -50,6 +50,20 @@ from tom_envs.games.bomb_defusal.view import (
     RoomFact,
     observe,
 )
+
+_STATE_FIELDS = tuple(f.name for f in fields(BombState))
+_set_state_dict = BombState.__dict__["__dict__"].__set__
+
+
+def _replace(state: BombState, **changes: object) -> BombState:
+    """``dataclasses.replace(state, **changes)`` for the state (no ``__post_init__``, no derived
+    attributes), without its per-call field introspection: same fields, equality and hash."""
+    d = state.__dict__
+    values = {name: d[name] for name in _STATE_FIELDS}
+    values.update(changes)
+    new = object.__new__(BombState)
+    _set_state_dict(new, values)
+    return new
 
 
 class ActionKind(IntEnum):
@@ -226,9 +240,9 @@ class BombGame(Game[BombState, BombView]):
             )
             for p in range(n_agents)
         )
-        state = replace(state, results=results)
+        state = _replace(state, results=results)
         if self.config.probes != "none":
-            state = replace(state, minds=minds.initial_minds(self, state))
+            state = _replace(state, minds=minds.initial_minds(self, state))
         return state
 
     # ------------------------------------------------------------------ queries
@@ -282,7 +296,7 @@ class BombGame(Game[BombState, BombView]):
         if kind == ActionKind.GO_TO:
             assert target is not None
             locations = tuple(target if p == player else r for p, r in enumerate(state.locations))
-            moved = replace(state, locations=locations)
+            moved = _replace(state, locations=locations)
             result = ActionResult(
                 ResultKind.MOVED,
                 target,
@@ -307,11 +321,11 @@ class BombGame(Game[BombState, BombView]):
         seq = mission.sequences[bomb]
         if seq[state.progress[bomb]] == target:
             progress = tuple(v + 1 if b == bomb else v for b, v in enumerate(state.progress))
-            nxt = replace(state, progress=progress)
+            nxt = _replace(state, progress=progress)
             shaping = 1.0 if self.config.shaping else 0.0
             if nxt.defused(bomb):
                 points = mission.value(bomb)
-                nxt = replace(nxt, score=state.score + points)
+                nxt = _replace(nxt, score=state.score + points)
                 result = ActionResult(ResultKind.DEFUSED, room, bomb, color=target)
                 return nxt, result, float(points), shaping
             result = ActionResult(
@@ -320,7 +334,7 @@ class BombGame(Game[BombState, BombView]):
             return nxt, result, 0.0, shaping
         if self.config.wrong_tool == "explode":
             exploded = tuple(v or b == bomb for b, v in enumerate(state.exploded))
-            nxt = replace(state, exploded=exploded)
+            nxt = _replace(state, exploded=exploded)
             shaping = -1.0 if self.config.shaping else 0.0
             return nxt, ActionResult(ResultKind.EXPLODED, room, bomb, color=target), 0.0, shaping
         result = ActionResult(
@@ -375,11 +389,11 @@ class BombGame(Game[BombState, BombView]):
             mine = list(nxt.intel[player])
             mine[result.bomb] = Intel(result.bomb, result.room, rem, state.round)
             intel = tuple(tuple(mine) if p == player else v for p, v in enumerate(nxt.intel))
-            nxt = replace(nxt, intel=intel)
+            nxt = _replace(nxt, intel=intel)
         if result.kind in (ResultKind.DEFUSED, ResultKind.EXPLODED):
             assert result.bomb is not None
             inactive = tuple(time if b == result.bomb else t for b, t in enumerate(nxt.inactive_at))
-            nxt = replace(nxt, inactive_at=inactive)
+            nxt = _replace(nxt, inactive_at=inactive)
             events.append(f"bomb{result.bomb + 1}")
         # chat: the symbolic option (rendered now, from the sender's knowledge) then free text
         message = None
@@ -405,7 +419,7 @@ class BombGame(Game[BombState, BombView]):
         done = not any(nxt.active(b) for b in range(state.mission.num_bombs))
         if rnd > self.config.max_rounds:
             done = True
-        nxt = replace(
+        nxt = _replace(
             nxt,
             time=time,
             round=state.round if done else rnd,
@@ -416,6 +430,6 @@ class BombGame(Game[BombState, BombView]):
             last_action_time=last,
         )
         if state.minds is not None:
-            nxt = replace(nxt, minds=tom.update_minds(self, state, nxt, player, result, message))
+            nxt = _replace(nxt, minds=tom.update_minds(self, state, nxt, player, result, message))
         reward = points + shaping
         return StepResult(nxt, (reward,) * self.num_players, tuple(events))
