@@ -133,6 +133,33 @@ def report(
     return "\n".join(rows)
 
 
+def chance_table(samples: int = 20) -> str:
+    """The adversary of the return column: a uniformly random agent in the preset's seat, same
+    game, arguments and partners, over episode seeds 0 to ``samples - 1`` (the random agent
+    draws from the episode seed, so each seed is one sample)."""
+    rows = [
+        f"| game (arguments) | partner | return of a random agent (mean of seeds 0-{samples - 1}) |",
+        "|---|---|---|",
+    ]
+    seen: set[tuple[str, str]] = set()
+    for p in PRESETS.values():
+        kwargs = {**SHORT.get(p.game, {}), **p.env_kwargs}
+        key = (p.game, repr(sorted(kwargs.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        spec = game_spec(p.game)
+        n = spec.load().make_bundle(**spec.kwargs).game.num_players
+        partner = partner_for(p.game)
+        total = 0.0
+        for seed in range(samples):
+            seats = [make_agent("random", spec), *(make_agent(partner, spec) for _ in range(n - 1))]
+            total += play_episode(spec, seats, seed=seed, env_kwargs=kwargs).returns["player_0"]
+        args = ", ".join(f"{a}={v}" for a, v in kwargs.items())
+        rows.append(f"| {p.game} ({args}) | {partner} | {total / samples:.3g} |")
+    return "\n".join(rows)
+
+
 def _between(doc: str, marker: str, text: str) -> str:
     """``doc`` with ``text`` between ``<!-- marker -->`` and ``<!-- /marker -->``."""
     start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
@@ -189,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
         # a long Chinese prompt takes minutes of prompt evaluation on a small, busy machine
         client = server.client(timeout=900.0, cache_dir=args.cache_dir)
         table = report(client, args.episodes, args.seed, on_row=write, **overrides)
-    print(write(table, len(PRESETS)))
+    text = write(table, len(PRESETS))
+    if args.out:
+        path = Path(args.out)
+        path.write_text(_between(path.read_text(), "chance-table", chance_table()))
+    print(text)
     return 0
 
 
