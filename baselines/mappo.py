@@ -24,6 +24,10 @@ knows nothing about any particular game:
   RMax or another checkpoint; they act through the same ``Turn`` API and the same decision
   primitive as in ``tom-envs run`` (:func:`tom_envs.driver.decide`, with the ``raise``
   failure policy: a partner that fails stops training loudly instead of being replaced).
+* **Batched engines** (``--engine auto``, the default): self-play on a game with a batched numpy
+  engine (bomb defusal, Overcooked) collects from it (:mod:`tom_baselines.mappo_batched`, the
+  same bookkeeping, one engine call per tick for all copies) instead of stepping AEC copies; the
+  engine used is in the checkpoint's ``meta["engine"]`` and the curve's ``engine`` column.
 * ``global_step`` counts **env steps** = rules steps: one per move in a turn-based game, one per
   joint action in a simultaneous game (``decisions`` counts seat decisions).
 
@@ -44,6 +48,7 @@ Run::
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,6 +68,7 @@ from tom_baselines.common import (
     progress_bar,
     seat_agents,
 )
+from tom_baselines.mappo_batched import make_collector
 from tom_baselines.mappo_policy import (
     MappoAgent,
     Net,
@@ -71,7 +77,7 @@ from tom_baselines.mappo_policy import (
     masked_logits,
     save_checkpoint,
 )
-from tom_baselines.mappo_rollout import Collector, chunks, gae
+from tom_baselines.mappo_rollout import chunks, gae
 from tom_envs.core.agents import Agent
 from tom_envs.registration import GameSpec, game_spec
 
@@ -139,6 +145,10 @@ class Args:
     """output directory (default runs/train/mappo-GAME-seedS)"""
     threads: int = 1
     """torch CPU threads"""
+    engine: str = "auto"
+    """rollouts: "auto" (the game's batched numpy engine where it has one and the run allows it,
+    else per-env AEC copies), "envs" (always AEC copies), "batched" (fail if impossible),
+    "batched-seeded" (bomb defusal: episodes drawn exactly as the per-env collector draws them)"""
     progress: bool = True
     """show a progress bar"""
 
@@ -240,7 +250,8 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
     spec = spec or game_spec(args.game)
     kwargs = {**spec.kwargs, **parse_kv(args.env_kwargs)}
     partners = parse_partners(args.partners)
-    collector = Collector(args, spec, kwargs, partners)
+    collector = make_collector(args, spec, kwargs, partners)
+    engine = getattr(collector, "engine_name", "envs")
     env, game = collector.envs[0], collector.game
     meta = {
         "game": spec.name, "env_id": spec.id, "env_kwargs": parse_kv(args.env_kwargs),
@@ -249,7 +260,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
         "num_actions": game.num_actions, "obs_dim": int(np.prod(env.bundle.encoder.observation_shape)),
         "state_dim": int(np.prod(env.state_space.shape)), "hidden": args.hidden,
         "recurrent": args.recurrent, "actor_agent_id": args.actor_agent_id,
-        "args": dataclasses.asdict(args),
+        "engine": engine, "args": dataclasses.asdict(args),
     }  # fmt: skip
     actor, critic = build_nets(meta)
     params = [*actor.parameters(), *critic.parameters()]
@@ -265,7 +276,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
         return MappoAgent(actor, meta, args.eval_deterministic, name="mappo")
 
     global_step = decisions = update = episodes = 0
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     while global_step < args.total_steps:
         update += 1
         if args.anneal_lr:
@@ -286,8 +297,9 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
         row: dict[str, Any] = {
             "update": update, "global_step": global_step, "decisions": decisions,
             "episodes": episodes, "wall_s": t_end - t0, "sps": global_step / (t_end - t0),
+            "cpu_s": time.process_time() - cpu0, "load1": os.getloadavg()[0],
             "rollout_s": t_gae - t_roll, "gae_s": t_upd - t_gae, "update_s": t_end - t_upd,
-            "shaping_scale": collector.shaping_scale,
+            "shaping_scale": collector.shaping_scale, "engine": engine,
         }  # fmt: skip
         if finished:
             for key in ("return", "length", "rounds"):
@@ -314,7 +326,7 @@ def train(args: Args, spec: GameSpec | None = None) -> dict[str, Any]:
     return {
         "checkpoint": str(ckpt), "curve_csv": str(curve.csv_path), "curve_png": str(curve.png_path),
         "global_step": global_step, "decisions": decisions, "episodes": episodes,
-        "wall_s": wall, "sps": global_step / wall, "final": curve.rows[-1],
+        "wall_s": wall, "sps": global_step / wall, "final": curve.rows[-1], "engine": engine,
     }  # fmt: skip
 
 

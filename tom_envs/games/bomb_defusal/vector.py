@@ -20,37 +20,44 @@ What it does not have (by design; the PettingZoo env has them):
 
 Missions (``missions=``):
 
-* ``"seeded"`` (default): every mission is drawn exactly as ``env.reset(seed=s)`` draws it.
+* ``"batched"`` (default): the missions of all ending episodes are drawn at once with numpy from
+  the engine's generator, from the **same distribution** the rules draw from (a uniform room
+  permutation, each bomb's colours uniform without replacement, or with replacement when it has
+  more phases than colours, a uniform start room; ``layout="mturk"`` and ``start_room`` as
+  configured) but not the same random stream: the episode of env ``i`` is not that of any
+  ``reset(seed)``; :meth:`~BombVectorEnv.mission` returns it, and the scalar rules play it
+  through :meth:`~tom_envs.games.bomb_defusal.rules.BombGame.state_from_mission`
+  (``episode_seeds`` is -1). The tests check the dynamics and observations bit for bit on such
+  missions, and the draw's distribution.
+* ``"seeded"``: every mission is drawn exactly as ``env.reset(seed=s)`` draws it.
   :meth:`reset` seeds a generator, which draws one episode seed per mission (``episode_seeds``)
   in env order, and again for each new episode of an autoreset, in env order; the mission of
   seed ``s`` comes from the scalar rules' own
   :meth:`~tom_envs.games.bomb_defusal.rules.BombGame.draw_mission`. So ``BombDefusal`` reset
-  with ``episode_seeds[i]`` and fed the same actions is the same episode. Drawing costs about
-  0.1 ms of Python per mission, which dominates the engine's time at B = 1024.
-* ``"batched"``: the missions of all ending episodes are drawn at once with numpy from the
-  batch's generator, from the **same distribution** the rules draw from (a uniform room
-  permutation, each bomb's colours uniform without replacement, or with replacement when it has
-  more phases than colours, a uniform start room; ``layout="mturk"`` and ``start_room`` as
-  configured) but not the same random stream: the episode of env ``i`` is not that of any
-  ``reset(seed)``; :meth:`mission` returns it, and the scalar rules play it through
-  :meth:`~tom_envs.games.bomb_defusal.rules.BombGame.state_from_mission` (``episode_seeds`` is
-  -1). The tests check the dynamics and observations bit for bit on such missions and the
-  draw's distribution.
+  with ``episode_seeds[i]`` and fed the same actions is the same episode (this also makes an
+  RL collector on the engine replay the per-env collector exactly). Drawing costs about 0.1 ms
+  of Python per mission, which dominates the engine's time at B = 1024.
 
-With ``autoreset=True`` (default) a step that ends a mission returns ``done[i] = True``, the
-finished episode's score and round in ``final_score`` / ``final_round``, and the observation of
-the new mission (as SB3's vector envs do). Episodes are not in lockstep: each mission ends when
-its bombs are gone or its round limit is reached. With ``autoreset=False`` a finished mission
-stays as it ended (``over[i]``; its actions are ignored, its rewards are 0) until :meth:`reset`.
+It follows the batched-engine contract of :mod:`tom_envs.core.vector` (``(B, n, D)``
+observations of every seat, ``(B, n)`` actions with a trailing **no-op** for the seats that wait,
+``(B, n)`` rewards, ``terminated`` / ``truncated``, same-step autoreset, masks; adapters for
+Gymnasium and batched multi-agent loops). ``current_player`` ``(B,)`` is the seat to act in each
+mission. Episodes are not in lockstep: each mission ends when its bombs are gone or its round
+limit is reached (``terminated``, as in the single env); the score and round it ended with are in
+``final_score`` / ``final_round``. Besides the contract, :meth:`~BombVectorEnv.observe` gives one
+seat per env (the acting seat by default: what an RL collector needs, a third of the work),
+:meth:`~BombVectorEnv.legal_mask` that seat's mask without the no-op, and
+:meth:`~BombVectorEnv.state` the global state (``env.state()``: MAPPO's critic input).
 
 Example::
 
     venv = BombVectorEnv(1024)
-    obs = venv.reset(seed=0)             # (1024, 348) float32: the acting seat's observation
-    venv.turn, venv.action_mask          # (1024,) seat to act, (1024, 9) its legal actions
-    obs, rewards, done = venv.step(actions)  # actions (1024,); rewards shared by the team
-    venv.state()                         # (1024, 130) the global state (centralised critics)
-    venv.observe(seat=np.zeros(1024, int))   # any seat's observation
+    obs = venv.reset(seed=0)             # (1024, 3, 348) float32: every seat's observation
+    venv.current_player                  # (1024,) the seat to act; the others send the no-op
+    joint = np.full((1024, 3), venv.noop)
+    joint[np.arange(1024), venv.current_player] = actions
+    obs, rewards, terminated, truncated = venv.step(joint)   # rewards (1024, 3), shared
+    venv.observe(), venv.legal_mask(), venv.state()  # acting seat (1024, 348), (1024, 9); (1024, 130)
 """
 
 from __future__ import annotations
@@ -60,52 +67,47 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.core.game import agent_names
 from tom_envs.core.params import validate_kwargs
-from tom_envs.driver import draw_episode_seed
+from tom_envs.core.vector import VectorGame
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombGame
 from tom_envs.games.bomb_defusal.state import BombConfig, Mission
 from tom_envs.games.bomb_defusal.view import ResultKind
 
 START, MOVED, INSPECTED, CUT = (int(k) for k in (ResultKind.START, ResultKind.MOVED,
-                                                 ResultKind.INSPECTED, ResultKind.CUT))
+                                                 ResultKind.INSPECTED, ResultKind.CUT))  # fmt: skip
 DEFUSED, WRONG_TOOL, EXPLODED, NO_BOMB = (int(k) for k in (
-    ResultKind.DEFUSED, ResultKind.WRONG_TOOL, ResultKind.EXPLODED, ResultKind.NO_BOMB))
-OBSERVATIONS = ("acting", "none")
-MISSIONS = ("seeded", "batched")
+    ResultKind.DEFUSED, ResultKind.WRONG_TOOL, ResultKind.EXPLODED, ResultKind.NO_BOMB))  # fmt: skip
+MISSIONS = ("batched", "seeded")
+#: Episode seeds are drawn as the suite's drivers draw them (``tom_envs.driver.draw_episode_seed``,
+#: a layer above the games): ``int(rng.integers(2**31 - 1))``.
+MAX_SEED = 2**31 - 1
 
 
-class BombVectorEnv:
+class BombVectorEnv(VectorGame):
     """``num_envs`` bomb-defusal missions of one configuration, stepped with numpy.
 
     Args:
         num_envs: batch size B.
-        autoreset: start a new mission in an env as soon as its mission ends.
-        observations: ``"acting"`` (default): :meth:`reset` and :meth:`step` return the
-            observation of the seat to act in each env, ``(B, obs_size)``; ``"none"``: the
-            dynamics only (``None`` is returned; :meth:`observe` still works).
-        missions: ``"seeded"`` (each mission exactly as ``reset(seed)`` draws it) or
-            ``"batched"`` (the same distribution, drawn with numpy; see the module docstring).
-        **config: the game's keyword arguments (as ``BombDefusal``'s; bounds checked).
+        missions: ``"batched"`` (default: the rules' distribution, drawn with numpy) or
+            ``"seeded"`` (each mission exactly as ``reset(seed)`` draws it); see the module
+            docstring.
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the game's keyword arguments (as ``BombDefusal``'s; bounds checked).
     """
 
-    def __init__(
-        self,
-        num_envs: int,
-        autoreset: bool = True,
-        observations: str = "acting",
-        missions: str = "seeded",
-        **config: Any,
-    ) -> None:
+    turn_based = True
+
+    def __init__(self, num_envs: int, missions: str = "batched", **kwargs: Any) -> None:
         from tom_envs.games.bomb_defusal.env import PARAMS
 
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if observations not in OBSERVATIONS:
-            raise ValueError(f"observations must be one of {OBSERVATIONS}, got {observations!r}")
         if missions not in MISSIONS:
             raise ValueError(f"missions must be one of {MISSIONS}, got {missions!r}")
         self.missions = missions
+        config = self._init_engine(num_envs, dict(kwargs))
+        config.pop("render_mode", None)
         cfg = BombConfig(**validate_kwargs(PARAMS, config))
         if cfg.symbolic_messages:
             raise ValueError("symbolic_messages=True is not supported by the batched engine "
@@ -116,24 +118,26 @@ class BombVectorEnv:
         self.config = cfg = replace(cfg, probes="none")
         self.game = BombGame(cfg)
         self.encoder = enc = BombEncoder(cfg)
-        self.num_envs, self.autoreset, self.observations = num_envs, autoreset, observations
         gmap = cfg.fixed_map
         n, nb, m, k, P = enc.n, enc.b, enc.m, enc.k, enc.p
         self.n, self.nb, self.m, self.k, self.P = n, nb, m, k, P
-        self.num_agents, self.num_actions = k, self.game.num_actions
+        self.agents = tuple(agent_names(k))
+        self.num_agents = k
+        self.num_game_actions = A = self.game.num_actions
+        self.num_actions = A + 1
+        self.noop = A
         self.obs_size, self.state_size = enc.observation_shape[0], enc.state_shape[0]
         self.seqlen = np.asarray(cfg.bomb_phases, np.int64)  # the same in every mission
         self.value = (cfg.points_per_phase * self.seqlen).astype(np.float64)
         self.max_score = cfg.max_score
-        o = enc.offsets
-        self._o = o
+        o = self._o = enc.offsets
         # Constant parts: each seat's observation with its tools and the map; legal moves.
         adjacency = np.zeros((n, n), np.float32)
         for i, nbrs in enumerate(gmap.neighbors):
             adjacency[i, list(nbrs)] = 1.0
         tools = cfg.tool_colors
         self._base = np.zeros((k, self.obs_size), np.float32)
-        self._move_mask = np.zeros((k, n, self.num_actions), bool)
+        self._move_mask = np.zeros((k, n, A), bool)
         for p in range(k):
             for slot, q in enumerate([p, *((p + d) % k for d in range(1, k))]):
                 for c in tools[q]:
@@ -144,28 +148,22 @@ class BombVectorEnv:
                 self._move_mask[p, r, [1 + n + c for c in tools[p]]] = True
         self._state_base = np.zeros(self.state_size, np.float32)
         self._state_base[-n * n :] = adjacency.ravel()
-        self._rows = np.arange(num_envs)
+        B = self.num_envs
+        self._rows = np.arange(B)
         self._bombs = np.arange(nb)
-        self.rng = np.random.default_rng()
-        self.reset()
-
-    # ------------------------------------------------------------------ episodes
-    def reset(self, seed: int | None = None) -> np.ndarray | None:
-        """New missions in every env (``seed`` seeds the episode-seed generator)."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        B, k, nb = self.num_envs, self.k, self.nb
+        self._every_env = np.repeat(self._rows, k)  # (B*k,) env of each (env, seat) row
+        self._every_seat = np.tile(np.arange(k), B)
         self.episode_seeds = np.zeros(B, np.int64)
-        self.loc = np.zeros((B, k), np.int64)
         self.start = np.zeros(B, np.int64)
+        self.loc = np.zeros((B, k), np.int64)
         self.bomb_room = np.zeros((B, nb), np.int64)
-        self.seq = np.zeros((B, nb, self.P), np.int64)
+        self.seq = np.zeros((B, nb, P), np.int64)
         self.prog = np.zeros((B, nb), np.int64)
         self.exploded = np.zeros((B, nb), bool)
         self.score = np.zeros(B, np.float64)
         self.round = np.ones(B, np.int64)
         self.turn = np.zeros(B, np.int64)
-        self.time = np.zeros(B, np.int64)
+        self.current_player = self.turn  # the same array, updated in place
         self.result = np.zeros((B, k), np.int64)
         self.intel_known = np.zeros((B, k, nb), bool)
         self.intel_room = np.zeros((B, k, nb), np.int64)
@@ -173,9 +171,9 @@ class BombVectorEnv:
         self.over = np.zeros(B, bool)
         self.final_score = np.zeros(B, np.float64)
         self.final_round = np.zeros(B, np.int64)
-        self._new_episodes(self._rows)
-        return self._after_step()
+        self.reset()
 
+    # ------------------------------------------------------------------ episodes
     def mission(self, i: int) -> Mission:
         """The mission env ``i`` is playing (the scalar rules play it via ``state_from_mission``)."""
         cfg, gmap = self.config, self.config.fixed_map
@@ -184,11 +182,11 @@ class BombVectorEnv:
         return Mission(gmap, tuple(int(r) for r in self.bomb_room[i]), seqs, cfg.tool_colors,
                        int(self.start[i]), cfg.points_per_phase)  # fmt: skip
 
-    def _new_episodes(self, rows: np.ndarray) -> None:
+    def _start(self, rows: np.ndarray) -> None:
         """Draw a mission for each env of ``rows`` (in order) and set its start state."""
         if self.missions == "seeded" or self.config.layout == "mturk":
             for i in rows.tolist():
-                seed = draw_episode_seed(self.rng) if self.missions == "seeded" else -1
+                seed = int(self.rng.integers(MAX_SEED)) if self.missions == "seeded" else -1
                 mission = self.game.draw_mission(np.random.default_rng(max(seed, 0)))
                 self.episode_seeds[i] = seed
                 self.start[i] = mission.start_room
@@ -203,7 +201,6 @@ class BombVectorEnv:
         self.score[rows] = 0.0
         self.round[rows] = 1
         self.turn[rows] = 0
-        self.time[rows] = 0
         self.result[rows] = START
         self.intel_known[rows] = False
         self.over[rows] = False
@@ -230,12 +227,15 @@ class BombVectorEnv:
         """``(B, bombs)``: neither defused nor exploded."""
         return (self.prog < self.seqlen) & ~self.exploded
 
-    def _here(self, room: np.ndarray) -> np.ndarray:
-        """``(B, bombs)``: active bombs in ``room`` (one room index per env)."""
-        return (self.bomb_room == room[:, None]) & self.active()
+    def _here(self, room: np.ndarray, envs: np.ndarray | None = None) -> np.ndarray:
+        """Active bombs in ``room`` (one room index per row of ``envs``, default every env)."""
+        if envs is None:
+            return (self.bomb_room == room[:, None]) & self.active()
+        return (self.bomb_room[envs] == room[:, None]) & self.active()[envs]
 
     def legal_mask(self) -> np.ndarray:
-        """``(B, num_actions)`` legal actions of the seat to act (all false once over)."""
+        """``(B, game actions)``: the acting seat's legal actions (the single env's mask, as
+        bool; no no-op column)."""
         rows, p = self._rows, self.turn
         room = self.loc[rows, p]
         mask = self._move_mask[p, room]
@@ -243,27 +243,19 @@ class BombVectorEnv:
         mask[self.over] = False
         return mask
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-        """Apply each env's acting seat's action (``(B,)`` ints).
+    def _masks(self) -> np.ndarray:
+        B, k = self.num_envs, self.k
+        masks = np.zeros((B, k, self.num_actions), bool)
+        masks[:, :, self.noop] = True
+        masks[self._rows, self.turn, self.noop] = False
+        masks[self._rows, self.turn, : self.noop] = self.legal_mask()
+        return masks
 
-        Returns the observations (of the new missions where one ended, with ``autoreset``), the
-        team rewards ``(B,)`` (the same for every seat: points, plus the shaping if configured)
-        and ``done`` ``(B,)``. An illegal action raises ``ValueError`` naming the envs.
-        """
-        a = np.asarray(actions)
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply each env's acting seat's action; team rewards ``(B, n)`` and the ends."""
         B, n = self.num_envs, self.n
-        if a.shape != (B,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {B} integers, got shape {a.shape} {a.dtype}")
-        live = ~self.over  # without autoreset, a finished mission ignores its action
-        a = np.where(live, a, -1).astype(np.int64)
-        legal = self.action_mask[self._rows, np.clip(a, 0, self.num_actions - 1)]
-        legal &= (a >= 0) & (a < self.num_actions)
-        legal |= ~live
-        if not legal.all():
-            bad = np.flatnonzero(~legal)[:5].tolist()
-            raise ValueError(f"illegal actions in envs {bad} (e.g. env {bad[0]}: action "
-                             f"{int(a[bad[0]])}; legal: {np.flatnonzero(self.action_mask[bad[0]]).tolist()})")  # fmt: skip
-        rows, p = self._rows, self.turn
+        rows, p = self._rows, self.turn.copy()
+        a = actions[rows, p].astype(np.int64)
         room = self.loc[rows, p]
         here = self._here(room)
         has, first = here.any(1), here.argmax(1)
@@ -278,7 +270,7 @@ class BombVectorEnv:
         learn = a == 0
         kind[learn] = INSPECTED
         new_prog = cur.copy()
-        use = a > n
+        use = (a > n) & (a < self.noop)
         kind[use & ~has] = NO_BOMB
         tool = use & has
         colour = a - 1 - n
@@ -304,62 +296,66 @@ class BombVectorEnv:
         self.intel_known[rows[learn], p[learn], first[learn]] = True
         self.intel_room[rows[learn], p[learn], first[learn]] = room[learn]
         self.intel_prog[rows[learn], p[learn], first[learn]] = new_prog[learn]
-        self.result[rows[live], p[live]] = kind[live]
+        self.result[rows, p] = kind
         self.score += points
         # Turn order and the end.
-        self.time += live
-        turn = np.where(live, p + 1, p)
+        turn = p + 1
         wrap = turn == self.k
         turn[wrap] = 0
         rnd = self.round + wrap
-        done = live & (~self.active().any(1) | (rnd > self.config.max_rounds))
-        self.round = np.where(done | ~live, self.round, rnd)
-        self.turn = turn
-        self.over = done | ~live
+        done = ~self.active().any(1) | (rnd > self.config.max_rounds)
+        self.round[:] = np.where(done, self.round, rnd)
+        self.turn[:] = turn
+        self.over[:] = done
         if done.any():
             self.final_score[done] = self.score[done]
             self.final_round[done] = self.round[done]
-            if self.autoreset:
-                self._new_episodes(np.flatnonzero(done))
-        return self._after_step(), points + shaping, done
-
-    def _after_step(self) -> np.ndarray | None:
-        self.action_mask = self.legal_mask()
-        return self.observe() if self.observations == "acting" else None
+        reward = points + shaping
+        return np.repeat(reward[:, None], self.k, axis=1), done
 
     # ------------------------------------------------------------------ observations
+    def _observe(self) -> np.ndarray:
+        """``(B, n, D)``: every seat's observation."""
+        B, k = self.num_envs, self.k
+        return self._encode(self._every_env, self._every_seat).reshape(B, k, self.obs_size)
+
     def observe(self, seat: np.ndarray | None = None) -> np.ndarray:
         """``(B, obs_size)``: the observation of ``seat`` (default: the seat to act) in each env,
         exactly ``BombEncoder.encode`` of that seat's view."""
-        rows, B = self._rows, self.num_envs
         p = self.turn if seat is None else np.asarray(seat, np.int64)
+        return self._encode(self._rows, p)
+
+    def _encode(self, envs: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Observations of seat ``p[j]`` in env ``envs[j]``, ``(len(envs), D)``."""
         n, k, m, P, nb = self.n, self.k, self.m, self.P, self.nb
         o, D = self._o, self.obs_size
-        out = self._base[p]  # (B, D) copy: tools and map
-        off = rows * D
-        room = self.loc[rows, p]
-        ones = [off + o["my_room"] + room, off + o["last_result"] + self.result[rows, p]]
-        out[:, o["round"]] = self.round / self.config.max_rounds
-        out[:, o["score"]] = self.score / max(self.max_score, 1)
+        out = self._base[p]  # a new array holding tools and map
+        off = np.arange(len(envs)) * D
+        locs = self.loc[envs]  # (R, k)
+        room = locs[np.arange(len(envs)), p]
+        ones = [off + o["my_room"] + room, off + o["last_result"] + self.result[envs, p]]
+        out[:, o["round"]] = self.round[envs] / self.config.max_rounds
+        out[:, o["score"]] = self.score[envs] / max(self.max_score, 1)
+        rr = np.arange(len(envs))
         for d in range(1, k):
-            r = self.loc[rows, (p + d) % k]
+            r = locs[rr, (p + d) % k]
             same = r == room
             seen = r if self.config.teammate_locations else np.where(same, r, n)
             ones.append(off + o["teammate_rooms"] + (d - 1) * (n + 1) + seen)
             ones.append((off + o["room_agents"] + d - 1)[same])
-        out[:, o["room_bombs"] : o["room_bombs"] + nb] = self._here(room)
-        known = self.intel_known[rows, p]  # (B, nb)
+        out[:, o["room_bombs"] : o["room_bombs"] + nb] = self._here(room, envs)
+        known = self.intel_known[envs, p]  # (R, nb)
         if known.any():
             size = self.encoder.intel_size
-            iprog, iroom = self.intel_prog[rows, p], self.intel_room[rows, p]
-            at = off[:, None] + o["intel"] + np.arange(nb) * size  # (B, nb)
+            iprog, iroom = self.intel_prog[envs, p], self.intel_room[envs, p]
+            at = off[:, None] + o["intel"] + self._bombs * size  # (R, nb)
             ones.append(at[known])
             ones.append((at + 1)[known & (iprog >= self.seqlen)])
             ones.append((at + 2 + iroom)[known])
             for s in range(P):
                 idx = iprog + s
                 valid = known & (idx < self.seqlen)
-                colour = self.seq[rows[:, None], self._bombs, np.minimum(idx, P - 1)]
+                colour = self.seq[envs[:, None], self._bombs, np.minimum(idx, P - 1)]
                 ones.append((at + 2 + n + s * m + colour)[valid])
         out.reshape(-1)[np.concatenate(ones)] = 1.0
         return out
@@ -367,7 +363,7 @@ class BombVectorEnv:
     def state(self) -> np.ndarray:
         """``(B, state_size)``: exactly ``BombEncoder.encode_state`` of each env's state."""
         rows, B = self._rows, self.num_envs
-        n, k, m, P, nb = self.n, self.k, self.m, self.P, self.nb
+        n, k, m, P = self.n, self.k, self.m, self.P
         S = self.state_size
         out = np.tile(self._state_base, (B, 1))
         off = rows * S
@@ -379,7 +375,7 @@ class BombVectorEnv:
         out[:, at + 1] = self.score / max(self.max_score, 1)
         at += 2
         width = n + P * m + 3
-        b_at = off[:, None] + at + np.arange(nb) * width  # (B, nb)
+        b_at = off[:, None] + at + self._bombs * width  # (B, nb)
         ones.append(b_at + self.bomb_room)
         active = self.active()
         for s in range(P):
