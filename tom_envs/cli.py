@@ -19,8 +19,6 @@ Game arguments are ``--kw key=value ...`` on every command (``tom-envs info GAME
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -28,63 +26,21 @@ from pathlib import Path
 from typing import Any
 
 from tom_envs import plugins
-from tom_envs.agents import agent_names, make_agent, parse_spec
+from tom_envs.agents import make_agent
+from tom_envs.cli_args import (
+    cmd_info,
+    cmd_list,
+    find_local_modules,
+    kw_items,
+    parse_kw,
+    positive_int,
+    split_env_level,
+    version_text,
+)
+from tom_envs.cli_qa import cmd_qa
 from tom_envs.progress import Progress
-from tom_envs.registration import GAMES, game_spec, single_agent_specs
+from tom_envs.registration import GAMES, game_spec
 from tom_envs.runner import Episode, format_table, run, summarize
-
-
-def _kv(items: Sequence[str]) -> dict[str, Any]:
-    out = {}
-    for item in items:
-        if "=" not in item or item.startswith("="):
-            raise ValueError(f"--kw: expected key=value, got {item!r}")
-        _, kwargs = parse_spec(f"x:{item}")
-        out.update(kwargs)
-    return out
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"tom-envs {version('tom-envs')}"
-    except PackageNotFoundError:  # a checkout that was not installed
-        return "tom-envs (not installed)"
-
-
-#: The game-level arguments every game takes besides its own (``tom-envs info`` lists them).
-ENV_LEVEL = ("max_cycles",)
-
-
-def _split_env_level(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(game arguments, env-level arguments)`` of ``--kw`` (``max_cycles`` goes to the env)."""
-    game = {k: v for k, v in kwargs.items() if k not in ENV_LEVEL}
-    return game, {k: v for k, v in kwargs.items() if k in ENV_LEVEL}
-
-
-def _code_specs(specs: Sequence[str]) -> bool:
-    """Whether an agent spec names a class to import (``module:Class``)."""
-    return any(parse_spec(s)[0].count(":") == 1 and not s.startswith("population:")
-               for s in specs)  # fmt: skip
-
-
-def _local_modules(specs: Sequence[str]) -> None:
-    """Agent classes named on the command line (``mypkg.agents:Cls``, ``myagent:Cls``) are found
-    from the current folder, as ``python -m`` would find them. Only the command line does this:
-    the browser server and eval configs never import code a request or file names."""
-    if _code_specs(specs) and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
 
 
 def _share(text: str) -> float:
@@ -95,64 +51,6 @@ def _share(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}")
     return value
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    """Print every game (or those matching TEXT) with its ids, agents and single-agent views;
-    ``--ids`` prints only ids, ``--bots`` only agents."""
-    query = (args.query or "").lower()
-    games = [s for s in GAMES if not query or query in f"{s.id} {s.summary}".lower()]
-    if not games:
-        print(f"error: no game matches {args.query!r}; games: {', '.join(s.name for s in GAMES)}",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    for spec in games:
-        views = [sa.id for sa in single_agent_specs() if sa.game is spec]
-        if args.ids:
-            print("\n".join([spec.id, *views]))
-            continue
-        if not args.bots:
-            print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
-        for name, desc in agent_names(spec).items():
-            print(f"    agent  {name:<28} {desc}" if not args.bots else f"{spec.name}  {name:<28} {desc}")
-        if not args.bots:
-            for view in views:
-                print(f"    gym    {view}")
-    return 0
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    """One game: its arguments (type, default, allowed values and bounds), seats, agents,
-    populations and ids (OpenSpiel's game parameters, for this suite)."""
-    from tom_envs.core.contract import MAX_CYCLES
-    from tom_envs.core.params import params_table
-
-    spec = game_spec(args.game)
-    module = spec.load()
-    bundle = module.make_bundle(**spec.kwargs)
-    table = module.bot_table(**spec.kwargs)
-    game = bundle.game
-    print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
-    print(f"seats: {', '.join(bundle.agents)}; actions: {game.num_actions}; "
-          f"dynamics: {game.tags.dynamics}")  # fmt: skip
-    print("\narguments (--kw key=value; Python: keyword arguments)"
-          + (f"; this id sets {spec.kwargs}" if spec.kwargs else "") + ":\n")  # fmt: skip
-    print(params_table((*module.PARAMS, MAX_CYCLES)))
-    print("\nagents (--agents):")
-    for name, desc in agent_names(spec).items():
-        print(f"    {name:<28} {desc}")
-    if table.populations:
-        print("\npopulations:")
-        for pop, members in table.populations.items():
-            print(f"    population:{pop:<17} {', '.join(members)}")
-    print("\nids:")
-    print(f"    pettingzoo.make('aec', '{spec.id}')")
-    if spec.parallel:
-        print(f"    pettingzoo.make('parallel', '{spec.id}')")
-    for sa in single_agent_specs():
-        if sa.game is spec:
-            print(f"    gymnasium.make('{sa.id}')")
-    return 0
 
 
 def check_agent_endpoints(specs: Sequence[str]) -> None:
@@ -188,9 +86,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tom_envs.runner import run_config
 
     spec = game_spec(args.game)
-    kwargs = _kv(_kw_items(args))
+    kwargs = parse_kw(kw_items(args))
     module = spec.load()
-    game_kwargs, env_level = _split_env_level(kwargs)
+    game_kwargs, env_level = split_env_level(kwargs)
     if env_level:
         from tom_envs.core.contract import MAX_CYCLES
 
@@ -198,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     bundle = module.make_bundle(**{**spec.kwargs, **game_kwargs})
     n = bundle.game.num_players
     specs = list(args.agents)
-    _local_modules(specs)
+    find_local_modules(specs)
     if len(specs) == 1 and n > 1:
         specs = specs * n
     if len(specs) != n:
@@ -373,20 +271,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     return int(main_fn(["--game", args.game, *options]))
 
 
-def _kw_items(args: argparse.Namespace) -> list[str]:
-    """``--kw`` items, and those of the deprecated spelling ``--env-kwargs``."""
-    old = list(getattr(args, "env_kwargs", None) or [])
-    if old:
-        print("note: --env-kwargs is now --kw", file=sys.stderr)
-    return [*args.kw, *old]
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
     from tom_envs.evaluation import ConfigError, load_config, shipped_configs
     from tom_envs.evaluation.config import agents_from_cli
 
-    _local_modules([a.partition("=")[2] for a in args.agent])
+    find_local_modules([a.partition("=")[2] for a in args.agent])
     if args.list or args.config is None:
         for name, path in shipped_configs().items():
             first = next(
@@ -440,130 +330,6 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     return res, 1 if res.failures else 0
 
 
-def cmd_qa(args: argparse.Namespace) -> int:
-    """CoordinationQA: generate, verify, evaluate, and keep the default suites up to date."""
-
-    import numpy as np
-
-    from tom_envs.qa import generate as qg
-    from tom_envs.qa.items import read_suite, write_suite
-
-    if args.qa_cmd == "suites":
-        stale = []
-        with Progress(len(qg.qa_games()), "qa suites", unit="games", every=1) as bar:
-            for g in qg.qa_games():  # one game at a time, for the progress display
-                stale += qg.write_default_suites([g], check=args.check)
-                bar.update()
-        if args.check:
-            if stale:
-                print(f"stale default suites: {stale}; run `tom-envs qa suites`", file=sys.stderr)
-                return 1
-            print("default suites up to date")
-            return 0
-        print(f"wrote {len(qg.qa_games())} suites to {qg.SUITES_DIR}")
-        return 0
-    if args.qa_cmd == "generate":
-        games = [game_spec(g).name for g in args.games] or qg.qa_games()
-        out = Path(args.out)
-        for g in games:
-            items = qg.generate(g, np.random.default_rng([args.seed, qg.stable_hash(g)]), args.n,
-                                filters=args.filter or None)  # fmt: skip
-            meta = qg.suite_meta(g, args.seed, args.n)
-            path = write_suite(items, out / f"{g}.jsonl", meta)
-            print(f"{g}: {len(items)} items -> {path}")
-        return 0
-    paths = [Path(p) for p in args.suites] or sorted(qg.SUITES_DIR.glob("*.jsonl"))
-    items = [it for p in paths for it in read_suite(p)[1]]
-    if args.qa_cmd == "verify":
-        from tom_envs.qa.shortcuts import (
-            BOUND,
-            SHORTCUT_MIN_ITEMS,
-            format_table,
-            shortcut_table,
-            violations,
-        )
-
-        bad = [it.id for it in items if not qg.verify(it)]
-        print(f"{len(items) - len(bad)}/{len(items)} items verified by the engine")
-        for b in bad[:20]:
-            print(f"  FAILED {b}", file=sys.stderr)
-        # the shortcut suite: answerers that do no reasoning, beside chance
-        rows = shortcut_table(items)
-        print(f"\nShortcut answerers (accuracy %, each must stay within {BOUND:.0f} points of "
-              f"chance per game and ability):\n\n{format_table(rows)}")  # fmt: skip
-        # a group of a few items cannot meet the bound (one item is 1/n of it): judged from 20 on
-        over = violations([r for r in rows if r["items"] >= SHORTCUT_MIN_ITEMS])
-        if any(r["items"] < SHORTCUT_MIN_ITEMS for r in rows):
-            print(f"(groups under {SHORTCUT_MIN_ITEMS} items are shown, not judged)")
-        for v in over:
-            print(f"  SHORTCUT {v}", file=sys.stderr)
-        return 1 if bad or over else 0
-    from tom_envs.qa.evaluate import correlation, format_rows, run_answerer
-
-    # everything that can fail is checked before the first answer is spent
-    try:
-        scores = read_agentic_scores(args.agentic) if args.agentic else None
-    except ValueError as exc:
-        print(f"error: --agentic: {exc}", file=sys.stderr)
-        return 2
-    if args.answerer == "random":
-        rnd = qg.random_answerer(args.seed)
-        answer, name = (lambda item, trial: rnd(item)), "random"
-    elif args.answerer == "oracle":
-        orc = qg.oracle_answerer()
-        answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
-    else:
-        try:
-            answer, name = plugins.load("tom_envs.qa_answerers", args.answerer)(args)
-        except (plugins.PluginError, ValueError) as exc:
-            print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
-            return 2
-    with Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar:
-        res = run_answerer(items, bar.counting(answer), name, args.trials)
-    rows = res.table()
-    text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
-    text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}"
-    text += f" ({res.failure_summary()}).\n" if res.failures else ".\n"
-    if scores is not None:
-        pairs = {}
-        for r in rows:
-            if r["type"] == "all" and r["game"] in scores:
-                pairs[r["game"]] = (r["accuracy"], float(scores[r["game"]]))
-        rho, n = correlation(pairs)
-        text += f"\nCorrelation of QA accuracy with agentic score over {n} games: r = {rho:.3f}\n"
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-    if res.every_answer_failed():  # an answerer that failed every item has measured nothing
-        print(f"error: every answer failed ({res.failure_summary()}); first: {res.first_failure}",
-              file=sys.stderr)  # fmt: skip
-        return 1
-    # the failure policy of every driver: failures of the answerer itself (endpoint, context
-    # overflow, exception; an unparseable reply is the model's own answer, scored wrong)
-    broken = sum(v for k, v in res.failures.items() if k != "unparseable")
-    total = len(items) * args.trials
-    if total and broken / total > args.max_failure_share:
-        print(f"error: {broken} of {total} answers failed ({res.failure_summary()}; more than "
-              f"{100 * args.max_failure_share:.0f}%): the accuracy is not a result; first: "
-              f"{res.first_failure}", file=sys.stderr)  # fmt: skip
-        return 1
-    return 0
-
-
-def read_agentic_scores(path: str | Path) -> dict[str, float]:
-    """``{game: agentic score}`` from a JSON file (ValueError naming what is wrong)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in data.values()
-    ):
-        raise ValueError(f"{path} must hold a JSON object {{game: number}}")
-    return {str(k): float(v) for k, v in data.items()}
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     """Human play in the browser (see :mod:`tom_envs.serve`)."""
     try:
@@ -598,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tom-envs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="cmd", required=True)
     ls = sub.add_parser("list", help="games, agents and ids (filter: tom-envs list hanabi)")
     ls.add_argument("query", nargs="?", help="only games whose id or summary holds this text")
@@ -618,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one spec per seat (or one for all): random, a bot, population:NAME, rmax, "
         "NAME:key=value",
     )
-    r.add_argument("--episodes", type=_positive, default=10)
+    r.add_argument("--episodes", type=positive_int, default=10)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS-CONFIGHASH)")
     r.add_argument("--text", action="store_true", help="record text observations")
@@ -631,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("demo", help="built-in agents on every game")
-    d.add_argument("--episodes", type=_positive, default=20)
+    d.add_argument("--episodes", type=positive_int, default=20)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--out", help="also write trajectories here")
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
@@ -710,7 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
     ev.add_argument("--backend", choices=["local", "ray"], default="local")
     ev.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
-    ev.add_argument("--episodes", type=_positive, help="episodes per cell (overrides the config)")
+    ev.add_argument("--episodes", type=positive_int, help="episodes per cell (overrides the config)")
     ev.add_argument(
         "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
     )

@@ -1,0 +1,155 @@
+"""The command line's game-argument parsing and its discovery commands (``list``, ``info``).
+
+``--kw key=value ...`` is the one flag for game arguments on every command (``--env-kwargs`` is
+the older spelling, still read); ``max_cycles`` is the env-level argument every game takes
+besides its declared ``PARAMS``. Agent classes named on the command line (``mypkg.agents:Cls``,
+``myagent:Cls``) are found from the current folder: only the command line does this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from tom_envs.agents import agent_names, parse_spec
+from tom_envs.registration import GAMES, game_spec, single_agent_specs
+
+
+def parse_kw(items: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for item in items:
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"--kw: expected key=value, got {item!r}")
+        _, kwargs = parse_spec(f"x:{item}")
+        out.update(kwargs)
+    return out
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"tom-envs {version('tom-envs')}"
+    except PackageNotFoundError:  # a checkout that was not installed
+        return "tom-envs (not installed)"
+
+
+#: The game-level arguments every game takes besides its own (``tom-envs info`` lists them).
+ENV_LEVEL = ("max_cycles",)
+
+
+def split_env_level(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(game arguments, env-level arguments)`` of ``--kw`` (``max_cycles`` goes to the env)."""
+    game = {k: v for k, v in kwargs.items() if k not in ENV_LEVEL}
+    return game, {k: v for k, v in kwargs.items() if k in ENV_LEVEL}
+
+
+def names_code(specs: Sequence[str]) -> bool:
+    """Whether an agent spec names a class to import (``module:Class``)."""
+    return any(parse_spec(s)[0].count(":") == 1 and not s.startswith("population:")
+               for s in specs)  # fmt: skip
+
+
+def find_local_modules(specs: Sequence[str]) -> None:
+    """Agent classes named on the command line (``mypkg.agents:Cls``, ``myagent:Cls``) are found
+    from the current folder, as ``python -m`` would find them. Only the command line does this:
+    the browser server and eval configs never import code a request or file names."""
+    if names_code(specs) and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print every game (or those matching TEXT) with its ids, agents and single-agent views;
+    ``--ids`` prints only ids, ``--bots`` only agents."""
+    query = (args.query or "").lower()
+    games = [s for s in GAMES if not query or query in f"{s.id} {s.summary}".lower()]
+    if not games:
+        print(f"error: no game matches {args.query!r}; games: {', '.join(s.name for s in GAMES)}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    for spec in games:
+        views = [sa.id for sa in single_agent_specs() if sa.game is spec]
+        if args.ids:
+            print("\n".join([spec.id, *views]))
+            continue
+        if not args.bots:
+            print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
+        for name, desc in agent_names(spec).items():
+            print(
+                f"    agent  {name:<28} {desc}"
+                if not args.bots
+                else f"{spec.name}  {name:<28} {desc}"
+            )
+        if not args.bots:
+            for view in views:
+                print(f"    gym    {view}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """One game: its arguments (type, default, allowed values and bounds), seats, agents,
+    populations and ids (OpenSpiel's game parameters, for this suite)."""
+    from tom_envs.core.contract import MAX_CYCLES
+    from tom_envs.core.params import params_table
+
+    spec = game_spec(args.game)
+    module = spec.load()
+    bundle = module.make_bundle(**spec.kwargs)
+    table = module.bot_table(**spec.kwargs)
+    game = bundle.game
+    print(f"{spec.id}  ({'AEC + Parallel' if spec.parallel else 'AEC'})  {spec.summary}")
+    print(f"seats: {', '.join(bundle.agents)}; actions: {game.num_actions}; "
+          f"dynamics: {game.tags.dynamics}")  # fmt: skip
+    print("\narguments (--kw key=value; Python: keyword arguments)"
+          + (f"; this id sets {spec.kwargs}" if spec.kwargs else "") + ":\n")  # fmt: skip
+    print(params_table((*module.PARAMS, MAX_CYCLES)))
+    print("\nagents (--agents):")
+    for name, desc in agent_names(spec).items():
+        print(f"    {name:<28} {desc}")
+    if table.populations:
+        print("\npopulations:")
+        for pop, members in table.populations.items():
+            print(f"    population:{pop:<17} {', '.join(members)}")
+    print("\nids:")
+    print(f"    pettingzoo.make('aec', '{spec.id}')")
+    if spec.parallel:
+        print(f"    pettingzoo.make('parallel', '{spec.id}')")
+    for sa in single_agent_specs():
+        if sa.game is spec:
+            print(f"    gymnasium.make('{sa.id}')")
+    return 0
+
+
+def kw_items(args: argparse.Namespace) -> list[str]:
+    """``--kw`` items, and those of the deprecated spelling ``--env-kwargs``."""
+    old = list(getattr(args, "env_kwargs", None) or [])
+    if old:
+        print("note: --env-kwargs is now --kw", file=sys.stderr)
+    return [*args.kw, *old]
+
+
+__all__ = [
+    "ENV_LEVEL",
+    "cmd_info",
+    "cmd_list",
+    "find_local_modules",
+    "kw_items",
+    "names_code",
+    "parse_kw",
+    "positive_int",
+    "split_env_level",
+    "version_text",
+]
