@@ -5,8 +5,8 @@ plays, on ``episodes`` seeded missions (seeds ``seed … seed+episodes-1``, the 
 
 * random over legal actions (the issue's baseline) and random over all ``n + m + 1`` actions, an
   infeasible one wasting the turn as in the original text game;
-* the decentralised heuristic team (``bots.py``), with the ground-truth base rates of the ToM probes
-  it produces (the accuracy of always answering "yes": the chance level an LLM must beat);
+* the decentralised heuristic team (``bots.py``), with the ground truths of the ToM probes it
+  produces and the shortcut answerers an LLM must beat (always yes, majority per type, no-ToM);
 * the CBS planner (``tom_envs/games/bomb_defusal/planner.py``, privileged full information) played through the env, its
   planning time, the exhaustive optimum of every mission (``exhaustive_optimum``) and the share of
   missions where CBS is optimal; and the paper's subtask decomposition (2 bombs per subtask).
@@ -177,7 +177,8 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         f"Missions: the default (paper) mission, seeds {seed}..{seed + episodes - 1} "
         f"({episodes} episodes per row, every row on the same missions). Figures are mean ± 1 "
         "standard deviation over episodes (as the paper's), the 95% interval of the mean in "
-        "brackets. Rounds are the round of the last defusal, or 30. Command: "
+        "brackets. Rounds, the paper's unit (one action of each of the three players; not "
+        "actions), are the round of the last defusal, or 30. Command: "
         f"`tom-envs reproduce paper000 --episodes {episodes} --out docs/results/paper000.md` "
         "(the `paper000` table, its cells played by the eval worker pool).",
         "",
@@ -256,11 +257,19 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         "accuracy means something only above every shortcut here, none of which reasons about "
         "anyone: answering always yes; answering each question type's most frequent true answer "
         "(majority per type, the strongest answer-key shortcut); and answering a question about "
-        "a teammate from the asker's own knowledge (no-ToM). Right after an action the asker "
-        "always knows what it did, so no-ToM equals always-yes here. The probe sets are not yet "
-        "balanced per question type: the majority shortcut scores well above 55% on most types, "
-        "so only accuracy above that column shows ToM. The heuristic team answers no probes "
-        "(agent: n/a); an LLM's accuracy goes in that column (`tom-envs eval paper000`).",
+        "a teammate from the asker's own knowledge (no-ToM; for introspection that is the truth "
+        "itself, which needs no ToM). The probe sets are balanced per question type "
+        "(`probe_timing=\"action\"`, the default): after a move or an inspection the "
+        "introspection question is also asked about the other rooms or bombs (the paper's "
+        "template, another subject), and the commoner answer of each type is thinned to the "
+        "rarer one's rate, fitted on the heuristic team's questions of seeds 0..1999 "
+        "(`REFERENCE_COUNTS`). No answer changes; only which questions are asked. The game "
+        "cannot balance the questions about a cut or a defusal: right after it no teammate has "
+        "perceived anything, so their first- and second-order answers are always no and their "
+        "introspection always yes (100% for the majority shortcut below); they are asked 1 time "
+        "in 32. `probe_timing=\"action_all\"` asks every question unbalanced. The heuristic "
+        "team answers no probes (agent: n/a); an LLM's accuracy goes in that column "
+        "(`tom-envs eval paper000`).",
         "",
         f"Probes per episode: {base.get('probe_n/all', 0.0) / max(len(heur), 1):.1f}.",
         "",

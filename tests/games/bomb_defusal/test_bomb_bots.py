@@ -109,13 +109,13 @@ def test_runner_scores_probes_per_order() -> None:
         assert yes.metrics[f"probe_acc/{order}"] + no.metrics[f"probe_acc/{order}"] == 100.0
     steps = [s for s in oracle.steps if s.get("probes")]
     assert steps
-    for s in steps:  # per subject: introspection always, up to 2 x 2 balanced teammate questions
+    for s in steps:  # per subject: its own question and 4 variants, up to 2 x 2 about teammates
         subjects = {p["id"].split(".order")[0] for p in s["probes"]}
-        assert sum(p["order"] == 0 for p in s["probes"]) == len(subjects)
-        assert len(s["probes"]) <= 5 * len(subjects)
+        assert sum(p["order"] == 0 for p in s["probes"]) <= 5 * len(subjects)
+        assert sum(p["order"] > 0 for p in s["probes"]) <= 4 * len(subjects)
         assert all(p["no_tom"] in ("yes", "no") for p in s["probes"])
-    asked = sum(len(s["probes"]) for s in steps)
-    assert asked < 5 * sum(len({p["id"].split(".order")[0] for p in s["probes"]}) for s in steps)
+    asked = sum(len(s["probes"]) for s in steps)  # thinned: fewer than every candidate
+    assert asked < 9 * sum(len({p["id"].split(".order")[0] for p in s["probes"]}) for s in steps)
 
 
 def test_metrics_hook_replays_the_episode() -> None:

@@ -116,6 +116,26 @@ the announced room are asked too. A message tells a fact when it carries it: sym
 exactly, free text through the documented extractor `tom.extract_facts`. The exact semantics are
 in the `tom` module docstring; `about` in each probe says why the answer is what it is.
 
+Balancing and the shortcuts (`probe_timing="action"`). After a move or an inspection the
+introspection question is also asked about every other room or bomb (App. C's template, another
+subject), and each question type's commoner answer is thinned to the rarer one's rate (fitted on
+the heuristic team's questions, seeds 0..1999); no answer changes. Every probe report
+(`tom_envs.core.probes.probe_table`) prints three shortcuts beside the agent. On the heuristic
+team's probes (seeds 0..199, `docs/results/paper000.md`; 108 per episode):
+
+| shortcut | introspection | first order | second order | all |
+|---|---|---|---|---|
+| always yes | 50.1% | 49.5% | 49.1% | 49.8% |
+| majority answer per question type | 50.9% | 52.4% | 52.3% | 51.4% |
+| no-ToM (the asker's own knowledge) | 100.0% (it is the truth) | 49.5% | 49.1% | 79.9% |
+
+Per question type the majority shortcut scores 50.1-54.5% on room contents and bomb sequences.
+What the game cannot balance: right after a cut or a defusal no teammate has perceived it, so
+those first- and second-order questions are always "no" and their introspection always "yes"
+(majority 100%); they are asked 1 time in 32 (1.2% of the probes). `"action_all"` asks every
+question unbalanced: there the majority per type scores 64.9% on introspection, 76.0% on first-
+and 81.4% on second-order questions (the reference fit's counts).
+
 ## Partner bots
 `random` (uniform legal actions), `heuristic` (a decentralised team member that explores, shares
 its findings in canonical sentences and defuses; a realistic partner for LLM agents), `cbs`

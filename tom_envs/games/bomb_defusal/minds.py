@@ -109,15 +109,13 @@ class Minds:
     Attributes:
         asked: per player, the probes about its last action frozen right after it (timings
             ``"action"`` and ``"action_all"``; empty otherwise).
-        tally: per question type, the candidates seen so far this episode with answer "yes" and
-            "no" (the balancing counts), as ``(type, yes, no)`` sorted by type.
     """
 
     agents: tuple[Mind, ...]
     reports: tuple[Report, ...]
     last_action: tuple[ActionRecord | None, ...]
     asked: tuple[tuple[Probe, ...], ...] = ()
-    tally: tuple[tuple[str, int, int], ...] = ()
+    tally: tuple[tuple[str, str, int], ...] = ()
 
 
 # =============================================================================== updates

@@ -62,9 +62,9 @@ When probes are asked (``probe_timing``)
     frozen in the tracker then (:attr:`~tom_envs.games.bomb_defusal.minds.Minds.asked`) and
     :func:`make_probes` returns them from that moment until the actor acts again; the driver
     should ask the actor right after its action (a driver that asks at the actor's next decision
-    gets the same questions and truths, which then refer to the moment of the action). First- and
-    second-order questions are balanced per question type (below); introspection and the
-    announced-room questions are always asked.
+    gets the same questions and truths, which then refer to the moment of the action). The
+    questions are balanced per question type (below); the announced-room questions are always
+    asked.
 
     ``"action_all"``: the same timing and truths, every question asked (no balancing).
 
@@ -81,21 +81,40 @@ When probes are asked (``probe_timing``)
     True``): the paper's false-belief case.
 
 Balancing (``probe_timing="action"``)
-    Right after an action most first- and second-order answers are "no" for some question types
-    and "yes" for others, so a per-type prior would score well without any ToM. Each candidate
-    question of type ``t`` (kind and order) whose true answer is ``a`` is asked with probability
-    ``min(1, (n_other + 1) / (n_a + 1))``, where ``n_a`` and ``n_other`` count the candidates of
-    type ``t`` with answer ``a`` (this one included) and with the other answer so far in the
-    episode: the rarer answer is always asked, the commoner one thinned to match. The coin is a
-    hash of the mission, the time and the question id (no generator state; same episode, same
-    questions). The asked set depends on the truth only through these rates, never on the
-    question's position in a sequence. ``Probe.no_tom`` is the asked player's own knowledge
-    ("do I know X?"), the answer of a player without ToM.
+    Right after an action the answer of most question types barely varies, so a per-type prior
+    would score well without any ToM. Two measures, neither of which changes any answer:
+
+    * **Question variants.** After a move (or an inspection) the introspection question is also
+      asked, with the same App. C template, about every *other* room (every other bomb): "Do you
+      know the current contents of room 3?" is "yes" only if the player saw room 3 (or was told)
+      and nothing changed there since. The question about the action's own consequence is
+      always "yes".
+    * **Thinning.** A candidate question of type ``t`` (kind and order) whose true answer is
+      ``a`` is asked at rate :func:`keep_rate`: the commoner answer of the reference fit
+      (:data:`REFERENCE_COUNTS`, the heuristic team's candidates) is thinned to the rarer one's
+      count. The k-th candidate of ``(t, a)`` in an episode is asked when
+      ``floor(k·rate + u) > floor((k-1)·rate + u)`` (systematic sampling: the episode asks
+      ``rate·count ± 1`` of them), ``u`` a hash of the mission, ``t`` and ``a`` (no generator
+      state: same episode, same questions). Whether a question is asked depends on its truth
+      only through the rate, never on the other questions' answers.
+
+    What the game cannot balance at this timing (the figures are the reference fit's): the
+    first- and second-order questions about a cut or a defusal (``bomb_state``,
+    ``bomb_defused``) are always "no" (no teammate has perceived anything since the action), and
+    their introspection questions always "yes". These one-sided types are asked at
+    :data:`ONE_SIDED_RATE` (1 in 32), so they stay in the set without carrying the order
+    totals. With the heuristic team (seeds 0..199, ``docs/results/paper000.md``) the majority
+    answer per type then scores about 50-55% on every other type and on every order; an LLM
+    team's questions follow its own play, so each report prints the baselines measured on the
+    questions actually asked. ``"action_all"`` asks every candidate (no variants thinned, no
+    balancing). ``Probe.no_tom`` is the asked player's own knowledge ("do I know X?"), the
+    answer of a player without ToM (for introspection it is the truth itself).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -312,6 +331,8 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
                 no_tom=own,
             )
         )
+        if not announced:
+            out.extend(_variants(state, player, key, base, about))
         for t in teammates:
             target = names[t]
             out.append(
@@ -342,37 +363,109 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     return out
 
 
-def _coin(state: BombState, probe_id: str) -> float:
-    """A uniform number in [0, 1) fixed by the mission, the time and the question."""
-    m = state.mission
-    text = f"{m.game_map.edges}|{m.bomb_rooms}|{m.sequences}|{m.start_room}|{state.time}|{probe_id}"
+def _variants(
+    state: BombState, player: int, key: Key, base: str, about: dict[str, Any]
+) -> list[Probe]:
+    """The introspection question of the same template about every *other* room (after a move)
+    or every other bomb (after an inspection): App. C's question with another subject, whose
+    answer depends on what the player has seen and whether it is still true."""
+    kind = key[0]
+    if kind == ROOM:
+        rooms = state.mission.game_map.rooms
+        others = [((ROOM, r), {"room": rooms[r]}, f"room{rooms[r]}") for r in range(len(rooms))]
+    elif kind == SEQ:
+        others = [
+            ((SEQ, b), {"bomb": b + 1}, f"bomb{b + 1}") for b in range(state.mission.num_bombs)
+        ]
+    else:
+        return []
+    out = []
+    for k, fields, tag in others:
+        if k == key:
+            continue
+        own = _yes(knows(state, player, k))
+        out.append(
+            Probe(
+                f"{base}.order0.variant.{tag}",
+                _KIND_NAMES[kind],
+                0,
+                _QUESTIONS[kind][0].format(**fields),
+                YES_NO,
+                own,
+                {**about, **fields, "target": None, "variant": True},
+                no_tom=own,
+            )
+        )
+    return out
+
+
+def _unit(text: str) -> float:
+    """A uniform number in [0, 1) fixed by ``text`` (a hash: no generator state)."""
     digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2.0**64
+
+
+#: The reference fit of the balancing: the candidate questions of each type that the heuristic
+#: team produces at ``probe_timing="action_all"`` (seeds 0..1999, the default mission), as
+#: (true "yes", true "no"). Types absent here keep every question.
+REFERENCE_COUNTS: dict[str, tuple[int, int]] = {
+    "room_contents/introspection": (64486, 40669),
+    "room_contents/first_order": (23334, 18728),
+    "room_contents/second_order": (15564, 26498),
+    "bomb_sequence/introspection": (40865, 24140),
+    "bomb_sequence/first_order": (4970, 21032),
+    "bomb_sequence/second_order": (2735, 23267),
+    "bomb_state/introspection": (8000, 0),
+    "bomb_state/first_order": (0, 16000),
+    "bomb_state/second_order": (0, 16000),
+    "bomb_defused/introspection": (7286, 0),
+    "bomb_defused/first_order": (0, 14572),
+    "bomb_defused/second_order": (0, 14572),
+}
+
+#: Keep rate of a type whose answer cannot vary at the paper's timing (one side is 0 above).
+ONE_SIDED_RATE = 1 / 32
+
+
+def keep_rate(qtype: str, answer: str) -> float:
+    """The probability that a candidate question of ``qtype`` whose true answer is ``answer`` is
+    asked at ``probe_timing="action"``: the commoner answer of the reference fit thinned to the
+    rarer one's count, every question of a one-sided type at :data:`ONE_SIDED_RATE`."""
+    counts = REFERENCE_COUNTS.get(qtype)
+    if counts is None:
+        return 1.0
+    yes, no = counts
+    if yes == 0 or no == 0:
+        return ONE_SIDED_RATE
+    mine, other = (yes, no) if answer == "yes" else (no, yes)
+    return min(1.0, other / mine)
 
 
 def _ask_now(game: BombGame, state: BombState, actor: int) -> Minds:
     """Freeze the questions about ``actor``'s action just applied (balanced for ``"action"``)."""
     minds = minds_of(state)
     candidates = _candidates(game, state, actor)
-    tally = {t: [y, n] for t, y, n in minds.tally}
     balance = probe_timing(game.config) == "action"
+    tally = {(t, a): n for t, a, n in minds.tally}
+    m = state.mission  # the episode's sampling offsets: a hash of the mission, type and answer
+    mission = f"{m.game_map.edges}|{m.bomb_rooms}|{m.sequences}|{m.start_room}"
     asked = []
     for p in candidates:
-        if p.order not in (1, 2) or p.about.get("announced"):
-            asked.append(p)  # introspection and the false-belief case: always asked
+        if not balance or p.about.get("announced"):  # the false-belief case: always asked
+            asked.append(p)
             continue
-        counts = tally.setdefault(p.qtype, [0, 0])
-        mine = 0 if p.answer == "yes" else 1
-        counts[mine] += 1
-        keep = min(1.0, (counts[1 - mine] + 1) / (counts[mine] + 1))
-        if not balance or keep >= 1.0 or _coin(state, p.id) < keep:
+        k = tally.get((p.qtype, p.answer), 0) + 1
+        tally[(p.qtype, p.answer)] = k
+        rate = keep_rate(p.qtype, p.answer)
+        u = _unit(f"{mission}|{p.qtype}|{p.answer}") if rate < 1.0 else 0.0
+        if math.floor(k * rate + u) > math.floor((k - 1) * rate + u):
             asked.append(p)
     per_player = list(minds.asked) or [()] * game.num_players
     per_player[actor] = tuple(asked)
     return replace(
         minds,
         asked=tuple(per_player),
-        tally=tuple((t, y, n) for t, (y, n) in sorted(tally.items())),
+        tally=tuple((t, a, n) for (t, a), n in sorted(tally.items())),
     )
 
 
