@@ -142,3 +142,34 @@ def test_a_partner_without_a_known_policy_gets_no_exact_curve(tmp_path: Path) ->
     assert exact_regret_curve(ep) is not None
     ep.agents["player_1"] = "p=population:single_action"  # an older file: no member recorded
     assert exact_regret_curve(ep) is None
+
+
+def test_a_reports_paper_table_pictures_are_drawn_beside_it(tmp_path: Path) -> None:
+    """A table with pictures (paper003's) gets them next to report.md, as reproduce --out does."""
+    from tom_envs.agents import make_agent
+    from tom_envs.evaluation.report import write_report
+    from tom_envs.evaluation.run import EvalResults
+    from tom_envs.experiments.coblock import PICTURE_CELL
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    cfg = parse_config({"name": "pics", "out": str(tmp_path / "run"), "games": [{"game": "CoBlock"}],
+                        "tables": [{"table": "paper003", "kwargs": {"generated": 0}}]})  # fmt: skip
+    spec = game_spec("CoBlock")
+    episode = play_episode(spec, [make_agent(a, spec) for a in PICTURE_CELL.seats],
+                           PICTURE_CELL.seed, env_kwargs=dict(PICTURE_CELL.kwargs))  # fmt: skip
+    res = EvalResults(cfg, [], tables={"paper003": {PICTURE_CELL.key: [episode]}})
+    report = write_report(res, tmp_path / "out")
+    assert (report.parent / "coblock_fig1_target.png").exists()
+    assert (report.parent / "coblock_arch_round5.png").exists()
+
+
+def test_every_image_a_shipped_report_shows_exists() -> None:
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "docs" / "results" / "eval"
+    reports = sorted(root.glob("*/report.md"))
+    assert len(reports) >= 7
+    for report in reports:
+        for name in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", report.read_text()):
+            assert (report.parent / name).exists(), f"{report.relative_to(root)} shows {name}"

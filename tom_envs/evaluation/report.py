@@ -474,6 +474,9 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
             figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
     for t in cfg.tables:
         lines += [*table_section(res, t), ""]
+        from tom_envs.experiments.tables import write_figures
+
+        write_figures(t, res.tables.get(t["table"], {}), out / "report.md")  # the table's pictures
     if cfg.learning_curves:
         series, xs = {}, {}
         for lc in cfg.learning_curves:
