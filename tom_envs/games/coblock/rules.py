@@ -326,9 +326,14 @@ class CoBlockState:
         return tuple(ChatLine(*m) for m in self.dialogue)
 
     def matched(self) -> int:
-        """Target blocks in place with their colour."""
-        cells = self.cells
-        return sum(1 for pos, c in self.task.target_cells.items() if cells.get(pos) == c)
+        """Target blocks in place with their colour (computed once per state, kept like
+        ``cells`` out of the fields)."""
+        cached = self.__dict__.get("_matched")
+        if cached is None:
+            cells = self.cells
+            cached = sum(1 for pos, c in self.task.target_cells.items() if cells.get(pos) == c)
+            object.__setattr__(self, "_matched", cached)
+        return cached
 
 
 def task_to_json(task: Task) -> str:
