@@ -163,3 +163,19 @@ def test_qa_eval_reports_answers(tmp_path, capsys: pytest.CaptureFixture[str]) -
     err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("qa eval random: ")]
     total = int(re.search(r"/(\d+) answers", err[-1]).group(1))
     assert len(err) == 10 and err[-1].startswith(f"qa eval random: {total}/{total} answers")
+
+
+def test_calls_counted_after_the_last_item_get_a_final_line() -> None:
+    # worker processes forward their LLM calls a little after their episodes: the line that
+    # closes the display shows every call
+    out = io.StringIO()
+    bar = Progress(2, "eval x", stream=out, clock=Clock())
+    bar.update(2)
+    progress.llm_call(5)
+    bar.close()
+    assert out.getvalue().splitlines() == ["eval x: 2/2 episodes [0:00]",
+                                           "eval x: 2/2 episodes, 5 LLM calls [0:00]"]  # fmt: skip
+    quiet = io.StringIO()
+    with Progress(2, "eval y", stream=quiet, clock=Clock()) as done:
+        done.update(2)
+    assert quiet.getvalue().splitlines() == ["eval y: 2/2 episodes [0:00]"]  # nothing new: no repeat

@@ -130,6 +130,7 @@ class Progress:
         self.t0 = clock()
         self._last_draw = self._last_line = -1e18
         self._open = False
+        self._shown: tuple[int, int, int] = (0, 0, 0)
         self._lock = threading.Lock()
         self.start(total or 0)
 
@@ -161,7 +162,7 @@ class Progress:
                 if note:
                     self._line(note)
                 if (self.done - n) // self.every != self.done // self.every or self.done >= self.total:
-                    self._line(self._status())
+                    self._status_line()
 
     def __call__(self, i: int, episode: Any = None) -> None:
         """The runner's callback: episode ``i`` (0-based) is done."""
@@ -189,7 +190,7 @@ class Progress:
             if self.mode == "bar":
                 self._draw()
             elif self.mode == "lines" and now - max(self._last_line, self.t0) >= self.quiet_s:
-                self._line(self._status())
+                self._status_line()
 
     def write(self, message: str) -> None:
         """A message above the bar (or as a line)."""
@@ -201,9 +202,18 @@ class Progress:
                 self._line(message)
 
     def close(self) -> None:
-        """Stop counting LLM calls; end the bar's line."""
+        """Stop counting LLM calls; end the bar's line. Counts that changed after the last line
+        (LLM calls forwarded by worker processes after their episodes) get one final line."""
         with self._lock:
+            was_open = self._open
             self._end()
+            if self.mode != "off" and self._shown != self._counts() and (
+                self.mode == "lines" or not was_open
+            ):
+                self._status_line()
+
+    def _counts(self) -> tuple[int, int, int]:
+        return self.done, self.calls, self.failed
 
     def _end(self) -> None:
         if self in _ACTIVE:
@@ -238,11 +248,16 @@ class Progress:
         self.stream.flush()
         self._last_line = self.clock()
 
+    def _status_line(self) -> None:
+        self._line(self._status())
+        self._shown = self._counts()
+
     def _draw(self, force: bool = False) -> None:
         now = self.clock()
         if not force and now - self._last_draw < 0.1:
             return
         self._last_draw = now
+        self._shown = self._counts()
         width = 24
         fill = int(width * min(self.done, self.total) / self.total) if self.total else 0
         bar = f"[{'#' * fill}{'.' * (width - fill)}] " if self.total else ""
