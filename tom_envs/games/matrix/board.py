@@ -14,7 +14,9 @@ def board_svg(bundle: Any, view: Any) -> str:
     n, p = cfg.num_actions, view.player
     names = [bundle.text.action_text(view, a) for a in range(n)]
     cw, ch, x0, y0 = 120, 34, 130, 40
-    parts = [label(10, 20, f"Round {view.round + 1} of {view.horizon} — you {view.my_score:g}, "
+    now = (f"Round {view.round + 1} of {view.horizon}" if view.round < view.horizon
+           else f"Game over after {view.horizon} rounds")  # fmt: skip
+    parts = [label(10, 20, f"{now} — you {view.my_score:g}, "
                    f"the other player {view.partner_score:g}", 13, "start")]  # fmt: skip
     for b in range(n):
         parts.append(label(x0 + cw * b + cw / 2, y0 - 6, f"other: {names[b]}", 11))
