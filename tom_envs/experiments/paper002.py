@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tom_envs.experiments.tables import PaperTable, TableCell
+from tom_envs.games.collab_capture.rules import DOOR_STATE_SCENARIOS, CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE_SCENARIOS
-from tom_envs.games.collab_capture.rules import CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.text import action_text as capture_action_text
 from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE_SCENARIOS
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
@@ -109,19 +109,23 @@ def _f(v: tuple[float, float] | float | None, digits: int = 2) -> str:
 def capture_section(
     episodes: int, log: Callable[[str], None], get: Callable[..., Played]
 ) -> tuple[list[str], dict]:
-    """Optimal and played figures for CollabCapture's four scenarios."""
+    """Optimal and played figures for every CollabCapture scenario (Table 2's aggregate: the
+    four door states)."""
     lines = [
         "## CollabCapture: optimal turns to capture per scenario",
         "",
         "Deterministic game: the optimal value is a number of turns, found by exhaustive search "
-        "over every reachable (Alice, Bob, thief, doors) state; 30-turn limit; starts Alice 1, "
-        "Bob 6, thief 2. The greedy and optimal bots are deterministic, so one episode each "
-        f"suffices; random agents: {episodes} episodes.",
+        "over every reachable (Alice, Bob, thief, doors) state; 30-turn limit. The four door "
+        "states start as coded (Alice 1, Bob 6, thief 2); `pincer`, `enable` and `disable` "
+        "(ours) start where App. E.1's challenge is required: their optimum is strictly worse "
+        "without the named mechanism (the env docs give the planner's figures without it). The "
+        "greedy and optimal bots are deterministic, so one episode each suffices; random agents: "
+        f"{episodes} episodes.",
         "",
-        "| scenario | door 1-2 | door 3-4 | reachable states | optimal turns | optimal first move "
-        "(Alice / Bob) | greedy: captured, turns | optimal bots: turns | random: capture rate, "
-        "turns when captured |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| scenario | door 1-2 | door 3-4 | starts (Alice, Bob, thief) | reachable states | "
+        "optimal turns | optimal first move (Alice / Bob) | greedy: captured, turns | optimal "
+        "bots: turns | random: capture rate, turns when captured |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     agg: dict[str, list[float]] = {k: [] for k in ("opt_turns", "greedy_cap", "greedy_turns")}
     for key, sc in CAPTURE_SCENARIOS.items():
@@ -135,14 +139,15 @@ def capture_section(
         optimal = get("CollabCapture", key, "optimal", 1)
         rand = get("CollabCapture", key, "random", episodes)
         captured = bool(greedy.success[0])
-        agg["opt_turns"].append(t_opt)
-        agg["greedy_cap"].append(float(captured))
-        if captured:
-            agg["greedy_turns"].append(greedy.turns[0])
+        if key in DOOR_STATE_SCENARIOS:
+            agg["opt_turns"].append(t_opt)
+            agg["greedy_cap"].append(float(captured))
+            if captured:
+                agg["greedy_turns"].append(greedy.turns[0])
         door = {True: "open", False: "closed"}
         lines.append(
             f"| `{key}` | {door[sc.doors_open[0]]} | {door[sc.doors_open[1]]} | "
-            f"{planner.num_states} | {t_opt} | {capture_action_text(a, start.rooms[0])} / "
+            f"{', '.join(map(str, sc.starts))} | {planner.num_states} | {t_opt} | {capture_action_text(a, start.rooms[0])} / "
             f"{capture_action_text(b, start.rooms[1])} | "
             f"{'yes' if captured else 'no'}, {int(greedy.turns[0])} | {int(optimal.turns[0])} | "
             f"{_f(rand.rate)}, {_f(rand.turns_given_success, 1)} |"
@@ -315,8 +320,12 @@ NOTES = [
     "3, takes room 1 (first in listed order) and swaps with her. CollabEscape's killer and fixing "
     "rules are the coded ones; the coded map has two one-way passages (7 -> 3, 8 -> 7), the "
     'prompt\'s map (`map="prompt"`) is symmetric; both are reported.',
-    "* **Scenarios.** CollabCapture's four scenarios are App. E.1's door states with the coded "
-    "starts (`door12_closed` is the coded LLM benchmark, `door34_closed` the coded greedy run). "
+    "* **Scenarios.** CollabCapture's four door-state scenarios are App. E.1's with the coded "
+    "starts (`door12_closed` is the coded LLM benchmark, `door34_closed` the coded greedy run); "
+    "at those starts two are solved in one turn by a swap and none needs a door closed, so "
+    "`pincer`, `enable` and `disable` (ours, found by searching every start with the planner) "
+    "realise App. E.1's three named challenges; Table 2 above aggregates the four door states "
+    "only, as the paper's four scenarios. "
     "CollabEscape's `together` is the coded start; `split` (Bob starts in the killer's sight) is "
     "ours: the second start of App. E.2 is not in the released code.",
     "* **Turn limits.** CollabCapture: 30 turns, as coded. CollabEscape has no limit in the code; "

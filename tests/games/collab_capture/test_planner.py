@@ -24,7 +24,8 @@ S, P = int(Action.STAY), int(Action.PRESS)
 # * both_closed: 3 turns. The thief shuttles 2 -> 3 -> 2; a door can open at the end of turn 2 at
 #   the earliest (Bob walks to 9, then presses), and moves are checked against the doors at the
 #   start of a turn, so turn 3 is the first chance (Alice 1 -> 2 while the thief takes 1: a swap).
-OPTIMAL_TURNS = {"both_open": 1, "door12_closed": 3, "door34_closed": 1, "both_closed": 3}
+OPTIMAL_TURNS = {"both_open": 1, "door12_closed": 3, "door34_closed": 1, "both_closed": 3,
+                 "pincer": 3, "enable": 3, "disable": 3}  # the last three: tests/../test_scenarios.py
 
 
 @pytest.mark.parametrize(("scenario", "turns"), OPTIMAL_TURNS.items())

@@ -55,7 +55,9 @@ def test_the_coded_map() -> None:
 def test_scenarios_start_as_coded(scenario, doors) -> None:
     game = CaptureGame(CaptureConfig(scenario=scenario))
     assert game.initial_state(RNG) == CaptureState(rooms=(1, 6), thief=2, doors=doors)
-    assert set(SCENARIOS) == {"both_open", "door12_closed", "door34_closed", "both_closed"}
+    assert set(SCENARIOS) == {
+        "both_open", "door12_closed", "door34_closed", "both_closed", "pincer", "enable", "disable"
+    }
     assert CaptureConfig().scenario == "door12_closed"  # the coded LLM benchmark
 
 

@@ -41,19 +41,30 @@ Rules as coded by the authors (facts in `../shared/specs/games.md` §2.1):
   rooms across a passage (`swap_capture=False` keeps same-room capture only, as the authors'
   greedy-agent loop did).
 
-Scenarios (`scenario=`), App. E.1's four door states; every one starts Alice in room 1, Bob in 6
-and the thief in 2, as coded (`starts=` and `doors_open=` override):
+Scenarios (`scenario=`). App. E.1 builds four scenarios from the door states of one layout and
+names three challenges: pincer the thief, enable a teammate by opening a door instead of chasing,
+disable the thief by closing a door. At the coded starts (Alice 1, Bob 6, thief 2) the four door
+states do not realise them all: two are solved in one turn by a swap and none needs a door
+closed. So the four door states keep the coded starts, and three challenge scenarios (ours) start
+where the challenge is required (`starts=` and `doors_open=` override any of them):
 
-| scenario | door 1-2 | door 3-4 | what it asks of the team | optimal turns |
-|---|---|---|---|---|
-| `both_open` | open | open | pincer the thief | 1 |
-| `door12_closed` (default) | closed | open | the authors' LLM benchmark: enable the partner (open a door) instead of chasing | 3 |
-| `door34_closed` | open | closed | the authors' greedy-agent run: the closed door traps the thief | 1 |
-| `both_closed` | closed | closed | the thief's corridor is sealed: a door must be opened first | 3 |
+| scenario | door 1-2 | door 3-4 | Alice, Bob, thief | what it asks of the team | optimal turns | no press | opening only | closing only | Alice frozen | Bob frozen |
+|---|---|---|---|---|---|---|---|---|---|---|
+| `both_open` | open | open | 1, 6, 2 | nothing: Alice swaps with the thief | 1 | 1 | 1 | 1 | 3 | 1 |
+| `door12_closed` (default) | closed | open | 1, 6, 2 | the authors' LLM benchmark: Bob chases through 5, 4, 3 while Alice holds room 1; no button | 3 | 3 | 3 | 3 | 3 | 5 |
+| `door34_closed` | open | closed | 1, 6, 2 | the authors' greedy-agent run: Alice swaps with the thief | 1 | 1 | 1 | 1 | 2 | 1 |
+| `both_closed` | closed | closed | 1, 6, 2 | enable at the coded starts: Bob opens door 1-2 (button in room 9) for Alice | 3 | - | 3 | - | 6 | 6 |
+| `pincer` | open | open | 5, 7, 4 | pincer: both close in on the corridor 1-2-3 from its two ends | 3 | 3 | 3 | 3 | 5 | 4 |
+| `enable` | closed | open | 1, 9, 2 | enable: Bob presses in room 9 to open door 1-2 for Alice instead of chasing | 3 | 5 | 3 | 5 | 5 | 5 |
+| `disable` | closed | open | 6, 8, 3 | disable: Bob closes door 3-4 (button in room 8) behind the thief | 3 | 4 | 4 | 3 | 4 | 4 |
 
-Optimal turns come from the exact joint planner (`tom_envs/games/joint_planner.py`); the mapping of
-App. E.1's three named challenges onto the four door states is ours (the paper lists three
-challenges for four scenarios).
+The turn columns are the exact joint planner's (`tom_envs/games/joint_planner.py`) fewest turns to
+the capture, with every move, then without a mechanism: no button press, only presses that open a
+door, only presses that close one, Alice or Bob frozen in place ("-": no capture is possible).
+Each challenge is strictly worse without its mechanism and without either agent
+(`tests/games/collab_capture/test_scenarios.py`). The starts of `pincer`, `enable` and `disable`
+are ours, found by searching every start with the planner; the released code has only the coded
+starts.
 
 ## Observation
 Fully observable, as in the paper. The vector (egocentric): one-hot my room, my partner's room, the

@@ -22,14 +22,19 @@ from typing import Any
 
 from tom_envs.games.collab_capture import qa_partner
 from tom_envs.games.collab_capture.bots import greedy_action, state_from_view
-from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, closed_doors, next_room
-from tom_envs.games.collab_capture.rules import SCENARIOS as DOOR_SCENARIOS
+from tom_envs.games.collab_capture.rules import (
+    MAZE,
+    PLAYER_NAMES,
+    SCENARIOS,
+    closed_doors,
+    next_room,
+)
 from tom_envs.games.collab_capture.text import action_text
 from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 from tom_envs.qa.joint import best_action_item
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 KINDS = {
     "blocked_path": "a closed door lies on every shortest path from you to the thief",
@@ -39,7 +44,7 @@ KINDS = {
 
 SCENARIOS: list[dict[str, Any]] = [
     {"env_kwargs": {"scenario": sc}, "seats": seats}
-    for sc in DOOR_SCENARIOS
+    for sc in SCENARIOS
     for seats in qa_partner.SEATINGS
 ]
 

@@ -74,31 +74,63 @@ class Scenario:
     challenge: str
 
 
-#: App. E.1's four door-state scenarios; the starts are the coded ones (Alice 1, Bob 6, thief 2).
+#: App. E.1's four door states at the coded starts (Alice 1, Bob 6, thief 2), then the paper's
+#: three named challenges at starts that require them (ours: the released code has no such
+#: starts). Optimal turns and what the team can do without each mechanism are in the env
+#: docstring, checked by the exact joint planner in ``tests/games/collab_capture``.
 SCENARIOS: dict[str, Scenario] = {
     s.key: s
     for s in (
-        Scenario("both_open", (True, True), (1, 6, 2), "pincer the thief through coordination"),
+        Scenario(
+            "both_open",
+            (True, True),
+            (1, 6, 2),
+            "the coded starts with both doors open: solved in one turn (Alice swaps with the "
+            "thief); no challenge",
+        ),
         Scenario(
             "door12_closed",
             (False, True),
             (1, 6, 2),
-            "the coded LLM benchmark: enable a teammate by opening the door instead of chasing",
+            "the authors' LLM benchmark: Bob chases through rooms 5, 4 and 3 while Alice holds "
+            "room 1; no button needed",
         ),
         Scenario(
             "door34_closed",
             (True, False),
             (1, 6, 2),
-            "the coded greedy-agent run: the closed door already traps the thief",
+            "the authors' greedy-agent run: solved in one turn (Alice swaps with the thief)",
         ),
         Scenario(
             "both_closed",
             (False, False),
             (1, 6, 2),
-            "the thief's corridor (rooms 2-3) is sealed: a door must be opened first",
+            "the thief's corridor is sealed: Bob opens door 1-2 (button in room 9) so that Alice "
+            "can reach the thief",
+        ),
+        Scenario(
+            "pincer",
+            (True, True),
+            (5, 7, 4),
+            "pincer: Alice and Bob close in on the corridor 1-2-3 from both ends",
+        ),
+        Scenario(
+            "enable",
+            (False, True),
+            (1, 9, 2),
+            "enable: Bob, in the button room, opens door 1-2 for Alice instead of chasing",
+        ),
+        Scenario(
+            "disable",
+            (False, True),
+            (6, 8, 3),
+            "disable: Bob closes door 3-4 (button in room 8) to cut off the thief's escape",
         ),
     )
 }
+#: The four door-state scenarios of App. E.1 at the coded starts (the paper's Table 2 aggregates
+#: over its four scenarios); the others are the named challenges.
+DOOR_STATE_SCENARIOS: tuple[str, ...] = ("both_open", "door12_closed", "door34_closed", "both_closed")
 DEFAULT_SCENARIO = "door12_closed"
 
 
