@@ -14,6 +14,7 @@ how often a small model's free-text answer is usable, not how well it plays.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -85,10 +86,12 @@ def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str
     if not n:
         return {"decisions": 0}
     usage = [s["info"].get("usage", {}) for s in steps]
-    fallbacks = sum(1 for s in steps if s["info"].get("fallback"))
+    # the step record's own flags (the driver's), then the agent's: a mid-level Overcooked move
+    # that carries out a fallback choice is flagged by the driver only
+    fallbacks = sum(1 for s in steps if s.get("fallback") or s["info"].get("fallback"))
     kinds: dict[str, int] = {}
     for s in steps:
-        failure = s["info"].get("failure")
+        failure = s.get("failure") or s["info"].get("failure")
         if failure:
             kinds[failure["kind"]] = kinds.get(failure["kind"], 0) + 1
     return {
@@ -109,15 +112,21 @@ def report(
     episodes: int = 1,
     seed: int = 0,
     on_row: Callable[[str, int], None] | None = None,
+    only: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> str:
-    """The markdown table: one row per preset; ``on_row(table so far, rows done)`` after each."""
+    """The markdown table: one row per preset; ``on_row(table so far, rows done)`` after each.
+    With ``only`` (preset -> its existing row), presets not in ``only`` keep their row and are
+    not played."""
     rows = [
         "| preset | game | return (seat 0) | decisions | valid % | fallback % (kinds) | forced % "
         "| calls / decision | tokens in / out per decision | s / decision |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PRESETS.values():
+        if only is not None and p.name in only:
+            rows.append(only[p.name])
+            continue
         eps = [run_preset(p, client, seed + i, **overrides)[0] for i in range(episodes)]
         st = decision_stats(eps)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(st.get("failures", {}).items()))
@@ -181,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", default=None, help="a markdown file with the table markers")
     parser.add_argument(
+        "--rerun",
+        default=None,
+        help="comma-separated presets to play again; the other rows are kept from --out",
+    )
+    parser.add_argument(
         "--cache-dir",
         default=None,
         help="disk cache of the model's answers (a re-run replays them: its seconds per "
@@ -195,15 +209,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.step_tokens:
         overrides["step_tokens"] = args.step_tokens
     caps = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "none (the presets' own)"
+    previous_wall = ""
+    if args.rerun and args.out:
+        found = re.search(r"Wall time for the table: \d+ s\.", Path(args.out).read_text())
+        previous_wall = found.group(0) if found else ""
     t0 = time.perf_counter()
 
     def write(table: str, done: int) -> str:
         took = time.perf_counter() - t0
         status = "" if done == len(PRESETS) else f" (partial: {done} of {len(PRESETS)} presets)"
+        wall = f"Wall time for the table: {took:.0f} s{status}."
+        if args.rerun:
+            wall = f"{previous_wall} Re-run of {args.rerun}: {took:.0f} s{status}."
         text = (
             f"{table}\n\nEpisodes per preset: {args.episodes} (seeds {args.seed}-"
-            f"{args.seed + args.episodes - 1}); budget caps: {caps}. Wall time for the table: "
-            f"{took:.0f} s{status}."
+            f"{args.seed + args.episodes - 1}); budget caps: {caps}. {wall}"
         )
         if args.out:  # written after every preset: nothing computed is lost
             path = Path(args.out)
@@ -212,10 +232,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{done}/{len(PRESETS)} presets, {took:.0f} s", file=sys.stderr, flush=True)
         return text
 
+    keep: dict[str, str] | None = None
+    if args.rerun:
+        rerun = set(args.rerun.split(","))
+        unknown = rerun - set(PRESETS)
+        if unknown or not args.out:
+            parser.error(f"--rerun needs --out and known presets (unknown: {sorted(unknown)})")
+        doc = Path(args.out).read_text()
+        table_now = doc.partition("<!-- presets-table -->")[2].partition("<!-- /presets-table")[0]
+        keep = {
+            line.split("`")[1]: line
+            for line in table_now.splitlines()
+            if line.startswith("| `") and line.split("`")[1] not in rerun
+        }
     with LocalServer() as server:
         # a long Chinese prompt takes minutes of prompt evaluation on a small, busy machine
         client = server.client(timeout=900.0, cache_dir=args.cache_dir)
-        table = report(client, args.episodes, args.seed, on_row=write, **overrides)
+        table = report(client, args.episodes, args.seed, on_row=write, only=keep, **overrides)
     text = write(table, len(PRESETS))
     if args.out:
         path = Path(args.out)
