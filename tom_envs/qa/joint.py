@@ -1,6 +1,6 @@
 """Question builders shared by games solved by :mod:`tom_envs.games.joint_planner` (exact optimum).
 
-No game logic: the game supplies its planner, texts and the partner's greedy policy. The planner
+No game logic: the game supplies its planner and texts. The planner
 (``tom_envs/games/joint_planner.py``) is imported lazily, inside the functions that need it.
 """
 
@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.games.joint_planner import planner_for
-from tom_envs.qa.generate import bot_action, context_text
+from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
 #: A JP item is kept when the best team action is at least this many expected turns sooner than
@@ -61,52 +60,6 @@ def best_action_item(
             "gap": {"probability": prob_gap, "turns": turn_gap},
         },
     )
-
-
-def partner_next_item(
-    bundle: Any, state: Any, player: int, scenario: Scenario, base: str
-) -> QAItem | None:
-    """ToM: what the partner will do next, keyed by the bot that actually played its seat (its
-    policy is not stated: :func:`partner_answerable` decides whether the state shows it)."""
-    game = bundle.game
-    other = 1 - player
-    partner = scenario.seats[other] if len(scenario.seats) == 2 else ""
-    if partner not in ("greedy", "optimal"):
-        return None
-    legal = list(game.legal_actions(state, other))
-    if len(legal) < 2:
-        return None
-    action = bot_action(bundle, state, other, partner, scenario.seed)
-    view = game.observe(state, other)
-    names = [bundle.text.action_text(view, a) for a in legal]
-    make = ItemMaker(base, scenario, context_text(bundle, state, player))
-    return make(
-        "ToM",
-        "partner_next_action",
-        "Your partner wants the team to win and sees everything you see. What will your partner "
-        "do next?",
-        tuple(names),
-        (legal.index(action),),
-        "partner_policy",
-        details={"partner": partner, "partner_actions": legal},
-    )
-
-
-def partner_answerable(bundle: Any, visible: Any, item: QAItem, greedy: Any) -> bool:
-    """The partner's next action is inferable from ``visible`` (the state rebuilt from the asked
-    player's view) when the two goal-directed models of a partner agree on one action: the
-    paper's greedy bot (``greedy(partner view)``) and every optimal joint plan's partner part."""
-
-    game = bundle.game
-    player = item.scenario.player
-    other = 1 - player
-    planner = planner_for(type(game), game.config)
-    optimal = {j[other] for j in planner.optimal_joint_actions(visible)}
-    g = int(greedy(game.observe(visible, other)))
-    if optimal != {g}:
-        return False
-    keyed = [item.details["partner_actions"][a] for a in _unarranged(item)]
-    return keyed == [g]
 
 
 def _unarranged(item: QAItem) -> tuple[int, ...]:

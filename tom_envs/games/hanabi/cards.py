@@ -101,17 +101,3 @@ class KnowledgeLayout:
     def codes(self, bits: int, n_cards: int) -> tuple[int, ...]:
         """The codes of cards ``0 .. n_cards-1``."""
         return tuple(self.code(bits, i) for i in range(n_cards))
-
-    def encode_code(self, code: int) -> int:
-        """One card's bits from a :func:`knowledge_code` (the inverse of :meth:`code`)."""
-        colors = [c for c in bits_of(plausible_colors(code)) if c < self.colors]
-        ranks = [r for r in bits_of(plausible_ranks(code)) if r < self.ranks]
-        slot = 0
-        for c in colors:
-            for r in ranks:
-                slot |= 1 << (c * self.ranks + r)
-        if code & COLOR_REVEALED and len(colors) == 1:
-            slot |= 1 << (self.cr + colors[0])
-        if code & RANK_REVEALED and len(ranks) == 1:
-            slot |= 1 << (self.cr + self.colors + ranks[0])
-        return slot
