@@ -44,9 +44,11 @@ def load(path: str, cpu_log: str | None = None) -> dict[str, np.ndarray]:
 
 def plot(
     cols: dict[str, np.ndarray], series: Sequence[str], out: str, title: str, ylabel: str,
-    target: float | None,
+    target: float | None, reference: dict[str, np.ndarray] | None = None,
+    reference_label: str = "reference",
 ) -> None:  # fmt: skip
-    """Three panels (env steps, wall minutes, CPU minutes) of ``series``."""
+    """Three panels (env steps, wall minutes, CPU minutes) of ``series``; a ``reference`` run's
+    same series in grey where it has the column (e.g. the per-env collector's run)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -64,6 +66,14 @@ def plot(
             ok = ~np.isnan(y)
             ax.plot(cols[key][ok] / scale, y[ok], marker="." if ok.sum() < 60 else None,
                     label=name)  # fmt: skip
+        if reference is not None and key in reference:
+            for name in series:
+                if name in reference:
+                    y = reference[name]
+                    ok = ~np.isnan(y)
+                    ax.plot(reference[key][ok] / scale, y[ok], color="0.6", lw=1,
+                            ls=":" if name.startswith("eval/") else "-",
+                            label=f"{reference_label}: {name}")  # fmt: skip
         if target is not None:
             ax.axhline(target, color="k", ls="--", lw=1, label=f"target {target:g}")
         ax.set_xlabel(label)
@@ -85,9 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--ylabel", default="value")
     ap.add_argument("--target", type=float, default=None)
     ap.add_argument("--cpu-log", default=None)
+    ap.add_argument("--reference", default=None, help="another run's curve.csv, drawn in grey")
+    ap.add_argument("--reference-label", default="reference")
     args = ap.parse_args(argv)
+    ref = load(args.reference) if args.reference else None
     plot(load(args.csv, args.cpu_log), args.series, args.out, args.title, args.ylabel,
-         args.target)  # fmt: skip
+         args.target, ref, args.reference_label)  # fmt: skip
     print(args.out)
     return 0
 
