@@ -57,6 +57,7 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 | CollabEscape | ``games/collab_escape/vector.py`` ``EscapeVectorEnv`` | 2 simultaneous, 12 | own clock |
 | Overcooked | ``games/overcooked/vector.py`` ``OvercookedVectorEnv`` | 2 simultaneous, 6 | lockstep |
 | Hanabi | ``games/hanabi/vector.py`` ``HanabiVectorEnv`` | 2-5 turn-based, moves + no-op | own clock |
+| bomb defusal | ``games/bomb_defusal/vector.py`` ``BombVectorEnv`` | ``num_agents`` (3) turn-based, moves + no-op (no probes, no chat) | own clock |
 
 Vectorised partners (a :data:`Partner` each, for :class:`GymVectorEnv`): :class:`RandomPartner`
 (every game); ``MatrixPartner`` (every matrix bot), ``CapturePartner`` and ``EscapePartner``
