@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -31,6 +31,30 @@ ViewT = TypeVar("ViewT")
 
 SEQUENTIAL = "sequential"
 SIMULTANEOUS = "simultaneous"
+
+
+def state_replacer(cls: type[StateT]) -> Callable[..., StateT]:
+    """A fast ``dataclasses.replace`` for the frozen state dataclass ``cls`` (hot rules loops).
+
+    It copies the fields and applies the changes without ``replace``'s per-call introspection:
+    same fields, values, equality and hash. Only for dataclasses without ``__post_init__`` or
+    derived attributes (refused otherwise).
+    """
+    if hasattr(cls, "__post_init__") or "__dict__" not in cls.__dict__:
+        raise TypeError(f"state_replacer needs a dataclass without __post_init__ or slots: {cls}")
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    set_dict = cls.__dict__["__dict__"].__set__
+    new_object = object.__new__
+
+    def replace(state: StateT, **changes: object) -> StateT:
+        d = state.__dict__
+        values = {name: d[name] for name in names}
+        values.update(changes)
+        new = new_object(cls)
+        set_dict(new, values)
+        return new
+
+    return replace
 
 
 @dataclass(frozen=True)

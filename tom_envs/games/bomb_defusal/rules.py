@@ -28,12 +28,12 @@ room's active bomb with the lowest id.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
-from tom_envs.core.game import SEQUENTIAL, Game, GameTags, StepResult
+from tom_envs.core.game import SEQUENTIAL, Game, GameTags, StepResult, state_replacer
 from tom_envs.games.bomb_defusal import minds, tom
 from tom_envs.games.bomb_defusal.maps import random_map
 from tom_envs.games.bomb_defusal.state import MTURK_BOMBS, BombConfig, BombState, Mission
@@ -51,19 +51,7 @@ from tom_envs.games.bomb_defusal.view import (
     observe,
 )
 
-_STATE_FIELDS = tuple(f.name for f in fields(BombState))
-_set_state_dict = BombState.__dict__["__dict__"].__set__
-
-
-def _replace(state: BombState, **changes: object) -> BombState:
-    """``dataclasses.replace(state, **changes)`` for the state (no ``__post_init__``, no derived
-    attributes), without its per-call field introspection: same fields, equality and hash."""
-    d = state.__dict__
-    values = {name: d[name] for name in _STATE_FIELDS}
-    values.update(changes)
-    new = object.__new__(BombState)
-    _set_state_dict(new, values)
-    return new
+_replace = state_replacer(BombState)  # dataclasses.replace without its per-call cost
 
 
 class ActionKind(IntEnum):

@@ -21,11 +21,18 @@ One episode is one deal (``match=False``, the default) or a whole match (``match
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
-from tom_envs.core.game import SEQUENTIAL, Game, GameTags, IllegalActionError, StepResult
+from tom_envs.core.game import (
+    SEQUENTIAL,
+    Game,
+    GameTags,
+    IllegalActionError,
+    StepResult,
+    state_replacer,
+)
 from tom_envs.games.guandan.cards import (
     ACE,
     BIG_JOKER,
@@ -50,19 +57,7 @@ from tom_envs.games.guandan.legal import legal_play_actions
 from tom_envs.games.guandan.state import DealResult, GuandanConfig, GuandanState, Move, Tribute
 from tom_envs.games.guandan.view import GuandanView, observe
 
-_STATE_FIELDS = tuple(f.name for f in fields(GuandanState))
-_set_state_dict = GuandanState.__dict__["__dict__"].__set__
-
-
-def _replace(state: GuandanState, **changes: object) -> GuandanState:
-    """``dataclasses.replace(state, **changes)`` for the state (which has no ``__post_init__``),
-    without its per-call field introspection: the same fields, values, equality and hash."""
-    d = state.__dict__
-    values = {name: d[name] for name in _STATE_FIELDS}
-    values.update(changes)
-    new = object.__new__(GuandanState)
-    _set_state_dict(new, values)
-    return new
+_replace = state_replacer(GuandanState)  # dataclasses.replace without its per-call cost
 
 TRIBUTE = "tribute"
 RETURN = "return"
