@@ -34,7 +34,6 @@ import torch
 from tom_baselines.common import parse_kv
 from tom_baselines.mappo_policy import Net, ValueNorm, masked_logits
 from tom_baselines.mappo_rollout import Collector, Rollout
-from tom_envs.driver import resolved_env_kwargs
 from tom_envs.games.overcooked.layout import (
     FACE_COUNTER,
     FACE_DISHES,
@@ -43,6 +42,7 @@ from tom_envs.games.overcooked.layout import (
     FACE_SERVING,
 )
 from tom_envs.games.overcooked.vector import DISH, ONION, SOUP_1, OvercookedVectorEnv
+from tom_envs.identity import resolved_env_kwargs
 from tom_envs.registration import GameSpec
 
 if TYPE_CHECKING:

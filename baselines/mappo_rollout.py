@@ -26,8 +26,8 @@ from tom_envs.driver import (
     draw_episode_seed,
     episode_info,
     fallback_rng,
-    resolved_env_kwargs,
 )
+from tom_envs.identity import resolved_env_kwargs
 from tom_envs.registration import GameSpec
 
 if TYPE_CHECKING:

@@ -331,7 +331,7 @@ def checkpoint_meta(
 ) -> dict[str, Any]:
     """What a saved model records about its environment (checked by :func:`check_env_match`)."""
     try:
-        from tom_envs.driver import resolved_env_kwargs
+        from tom_envs.identity import resolved_env_kwargs
 
         resolved = resolved_env_kwargs(spec, env_kwargs)
     except ImportError:  # pragma: no cover - older trees

@@ -190,7 +190,7 @@ def test_default_output_directory(tmp_path: Path, monkeypatch, capsys) -> None:
         head = read_lines(d / "episode_000000.jsonl")[0]
         cfg = dict(head["config"])
         cfg.pop("seed")
-        from tom_envs.driver import config_hash
+        from tom_envs.identity import config_hash
 
         assert digest == config_hash(cfg)[:8]
 

@@ -15,13 +15,11 @@ from tom_envs.driver import (
     EpisodeDriver,
     FailurePolicy,
     classify_exception,
-    config_diff,
-    config_hash,
     decide,
     episode_info,
     fallback_rng,
-    resolved_env_kwargs,
 )
+from tom_envs.identity import config_diff, config_hash, resolved_env_kwargs
 from tom_envs.registration import game_spec, single_agent_specs
 
 SEEDS = (0, 1)

@@ -82,7 +82,8 @@ def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Play the given agents and report."""
-    from tom_envs.driver import FailurePolicy, config_hash
+    from tom_envs.driver import FailurePolicy
+    from tom_envs.identity import config_hash
     from tom_envs.runner import run_config
 
     spec = game_spec(args.game)

@@ -13,7 +13,7 @@ returns them; :func:`summarize` turns the finished (status ``"ok"``) episodes in
 means with 95% intervals.
 
 **Identity and resume.** Every episode carries its full configuration
-(:func:`tom_envs.driver.episode_config`: game id and version, every game argument with its
+(:func:`tom_envs.identity.episode_config`: game id and version, every game argument with its
 default resolved, every agent's spec, class and settings, the seed, what is recorded, the suite
 version and this schema) and its hash. :func:`run` reuses a trajectory on disk only when its
 configuration hash equals the one it would play; a trajectory of a *different* configuration in
@@ -67,10 +67,9 @@ import numpy as np
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.probes import ORDERS
-from tom_envs.driver import (
+from tom_envs.driver import EpisodeDriver, FailurePolicy
+from tom_envs.identity import (
     SCHEMA_VERSION,
-    EpisodeDriver,
-    FailurePolicy,
     config_diff,
     config_hash,
     episode_config,

@@ -184,7 +184,8 @@ SHIPPED = "docs/results/data/overcooked_cramped_room_mappo.pt"
 
 
 def _info(game: str, **kwargs):
-    from tom_envs.driver import episode_info, resolved_env_kwargs
+    from tom_envs.driver import episode_info
+    from tom_envs.identity import resolved_env_kwargs
 
     spec = game_spec(game)
     bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})

@@ -35,7 +35,7 @@ class EpisodeInfo:
     max_steps: int | None
     tags: Any = None
     env_kwargs: Mapping[str, Any] | None = None
-    """every game argument with its default resolved (:func:`tom_envs.driver.resolved_env_kwargs`)"""
+    """every game argument with its default resolved (:func:`tom_envs.identity.resolved_env_kwargs`)"""
     observation_shape: tuple[int, ...] | None = None
     """the shape of ``Turn.observation`` in this episode (checkpoints check it at reset)"""
     game_config: Any = None

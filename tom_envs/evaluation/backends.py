@@ -5,7 +5,7 @@ agents from their specs (once per cell and process), plays the episode with
 :func:`tom_envs.runner.play_episode` and writes its trajectory atomically to
 ``<out>/<cell id>/episode_<seed>.jsonl``. A finished episode is therefore never lost and never
 replayed: :func:`pending` skips every job whose file is a finished result of *exactly* the job's
-configuration (:func:`tom_envs.driver.episode_config`: game version, resolved game
+configuration (:func:`tom_envs.identity.episode_config`: game version, resolved game
 arguments, every agent's spec and settings, seed, what is recorded); a file of another
 configuration stops the run before anything is played, with a message listing what changed
 (:class:`~tom_envs.evaluation.config.ConfigError`). An interrupted run resumes where it stopped.
@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy, episode_config
+from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
+from tom_envs.identity import episode_config
 from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
 
 BACKENDS = ("local", "ray")

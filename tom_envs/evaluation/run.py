@@ -79,8 +79,8 @@ def experiment_hash(cfg: EvalConfig, cells: list[Cell]) -> str:
     """A hash of every cell's configuration (games, resolved arguments, agents' settings, what is
     recorded); not of the seeds or the number of episodes, so a longer run resumes a shorter one,
     nor of the fallback bound (checked again whenever an episode is loaded)."""
-    from tom_envs.driver import config_hash
     from tom_envs.evaluation.backends import expected_config
+    from tom_envs.identity import config_hash
 
     parts = []
     for job in jobs_for(cfg, cells):

@@ -32,7 +32,8 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import IllegalActionError
-from tom_envs.driver import EpisodeDriver, FailurePolicy, config_hash, episode_config, is_int
+from tom_envs.driver import EpisodeDriver, FailurePolicy, is_int
+from tom_envs.identity import config_hash, episode_config
 from tom_envs.registration import GameSpec, game_spec
 from tom_envs.runner import Episode
 
