@@ -123,7 +123,8 @@ from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.hanabi.bots import bot_table
 from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.probes import HanabiProbes
-from tom_envs.games.hanabi.rules import BOMB_SCORES, HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
+from tom_envs.games.hanabi.state import BOMB_SCORES
 from tom_envs.games.hanabi.text import HanabiText
 
 #: PettingZoo metadata name of the default configuration (``hanabi_<players>p_v0``).
