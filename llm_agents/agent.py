@@ -412,16 +412,8 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         if self._dead is not None:
             return self._fail(turn, "endpoint", self._dead, None, [])
         try:
-            text = self._text_for(turn)
-            rules, observation = self.prompt_parts(text)
-            ctx = DecisionContext(
-                agent=self,
-                turn=turn,
-                text=text,
-                rules=rules,
-                observation=observation,
-                candidates=dict(text.legal_actions),
-            )
+            ctx = self.decision_context(turn)
+            text = ctx.text
         except Exception as exc:  # the game's text layer failed: nothing to ask the model
             return self._fail(turn, "exception", f"{type(exc).__name__}: {exc}", None, [])
         self._last_calls = ctx.calls

@@ -60,6 +60,20 @@ class AnsweringMixin:
             self._step_usage[k] = self._step_usage.get(k, 0) + v
             self.episode_stats[k] = self.episode_stats.get(k, 0) + v
 
+    def decision_context(self, turn: Turn) -> DecisionContext:
+        """The context of one decision (or one probe step): the turn's text, split into rules and
+        observation, with the legal actions as candidates."""
+        text = self._text_for(turn)
+        rules, observation = self.prompt_parts(text)
+        return DecisionContext(
+            agent=self,
+            turn=turn,
+            text=text,
+            rules=rules,
+            observation=observation,
+            candidates=dict(text.legal_actions),
+        )
+
     def step_budget(self, max_tokens: int) -> int:
         """An intermediate step's generation budget (belief, ToM analyses, reflections,
         verification, predictions, probe answers): the step's own default, raised to the agent's
@@ -217,16 +231,7 @@ class AnsweringMixin:
             return {}
         if self._dead is not None:
             raise LLMError(self._dead, "endpoint")
-        text = self._text_for(turn)
-        rules, observation = self.prompt_parts(text)
-        ctx = DecisionContext(
-            agent=self,
-            turn=turn,
-            text=text,
-            rules=rules,
-            observation=observation,
-            candidates=dict(text.legal_actions),
-        )
+        ctx = self.decision_context(turn)
         context = ctx.context_text(legal=False, strip_question=True)
         system = {"role": "system", "content": ctx.system_prompt()}
         groups = [list(probes)] if self.probe_batch else [[p] for p in probes]
