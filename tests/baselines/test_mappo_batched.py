@@ -12,17 +12,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from test_mappo import tiny  # noqa: E402  (the small MAPPO settings of tests/baselines/test_mappo.py)
+
 from tom_baselines import mappo, mappo_batched, mappo_policy, mappo_rollout  # noqa: E402
 from tom_envs.games.overcooked.rules import OvercookedConfig, OvercookedGame  # noqa: E402
 from tom_envs.registration import game_spec  # noqa: E402
-
-
-def tiny(tmp_path, **kw) -> mappo.Args:
-    base = dict(
-        num_envs=4, num_steps=16, update_epochs=2, num_minibatches=2, hidden=32, eval_every=0,
-        eval_episodes=3, progress=False, out=str(tmp_path / "run"),
-    )  # fmt: skip
-    return mappo.Args(**{**base, **kw})
 
 
 def nets(collector) -> tuple:
