@@ -1,0 +1,196 @@
+"""The ToM tracker's output on fixed seed lists, against a fixture recorded from the eager tracker.
+
+``probe_fixture.json`` was recorded (``python tests/games/bomb_defusal/test_bomb_probe_fixture.py
+--write``) from the tracker that updated every mind inside ``apply``, before it became lazy. For
+every configuration below and every random and heuristic-team episode of the seed lists, each
+step's fingerprint is: every player's probes at the configured timing (every field: id, question,
+answer, ``about``, no-ToM answer) and at ``timing="turn"``, the ground truth of every question
+(:func:`~tom_envs.games.bomb_defusal.minds.knows`, ``belief``, ``evidence`` for every player,
+teammate and subject), the CoordinationQA readings of the tracker and the whole ``Minds`` value
+(beliefs, reports, last actions, frozen probes and the thinning tally). An episode's digest hashes
+its steps' fingerprints in order; the fixture also keeps the number of probes asked, so a tracker
+that asks nothing cannot match.
+
+Reading the probes at every step and reading them only at a few steps (or only at the end) must
+give the same fingerprints: the lazy tracker catches up from where it last stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tom_envs  # noqa: F401
+from tom_envs.agents import make_agent
+from tom_envs.games.bomb_defusal import minds as M
+from tom_envs.games.bomb_defusal import qa, tom
+from tom_envs.games.bomb_defusal.rules import BombGame
+from tom_envs.games.bomb_defusal.state import BombState
+from tom_envs.registration import game_spec
+from tom_envs.runner import play_episode
+
+FIXTURE = Path(__file__).with_name("probe_fixture.json")
+SPEC = game_spec("BombDefusal")
+
+#: (name, env arguments, random-episode seeds, heuristic-episode seeds)
+CASES: list[tuple[str, dict[str, Any], list[int], list[int]]] = [
+    ("default", {}, list(range(8)), list(range(5))),
+    ("action_all", {"probe_timing": "action_all"}, list(range(4)), list(range(3))),
+    ("turn", {"probe_timing": "turn"}, list(range(4)), list(range(3))),
+    ("one", {"probes": "one"}, list(range(4)), list(range(3))),
+    ("symbolic", {"symbolic_messages": True}, list(range(4)), list(range(3))),
+    ("hidden_mates", {"teammate_locations": False}, list(range(4)), list(range(3))),
+    ("explode", {"wrong_tool": "explode", "shaping": True}, list(range(4)), list(range(3))),
+    ("random_map", {"map": "random", "num_rooms": 7, "bomb_phases": "1,1,2,2,3,3"},
+     list(range(3)), list(range(2))),
+    ("four", {"num_agents": 4, "colors": "red,green,blue,yellow"}, list(range(3)), list(range(2))),
+]  # fmt: skip
+
+#: Free-text messages the random players send (true and false claims, every extractor phrasing).
+TEMPLATES = (
+    "I am in Room {room}.",
+    "Moving to room {room}",
+    "Room {room} has no bomb.",
+    "Room {room} contains Bomb {bomb}.",
+    "Bomb {bomb} is defused.",
+    "bomb {bomb} sequence: red, green",
+    "Bomb {bomb} is in Room {room} and its remaining sequence is Blue.",
+    "I need a Red tool in Room {room}.",
+)
+
+
+def _game(kwargs: dict[str, Any]) -> BombGame:
+    return SPEC.load().make_bundle(**{**SPEC.kwargs, **kwargs}).game
+
+
+def random_episode(game: BombGame, seed: int) -> list[tuple[BombState, int, dict | None]]:
+    """``(state, action, messages)`` of each step of a random episode with random chat."""
+    rng = np.random.default_rng(seed)
+    state = game.initial_state(np.random.default_rng(10_000 + seed))
+    rooms = state.mission.game_map.rooms
+    out = []
+    while not state.over:
+        player = state.turn
+        legal = game.legal_actions(state, player)
+        action = int(legal[rng.integers(len(legal))])
+        msgs = None
+        if rng.random() < 0.35:
+            text = TEMPLATES[rng.integers(len(TEMPLATES))].format(
+                room=rooms[rng.integers(len(rooms))], bomb=int(rng.integers(state.mission.num_bombs)) + 1
+            )
+            msgs = {player: text}
+        out.append((state, action, msgs))
+        state = game.step(state, {player: action}, rng, msgs).state
+    out.append((state, -1, None))
+    return out
+
+
+def heuristic_episode(game: BombGame, kwargs: dict[str, Any], seed: int):
+    """The heuristic team's episode (through the runner), replayed through the rules."""
+    bundle = SPEC.load().make_bundle(**{**SPEC.kwargs, **kwargs})
+    agents = [make_agent("heuristic", SPEC, bundle) for _ in range(game.num_players)]
+    ep = play_episode(SPEC, agents, seed=seed, env_kwargs=kwargs)
+    from gymnasium.utils import seeding
+
+    rng, _ = seeding.np_random(ep.seed)
+    state = game.initial_state(rng)
+    out = []
+    for step in ep.steps:
+        player = int(step["agent"].rsplit("_", 1)[1])
+        message = step.get("message") if "message_error" not in step else None
+        msgs = {player: message} if message else None
+        out.append((state, int(step["action"]), msgs))
+        state = game.step(state, {player: int(step["action"])}, rng, msgs).state
+    out.append((state, -1, None))
+    return out
+
+
+def _keys(state: BombState) -> list[M.Key]:
+    n_rooms, n_bombs = state.mission.game_map.num_rooms, state.mission.num_bombs
+    return [(M.ROOM, r) for r in range(n_rooms)] + [
+        (k, b) for k in (M.BOMB, M.SEQ, M.DEFUSED) for b in range(n_bombs)
+    ]
+
+
+def fingerprint(game: BombGame, state: BombState) -> tuple[str, int]:
+    """One state's fingerprint (see the module docstring) and the number of probes asked."""
+    parts: list[str] = []
+    asked = 0
+    n = game.num_players
+    for p in range(n):
+        probes = tom.make_probes(game, state, p)
+        asked += len(probes)
+        parts.append(repr(probes))
+        parts.append(repr(tom.make_probes(game, state, p, "turn")))
+    if state.minds is not None:
+        parts.append(repr(state.minds))
+        for key in _keys(state):
+            for p in range(n):
+                belief = M.belief(state, p, key) if key[0] != M.DEFUSED else None
+                parts.append(f"{key}{p}{M.knows(state, p, key)}{belief}")
+                parts.append(repr([M.evidence(state, o, p, key) for o in range(n) if o != p]))
+        for p in range(n):
+            parts.append(repr([M.believed_room(state, p, a) for a in range(n)]))
+            for b in range(state.mission.num_bombs):
+                parts.append(
+                    f"{qa.believed_room(state, p, b)}{qa.believed_remaining(state, p, b)}"
+                    f"{[qa.learned_as_seen_by(state, p, m, b) for m in range(n) if m != p]}"
+                )
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest(), asked
+
+
+def episode_digest(game: BombGame, steps, read: set[int] | None = None) -> dict[str, Any]:
+    """The digest of an episode's fingerprints, reading the tracker at the steps in ``read``
+    (every step when ``None``); only those steps are fingerprinted."""
+    h = hashlib.sha256()
+    asked = 0
+    for i, (state, _action, _msgs) in enumerate(steps):
+        if read is not None and i not in read:
+            continue
+        digest, k = fingerprint(game, state)
+        h.update(digest.encode())
+        asked += k
+    return {"digest": h.hexdigest()[:24], "steps": len(steps) - 1, "asked": asked}
+
+
+def record() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, kwargs, rand, heur in CASES:
+        game = _game(kwargs)
+        out[name] = {
+            "random": {str(s): episode_digest(game, random_episode(game, s)) for s in rand},
+            "heuristic": {
+                str(s): episode_digest(game, heuristic_episode(game, kwargs, s)) for s in heur
+            },
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_tracker_matches_the_recorded_eager_tracker(case, expected) -> None:
+    name, kwargs, rand, heur = case
+    game = _game(kwargs)
+    for s in rand:
+        got = episode_digest(game, random_episode(game, s))
+        assert got == expected[name]["random"][str(s)], (name, "random", s)
+    for s in heur:
+        got = episode_digest(game, heuristic_episode(game, kwargs, s))
+        assert got == expected[name]["heuristic"][str(s)], (name, "heuristic", s)
+    if name in ("default", "action_all", "one", "symbolic"):
+        assert sum(e["asked"] for e in expected[name]["random"].values()) > 0
+
+
+if __name__ == "__main__" and "--write" in sys.argv:
+    FIXTURE.write_text(json.dumps(record(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {FIXTURE}")
