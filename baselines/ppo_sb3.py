@@ -11,6 +11,12 @@ current network (sampled with the legal mask), and the env copies cycle the lear
 set of parameters learns to play every seat. Only the learner seat's decisions are trained on
 (``baselines/mappo.py`` trains on every seat's decisions with a centralised critic).
 
+Batched engines (``--engine auto``, the default): on a game with a batched numpy engine the copies
+are stepped at once by :class:`tom_envs.integrations.sb3.BatchedVecEnv` instead of a
+``DummyVecEnv`` of Gymnasium envs (``baselines/ppo_batched.py``: which runs fit, how the seats are
+played); ``--engine envs`` keeps the per-env path, ``--engine batched`` refuses a run that does not
+fit. The engine used is in ``model.zip``'s ``tom_envs.json`` and in the curve's ``engine`` column.
+
 Outputs in ``--out``: ``model.zip`` (loads as an agent: ``checkpoint:path=.../model.zip``),
 ``curve.csv`` and ``curve.png``; the final evaluation runs through the suite's runner, so game
 metrics (ΔFunctional/T in the matrix games) are reported.
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 import zipfile
 from collections.abc import Sequence
@@ -99,6 +106,10 @@ class Args:
     """torch CPU threads"""
     progress: bool = True
     """show a progress bar"""
+    engine: str = "auto"
+    """rollouts: "auto" (the game's batched numpy engine where it has one and the run fits it,
+    else the per-env Gymnasium copies), "envs" (always the copies) or "batched" (the engine, or
+    fail naming why); see baselines/ppo_batched.py"""
 
 
 # --------------------------------------------------------------------------- the policy as agent
@@ -454,15 +465,26 @@ def train(args: Args) -> dict[str, Any]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+
+    from tom_baselines.ppo_batched import choose_engine, make_batched_venv
 
     torch.set_num_threads(args.threads)
     spec = game_spec(args.game)
     out = Path(args.out or f"runs/train/ppo-{spec.name}-seed{args.seed}")
     self_play: list[SelfPlayPartner] = []
-    venv = DummyVecEnv([lambda r=r: make_env(args, r, self_play) for r in range(args.num_envs)])
+    engine = choose_engine(args, spec)
+    if engine == "batched":
+        ref = spec.load().raw_env(**{**spec.kwargs, **parse_kv(args.env_kwargs)})
+        num_players = ref.game.num_players
+        space = ref.observation_space(ref.possible_agents[0])["observation"]
+        batched, engine_detail = make_batched_venv(args, spec, space)
+        venv = VecMonitor(batched)
+    else:
+        venv = DummyVecEnv([lambda r=r: make_env(args, r, self_play) for r in range(args.num_envs)])
+        num_players = venv.envs[0].unwrapped.bundle.game.num_players
+        engine_detail = f"DummyVecEnv of {args.num_envs} SingleAgentEnv copies"
     venv.seed(args.seed)
-    num_players = venv.envs[0].unwrapped.bundle.game.num_players
     partners = partner_map(args, num_players)
     algo = MaskablePPO if args.masked else PPO
     model = algo(
@@ -479,7 +501,7 @@ def train(args: Args) -> dict[str, Any]:
     )
     curve = LearningCurve(out, f"{algo.__name__} on {spec.name} ({who})")
     bar = progress_bar(args.total_steps, f"ppo {spec.name}", args.progress)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
 
     class Curve(BaseCallback):
         """Progress bar per step; one learning-curve row per rollout."""
@@ -490,7 +512,7 @@ def train(args: Args) -> dict[str, Any]:
             self.count = self.rollouts = 0
 
         def _on_step(self) -> bool:
-            bar.update(args.num_envs)
+            bar.update(venv.num_envs)
             for info in self.locals["infos"]:
                 if "episode" in info:
                     self.episodes.append((info["episode"]["r"], info["episode"]["l"]))
@@ -502,7 +524,8 @@ def train(args: Args) -> dict[str, Any]:
             row: dict[str, Any] = {
                 "update": self.rollouts, "global_step": self.num_timesteps,
                 "episodes": self.count + len(self.episodes), "wall_s": wall,
-                "sps": self.num_timesteps / wall,
+                "sps": self.num_timesteps / wall, "cpu_s": time.process_time() - c0,
+                "load1": os.getloadavg()[0], "engine": engine,
             }  # fmt: skip
             if self.episodes:
                 row["return_mean"] = float(np.mean([r for r, _ in self.episodes]))
@@ -517,11 +540,12 @@ def train(args: Args) -> dict[str, Any]:
 
     model.learn(total_timesteps=args.total_steps, callback=Curve())
     bar.close()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model.zip"
     model.save(path)
     meta = checkpoint_meta(spec, parse_kv(args.env_kwargs), venv.observation_space.shape)
+    meta.update(engine=engine, engine_detail=engine_detail)
     with zipfile.ZipFile(path, "a") as zf:  # the env it was trained on, read back at load
         zf.writestr(META_NAME, json.dumps(meta, indent=1))
 
@@ -535,6 +559,8 @@ def train(args: Args) -> dict[str, Any]:
     final = {
         "global_step": model.num_timesteps,
         "wall_s": wall,
+        "cpu_s": cpu,
+        "engine": engine,
         **{f"eval/{k}": v for k, v in ev.items()},
     }
     curve.log(final)
@@ -543,7 +569,7 @@ def train(args: Args) -> dict[str, Any]:
     return {
         "checkpoint": str(path), "curve_csv": str(curve.csv_path), "curve_png": str(curve.png_path),
         "global_step": model.num_timesteps, "wall_s": wall, "sps": model.num_timesteps / wall,
-        "eval": ev,
+        "cpu_s": cpu, "engine": engine, "engine_detail": engine_detail, "eval": ev,
     }  # fmt: skip
 
 
@@ -553,7 +579,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = train(args)
     print(
         f"PPO {args.game}: {summary['global_step']} learner steps in {summary['wall_s']:.1f}s "
-        f"({summary['sps']:.0f} steps/s); eval return {summary['eval']['return_mean']:.3f}"
+        f"({summary['sps']:.0f} steps/s, {summary['cpu_s']:.1f} CPU s, engine "
+        f"{summary['engine']}); eval return {summary['eval']['return_mean']:.3f}"
     )
     for key in ("checkpoint", "curve_csv", "curve_png"):
         print(f"{key}: {summary[key]}")

@@ -1,0 +1,168 @@
+"""SB3 PPO's rollouts on a game's batched numpy engine (``tom-envs train ppo --engine ...``).
+
+``--engine auto`` (the default) trains on the game's batched engine
+(:class:`tom_envs.integrations.sb3.BatchedVecEnv` over ``tom_envs/games/<game>/vector.py``) where
+the game has one and the run's settings fit it, and on the per-env path (a ``DummyVecEnv`` of
+``SingleAgentEnv`` copies) otherwise; ``--engine batched`` fails naming the reason instead of
+falling back; ``--engine envs`` always takes the per-env path. The engine used is in the saved
+model's ``tom_envs.json`` (``engine``, ``engine_detail``) and in every curve row (``engine``).
+
+How the seats are played on the batched engine:
+
+* **Simultaneous games** (RPS / Battle of the Sexes / Prisoner's Dilemma, CollabCapture,
+  CollabEscape, Overcooked) with ``--partners P``: ``--num-envs`` engine copies, one SB3 slot
+  each; the learner plays ``--seat``, the vectorised version of partner ``P`` the other seat
+  (``VECTOR_PARTNERS``: every matrix bot, ``greedy`` in Capture and Escape, ``random``
+  everywhere), each checked action by action against its bot in ``tests/games/*/test_vector.py``.
+  The same transitions as the per-env path: against a deterministic partner and the same actions
+  they are equal step for step (``tests/baselines/test_ppo_batched.py``).
+* **Simultaneous games, ``--self-play``**: every (copy, seat) is an SB3 slot (SuperSuit's
+  ``pettingzoo_env_to_vec_env`` layout), so ``--num-envs`` copies give ``num_envs * n`` slots and
+  every seat's decisions are trained on. (The per-env ``--self-play`` trains only the learner
+  seat of each copy; the other seats are played by the live network and not trained on.)
+* **Turn-based games** (Hanabi, bomb defusal), ``--self-play`` only: one slot per copy, whose
+  decision each step is the acting seat's (its observation and mask); waiting seats send the
+  engine's no-op and make no transition; the reward is the team's (both games are cooperative,
+  the adapter checks it every step). So each slot is the team's sequence of moves, discounted per
+  move. A fixed partner in a turn-based game has no batched path (SB3 needs one decision per slot
+  per step and the learner's turns fall on different engine steps in different copies): ``auto``
+  uses the per-env path, ``batched`` refuses.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from tom_baselines.common import parse_kv
+from tom_envs.registration import GameSpec
+
+if TYPE_CHECKING:
+    from tom_baselines.ppo_sb3 import Args
+
+ENGINE_CHOICES = ("auto", "envs", "batched")
+#: The games with a batched engine: registered name -> (module, class, turn-based). A fixed table:
+#: nothing here is built from a name given on the command line or read from a file.
+ENGINES: dict[str, tuple[str, str, bool]] = {
+    "RockPaperScissors": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
+    "BattleOfSexes": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
+    "PrisonersDilemma": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
+    "CollabCapture": ("tom_envs.games.collab_capture.vector", "CaptureVectorEnv", False),
+    "CollabEscape": ("tom_envs.games.collab_escape.vector", "EscapeVectorEnv", False),
+    "Overcooked": ("tom_envs.games.overcooked.vector", "OvercookedVectorEnv", False),
+    "Hanabi": ("tom_envs.games.hanabi.vector", "HanabiVectorEnv", True),
+    "BombDefusal": ("tom_envs.games.bomb_defusal.vector", "BombVectorEnv", True),
+}
+MATRIX_GAMES = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
+_MATRIX_BOTS = ("tit_for_tat", "random", "win_stay_lose_shift", "alternating", "fictitious_play")
+#: Partner specs with a vectorised version, per game (``always_<k>`` too in the matrix games).
+VECTOR_PARTNERS: dict[str, tuple[str, ...]] = {
+    "RockPaperScissors": _MATRIX_BOTS, "BattleOfSexes": _MATRIX_BOTS,
+    "PrisonersDilemma": _MATRIX_BOTS, "CollabCapture": ("greedy", "random"),
+    "CollabEscape": ("greedy", "random"), "Overcooked": ("random",),
+}  # fmt: skip
+
+
+def _engine_kwargs(spec: GameSpec, args: Args) -> dict[str, Any]:
+    kwargs = {**spec.kwargs, **parse_kv(args.env_kwargs)}
+    kwargs.pop("render_mode", None)
+    return kwargs
+
+
+def _partner_name(spec: GameSpec, args: Args) -> str | None:
+    """The one partner spec of a 2-seat game, or ``None`` if the run gives several."""
+    return args.partners[0] if len(set(args.partners)) == 1 else None
+
+
+def batched_problem(args: Args, spec: GameSpec) -> str | None:
+    """Why this run cannot train on a batched engine (``None``: it can)."""
+    if spec.name not in ENGINES:
+        return f"{spec.name} has no batched engine (these have one: {sorted(ENGINES)})"
+    turn_based = ENGINES[spec.name][2]
+    if turn_based and not args.self_play:
+        return (f"{spec.name} is turn-based: the batched path is --self-play only (a fixed "
+                "partner's turns would leave the learner's slots without a decision)")  # fmt: skip
+    if not args.self_play:
+        name = _partner_name(spec, args)
+        allowed = list(VECTOR_PARTNERS[spec.name])
+        matrix = spec.name in MATRIX_GAMES
+        if matrix:
+            allowed.append("always_<k>")
+        always = matrix and name is not None and name.startswith("always_") and name[7:].isdigit()
+        if name is None or not (name in allowed or always):
+            return (f"partner {args.partners} has no vectorised version in {spec.name} "
+                    f"(vectorised: {allowed})")  # fmt: skip
+    return None
+
+
+def _build_engine(spec: GameSpec, args: Args, num_envs: int) -> Any:
+    module, cls, _ = ENGINES[spec.name]
+    engine_cls = getattr(importlib.import_module(module), cls)
+    options: dict[str, Any] = {"keep_final_obs": True}
+    if spec.name == "BombDefusal":
+        options["observations"] = False  # the acting seat's observation only (engine.observe())
+    return engine_cls(num_envs, **options, **_engine_kwargs(spec, args))
+
+
+def _vector_partner(spec: GameSpec, engine: Any, name: str, seat: int, seed: int) -> Any:
+    from tom_envs.core.vector import RandomPartner
+
+    other = (1 - seat,)
+    if spec.name in MATRIX_GAMES:
+        from tom_envs.games.matrix.vector import MatrixPartner
+
+        return MatrixPartner(engine, name, seats=other, seed=seed)
+    if name == "random":
+        return RandomPartner(seed)
+    if spec.name == "CollabCapture":
+        from tom_envs.games.collab_capture.vector import CapturePartner
+
+        return CapturePartner(engine, name, seats=other)
+    from tom_envs.games.collab_escape.vector import EscapePartner
+
+    return EscapePartner(engine, name, seats=other)
+
+
+def make_batched_venv(args: Args, spec: GameSpec, observation_space: Any) -> tuple[Any, str]:
+    """The run's :class:`~tom_envs.integrations.sb3.BatchedVecEnv` and a one-line description.
+
+    Raises ``ValueError`` naming the reason when the run does not fit a batched engine."""
+    problem = batched_problem(args, spec)
+    if problem is not None:
+        raise ValueError(problem)
+    from tom_envs.integrations.sb3 import BatchedVecEnv
+
+    try:
+        engine = _build_engine(spec, args, args.num_envs)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the batched {spec.name} engine refuses these game arguments: {exc}") from None
+    turn_based = ENGINES[spec.name][2]
+    if turn_based:
+        venv = BatchedVecEnv(engine, "turns", observation_space=observation_space)
+        detail = f"{type(engine).__name__} x{args.num_envs}, self-play: the acting seat per slot"
+    elif args.self_play:
+        venv = BatchedVecEnv(engine, "seats", observation_space=observation_space)
+        detail = f"{type(engine).__name__} x{args.num_envs}, self-play: one slot per (copy, seat)"
+    else:
+        name = _partner_name(spec, args)
+        assert name is not None
+        partner = _vector_partner(spec, engine, name, args.seat, args.seed + 1)
+        venv = BatchedVecEnv(engine, "partner", seat=args.seat, partner=partner,
+                             observation_space=observation_space)  # fmt: skip
+        detail = f"{type(engine).__name__} x{args.num_envs}, seat {args.seat} vs vectorised {name}"
+    return venv, detail
+
+
+def choose_engine(args: Args, spec: GameSpec) -> str:
+    """``"batched"`` or ``"envs"`` for this run (``--engine batched`` refuses a misfit)."""
+    if args.engine not in ENGINE_CHOICES:
+        raise ValueError(f"engine must be one of {ENGINE_CHOICES}, got {args.engine!r}")
+    if args.engine == "envs":
+        return "envs"
+    problem = batched_problem(args, spec)
+    if problem is None:
+        return "batched"
+    if args.engine == "auto":
+        return "envs"
+    raise ValueError(f"--engine batched: {problem}")
+
