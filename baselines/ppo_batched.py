@@ -135,7 +135,9 @@ def make_batched_venv(args: Args, spec: GameSpec, observation_space: Any) -> tup
     try:
         engine = _build_engine(spec, args, args.num_envs)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"the batched {spec.name} engine refuses these game arguments: {exc}") from None
+        raise ValueError(
+            f"the batched {spec.name} engine refuses these game arguments: {exc}"
+        ) from None
     turn_based = ENGINES[spec.name][2]
     if turn_based:
         venv = BatchedVecEnv(engine, "turns", observation_space=observation_space)
@@ -165,4 +167,3 @@ def choose_engine(args: Args, spec: GameSpec) -> str:
     if args.engine == "auto":
         return "envs"
     raise ValueError(f"--engine batched: {problem}")
-
