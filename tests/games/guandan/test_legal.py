@@ -18,7 +18,13 @@ from tom_envs.games.guandan.combos import (
     shape_of,
     strength,
 )
-from tom_envs.games.guandan.legal import legal_play_actions, legal_plays, legal_plays_py
+from tom_envs.games.guandan.legal import (
+    legal_play_actions,
+    legal_plays,
+    legal_plays_py,
+    playable,
+    playable_mask,
+)
 
 from .helpers import action, hand, rank
 
@@ -202,3 +208,21 @@ def test_against_brute_force_on_random_positions() -> None:
         positions.append((h, level, cur))
     for h, level, cur in positions:
         assert check_position(h, level, cur) == [], (h.hex(), level, cur)
+
+
+def test_play_actions_equal_the_numpy_generator_for_every_kind_of_play_to_beat() -> None:
+    """The engine's legal actions (per-hand tables of each type, bombs answering a non-bomb
+    unfiltered) equal the vectorised generator's shapes, for leads and for plays of every type."""
+    rng = np.random.default_rng(7)
+    positions = game_positions(4, seed=9)
+    currents = [None, *range(len(SHAPES))]
+    for h, level, cur in positions[:150]:
+        for c in (cur, *rng.choice(currents[1:], size=6).tolist(), None):
+            want = tuple(SHAPE_BASE + i for i in legal_plays(h, level, c).tolist())
+            assert legal_play_actions(h, level, c) == (want if c is None else (0, *want))
+            if c is not None:
+                only = -1 if SHAPES[c].is_bomb else int(SHAPES[c].type)
+                mask = playable_mask(h, level)
+                kept = [i for i in np.flatnonzero(mask).tolist()
+                        if SHAPES[i].is_bomb or int(SHAPES[i].type) == only]  # fmt: skip
+                assert playable(h, level, only) == kept

@@ -105,3 +105,78 @@ def test_observe_caches_by_state_identity() -> None:
     assert game.observe(s, 0) is game.observe(s, 0)
     twin = replace(s)
     assert game.observe(twin, 0) == game.observe(s, 0)
+
+
+def _reference_vector(v) -> np.ndarray:
+    """The observation built entry by entry in floats, straight from the documented layout."""
+    o = OFFSETS
+    out = np.zeros(OBS_SIZE, dtype=np.float32)
+    h = np.asarray(list(v.hand), dtype=np.float32)
+    out[:54] = h
+    out[o["wild_features"] : o["wild_features"] + 12] = wild_features(v.hand, v.level)
+    played = np.array([list(p) for p in v.played], dtype=np.float32)
+    out[o["unseen"] : o["unseen"] + 54] = 2 - h - played.sum(axis=0)
+    for name, move in (("last_action", v.lead), ("partner_last_action", v.partner_last())):
+        for c in () if move is None else move[2]:
+            out[o[name] + c] += 1
+    for rel, name in enumerate(("played_next", "played_partner", "played_previous"), start=1):
+        out[o[name] : o[name] + 54] = played[rel]
+    for rel, name in enumerate(("left_next", "left_partner", "left_previous"), start=1):
+        out[o[name] + v.cards_left[rel]] = 1
+    out[o["my_level"] + v.my_level] = out[o["their_level"] + v.their_level] = 1
+    out[o["current_level"] + v.level] = 1
+    if v.phase in ("tribute", "return", "play"):
+        out[o["phase"] + ("tribute", "return", "play").index(v.phase)] = 1
+    out[o["leading"]], out[o["level_is_mine"]] = float(v.leading), float(v.level_is_mine)
+    for rel in v.finished:
+        if v.cards_left[rel] == 0:
+            out[o["finished"] + rel] = 1
+    if v.lead is not None:
+        out[o["lead_owner"] + v.lead[0]] = 1
+    return out
+
+
+def test_vector_equals_the_float_reference_through_whole_matches() -> None:
+    """The encoder assembles the vector as bytes; every entry equals the float layout, in every
+    phase (tribute and return included: a 28-card hand), for every seat."""
+    bundle = make_bundle(match=True, max_deals=3)
+    game, enc = bundle.game, bundle.encoder
+    rng = np.random.default_rng(4)
+    s = game.initial_state(np.random.default_rng(4))
+    seen = set()
+    while not game.is_terminal(s):
+        seen.add(s.phase)
+        for p in range(4):
+            v = game.observe(s, p)
+            assert np.array_equal(enc.encode(v), _reference_vector(v)), (s.phase, p)
+        legal = game.legal_actions(s, s.to_act)
+        s = game.step(s, {s.to_act: legal[rng.integers(len(legal))]}, rng).state
+    assert seen == {"tribute", "return", "play"}
+
+
+def test_vector_of_a_hand_made_position_with_negative_unseen_counts() -> None:
+    """A view whose hand and played cards hold more than two of a kind (not a real deal) gets the
+    float formula's negative ``unseen`` entries, not a wrapped byte."""
+    bundle, s = _mid_deal(5)
+    v = bundle.game.observe(s, 0)
+    played = list(v.played)
+    played[1] = bytes([2] * 54)
+    odd = replace(v, played=tuple(played))
+    x = bundle.encoder.encode(odd)
+    assert x[OFFSETS["unseen"] : OFFSETS["unseen"] + 54].min() < 0
+    assert np.array_equal(x, _reference_vector(odd))
+
+
+def test_wild_flags_equal_the_numpy_definition_on_random_hands() -> None:
+    from tom_envs.games.guandan.bruteforce import random_hand
+    from tom_envs.games.guandan.encode import _wild_bytes
+
+    rng = np.random.default_rng(11)
+    with_wild = 0
+    for _ in range(3000):
+        level = int(rng.integers(13))
+        h = random_hand(rng, int(rng.integers(1, 28)), level)
+        want = wild_features(h, level)
+        with_wild += int(want[0])
+        assert _wild_bytes(h, level) == want.astype(np.uint8).tobytes(), (h.hex(), level)
+    assert with_wild > 500

@@ -222,34 +222,45 @@ def _neighbour_ranks(rank: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+_NEIGHBOURS = tuple(_neighbour_ranks(r) for r in range(NUM_RANKS))
+
+
 def _sf_potential(hand: Hand, level: int, rank: int, suit: int) -> int:
     """How many other natural ranks of ``suit`` within 4 places of ``rank`` the hand holds."""
     wk = wild_kind(level)
-    return sum(1 for r in _neighbour_ranks(rank) if kind(r, suit) != wk and hand[kind(r, suit)])
+    n = 0
+    for r in _NEIGHBOURS[rank]:
+        k = r * 4 + suit
+        if k != wk and hand[k]:
+            n += 1
+    return n
 
 
 def _take(hand: Hand, level: int, rank: int, n: int, taken: list[int]) -> list[int]:
     """Up to ``n`` natural cards of ``rank`` to spend (fewest natural cards left -> fewer)."""
     wk = wild_kind(level)
-    pool = []
+    held = []  # (sort key, kind, cards left to spend) per suit
     for s in range(4):
-        k = kind(rank, s)
+        k = rank * 4 + s
         if k == wk:
             continue
-        pool += [k] * (hand[k] - taken.count(k))
-    pool.sort(key=lambda k: (_sf_potential(hand, level, rank, k % 4), -(k % 4)))
+        m = hand[k] - taken.count(k) if taken else hand[k]
+        if m > 0:
+            held.append(((_sf_potential(hand, level, rank, s), -s), k, m))
+    if len(held) > 1:
+        held.sort()  # keys differ by suit: the order of a stable sort of the cards by key
+    pool: list[int] = []
+    for _key, k, m in held:
+        pool += [k] * m
     return pool[:n]
 
 
 def naturals(hand: Hand, level: int) -> list[int]:
     """Natural (non-wild) card counts per rank code (13 ranks, small joker, big joker)."""
-    wk = wild_kind(level)
-    counts = [0] * 15
-    for c in range(52):
-        if c != wk:
-            counts[c // 4] += hand[c]
-    counts[SB_CODE] = hand[SMALL_JOKER]
-    counts[HR_CODE] = hand[BIG_JOKER]
+    counts = [sum(hand[k : k + 4]) for k in range(0, 52, 4)]
+    counts[level] -= hand[wild_kind(level)]
+    counts.append(hand[SMALL_JOKER])
+    counts.append(hand[BIG_JOKER])
     return counts
 
 
@@ -282,7 +293,6 @@ def realize(shape: Shape, hand: Hand, level: int) -> tuple[int, ...]:
     """
     wk = wild_kind(level)
     w = hand[wk]
-    counts = naturals(hand, level)
     t = shape.type
     cards: list[int] = []
 
@@ -305,7 +315,7 @@ def realize(shape: Shape, hand: Hand, level: int) -> tuple[int, ...]:
     elif t == ComboType.FULL_HOUSE:
         fill(shape.key, 3)
         used = cards.count(wk)
-        pair = _pair_for(counts, shape.key, w - used, level)
+        pair = _pair_for(naturals(hand, level), shape.key, w - used, level)
         if pair is None:
             raise ValueError("no pair for the full house")
         rank, cost = pair

@@ -39,7 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from tom_envs.core.game import Encoder
-from tom_envs.games.guandan.cards import NUM_KINDS, as_array, wild_kind
+from tom_envs.games.guandan.cards import NUM_KINDS, as_array, hand_from_cards, wild_kind
+from tom_envs.games.guandan.legal import hand_info, runs
 from tom_envs.games.guandan.state import GuandanConfig, GuandanState
 from tom_envs.games.guandan.view import GuandanView
 
@@ -115,22 +116,80 @@ def wild_features(hand: bytes, level: int) -> np.ndarray:
     return out
 
 
-_WILD: dict[tuple[bytes, int], np.ndarray] = {}
+def _wild_bytes(hand: bytes, level: int) -> bytes:
+    """:func:`wild_features` as 12 bytes (0 or 1), from the legal-move generator's summary of the
+    hand (natural counts and suits per rank), kept with it per (hand, level)."""
+    info = hand_info(hand, level)
+    got = info.wild
+    if got is not None:
+        return got
+    w = info.w
+    if not w:
+        got = info.wild = _NO_WILD
+        return got
+    c = info.c
+    out = bytearray(12)
+    out[0] = 1
+    out[1] = w >= 2
+    out[2] = any(runs(mask, w)[1] for mask in info.suit_positions())
+    top = max(c) + w
+    for j in range(7):
+        out[3 + j] = top >= 4 + j
+    present = 0
+    for p, r in enumerate(_POS_RANKS):
+        if c[r]:
+            present |= 1 << p
+    out[10] = runs(present, w)[1]
+    pairs = [min(c[r], 2) for r in _POS_RANKS]
+    low = max(4, 6 - w)
+    out[11] = any(low <= pairs[p] + pairs[p + 1] + pairs[p + 2] < 6 for p in range(12))
+    got = info.wild = bytes(out)
+    return got
 
 
-def _wild_cached(hand: bytes, level: int) -> np.ndarray:
-    """:func:`wild_features`, kept per (hand, level): a hand is unchanged until its owner plays.
-    The array is only read (copied into the vector), never handed out."""
-    if type(hand) is not bytes:  # only immutable hands are kept
-        return wild_features(hand, level)
-    key = (hand, level)
-    hit = _WILD.get(key)
+_NO_WILD = bytes(12)
+_POS_RANKS = tuple(_POS_RANK.tolist())
+
+
+_COUNTS: dict[tuple[int, ...], bytes] = {}
+_NO_CARDS = bytes(NUM_KINDS)
+
+
+def _card_counts(cards: tuple[int, ...]) -> bytes:
+    """The 54 counts of a tuple of played cards (kept per tuple)."""
+    hit = _COUNTS.get(cards)
     if hit is None:
-        hit = wild_features(hand, level)
-        if len(_WILD) >= 16384:
-            _WILD.clear()
-        _WILD[key] = hit
+        hit = hand_from_cards(cards)
+        if len(_COUNTS) >= 16384:
+            _COUNTS.clear()
+        _COUNTS[cards] = hit
     return hit
+
+
+_FULL_COUNTS = int.from_bytes(bytes([2]) * NUM_KINDS, "big")
+
+
+def _unseen(hand: bytes, played: tuple[bytes, ...]) -> bytes | None:
+    """``2 - hand - played`` per card kind as 54 bytes, computed on the hands read as base-256
+    numbers (no count borrows from the next one while every difference is >= 0); ``None`` when
+    some difference is negative (a hand-made position), which the caller computes in floats."""
+    v = _FULL_COUNTS - int.from_bytes(hand, "big")
+    for p in played:
+        v -= int.from_bytes(p, "big")
+    if v < 0:
+        return None
+    out = v.to_bytes(NUM_KINDS, "big")
+    return out if max(out) <= 2 else None  # a borrow leaves a byte >= 254
+
+
+_LEFT = (0, OFFSETS["left_next"], OFFSETS["left_partner"], OFFSETS["left_previous"])
+_MY_LEVEL, _THEIR_LEVEL = OFFSETS["my_level"], OFFSETS["their_level"]
+_CURRENT_LEVEL, _LEADING = OFFSETS["current_level"], OFFSETS["leading"]
+_LEVEL_IS_MINE, _FINISHED = OFFSETS["level_is_mine"], OFFSETS["finished"]
+_LEAD_OWNER, _UNSEEN = OFFSETS["lead_owner"], OFFSETS["unseen"]
+_PHASE_AT = {name: OFFSETS["phase"] + i for i, name in enumerate(PHASES)}
+_TAIL = bytes(OBS_SIZE - OFFSETS["left_next"])  # the one-hot pieces, zero before they are set
+assert OFFSETS["left_next"] == OFFSETS["played_previous"] + 54  # the bytes pieces come first
 
 
 class GuandanEncoder(Encoder[GuandanView, GuandanState]):
@@ -169,38 +228,50 @@ class GuandanEncoder(Encoder[GuandanView, GuandanState]):
         return out.copy()
 
     def _encode(self, view: GuandanView) -> np.ndarray:
-        out = np.zeros(OBS_SIZE, dtype=np.float32)
-        o = OFFSETS
-        hand = as_array(view.hand, np.float32)
-        out[o["own_hand"] : o["own_hand"] + 54] = hand
-        out[o["wild_features"] : o["wild_features"] + 12] = _wild_cached(view.hand, view.level)
-        played = _stack(view.played)  # (4, 54)
-        out[o["unseen"] : o["unseen"] + 54] = _FULL - hand - played.sum(axis=0)
-        if view.lead is not None:
-            a = o["last_action"]
-            for c in view.lead[2]:
-                out[a + c] += 1.0
+        # Every entry is a small count (0..2) or a flag, so the vector is assembled as bytes, one
+        # entry a byte, in the layout's order, and converted to float32 in one numpy call.
+        hand = view.hand if type(view.hand) is bytes else bytes(view.hand)
+        played = view.played
+        if not all(type(p) is bytes for p in played):
+            played = tuple(bytes(p) for p in played)
+        unseen = _unseen(hand, played)
+        lead = view.lead
         last = view.partner_last()
-        if last is not None:
-            a = o["partner_last_action"]
-            for c in last[2]:
-                out[a + c] += 1.0
-        for name, rel in (("played_next", 1), ("played_partner", 2), ("played_previous", 3)):
-            out[o[name] : o[name] + 54] = played[rel]
-        for name, rel in (("left_next", 1), ("left_partner", 2), ("left_previous", 3)):
-            out[o[name] + view.cards_left[rel]] = 1.0
-        out[o["my_level"] + view.my_level] = 1.0
-        out[o["their_level"] + view.their_level] = 1.0
-        out[o["current_level"] + view.level] = 1.0
-        if view.phase in PHASES:
-            out[o["phase"] + PHASES.index(view.phase)] = 1.0
-        out[o["leading"]] = float(view.leading)
-        out[o["level_is_mine"]] = float(view.level_is_mine)
+        buf = bytearray().join(
+            (
+                hand,
+                _wild_bytes(hand, view.level),
+                _NO_CARDS if unseen is None else unseen,
+                _NO_CARDS if lead is None else _card_counts(lead[2]),
+                _NO_CARDS if last is None else _card_counts(last[2]),
+                played[1],
+                played[2],
+                played[3],
+                _TAIL,
+            )
+        )
+        left = view.cards_left
+        buf[_LEFT[1] + left[1]] = 1
+        buf[_LEFT[2] + left[2]] = 1
+        buf[_LEFT[3] + left[3]] = 1
+        buf[_MY_LEVEL + view.my_level] = 1
+        buf[_THEIR_LEVEL + view.their_level] = 1
+        buf[_CURRENT_LEVEL + view.level] = 1
+        at = _PHASE_AT.get(view.phase)
+        if at is not None:
+            buf[at] = 1
+        if view.leading:
+            buf[_LEADING] = 1
+        if view.level_is_mine:
+            buf[_LEVEL_IS_MINE] = 1
         for rel in view.finished:
-            if view.cards_left[rel] == 0:
-                out[o["finished"] + rel] = 1.0
-        if view.lead is not None:
-            out[o["lead_owner"] + view.lead[0]] = 1.0
+            if left[rel] == 0:
+                buf[_FINISHED + rel] = 1
+        if lead is not None:
+            buf[_LEAD_OWNER + lead[0]] = 1
+        out = np.frombuffer(buf, dtype=np.uint8).astype(np.float32)
+        if unseen is None:
+            out[_UNSEEN : _UNSEEN + 54] = _FULL - as_array(hand, np.float32) - _stack(played).sum(0)
         return out
 
     def encode_state(self, state: GuandanState) -> np.ndarray:

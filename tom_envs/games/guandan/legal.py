@@ -168,59 +168,110 @@ def _segment(seg: bytes) -> tuple[int, int]:
     return out
 
 
-def playable(hand: Hand, level: int, only: int | None = None) -> list[int]:
-    """Indices into :data:`SHAPES` (ascending) that ``hand`` can play: pure Python, the same
-    semantics as :func:`playable_mask` (the tests check the two against each other).
-    ``only``: a non-bomb type; other non-bomb types are skipped (bombs are always listed)."""
-    if type(hand) is not bytes:
-        hand = bytes(hand)
-    wk = level * 4
-    w = hand[wk]
-    c = [0] * 13
-    suits = [0] * 13  # bit mask of the suits held per rank (natural cards)
-    segments = _SEGMENTS
-    for r in range(13):
-        k = r * 4
-        # the level rank's heart is the wild card, not a natural card of its rank
-        seg = hand[k : k + 4] if r != level else b"\0" + hand[k + 1 : k + 4]
-        hit = segments.get(seg)
-        if hit is None:
-            hit = _segment(seg)
-        c[r], suits[r] = hit
-    sb, hr = hand[52], hand[53]
-    out: list[int] = []
-    add = out.append
-    every = only is None
-    # singles, pairs (natural, jokers, wild only)
-    if every or only == ComboType.SINGLE:
+class _HandInfo:
+    """What the generator knows about one ``(hand, level)``: the natural counts and suits per rank,
+    the wild cards and jokers, and the playable shapes of each type, each computed on first use
+    (a seat that passes keeps its hand, so its next turn reads them back)."""
+
+    __slots__ = ("bombs", "c", "every", "hr", "sb", "suits", "types", "w", "wild")
+
+    def __init__(self, hand: bytes, level: int) -> None:
+        c = [0] * 13
+        suits = [0] * 13  # bit mask of the suits held per rank (natural cards)
+        segments = _SEGMENTS
         for r in range(13):
-            if c[r]:
-                add(_SINGLE + r)
-        if sb:
-            add(_SINGLE + 13)
-        if hr:
-            add(_SINGLE + 14)
-        if w:
-            add(_SINGLE + 15)
-    if every or only == ComboType.PAIR:
+            k = r * 4
+            # the level rank's heart is the wild card, not a natural card of its rank
+            seg = hand[k : k + 4] if r != level else b"\0" + hand[k + 1 : k + 4]
+            hit = segments.get(seg)
+            if hit is None:
+                hit = _segment(seg)
+            c[r], suits[r] = hit
+        self.c = c
+        self.suits = suits
+        self.w = hand[level * 4]
+        self.sb = hand[52]
+        self.hr = hand[53]
+        self.types: list[list[int] | None] = [None] * 7  # SINGLE .. PLATE
+        self.bombs: list[int] | None = None  # straight flushes, bombs, the joker bomb
+        self.every: tuple[int, ...] | None = None
+        self.wild: bytes | None = None  # the encoder's wild-card flags (encode.py)
+
+    def suit_positions(self) -> tuple[int, int, int, int]:
+        """Per suit, the 14-bit mask of the sequence positions (A low .. A high) held."""
+        acc = 0
+        suits = self.suits
         for r in range(13):
-            if c[r] >= 2 or (c[r] and w):
-                add(_PAIR + r)
-        if sb == 2:
-            add(_PAIR + 13)
-        if hr == 2:
-            add(_PAIR + 14)
-        if w == 2:
-            add(_PAIR + 15)
-    if every or only == ComboType.TRIPS:
-        for r in range(13):
-            if c[r] and c[r] + w >= 3:
-                add(_TRIPS + r)
-    # full houses: trips part, then the cheapest pair of another rank
+            acc |= _SPREAD[suits[r]] << r
+        out = []
+        for s in range(4):
+            ranks = (acc >> (16 * s)) & 0x1FFF
+            out.append(((ranks << 1) | (ranks >> 12)) & 0x3FFF)  # position 0 is the ace (rank 12)
+        return out[0], out[1], out[2], out[3]
+
+    def of_type(self, t: int) -> list[int]:
+        """Playable shapes of the non-bomb type ``t`` (ascending)."""
+        got = self.types[t]
+        if got is None:
+            got = self.types[t] = _TYPE_FNS[t](self)
+        return got
+
+    def bomb_shapes(self) -> list[int]:
+        """Playable straight flushes, bombs and joker bomb (ascending)."""
+        got = self.bombs
+        if got is None:
+            got = self.bombs = _bombs(self)
+        return got
+
+    def all_shapes(self) -> tuple[int, ...]:
+        """Every playable shape (ascending: types are in catalogue order, bombs last)."""
+        got = self.every
+        if got is None:
+            out: list[int] = []
+            for t in range(7):
+                out += self.of_type(t)
+            out += self.bomb_shapes()
+            got = self.every = tuple(out)
+        return got
+
+
+def _singles(h: _HandInfo) -> list[int]:
+    c = h.c
+    out = [_SINGLE + r for r in range(13) if c[r]]
+    if h.sb:
+        out.append(_SINGLE + 13)
+    if h.hr:
+        out.append(_SINGLE + 14)
+    if h.w:
+        out.append(_SINGLE + 15)
+    return out
+
+
+def _pairs(h: _HandInfo) -> list[int]:
+    c, w = h.c, h.w
+    out = [_PAIR + r for r in range(13) if c[r] >= 2 or (c[r] and w)]
+    if h.sb == 2:
+        out.append(_PAIR + 13)
+    if h.hr == 2:
+        out.append(_PAIR + 14)
+    if w == 2:
+        out.append(_PAIR + 15)
+    return out
+
+
+def _trips(h: _HandInfo) -> list[int]:
+    c, w = h.c, h.w
+    return [_TRIPS + r for r in range(13) if c[r] and c[r] + w >= 3]
+
+
+def _full_houses(h: _HandInfo) -> list[int]:
+    # the trips part, then the cheapest pair of another rank
+    c, w = h.c, h.w
     twos = sum(1 for x in c if x >= 2)
     ones = sum(1 for x in c if x == 1)
-    jp = sb == 2 or hr == 2
-    for r in range(13 if every or only == ComboType.FULL_HOUSE else 0):
+    jp = h.sb == 2 or h.hr == 2
+    out = []
+    for r in range(13):
         if not c[r]:
             continue
         need = max(0, 3 - c[r])
@@ -233,9 +284,15 @@ def playable(hand: Hand, level: int, only: int | None = None) -> list[int]:
         else:
             cost = 2
         if need + cost <= w:
-            add(_FH + r)
-    # straights (not forced into one suit), tubes, plates
-    for start in range(10 if every or only == ComboType.STRAIGHT else 0):
+            out.append(_FH + r)
+    return out
+
+
+def _straights(h: _HandInfo) -> list[int]:
+    # not forced into one suit
+    c, suits, w = h.c, h.suits, h.w
+    out = []
+    for start in range(10):
         miss = 0
         any_bits = 0
         all_bits = 15
@@ -247,34 +304,88 @@ def playable(hand: Hand, level: int, only: int | None = None) -> list[int]:
             else:
                 miss += 1
         if miss <= w and not (any_bits == all_bits and any_bits in (1, 2, 4, 8)):
-            add(_STRAIGHT + start)
-    for start in range(12 if every or only == ComboType.TUBE else 0):
-        miss = sum(max(0, 2 - c[_POS[p]]) for p in range(start, start + 3))
-        if miss <= w:
-            add(_TUBE + start)
-    for start in range(13 if every or only == ComboType.PLATE else 0):
-        miss = sum(max(0, 3 - c[_POS[p]]) for p in range(start, start + 2))
-        if miss <= w:
-            add(_PLATE + start)
-    for s in range(4):
-        bit = 1 << s
-        held = [1 if suits[r] & bit else 0 for r in _POS]
-        if sum(held) + w < 5:
-            continue
-        window = sum(held[:5])
-        for start in range(10):
-            if start:
-                window += held[start + 4] - held[start - 1]
-            if window + w >= 5:
-                add(_SF + s * 10 + start)
+            out.append(_STRAIGHT + start)
+    return out
+
+
+def _tubes(h: _HandInfo) -> list[int]:
+    c, w = h.c, h.w
+    need = [2 - c[r] if c[r] < 2 else 0 for r in _POS]  # cards missing for a pair, by position
+    return [_TUBE + p for p in range(12) if need[p] + need[p + 1] + need[p + 2] <= w]
+
+
+def _plates(h: _HandInfo) -> list[int]:
+    c, w = h.c, h.w
+    need = [3 - c[r] if c[r] < 3 else 0 for r in _POS]  # cards missing for trips, by position
+    return [_PLATE + p for p in range(13) if need[p] + need[p + 1] <= w]
+
+
+#: Per suit held bits (0..15): the suits spread 16 bits apart, to gather each suit's ranks.
+_SPREAD = tuple(sum(1 << (16 * s) for s in range(4) if b >> s & 1) for b in range(16))
+_WINDOWS = tuple(0x1F << start for start in range(10))  # five positions from each start
+_RUNS: dict[int, tuple[tuple[int, ...], bool]] = {}
+
+
+def runs(mask: int, w: int) -> tuple[tuple[int, ...], bool]:
+    """For a 14-bit mask of held sequence positions and ``w`` wild cards: the starts of the
+    five-position windows the wilds complete (held + ``w`` >= 5), and whether some window needs
+    them (``5 - w`` <= held < 5). Kept per (mask, w)."""
+    key = mask | (w << 14)
+    hit = _RUNS.get(key)
+    if hit is None:
+        held = [(mask & m).bit_count() for m in _WINDOWS]
+        hit = (
+            tuple(i for i, n in enumerate(held) if n + w >= 5),
+            any(5 - w <= n < 5 for n in held),
+        )
+        _RUNS[key] = hit
+    return hit
+
+
+def _bombs(h: _HandInfo) -> list[int]:
+    c, w = h.c, h.w
+    out: list[int] = []
+    for s, mask in enumerate(h.suit_positions()):
+        out += [_SF + s * 10 + start for start in runs(mask, w)[0]]
+    add = out.append
     for r in range(13):
         if c[r]:
             top = min(c[r] + w, 10)
             for n in range(4, top + 1):
                 add(_BOMB + r * 7 + n - 4)
-    if sb == 2 and hr == 2:
+    if h.sb == 2 and h.hr == 2:
         add(_JOKERS)
     return out
+
+
+_TYPE_FNS = (_singles, _pairs, _trips, _full_houses, _straights, _tubes, _plates)
+_INFO: dict[tuple[bytes, int], _HandInfo] = {}
+
+
+def hand_info(hand: Hand, level: int) -> _HandInfo:
+    """The (kept) :class:`_HandInfo` of ``hand`` at ``level``: hands are immutable bytes."""
+    if type(hand) is not bytes:
+        hand = bytes(hand)
+    key = (hand, level)
+    info = _INFO.get(key)
+    if info is None:
+        info = _HandInfo(hand, level)
+        if len(_INFO) >= 16384:
+            _INFO.clear()
+        _INFO[key] = info
+    return info
+
+
+def playable(hand: Hand, level: int, only: int | None = None) -> list[int]:
+    """Indices into :data:`SHAPES` (ascending) that ``hand`` can play: pure Python, the same
+    semantics as :func:`playable_mask` (the tests check the two against each other).
+    ``only``: a non-bomb type; other non-bomb types are skipped (bombs are always listed)."""
+    info = hand_info(hand, level)
+    if only is None:
+        return list(info.all_shapes())
+    if 0 <= only < 7:
+        return info.of_type(only) + info.bomb_shapes()
+    return list(info.bomb_shapes())
 
 
 @cache
@@ -292,6 +403,8 @@ def legal_plays_py(hand: Hand, level: int, current: int | None) -> list[int]:
     return [i for i in plays if i in ok]
 
 
+#: The type a play on each shape must have (-1: a bomb, only bombs answer it).
+_ANSWER_TYPE = tuple(-1 if s.is_bomb else int(s.type) for s in SHAPES)
 _PLAY_ACTIONS: dict[tuple[Hand, int, int | None], tuple[int, ...]] = {}
 
 
@@ -304,8 +417,20 @@ def legal_play_actions(hand: Hand, level: int, current: int | None) -> tuple[int
     hit = _PLAY_ACTIONS.get(key)
     if hit is not None:
         return hit
-    out = [SHAPE_BASE + i for i in legal_plays_py(hand, level, current)]
-    legal = tuple(out) if current is None else (0, *out)
+    info = hand_info(hand, level)
+    if current is None:
+        legal = tuple([SHAPE_BASE + i for i in info.all_shapes()])
+    else:
+        ok = _beater_set(level, current)
+        t = _ANSWER_TYPE[current]
+        if t < 0:
+            legal = (0, *[SHAPE_BASE + i for i in info.bomb_shapes() if i in ok])
+        else:  # every bomb beats a non-bomb (see _beaters)
+            legal = (
+                0,
+                *[SHAPE_BASE + i for i in info.of_type(t) if i in ok],
+                *[SHAPE_BASE + i for i in info.bomb_shapes()],
+            )
     if len(_PLAY_ACTIONS) >= 65536:
         _PLAY_ACTIONS.clear()
     _PLAY_ACTIONS[key] = legal

@@ -82,7 +82,8 @@ class GuandanGame(Game[GuandanState, GuandanView]):
     def __init__(self, config: GuandanConfig | None = None) -> None:
         self.config = config or GuandanConfig()
         self._cache: tuple[GuandanState | None, int, tuple[int, ...]] = (None, -1, ())
-        self._view_cache: dict[int, tuple[tuple[Move, ...], tuple]] = {}
+        # view.py's per-player conversions: history, tribute and results (by source object)
+        self._view_cache: dict[object, tuple[object, tuple]] = {}
         self._obs_cache: dict[int, tuple[GuandanState, GuandanView]] = {}
 
     @property

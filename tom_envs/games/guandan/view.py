@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tom_envs.games.guandan.rules import GuandanGame
-    from tom_envs.games.guandan.state import GuandanState
+    from tom_envs.games.guandan.state import GuandanState, Tribute
 
 #: Relative seat names.
 ME, NEXT, PARTNER, PREVIOUS = 0, 1, 2, 3
@@ -111,7 +111,7 @@ def _history(game: GuandanGame, history: tuple, player: int) -> tuple[PublicMove
             return out
         n = len(src)
         if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
-            out = (*out, *(_public(m, player) for m in history[n:]))
+            out = out + tuple([((m[0] - player) % 4, m[1], m[2], m[3]) for m in history[n:]])
             cache[player] = (history, out)
             return out
     out = tuple(_public(m, player) for m in history)
@@ -119,47 +119,104 @@ def _history(game: GuandanGame, history: tuple, player: int) -> tuple[PublicMove
     return out
 
 
+_SIZES: dict[bytes, int] = {}
+
+
+def _size(hand: bytes) -> int:
+    """Cards in a hand (kept per hand: a hand is unchanged until its owner plays)."""
+    n = _SIZES.get(hand)
+    if n is None:
+        n = sum(hand)
+        if type(hand) is bytes:
+            if len(_SIZES) >= 16384:
+                _SIZES.clear()
+            _SIZES[hand] = n
+    return n
+
+
+def _tribute(game: GuandanGame, trib: Tribute | None, player: int) -> tuple:
+    """The tribute fields of ``player``'s view (kept per tribute object and player: a deal's
+    tribute is unchanged once play starts)."""
+    if trib is None:
+        return _NO_TRIBUTE
+    cache = game._view_cache
+    key = ("tribute", player)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is trib:
+        return hit[1]
+    out = (
+        tuple(_rel(s, player) for s in trib.payers),
+        tuple(_rel(s, player) for s in trib.receivers),
+        tuple((_rel(s, player), c) for s, c in trib.paid),
+        tuple((_rel(s, player), c) for s, c in trib.returned),
+        trib.anti,
+    )
+    cache[key] = (trib, out)
+    return out
+
+
+_NO_TRIBUTE = ((), (), (), (), False)
+
+
+def _results(game: GuandanGame, results: tuple, player: int) -> tuple:
+    """Earlier deals from ``player``'s side (kept per results tuple and player)."""
+    if not results:
+        return ()
+    cache = game._view_cache
+    key = ("results", player)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is results:
+        return hit[1]
+    mine = player % 2
+    out = tuple(
+        (tuple(_rel(s, player) for s in r.order), r.winner == mine, r.advance) for r in results
+    )
+    cache[key] = (results, out)
+    return out
+
+
 def observe(game: GuandanGame, state: GuandanState, player: int) -> GuandanView:
     """Build ``player``'s view of ``state``."""
     if player not in (0, 1, 2, 3):
         raise ValueError(f"player must be 0..3, got {player}")
-    seats = [(player + d) % 4 for d in range(4)]
+    s1, s2, s3 = (player + 1) % 4, (player + 2) % 4, (player + 3) % 4
     mine = player % 2
-    trib = state.tribute
-
-    values = dict(
-        player=player,
-        phase=state.phase,
-        hand=state.hands[player],
-        level=state.level,
-        my_level=state.levels[mine],
-        their_level=state.levels[1 - mine],
-        level_is_mine=state.level_team == mine,
-        cards_left=tuple(sum(state.hands[s]) for s in seats),  # type: ignore[arg-type]
-        played=tuple(state.played[s] for s in seats),
-        lead=None if state.lead is None else _public(state.lead, player),
-        to_act=-1 if state.to_act < 0 else _rel(state.to_act, player),
-        history=_history(game, state.history, player),
-        finished=tuple(_rel(s, player) for s in state.finished),
-        tribute_payers=() if trib is None else tuple(_rel(s, player) for s in trib.payers),
-        tribute_receivers=() if trib is None else tuple(_rel(s, player) for s in trib.receivers),
-        tribute_paid=() if trib is None else tuple((_rel(s, player), c) for s, c in trib.paid),
-        tribute_returned=()
-        if trib is None
-        else tuple((_rel(s, player), c) for s, c in trib.returned),
-        anti_tribute=False if trib is None else trib.anti,
-        deal=state.deal,
-        match=game.config.match,
-        results=tuple(
-            (tuple(_rel(s, player) for s in r.order), r.winner == mine, r.advance)
-            for r in state.results
-        ),
-        a_fails=(state.a_fails[mine], state.a_fails[1 - mine]),
-        match_winner=None
-        if state.winner is None
-        else (-1 if state.winner < 0 else (0 if state.winner == mine else 1)),
-        legal_actions=game.legal_actions(state, player),
-    )
+    hands = state.hands
+    played = state.played
+    lead = state.lead
+    levels = state.levels
+    payers, receivers, paid, returned, anti = _tribute(game, state.tribute, player)
+    winner = state.winner
+    a_fails = state.a_fails
+    finished = state.finished
+    values = {
+        "player": player,
+        "phase": state.phase,
+        "hand": hands[player],
+        "level": state.level,
+        "my_level": levels[mine],
+        "their_level": levels[1 - mine],
+        "level_is_mine": state.level_team == mine,
+        "cards_left": (_size(hands[player]), _size(hands[s1]), _size(hands[s2]), _size(hands[s3])),
+        "played": (played[player], played[s1], played[s2], played[s3]),
+        "lead": None if lead is None else ((lead[0] - player) % 4, lead[1], lead[2], lead[3]),
+        "to_act": -1 if state.to_act < 0 else (state.to_act - player) % 4,
+        "history": _history(game, state.history, player),
+        "finished": tuple([(s - player) % 4 for s in finished]) if finished else (),
+        "tribute_payers": payers,
+        "tribute_receivers": receivers,
+        "tribute_paid": paid,
+        "tribute_returned": returned,
+        "anti_tribute": anti,
+        "deal": state.deal,
+        "match": game.config.match,
+        "results": _results(game, state.results, player),
+        "a_fails": (a_fails[mine], a_fails[1 - mine]),
+        "match_winner": None
+        if winner is None
+        else (-1 if winner < 0 else (0 if winner == mine else 1)),
+        "legal_actions": game.legal_actions(state, player),
+    }
     view = _new(GuandanView)  # the frozen dataclass, filled with one call (no __post_init__)
     _set_dict(view, values)
     return view
