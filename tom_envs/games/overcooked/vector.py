@@ -12,7 +12,16 @@ It follows the batched-engine contract of :mod:`tom_envs.core.vector` (same-step
 multi-agent loops). Episodes run in lockstep (every env starts together and ends at the horizon,
 ``terminated`` as in the single env). With ``autoreset=True`` (default) the step that ends the
 episodes returns the observations of the new episodes, as JaxMARL and SB3's vector envs do.
-Every action is legal in every state (the masks are all ones).
+Every action is legal in every state (the masks are all ones). Each step returns a new
+observation array (callers may keep it).
+
+How it is fast: the state is a few small integer arrays (cells, facings, held items, pots,
+counters), and everything an observation holds is looked up in tables built once per layout
+from the encoder itself: a chef's plane writes and feature block per (cell, facing, held item),
+a pot's writes per (onions, tick), a counter's per item, the walking distances to every counter,
+the partner offsets per pair of cells. A step fills the observations with the terrain (and the
+time, the same in every env: episodes run in lockstep), then scatters the looked-up values with
+flat indices, a few numpy calls per step whatever the batch size.
 
 Example::
 
@@ -44,11 +53,33 @@ from tom_envs.games.overcooked.rules import (
     Item,
     OvercookedConfig,
     OvercookedState,
+    soup_onions,
 )
 
 INTERACT = 5
 # Plain ints: IntEnum attribute lookups cost a microsecond each in the hot loops.
 ONION, DISH, SOUP_1, SOUP_3 = int(Item.ONION), int(Item.DISH), int(Item.SOUP_1), int(Item.SOUP_3)
+#: ``pair[:, p]`` of a ``(B, 2)`` chef array: observer ``p``'s chef first, then the partner.
+_PERM = np.array([[0, 1], [1, 0]])
+#: Counter item -> feature slot: onion 0, plate 1, soup 2, nothing 3 (the nearest empty counter).
+_SLOT = np.array([3, 0, 1, 2, 2, 2])
+
+
+def _item_writes(base: int, item: int) -> list[tuple[int, float]]:
+    """Plane writes of an item lying (or held) on the cell at offset ``base`` (the encoder's)."""
+    if item == ONION:
+        return [(base + 23, 1.0)]
+    if item == DISH:
+        return [(base + 22, 1.0)]
+    if item >= SOUP_1:
+        return [(base + 18, float(soup_onions(item))), (base + 21, 1.0)]
+    return []
+
+
+def _padded(writes: list[tuple[int, float]], size: int) -> tuple[list[int], list[float]]:
+    """``writes`` repeated to ``size`` (writing a value twice to one place changes nothing)."""
+    writes = (writes * size)[:size]
+    return [o for o, _ in writes], [v for _, v in writes]
 
 
 class OvercookedVectorEnv(VectorGame):
@@ -91,7 +122,7 @@ class OvercookedVectorEnv(VectorGame):
         tables = layout.tables
         self.layout = layout
         W, H = layout.width, layout.height
-        C = W * H
+        self._C = C = W * H
         self._cell_of = {(x, y): x * H + y for x in range(W) for y in range(H)}
         self._pos_of = {c: p for p, c in self._cell_of.items()}
         move = np.zeros((C, 4), dtype=np.int32)
@@ -105,35 +136,141 @@ class OvercookedVectorEnv(VectorGame):
             kind[self._cell_of[pos], d] = k
             index[self._cell_of[pos], d] = i
         self._move, self._kind, self._index = move, kind, index
+        # Flat tables: [cell * 6 + action] -> the cell moved to (interact and stay: the same);
+        # [cell * 4 + facing] -> what the chef faces.
+        self._move6 = np.concatenate([move, np.arange(C)[:, None].repeat(2, 1)], 1).ravel()
+        self._kind4, self._index4 = kind.ravel().astype(np.intp), index.ravel().astype(np.intp)
         self.P, self.K = len(layout.pots), len(layout.counters)
         self._ct = self.config.cook_time
         self._auto = self.config.cooking == "auto"
         self._value = float(self.config.delivery_reward)
         self._horizon = self.config.horizon
         self._rows = np.arange(num_envs)
-        self._both = np.concatenate([self._rows * 2, self._rows * 2 + 1])
-        # Observation tables.
         self.obs_size = enc.observation_shape[0]
         self.obs_low, self.obs_high = enc.low, enc.high
         self._ones = np.ones((num_envs, 2, 6), dtype=bool)
-        self._base, self._urgent = enc._base, enc._urgent
-        self._pot_cells = np.array([self._cell_of[p] for p in layout.pots], dtype=np.int64)
-        self._counter_cells = np.array([self._cell_of[p] for p in layout.counters], dtype=np.int64)
-        chef = enc.chef_size
-        self._chef_table = np.zeros((C, 4, 6, chef), dtype=np.float32)
-        for (pos, facing, held), block in enc._chef_block.items():
-            self._chef_table[self._cell_of[pos], facing, held] = block
-        inf = np.inf
-        cdist = np.full((C, max(self.K, 1)), inf)
-        for pos, ds in enc._counter_dist.items():
-            for k, d in enumerate(ds):
-                if d is not None:
-                    cdist[self._cell_of[pos], k] = d
-        self._cdist = cdist
-        self._x = np.array([self._pos_of[c][0] for c in range(C)], dtype=np.float64)
-        self._y = np.array([self._pos_of[c][1] for c in range(C)], dtype=np.float64)
         self._floor = np.array([self._cell_of[p] for p in layout.floor], dtype=np.int32)
+        self._observation_tables()
         self.reset()
+
+    # ------------------------------------------------------------------ tables
+    def _observation_tables(self) -> None:
+        """Everything an observation holds, per small integer code, from the encoder's values."""
+        enc, C, P, K, ct = self.encoder, self._C, self.P, self.K, self._ct
+        ch, D = NUM_CHANNELS, self.obs_size
+        layout = self.layout
+        self._rowbase = (np.arange(2 * self.num_envs, dtype=np.intp) * D).reshape(-1, 2)
+        # The observation before the chefs, pots and counters: terrain, time, urgency.
+        self._bases = [enc._base.copy(), enc._urgent.copy()]
+        self._tail = enc._tail  # partner offset, counters on counters, time, urgency
+        if enc.features_size:
+            self._bases[1][self._tail + 6] = 1.0
+        # Chefs: code (cell * 4 + facing) * 6 + held item; role 0 = the observer, 1 = the partner.
+        n_chef = C * 24
+        self._roles = np.array([0, n_chef])
+        chef_off = np.zeros((2, n_chef, 4), dtype=np.intp)
+        chef_val = np.ones((2, n_chef, 4), dtype=np.float32)
+        chef_feat = np.zeros((n_chef, enc.chef_size), dtype=np.float32)
+        for pos, cell in self._cell_of.items():
+            base = cell * ch
+            for facing in range(4):
+                for held in range(6):
+                    code = (cell * 4 + facing) * 6 + held
+                    for role in (0, 1):  # channels 0 / 2-5 (observer), 1 / 6-9 (partner)
+                        writes = [(base + role, 1.0), (base + 2 + 4 * role + facing, 1.0)]
+                        writes += _item_writes(base, held) or writes[:1]
+                        chef_off[role, code], chef_val[role, code] = _padded(writes, 4)
+                    block = enc._chef_block.get((pos, facing, held))
+                    if block is not None:  # floor cells
+                        chef_feat[code] = block
+        self._chef_off, self._chef_val = chef_off.reshape(-1, 4), chef_val.reshape(-1, 4)
+        self._chef_feat = chef_feat
+        # Pots: code onions * (cook_time + 2) + tick + 1, per pot.
+        n_pot = 4 * (ct + 2)
+        self._pot_codes = np.arange(P) * n_pot
+        pot_off = np.zeros((P, n_pot, 3), dtype=np.intp)
+        pot_val = np.zeros((P, n_pot, 3), dtype=np.float32)
+        pot_feat = np.zeros((n_pot, 4), dtype=np.float32)
+        for k, pos in enumerate(layout.pots):
+            base = self._cell_of[pos] * ch
+            for n in range(ONIONS_PER_SOUP + 1):
+                for tick in range(-1, ct + 1):
+                    code = n * (ct + 2) + tick + 1
+                    if not n:  # nothing to write: 0 over channel 16's 0
+                        writes = [(base + 16, 0.0)]
+                    elif tick < 0:
+                        writes = [(base + 16, float(n))]
+                    else:
+                        writes = [(base + 18, float(n)), (base + 20, float(ct - tick))]
+                        writes += [(base + 21, 1.0)] if tick >= ct else []
+                    pot_off[k, code], pot_val[k, code] = _padded(writes, 3)
+                    if n and k == 0:
+                        pot_feat[code, 0] = n / 3.0
+                        if tick >= 0:
+                            pot_feat[code, 1 + (tick >= ct)] = 1.0
+                            pot_feat[code, 3] = (ct - tick) / ct
+        self._pot_off, self._pot_val = pot_off.reshape(-1, 3), pot_val.reshape(-1, 3)
+        self._pot_feat = pot_feat
+        # Counters: code counter * 6 + item (an empty counter: 0 over channel 23's 0).
+        cnt_off = np.zeros((K * 6, 2), dtype=np.intp)
+        cnt_val = np.zeros((K * 6, 2), dtype=np.float32)
+        for k, pos in enumerate(layout.counters):
+            base = self._cell_of[pos] * ch
+            for item in range(6):
+                writes = _item_writes(base, item) or [(base + 23, 0.0)]
+                cnt_off[k * 6 + item], cnt_val[k * 6 + item] = _padded(writes, 2)
+        self._cnt_off, self._cnt_val = cnt_off, cnt_val
+        # per entry of the flattened (B, K) counters: counter * 6, and its env's first row (x2)
+        self._cnt_codes = np.tile(np.arange(K) * 6, self.num_envs)
+        # Flat offsets of observer 0's row of each env, in the shapes of the scatters above.
+        B, first = self.num_envs, self._rowbase[:, 0]
+        self._chef_rows = np.repeat(self._rowbase, 8).reshape(B, 2, 2, 4)
+        self._pot_rows = np.repeat(first, P * 3).reshape(B, P, 3)
+        self._cnt_rows = np.repeat(first, K * 2).reshape(-1, 2)
+        self._feature_tables()
+
+    def _feature_tables(self) -> None:
+        """Tables of the features: counters read in chunks of 3, partner offsets per cells.
+
+        A chunk's state is its 3 items in base 6; per (floor cell, chunk, state) the table holds
+        the walking distance / span to the nearest onion, plate, soup and empty counter of the
+        chunk (1: none, or unreachable; every reachable one is below 1), so that a chef's four
+        values are the minimum over the chunks; per state, the onions, plates and soups in it.
+        """
+        enc, C, K, layout = self.encoder, self._C, self.K, self.layout
+        floor = {self._cell_of[p]: i for i, p in enumerate(layout.floor)}
+        self._floor_of = np.zeros(C, dtype=np.intp)
+        self._floor_of[list(floor)] = list(floor.values())
+        n_chunks = -(-K // 3)
+        states = np.arange(216)
+        digits = np.stack([states % 6, states // 6 % 6, states // 36])  # (3, 216) items
+        near = np.ones((len(floor), n_chunks, 216, 4))
+        self._chunk_weights = np.zeros((n_chunks, max(K, 1)))
+        for k in range(K):
+            j, i = divmod(k, 3)
+            self._chunk_weights[j, k] = 6**i
+            d = np.ones(len(floor))
+            for pos in layout.floor:
+                dk = enc._counter_dist[pos][k]
+                if dk is not None:
+                    d[floor[self._cell_of[pos]]] = dk / enc._span
+            for item in range(6):
+                has = digits[i] == item
+                slot = _SLOT[item]
+                near[:, j, has, slot] = np.minimum(near[:, j, has, slot], d[:, None])
+        self._near = near.astype(np.float32).reshape(-1, 4)
+        self._counts = np.stack([(digits == item).sum(0) for item in (ONION, DISH)]
+                                + [(digits >= SOUP_1).sum(0)], 1)  # fmt: skip
+        self._chunk_rows = np.arange(n_chunks)[:, None] * 216
+        self._cell_rows = n_chunks * 216
+        self._count_feat = np.array([i / max(K, 1) for i in range(K + 1)], dtype=np.float32)
+        rel = np.zeros((2, C * C, 2), dtype=np.float32)
+        for p0, c0 in self._cell_of.items():
+            for p1, c1 in self._cell_of.items():
+                dx, dy = (p1[0] - p0[0]) / enc._W1, (p1[1] - p0[1]) / enc._H1
+                rel[0, c0 * C + c1] = (dx + 1.0) / 2.0, (dy + 1.0) / 2.0
+                rel[1, c0 * C + c1] = (1.0 - dx) / 2.0, (1.0 - dy) / 2.0
+        self._rel, self._rel_rows = rel.reshape(-1, 2), np.array([0, C * C])
 
     # ------------------------------------------------------------------ episodes
     def _start(self, rows: np.ndarray) -> None:
@@ -172,25 +309,24 @@ class OvercookedVectorEnv(VectorGame):
         episodes end at this step (the horizon, every env at once).
         """
         reward = np.zeros(self.num_envs, dtype=np.float64)
-        rows = self._rows
-        for p in (0, 1):
-            m = a[:, p] == INTERACT
-            if m.any():
-                self._interact(rows[m], p, reward)
-        # Movement with collisions.
-        pos, face = self.pos, self.facing
-        moving = a < 4
-        d = np.where(moving, a, 0)
-        intended = np.where(moving, self._move[pos, d], pos)
+        interact = a == INTERACT
+        if interact.any():
+            for p in (0, 1):  # chef 0 first, as the rules do
+                r = np.flatnonzero(interact[:, p])
+                if r.size:
+                    self._interact(r, p, reward)
+        # Movement with collisions (same cell, or a swap): both stay put.
+        pos = self.pos
+        intended = self._move6[pos * 6 + a]
         n0, n1 = intended[:, 0], intended[:, 1]
         collide = (n0 == n1) | ((n0 == pos[:, 1]) & (n1 == pos[:, 0]))
-        self.pos = np.where(collide[:, None], pos, intended).astype(np.int32)
-        self.facing = np.where(moving, a, face).astype(np.int32)
-        # Cooking.
+        np.copyto(pos, intended, where=~collide[:, None], casting="unsafe")
+        np.copyto(self.facing, a, where=a < 4, casting="unsafe")
+        # Cooking: a full pot starts by itself ("auto") and cooks this very step.
         tick = self.pot_tick
         if self._auto:
-            tick = np.where((tick < 0) & (self.pot_n == ONIONS_PER_SOUP), 0, tick)
-        self.pot_tick = np.where((tick >= 0) & (tick < self._ct), tick + 1, tick).astype(np.int32)
+            np.copyto(tick, 0, where=(tick < 0) & (self.pot_n == ONIONS_PER_SOUP))
+        tick += (tick >= 0) & (tick < self._ct)
         self.t += 1
         self.score += reward
         done = self.t >= self._horizon
@@ -198,157 +334,110 @@ class OvercookedVectorEnv(VectorGame):
 
     def _interact(self, r: np.ndarray, p: int, reward: np.ndarray) -> None:
         """Resolve player ``p``'s interactions in envs ``r`` (in place)."""
-        cell, facing = self.pos[r, p], self.facing[r, p]
-        kind, idx = self._kind[cell, facing], self._index[cell, facing]
-        h = self.held[r, p]
+        front = self.pos[r, p] * 4 + self.facing[r, p]
+        kind, idx = self._kind4[front], self._index4[front]
+        held = self.held
+        h = held[r, p]
         # Counters.
-        sel = kind == FACE_COUNTER
-        if sel.any():
+        sel = np.flatnonzero(kind == FACE_COUNTER)
+        if sel.size:
             rr, ii, hh = r[sel], idx[sel], h[sel]
             cur = self.counters[rr, ii]
-            place = (hh != 0) & (cur == 0)
-            pick = (hh == 0) & (cur != 0)
-            self.counters[rr[place], ii[place]] = hh[place]
-            self.held[rr[place], p] = 0
-            self.counters[rr[pick], ii[pick]] = 0
-            self.held[rr[pick], p] = cur[pick]
-        for face_kind, item in ((FACE_ONIONS, ONION), (FACE_DISHES, DISH)):
-            sel = (kind == face_kind) & (h == 0)
-            if sel.any():
-                self.held[r[sel], p] = item
-        sel = kind == FACE_POT
-        if sel.any():
+            swap = (hh == 0) != (cur == 0)  # place on an empty counter, or pick up from it
+            rr, ii = rr[swap], ii[swap]
+            self.counters[rr, ii] = hh[swap]
+            held[rr, p] = cur[swap]
+        empty = h == 0
+        sel = np.flatnonzero((kind == FACE_ONIONS) & empty)
+        if sel.size:
+            held[r[sel], p] = ONION
+        sel = np.flatnonzero((kind == FACE_DISHES) & empty)
+        if sel.size:
+            held[r[sel], p] = DISH
+        sel = np.flatnonzero(kind == FACE_POT)
+        if sel.size:
             rr, ii, hh = r[sel], idx[sel], h[sel]
             n, t = self.pot_n[rr, ii], self.pot_tick[rr, ii]
             if not self._auto:
                 start = (hh == 0) & (n > 0) & (t < 0)
                 self.pot_tick[rr[start], ii[start]] = 0
             take = (hh == DISH) & (t >= self._ct)
-            self.held[rr[take], p] = SOUP_1 + n[take] - 1
-            self.pot_n[rr[take], ii[take]] = 0
-            self.pot_tick[rr[take], ii[take]] = -1
+            if take.any():
+                rt, it = rr[take], ii[take]
+                held[rt, p] = SOUP_1 + n[take] - 1
+                self.pot_n[rt, it] = 0
+                self.pot_tick[rt, it] = -1
             add = (hh == ONION) & (t < 0) & (n < ONIONS_PER_SOUP)
-            self.pot_n[rr[add], ii[add]] = n[add] + 1
-            self.held[rr[add], p] = 0
-        sel = (kind == FACE_SERVING) & (h >= SOUP_1)
-        if sel.any():
+            if add.any():
+                ra, ia = rr[add], ii[add]
+                self.pot_n[ra, ia] = n[add] + 1
+                held[ra, p] = 0
+        sel = np.flatnonzero((kind == FACE_SERVING) & (h >= SOUP_1))
+        if sel.size:
             rr = r[sel]
             reward[rr] += np.where(h[sel] == SOUP_3, self._value, 0.0)
-            self.held[rr, p] = 0
+            held[rr, p] = 0
 
     # ------------------------------------------------------------------ observations
     def _observe(self) -> np.ndarray:
         """``(B, 2, obs_size)``: each chef's observation, exactly the encoder's."""
         B, D = self.num_envs, self.obs_size
+        enc = self.encoder
         urgent = self._horizon - self.t < URGENCY_STEPS
-        obs = np.empty((B, 2, D), dtype=np.float32)
-        obs[:] = self._urgent if urgent else self._base
-        flat = obs.reshape(B * 2, D)
-        enc = self.encoder
-        if enc.planes_size:
-            ch = NUM_CHANNELS
-            both = self._both  # flat rows of observer 0 then observer 1, env by env
-            # Objects, the same for both observers.
-            for p in (0, 1):
-                self._write_items(flat, both, np.tile(self.pos[:, p] * ch, 2), self.held[:, p])
-            pot_n, pot_t = np.tile(self.pot_n, (2, 1)), np.tile(self.pot_tick, (2, 1))
-            for k in range(self.P):
-                n, t = pot_n[:, k], pot_t[:, k]
-                base = int(self._pot_cells[k]) * ch
-                idle = (n > 0) & (t < 0)
-                flat[both[idle], base + 16] = n[idle]
-                cooking = (n > 0) & (t >= 0)
-                rc = both[cooking]
-                flat[rc, base + 18] = n[cooking]
-                flat[rc, base + 20] = self._ct - t[cooking]
-                done = t >= self._ct
-                flat[both[done], base + 21] = 1.0
-            nz = np.nonzero(self.counters)
-            if nz[0].size:
-                r = np.concatenate([nz[0] * 2, nz[0] * 2 + 1])
-                cells = np.tile(self._counter_cells[nz[1]] * ch, 2)
-                self._write_items(flat, r, cells, np.tile(self.counters[nz], 2))
-            # Who observes: my cell and facing, the partner's.
-            rows = self._rows
-            for obs_p in (0, 1):
-                r2 = rows * 2 + obs_p
-                me, other = self.pos[:, obs_p] * ch, self.pos[:, 1 - obs_p] * ch
-                flat[r2, me] = 1.0
-                flat[r2, me + 2 + self.facing[:, obs_p]] = 1.0
-                flat[r2, other + 1] = 1.0
-                flat[r2, other + 6 + self.facing[:, 1 - obs_p]] = 1.0
+        base = self._bases[urgent]
         if enc.features_size:
-            self._features(obs)
-        return obs
-
-    @staticmethod
-    def _write_items(arr: np.ndarray, r: np.ndarray, base: np.ndarray, item: np.ndarray) -> None:
-        """Write items (held or on counters) at plane offsets ``base`` of rows ``r``.
-
-        ``item`` is given per env; ``r`` and ``base`` may list every env twice (both observers).
-        """
-        if len(item) != len(r):
-            item = np.tile(item, len(r) // len(item))
-        onion = item == ONION
-        arr[r[onion], base[onion] + 23] = 1.0
-        dish = item == DISH
-        arr[r[dish], base[dish] + 22] = 1.0
-        soup = item >= SOUP_1
-        arr[r[soup], base[soup] + 18] = item[soup] - (SOUP_1 - 1)
-        arr[r[soup], base[soup] + 21] = 1.0
-
-    def _features(self, obs: np.ndarray) -> None:
-        enc = self.encoder
-        f, chef, P = enc.planes_size, enc.chef_size, self.P
-        tail = 12 + P
-        ct = self._ct
-        counters = self.counters
-        blocks = []
-        for c in (0, 1):
-            cell = self.pos[:, c]
-            block = self._chef_table[cell, self.facing[:, c], self.held[:, c]]
+            base[self._tail + 5] = self.t / self._horizon
+        obs = np.empty((B, 2, D), dtype=np.float32)
+        obs[:] = base
+        pos = self.pos
+        # (B, 2, 2): observer p's chef code, then the partner's.
+        pair = ((pos * 4 + self.facing) * 6 + self.held)[:, _PERM]
+        pots = self.pot_n * (self._ct + 2) + self.pot_tick + 1 if self.P else None
+        take = np.take
+        if enc.planes_size:
+            flat = obs.reshape(-1)
+            code = pair + self._roles
+            at = take(self._chef_off, code, axis=0)
+            at += self._chef_rows
+            flat[at] = take(self._chef_val, code, axis=0)
+            # Pots and the counters that hold something: the same writes in both observers' rows.
+            objects = []
+            if self.P:
+                objects.append((pots + self._pot_codes, self._pot_off, self._pot_val,
+                                self._pot_rows))  # fmt: skip
             if self.K:
-                d = self._cdist[cell]  # (B, K): walking distance to each counter
-                best = np.where(self._slot_mask, d[:, None, :], np.inf).min(axis=2)  # (B, 4)
-                block[:, tail : tail + 4] = np.where(np.isfinite(best), best / enc._span, 1.0)
-            blocks.append(block)
-        obs[:, 0, f : f + chef] = blocks[0]
-        obs[:, 0, f + chef : f + 2 * chef] = blocks[1]
-        obs[:, 1, f : f + chef] = blocks[1]
-        obs[:, 1, f + chef : f + 2 * chef] = blocks[0]
-        k0 = f + 2 * chef
-        common = np.zeros((self.num_envs, 4 * P + 7), dtype=np.float64)
-        n, t = self.pot_n, self.pot_tick
-        cooking = (n > 0) & (t >= 0)
-        ready = cooking & (t >= ct)
-        common[:, 0 : 4 * P : 4] = n / 3.0
-        common[:, 1 : 4 * P : 4] = cooking & ~ready
-        common[:, 2 : 4 * P : 4] = ready
-        common[:, 3 : 4 * P : 4] = np.where(cooking, (ct - t) / ct, 0.0)
-        k = 4 * P
-        if self.K:
-            nc = self.K
-            common[:, k + 2] = (counters == ONION).sum(axis=1) / nc
-            common[:, k + 3] = (counters == DISH).sum(axis=1) / nc
-            common[:, k + 4] = (counters >= SOUP_1).sum(axis=1) / nc
-        common[:, k + 5] = self.t / self._horizon
-        common[:, k + 6] = 1.0 if self._horizon - self.t < URGENCY_STEPS else 0.0
-        obs[:, :, k0 : k0 + 4 * P + 7] = common[:, None, :]
-        W1, H1 = enc._W1, enc._H1
-        x, y = self._x[self.pos], self._y[self.pos]  # (B, 2)
-        for obs_p in (0, 1):
-            o = 1 - obs_p
-            obs[:, obs_p, k0 + k] = ((x[:, o] - x[:, obs_p]) / W1 + 1.0) / 2.0
-            obs[:, obs_p, k0 + k + 1] = ((y[:, o] - y[:, obs_p]) / H1 + 1.0) / 2.0
-
-    @property
-    def _slot_mask(self) -> np.ndarray:
-        """``(B, 4, K)``: which counters hold an onion, a plate, a soup, nothing."""
-        c = self.counters[:, None, :]
-        slots = np.array([ONION, DISH, SOUP_1, 0]).reshape(1, 4, 1)
-        mask = c == slots
-        mask[:, 2, :] = self.counters >= SOUP_1
-        return mask
+                items = self.counters.reshape(-1)
+                nz = np.flatnonzero(items)
+                if nz.size:
+                    objects.append((take(self._cnt_codes, nz) + take(items, nz), self._cnt_off,
+                                    self._cnt_val, take(self._cnt_rows, nz, axis=0)))  # fmt: skip
+            for codes, off, val, rows in objects:
+                at = take(off, codes, axis=0)
+                at += rows
+                v = take(val, codes, axis=0)
+                flat[at] = v
+                at += D
+                flat[at] = v
+        if enc.features_size:
+            f, size, P = enc.planes_size, enc.chef_size, self.P
+            blocks = take(self._chef_feat, pair, axis=0)  # (B, 2, 2, size)
+            k = self._tail
+            if self.K:
+                state = (self._chunk_weights @ self.counters.T).astype(np.intp)  # (chunks, B)
+                state += self._chunk_rows
+                rows = self._floor_of[pos.T] * self._cell_rows  # (2, B)
+                near = take(self._near, state[:, None, :] + rows, axis=0).min(axis=0)  # (2, B, 4)
+                blocks[:, :, :, 12 + P : 16 + P] = take(near.transpose(1, 0, 2), _PERM, axis=1)
+                counted = take(self._count_feat, take(self._counts, state % 216, axis=0).sum(0))
+                obs[:, 0, k + 2 : k + 5] = counted
+                obs[:, 1, k + 2 : k + 5] = counted
+            obs[:, :, f : f + 2 * size] = blocks.reshape(B, 2, 2 * size)
+            if pots is not None:
+                g = f + 2 * size
+                obs[:, :, g : g + 4 * P] = take(self._pot_feat, pots, axis=0).reshape(B, 1, 4 * P)
+            cells = pos[:, 0] * self._C + pos[:, 1]
+            obs[:, :, k : k + 2] = take(self._rel, cells[:, None] + self._rel_rows, axis=0)
+        return obs
 
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> OvercookedState:
