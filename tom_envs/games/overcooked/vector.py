@@ -228,6 +228,14 @@ class OvercookedVectorEnv(VectorGame):
         self._pot_rows = np.repeat(first, P * 3).reshape(B, P, 3)
         self._cnt_rows = np.repeat(first, K * 2).reshape(-1, 2)
         self._feature_tables()
+        # Scratch arrays reused every step (fresh temporaries of this size would make the
+        # allocator hand pages back to the system and fault them in again, step after step).
+        n_chunks = len(self._chunk_rows)
+        self._chef_at = np.empty((B, 2, 2, 4), dtype=np.intp)
+        self._chef_v = np.empty((B, 2, 2, 4), dtype=np.float32)
+        self._blocks = np.empty((B, 2, 2, enc.chef_size), dtype=np.float32)
+        self._near_at = np.empty((n_chunks, 2, B), dtype=np.intp)
+        self._near_all = np.empty((n_chunks, 2, B, 4), dtype=np.float32)
 
     def _feature_tables(self) -> None:
         """Tables of the features: counters read in chunks of 3, partner offsets per cells.
@@ -393,13 +401,14 @@ class OvercookedVectorEnv(VectorGame):
         # (B, 2, 2): observer p's chef code, then the partner's.
         pair = ((pos * 4 + self.facing) * 6 + self.held)[:, _PERM]
         pots = self.pot_n * (self._ct + 2) + self.pot_tick + 1 if self.P else None
-        take = np.take
+        take = np.take  # mode="clip" below: indices are in range by construction; it writes
+        # straight into ``out`` (mode="raise" would buffer a copy)
         if enc.planes_size:
             flat = obs.reshape(-1)
             code = pair + self._roles
-            at = take(self._chef_off, code, axis=0)
+            at = take(self._chef_off, code, axis=0, out=self._chef_at, mode="clip")
             at += self._chef_rows
-            flat[at] = take(self._chef_val, code, axis=0)
+            flat[at] = take(self._chef_val, code, axis=0, out=self._chef_v, mode="clip")
             # Pots and the counters that hold something: the same writes in both observers' rows.
             objects = []
             if self.P:
@@ -420,13 +429,14 @@ class OvercookedVectorEnv(VectorGame):
                 flat[at] = v
         if enc.features_size:
             f, size, P = enc.planes_size, enc.chef_size, self.P
-            blocks = take(self._chef_feat, pair, axis=0)  # (B, 2, 2, size)
+            blocks = take(self._chef_feat, pair, axis=0, out=self._blocks, mode="clip")
             k = self._tail
             if self.K:
                 state = (self._chunk_weights @ self.counters.T).astype(np.intp)  # (chunks, B)
                 state += self._chunk_rows
                 rows = self._floor_of[pos.T] * self._cell_rows  # (2, B)
-                near = take(self._near, state[:, None, :] + rows, axis=0).min(axis=0)  # (2, B, 4)
+                at = np.add(state[:, None, :], rows, out=self._near_at)
+                near = take(self._near, at, axis=0, out=self._near_all, mode="clip").min(axis=0)
                 blocks[:, :, :, 12 + P : 16 + P] = take(near.transpose(1, 0, 2), _PERM, axis=1)
                 counted = take(self._count_feat, take(self._counts, state % 216, axis=0).sum(0))
                 obs[:, 0, k + 2 : k + 5] = counted
