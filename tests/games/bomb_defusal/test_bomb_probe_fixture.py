@@ -145,14 +145,11 @@ def fingerprint(game: BombGame, state: BombState) -> tuple[str, int]:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest(), asked
 
 
-def episode_digest(game: BombGame, steps, read: set[int] | None = None) -> dict[str, Any]:
-    """The digest of an episode's fingerprints, reading the tracker at the steps in ``read``
-    (every step when ``None``); only those steps are fingerprinted."""
+def episode_digest(game: BombGame, steps) -> dict[str, Any]:
+    """The digest of an episode's fingerprints, reading the tracker at every step in order."""
     h = hashlib.sha256()
     asked = 0
-    for i, (state, _action, _msgs) in enumerate(steps):
-        if read is not None and i not in read:
-            continue
+    for state, _action, _msgs in steps:
         digest, k = fingerprint(game, state)
         h.update(digest.encode())
         asked += k
@@ -189,6 +186,59 @@ def test_tracker_matches_the_recorded_eager_tracker(case, expected) -> None:
         assert got == expected[name]["heuristic"][str(s)], (name, "heuristic", s)
     if name in ("default", "action_all", "one", "symbolic"):
         assert sum(e["asked"] for e in expected[name]["random"].values()) > 0
+
+
+@pytest.mark.parametrize("case", CASES[:5], ids=[c[0] for c in CASES[:5]])
+def test_reading_the_tracker_rarely_gives_the_same_answers(case) -> None:
+    """Read at a few steps, newest first, or only at the end: the tracker catches up from where
+    it last stopped and every state read gives the fingerprint of reading at every step."""
+    name, kwargs, rand, heur = case
+    game = _game(kwargs)
+    for kind, seed in [("random", rand[0]), ("random", rand[1]), ("heuristic", heur[0])]:
+        def fresh(kind=kind, seed=seed):
+            if kind == "random":
+                return random_episode(game, seed)
+            return heuristic_episode(game, kwargs, seed)
+
+        every = [fingerprint(game, s)[0] for s, _, _ in fresh()]
+        steps = fresh()
+        last = len(steps) - 1
+        assert fingerprint(game, steps[last][0])[0] == every[last], (name, kind, seed, "end")
+        assert all(s.__dict__["minds"].__class__ is not M.PendingMinds or
+                   s.__dict__["minds"].value is not None for s, _, _ in steps), "all caught up"
+        rng = np.random.default_rng(seed)
+        for order in ("newest_first", "oldest_first"):
+            steps = fresh()
+            read = sorted(rng.choice(len(steps), size=min(6, len(steps)), replace=False))
+            if order == "newest_first":
+                read = read[::-1]
+            for i in read:
+                assert fingerprint(game, steps[i][0])[0] == every[i], (name, kind, seed, order, i)
+
+
+def test_unread_tracker_is_cheap_to_hold_and_released_once_read() -> None:
+    """Until read, a state holds the record of its action and the state before it; once read,
+    the chain is dropped (the earlier states can be freed), and copies carry the resolved
+    tracker."""
+    import copy
+    import gc
+    import pickle
+    import weakref
+
+    game = _game({})
+    steps = random_episode(game, 3)
+    first = weakref.ref(steps[0][0])
+    final = steps[-1][0]
+    held = final.__dict__["minds"]
+    assert held.__class__ is M.PendingMinds and held.value is None
+    clone = pickle.loads(pickle.dumps(final))
+    assert clone.__dict__["minds"].__class__ is M.Minds
+    assert copy.copy(final).__dict__["minds"] is final.minds
+    assert clone == final and clone.minds == final.minds
+    assert held.before is None and held.value is final.minds
+    del steps
+    gc.collect()
+    assert first() is None, "the start state is no longer held by the resolved chain"
 
 
 if __name__ == "__main__" and "--write" in sys.argv:

@@ -1,8 +1,9 @@
 """The epistemic tracker of bomb defusal: every player's beliefs, their updates, the ground truth.
 
 :class:`Minds` holds what each player believes (rooms, bombs, sequences, teammates' whereabouts),
-every report sent and each player's last action; :func:`initial_minds` starts it, and the rules
-update it after every action through :func:`~tom_envs.games.bomb_defusal.tom.update_minds`. The
+every report sent and each player's last action; :func:`initial_minds` starts it and
+:func:`~tom_envs.games.bomb_defusal.tom.update_minds` follows each action, run when the tracker is
+read from the rules' record of the actions (:class:`PendingMinds`). The
 ground truth of the ToM questions is read from it: :func:`knows` (introspection, first order),
 :func:`evidence` and :func:`aware_that_knows` (second order), :func:`believed_room`. The model
 (perception, beliefs, the facts a message carries, the ground truth) is documented in
@@ -34,6 +35,7 @@ __all__ = [
     "Belief",
     "Mind",
     "Minds",
+    "PendingMinds",
     "Report",
     "aware_that_knows",
     "belief",
@@ -116,6 +118,73 @@ class Minds:
     last_action: tuple[ActionRecord | None, ...]
     asked: tuple[tuple[Probe, ...], ...] = ()
     tally: tuple[tuple[str, str, int], ...] = ()
+
+
+# ======================================================================== lazy updates
+class PendingMinds:
+    """The tracker of a state that nobody has read yet: the rules' record of the action.
+
+    :meth:`~tom_envs.games.bomb_defusal.rules.BombGame.apply` stores one of these in the state
+    it returns instead of updating every mind (``initial_state`` stores one with ``before=None``).
+    Reading ``state.minds`` (the probes, the ground truth, the QA) calls :meth:`resolve`, which
+    walks back to the last state whose tracker is up to date and replays
+    :func:`~tom_envs.games.bomb_defusal.tom.update_minds` forward from there, oldest first: the
+    same calls, in the same order, with the same states as the eager tracker made inside
+    ``apply``, so every belief, probe, answer and thinning decision is the same. A loop that
+    never reads the tracker (RL training) never pays for it.
+
+    Attributes:
+        game: the rules that applied the action.
+        before: the state the action was applied to (``None``: the episode's start).
+        actor, result, message: who acted, what it did, the chat message it sent (if any).
+        value: the resolved :class:`Minds` (``None`` until resolved).
+    """
+
+    __slots__ = ("actor", "before", "game", "message", "result", "value")
+
+    def __init__(
+        self,
+        game: BombGame,
+        before: BombState | None,
+        actor: int = -1,
+        result: ActionResult | None = None,
+        message: ChatMessage | None = None,
+    ) -> None:
+        self.game = game
+        self.before = before
+        self.actor = actor
+        self.result = result
+        self.message = message
+        self.value: Minds | None = None
+
+    def resolve(self, state: BombState) -> Minds:
+        """The tracker of ``state`` (the state holding this record), brought up to date."""
+        if self.value is not None:
+            return self.value
+        from tom_envs.games.bomb_defusal.tom import update_minds
+
+        chain = []  # (record, the state it belongs to), newest first
+        record, after = self, state
+        while True:
+            chain.append((record, after))
+            if record.before is None:
+                break
+            after = record.before
+            held = after.__dict__["minds"]
+            if held.__class__ is not PendingMinds or held.value is not None:
+                break
+            record = held
+        for record, after in reversed(chain):
+            if record.before is None:
+                value = initial_minds(record.game, after)
+            else:
+                value = update_minds(
+                    record.game, record.before, after, record.actor, record.result, record.message
+                )
+            record.value = value
+            after.__dict__["minds"] = value
+            record.game = record.before = record.result = record.message = None
+        return self.value  # type: ignore[return-value]
 
 
 # =============================================================================== updates

@@ -229,8 +229,8 @@ class BombGame(Game[BombState, BombView]):
             for p in range(n_agents)
         )
         state = _replace(state, results=results)
-        if self.config.probes != "none":
-            state = _replace(state, minds=minds.initial_minds(self, state))
+        if self.config.probes != "none":  # everyone perceives the start, when first read
+            state = _replace(state, minds=minds.PendingMinds(self, None))
         return state
 
     # ------------------------------------------------------------------ queries
@@ -363,7 +363,8 @@ class BombGame(Game[BombState, BombView]):
         rng: np.random.Generator,
         messages: Mapping[int, str] | None = None,
     ) -> StepResult[BombState]:
-        """Apply the acting player's action and message, advance the turn, update the tracker."""
+        """Apply the acting player's action and message, advance the turn, record the action for
+        the tracker (brought up to date when read: :class:`~.minds.PendingMinds`)."""
         player = state.turn
         dec = self.decode(state, actions[player])
         nxt, result, points, shaping = self.resolve(state, player, dec.kind, dec.target)
@@ -407,8 +408,12 @@ class BombGame(Game[BombState, BombView]):
         done = not any(nxt.active(b) for b in range(state.mission.num_bombs))
         if rnd > self.config.max_rounds:
             done = True
+        tracked = None  # a tracked state's tracker catches up when read (PendingMinds)
+        if state.__dict__["minds"] is not None:
+            tracked = minds.PendingMinds(self, state, player, result, message)
         nxt = _replace(
             nxt,
+            minds=tracked,
             time=time,
             round=state.round if done else rnd,
             turn=turn,
@@ -417,7 +422,5 @@ class BombGame(Game[BombState, BombView]):
             chat=nxt.chat + ((message,) if message else ()),
             last_action_time=last,
         )
-        if state.minds is not None:
-            nxt = _replace(nxt, minds=tom.update_minds(self, state, nxt, player, result, message))
         reward = points + shaping
         return StepResult(nxt, (reward,) * self.num_players, tuple(events))

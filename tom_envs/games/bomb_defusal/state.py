@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tom_envs.games.bomb_defusal.maps import GameMap, paper_map, random_map
+from tom_envs.games.bomb_defusal.minds import PendingMinds
 from tom_envs.games.bomb_defusal.view import ActionResult, ChatMessage, Intel
 
 if TYPE_CHECKING:
@@ -242,6 +243,22 @@ class Mission:
         return self.points_per_phase * len(self.sequences[bomb])
 
 
+class _TrackedMinds:
+    """``BombState.minds``: the tracker, brought up to date when read (see
+    :class:`~tom_envs.games.bomb_defusal.minds.PendingMinds`); ``None`` when it is off."""
+
+    def __get__(self, state: BombState | None, owner: type | None = None) -> Minds | None:
+        if state is None:
+            return None  # the field's default
+        held = state.__dict__["minds"]
+        if held.__class__ is PendingMinds:
+            return held.resolve(state)
+        return held
+
+    def __set__(self, state: BombState, value: Minds | PendingMinds | None) -> None:
+        state.__dict__["minds"] = value
+
+
 @dataclass(frozen=True)
 class BombState:
     """Value-semantics state of an episode.
@@ -261,7 +278,9 @@ class BombState:
         chat: every message so far, in order.
         last_action_time: per player, the time stamp of its last action (``-1`` before it).
         inactive_at: per bomb, the time it was defused or exploded (``-1`` while active).
-        minds: the epistemic tracker (:mod:`tom_envs.games.bomb_defusal.tom`), ``None`` when off.
+        minds: the epistemic tracker (:mod:`tom_envs.games.bomb_defusal.tom`), ``None`` when off;
+            the rules store a :class:`~tom_envs.games.bomb_defusal.minds.PendingMinds` record
+            and reading the attribute brings the tracker up to date.
     """
 
     mission: Mission
@@ -278,7 +297,11 @@ class BombState:
     chat: tuple[ChatMessage, ...]
     last_action_time: tuple[int, ...]
     inactive_at: tuple[int, ...]
-    minds: Minds | None = None
+    minds: Minds | None = _TrackedMinds()  # type: ignore[assignment]
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled and copied with the tracker brought up to date (not the chain behind it)."""
+        return {**self.__dict__, "minds": self.minds}
 
     def remaining(self, bomb: int) -> tuple[int, ...]:
         """The bomb's remaining sequence (``()`` once defused or exploded)."""

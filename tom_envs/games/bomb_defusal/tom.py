@@ -1,8 +1,12 @@
 """Epistemic tracker and Theory-of-Mind probes with computed ground truth (paper 000, App. C).
 
 The paper's ToM questions were answered by human annotators with a global view, its stated
-limitation. Here the ground truth is computed from an *epistemic tracker* that the rules update
-after every action: who observed what, who was told what, and who saw whom.
+limitation. Here the ground truth is computed from an *epistemic tracker* updated after every
+action: who observed what, who was told what, and who saw whom. The rules only record each action
+(:class:`~tom_envs.games.bomb_defusal.minds.PendingMinds`); the tracker replays the records, in
+order, when it is first read (the probes, the ground truth, the QA), so a loop that never reads
+it (RL training) does not pay for it, and one that does gets the same questions and answers as if
+it had been updated inside every step.
 
 Perception model
     A player perceives its view (:mod:`~tom_envs.games.bomb_defusal.view`) at the start of each of
