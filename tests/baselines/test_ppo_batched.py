@@ -335,3 +335,15 @@ def test_turn_based_self_play_learns_a_small_mission(tmp_path) -> None:
     last = np.mean([float(r["return_mean"]) for r in rows[-3:]])
     assert last >= first + 2.0, (first, last)
     assert summary["eval"]["return_mean"] >= first + 2.0
+
+
+@pytest.mark.parametrize(
+    "kw", [{"self_play": True}, {"seat": 1, "partners": ["always_0"]}], ids=["self-play", "seat-1"]
+)
+def test_the_per_env_path_stays_available(tmp_path, kw) -> None:
+    """``--engine envs`` keeps the DummyVecEnv path (test_ppo_sb3's runs now take ``auto``)."""
+    summary = ppo_sb3.train(tiny(tmp_path, engine="envs", total_steps=256, **kw))
+    assert summary["engine"] == "envs" and summary["global_step"] >= 256
+    assert "DummyVecEnv" in summary["engine_detail"]
+    if "seat" in kw:
+        assert summary["eval"]["return_mean"] == summary["eval"]["return/player_1"]
