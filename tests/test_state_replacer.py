@@ -26,6 +26,15 @@ def test_equals_dataclasses_replace_in_fields_equality_and_hash() -> None:
     assert s == S(1, (2, 3))  # the original is untouched
 
 
+def test_values_cached_on_a_state_are_not_carried_over() -> None:
+    fast = state_replacer(S)
+    s = S(1)
+    s.__dict__["cached"] = "derived from a"  # e.g. a functools.cached_property
+    got = fast(s, a=2)
+    assert got == S(2) and "cached" not in got.__dict__ and set(got.__dict__) == {"a", "b", "c"}
+    assert set(fast(S(3), c="z").__dict__) == {"a", "b", "c"}
+
+
 def test_refuses_states_with_post_init_or_slots() -> None:
     @dataclass(frozen=True)
     class Derived:

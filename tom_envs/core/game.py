@@ -43,12 +43,14 @@ def state_replacer(cls: type[StateT]) -> Callable[..., StateT]:
     if hasattr(cls, "__post_init__") or "__dict__" not in cls.__dict__:
         raise TypeError(f"state_replacer needs a dataclass without __post_init__ or slots: {cls}")
     names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+    n_fields = len(names)
     set_dict = cls.__dict__["__dict__"].__set__
     new_object = object.__new__
 
     def replace(state: StateT, **changes: object) -> StateT:
         d = state.__dict__
-        values = {name: d[name] for name in names}
+        # every field is in __dict__: the same size means nothing else is (a cached value)
+        values = d.copy() if len(d) == n_fields else {name: d[name] for name in names}
         values.update(changes)
         new = new_object(cls)
         set_dict(new, values)

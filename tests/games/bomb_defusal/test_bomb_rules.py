@@ -284,3 +284,51 @@ def test_bad_configs_are_refused() -> None:
     with pytest.raises(ValueError, match="connected"):
         GameMap((0, 1, 2), ((0, 1),))
     assert GameMap(PAPER_ROOMS, PAPER_EDGES).describe().startswith("The rooms are numbered 0, 3, 6")
+
+
+# ------------------------------------------------------------- the fast paths keep the values
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"symbolic_messages": True},
+        {"map": "random", "num_rooms": 4, "bomb_phases": "1,2,2,3,1,2"},  # rooms with two bombs
+        {"wrong_tool": "explode", "num_agents": 4, "colors": "red,green,blue,yellow"},
+    ],
+)
+def test_cached_legal_actions_views_and_results_match_their_definitions(kwargs) -> None:
+    """Legal actions (kept per mission, player, room and bomb presence), views and action
+    results (built without the dataclasses' __init__) against the definitions, on random play."""
+    from tom_envs.games.bomb_defusal.view import ActionResult, BombView
+
+    game = new_game(**kwargs)
+    k = game.config.num_message_options
+    view_fields = {f.name for f in dataclasses.fields(BombView)}
+    result_fields = {f.name for f in dataclasses.fields(ActionResult)}
+    rng = np.random.default_rng(7)
+    for seed in range(12):
+        state = game.initial_state(np.random.default_rng(seed))
+        while not state.over:
+            p = state.turn
+            gmap, room = state.mission.game_map, state.locations[p]
+            bombs = tuple(
+                b for b, r in enumerate(state.mission.bomb_rooms) if r == room and state.active(b)
+            )
+            assert game.active_bombs_in(state, room) == bombs
+            base = ([0] if bombs else []) + [1 + j for j in gmap.neighbors[room]]
+            base += [1 + gmap.num_rooms + c for c in state.mission.tools[p]]
+            assert game.base_legal(state, p) == tuple(base)
+            assert game.legal_actions(state, p) == tuple(b * k + o for b in base for o in range(k))
+            assert all(game.legal_actions(state, q) == () for q in range(game.num_players) if q != p)
+            view = game.observe(state, p)
+            assert set(view.__dict__) == view_fields
+            assert view == BombView(**view.__dict__) and hash(view) == hash(BombView(**view.__dict__))
+            legal = game.legal_actions(state, p)
+            a = legal[rng.integers(len(legal))]
+            assert game.decode(state, a) == decode_action(game.config, a, gmap.num_rooms)
+            state = game.step(state, {p: a}, rng).state
+            result = state.results[p]
+            assert set(result.__dict__) == result_fields
+            assert result == ActionResult(**result.__dict__)
+            assert hash(result) == hash(ActionResult(**result.__dict__))
+        assert all(game.legal_actions(state, q) == () for q in range(game.num_players))

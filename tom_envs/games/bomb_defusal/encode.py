@@ -79,6 +79,7 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("map", n * n),
         )
         self._state_size = sum(s for _, s in self.state_pieces)
+        self._static: dict[tuple[int, int], tuple[object, object, np.ndarray]] = {}
 
     @property
     def observation_shape(self) -> tuple[int, ...]:
@@ -99,10 +100,28 @@ class BombEncoder(Encoder[BombView, BombState]):
             for j in nbrs:
                 out[at + i * self.n + j] = 1.0
 
+    def _static_part(self, view: BombView) -> np.ndarray:
+        """The entries that do not change within an episode (tools, map), per player and map."""
+        key = (view.player, id(view.game_map))
+        held = self._static.get(key)
+        if held is not None and held[0] is view.game_map and held[1] == view.tools:
+            return held[2]
+        out = np.zeros(self._size, dtype=np.float32)
+        o, k, m = self.offsets, self.k, self.m
+        others = [(view.player + d) % k for d in range(1, k)]
+        for slot, q in enumerate([view.player, *others]):
+            for colour in view.tools[q]:
+                out[o["tools"] + slot * m + colour] = 1.0
+        self._map(out, o["map"], view.game_map.neighbors)
+        if len(self._static) >= 64:  # random maps: a new map every episode
+            self._static.clear()
+        self._static[key] = (view.game_map, view.tools, out)
+        return out
+
     def encode(self, view: BombView) -> np.ndarray:
         """The view as a float32 vector (layout in the module docstring)."""
         n, b, m, k = self.n, self.b, self.m, self.k
-        out = np.zeros(self._size, dtype=np.float32)
+        out = self._static_part(view).copy()
         o = self.offsets
         out[o["my_room"] + view.room] = 1.0
         out[o["round"]] = view.round / view.max_rounds
@@ -116,9 +135,6 @@ class BombEncoder(Encoder[BombView, BombState]):
                 out[o["room_agents"] + slot] = 1.0
         for bomb in view.room_bombs:
             out[o["room_bombs"] + bomb] = 1.0
-        for slot, q in enumerate([view.player, *others]):
-            for colour in view.tools[q]:
-                out[o["tools"] + slot * m + colour] = 1.0
         for item in view.intel:
             at = o["intel"] + item.bomb * self.intel_size
             out[at] = 1.0
@@ -153,7 +169,6 @@ class BombEncoder(Encoder[BombView, BombState]):
                 elif isinstance(fact, RequestFact):
                     out[request_at + fact.color] = 1.0
                     out[request_at + m + fact.room] = 1.0
-        self._map(out, o["map"], view.game_map.neighbors)
         return out
 
     def encode_state(self, state: BombState) -> np.ndarray:

@@ -28,7 +28,7 @@ room's active bomb with the lowest id.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import IntEnum
 
 import numpy as np
@@ -52,6 +52,26 @@ from tom_envs.games.bomb_defusal.view import (
 )
 
 _replace = state_replacer(BombState)  # dataclasses.replace without its per-call cost
+_EVENTS = {kind: kind.name.lower() for kind in ResultKind}  # the step event of each result
+_RESULT = {f.name: f.default for f in fields(ActionResult)}  # ActionResult's defaults
+
+
+def _result(kind: ResultKind, room: int, bomb: int | None = None, **given: object) -> ActionResult:
+    """``ActionResult(kind, room, bomb, **given)`` without the frozen dataclass's per-field cost
+    (same fields, values, equality and hash)."""
+    out = _new(ActionResult)
+    out.__dict__.update(_RESULT, kind=kind, room=room, bomb=bomb, **given)
+    return out
+
+
+def _put(values: tuple, index: int, value: object) -> tuple:
+    """``values`` with ``values[index]`` replaced by ``value``."""
+    out = list(values)
+    out[index] = value
+    return tuple(out)
+
+
+_new = object.__new__
 
 
 class ActionKind(IntEnum):
@@ -130,6 +150,9 @@ class BombGame(Game[BombState, BombView]):
 
     def __init__(self, config: BombConfig | None = None) -> None:
         self.config = config or BombConfig()
+        self._options = self.config.num_message_options
+        self._players: int = self.config.num_agents  # type: ignore[assignment]
+        self._decoded: dict[tuple[int, int], Decoded] = {}
 
     # ------------------------------------------------------------------ facts
     @property
@@ -236,8 +259,10 @@ class BombGame(Game[BombState, BombView]):
     # ------------------------------------------------------------------ queries
     def active_bombs_in(self, state: BombState, room: int) -> tuple[int, ...]:
         """Active bombs in room index ``room``, by id."""
-        rooms = state.mission.bomb_rooms
-        return tuple(b for b in range(len(rooms)) if rooms[b] == room and state.active(b))
+        bombs = state.mission.bombs_by_room[room]
+        if len(bombs) == 1:  # the common case: one bomb per room
+            return bombs if state.active(bombs[0]) else ()
+        return tuple(b for b in bombs if state.active(b))
 
     def current_players(self, state: BombState) -> tuple[int, ...]:
         """The seat whose turn it is (none once over)."""
@@ -245,22 +270,30 @@ class BombGame(Game[BombState, BombView]):
 
     def base_legal(self, state: BombState, player: int) -> tuple[int, ...]:
         """Legal base actions (``0 … n+m``) of ``player`` now."""
-        if state.over or player != state.turn:
-            return ()
-        gmap = state.mission.game_map
-        room = state.locations[player]
-        out = []
-        if self.active_bombs_in(state, room):
-            out.append(0)
-        out.extend(1 + j for j in gmap.neighbors[room])
-        n = gmap.num_rooms
-        out.extend(1 + n + c for c in state.mission.tools[player])
-        return tuple(out)
+        return self._legal(state, player, 1)
 
     def legal_actions(self, state: BombState, player: int) -> tuple[int, ...]:
         """Legal flat actions: legal base actions × every message option."""
-        k = self.config.num_message_options
-        return tuple(b * k + o for b in self.base_legal(state, player) for o in range(k))
+        return self._legal(state, player, self._options)
+
+    def _legal(self, state: BombState, player: int, k: int) -> tuple[int, ...]:
+        """Legal base actions × ``k`` message options, kept per mission (they depend only on the
+        player, its room and whether an active bomb is there)."""
+        if state.over or player != state.turn:
+            return ()
+        mission = state.mission
+        room = state.locations[player]
+        bomb_here = bool(self.active_bombs_in(state, room))
+        key = (k, player, room, bomb_here)
+        cache = mission.legal_cache
+        out = cache.get(key)
+        if out is None:
+            gmap = mission.game_map
+            base = [0] if bomb_here else []
+            base.extend(1 + j for j in gmap.neighbors[room])
+            base.extend(1 + gmap.num_rooms + c for c in mission.tools[player])
+            out = cache[key] = tuple(b * k + o for b in base for o in range(k))
+        return out
 
     def is_terminal(self, state: BombState) -> bool:
         """Every bomb defused (or exploded), or the round limit reached."""
@@ -272,7 +305,13 @@ class BombGame(Game[BombState, BombView]):
 
     def decode(self, state: BombState, action: int) -> Decoded:
         """Split a flat action of this state's map."""
-        return decode_action(self.config, action, state.mission.game_map.num_rooms)
+        key = (int(action), state.mission.game_map.num_rooms)
+        dec = self._decoded.get(key)
+        if dec is None:
+            dec = decode_action(self.config, action, key[1])
+            if len(self._decoded) < 4096:
+                self._decoded[key] = dec
+        return dec
 
     # ------------------------------------------------------------------ dynamics
     def resolve(
@@ -283,9 +322,9 @@ class BombGame(Game[BombState, BombView]):
         room = state.locations[player]
         if kind == ActionKind.GO_TO:
             assert target is not None
-            locations = tuple(target if p == player else r for p, r in enumerate(state.locations))
+            locations = _put(state.locations, player, target)
             moved = _replace(state, locations=locations)
-            result = ActionResult(
+            result = _result(
                 ResultKind.MOVED,
                 target,
                 agents_seen=tuple(
@@ -298,25 +337,25 @@ class BombGame(Game[BombState, BombView]):
         if kind == ActionKind.INSPECT:
             bomb = bombs[0]
             seq = mission.sequences[bomb]
-            result = ActionResult(
+            result = _result(
                 ResultKind.INSPECTED, room, bomb, remaining=state.remaining(bomb), stages=len(seq)
             )
             return state, result, 0.0, 0.0
         assert target is not None
         if not bombs:
-            return state, ActionResult(ResultKind.NO_BOMB, room, color=target), 0.0, 0.0
+            return state, _result(ResultKind.NO_BOMB, room, color=target), 0.0, 0.0
         bomb = bombs[0]
         seq = mission.sequences[bomb]
         if seq[state.progress[bomb]] == target:
-            progress = tuple(v + 1 if b == bomb else v for b, v in enumerate(state.progress))
+            progress = _put(state.progress, bomb, state.progress[bomb] + 1)
             nxt = _replace(state, progress=progress)
             shaping = 1.0 if self.config.shaping else 0.0
             if nxt.defused(bomb):
                 points = mission.value(bomb)
                 nxt = _replace(nxt, score=state.score + points)
-                result = ActionResult(ResultKind.DEFUSED, room, bomb, color=target)
+                result = _result(ResultKind.DEFUSED, room, bomb, color=target)
                 return nxt, result, float(points), shaping
-            result = ActionResult(
+            result = _result(
                 ResultKind.CUT, room, bomb, color=target, remaining=nxt.remaining(bomb)
             )
             return nxt, result, 0.0, shaping
@@ -325,7 +364,7 @@ class BombGame(Game[BombState, BombView]):
             nxt = _replace(state, exploded=exploded)
             shaping = -1.0 if self.config.shaping else 0.0
             return nxt, ActionResult(ResultKind.EXPLODED, room, bomb, color=target), 0.0, shaping
-        result = ActionResult(
+        result = _result(
             ResultKind.WRONG_TOOL, room, bomb, color=target, remaining=state.remaining(bomb)
         )
         return state, result, 0.0, 0.0
@@ -369,7 +408,7 @@ class BombGame(Game[BombState, BombView]):
         dec = self.decode(state, actions[player])
         nxt, result, points, shaping = self.resolve(state, player, dec.kind, dec.target)
         time = state.time + 1
-        events = [result.kind.name.lower()]
+        events = [_EVENTS[result.kind]]
         # first-hand intel
         if result.bomb is not None and result.kind != ResultKind.NO_BOMB:
             rem = nxt.remaining(result.bomb)
@@ -377,18 +416,19 @@ class BombGame(Game[BombState, BombView]):
                 rem = result.remaining
             mine = list(nxt.intel[player])
             mine[result.bomb] = Intel(result.bomb, result.room, rem, state.round)
-            intel = tuple(tuple(mine) if p == player else v for p, v in enumerate(nxt.intel))
+            intel = _put(nxt.intel, player, tuple(mine))
             nxt = _replace(nxt, intel=intel)
         if result.kind in (ResultKind.DEFUSED, ResultKind.EXPLODED):
             assert result.bomb is not None
-            inactive = tuple(time if b == result.bomb else t for b, t in enumerate(nxt.inactive_at))
+            inactive = _put(nxt.inactive_at, result.bomb, time)
             nxt = _replace(nxt, inactive_at=inactive)
             events.append(f"bomb{result.bomb + 1}")
         # chat: the symbolic option (rendered now, from the sender's knowledge) then free text
         message = None
-        facts = self.symbolic_facts(nxt, player, dec.option, dec.option_color)
+        facts: tuple[Fact, ...] = ()
         texts = []
         if dec.option != MessageOption.NONE:
+            facts = self.symbolic_facts(nxt, player, dec.option, dec.option_color)
             texts.append(tom.render_facts(facts, self.config, state.mission.game_map, player))
         free = (messages or {}).get(player)
         if free is not None and free.strip():
@@ -400,14 +440,14 @@ class BombGame(Game[BombState, BombView]):
             )
             events.append("message")
         # turn order
-        last = tuple(time if p == player else t for p, t in enumerate(state.last_action_time))
-        results = tuple(result if p == player else r for p, r in enumerate(state.results))
+        last = _put(state.last_action_time, player, time)
+        results = _put(state.results, player, result)
         turn, rnd = player + 1, state.round
-        if turn == self.num_players:
+        if turn == self._players:
             turn, rnd = 0, rnd + 1
-        done = not any(nxt.active(b) for b in range(state.mission.num_bombs))
-        if rnd > self.config.max_rounds:
-            done = True
+        done = rnd > self.config.max_rounds
+        if not done and result.kind in (ResultKind.DEFUSED, ResultKind.EXPLODED):
+            done = not any(nxt.active(b) for b in range(state.mission.num_bombs))
         tracked = None  # a tracked state's tracker catches up when read (PendingMinds)
         if state.__dict__["minds"] is not None:
             tracked = minds.PendingMinds(self, state, player, result, message)
@@ -423,4 +463,4 @@ class BombGame(Game[BombState, BombView]):
             last_action_time=last,
         )
         reward = points + shaping
-        return StepResult(nxt, (reward,) * self.num_players, tuple(events))
+        return StepResult(nxt, (reward,) * self._players, tuple(events))

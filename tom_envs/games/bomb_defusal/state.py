@@ -8,6 +8,7 @@ value-semantics state, never mutated by the rules).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -233,10 +234,24 @@ class Mission:
         """Bombs."""
         return len(self.sequences)
 
-    @property
+    @cached_property
     def max_score(self) -> int:
         """Score when every bomb is defused."""
         return self.points_per_phase * sum(len(s) for s in self.sequences)
+
+    @cached_property
+    def bombs_by_room(self) -> tuple[tuple[int, ...], ...]:
+        """For each room index, the bombs placed there (active or not), by id."""
+        rooms = self.bomb_rooms
+        return tuple(
+            tuple(b for b in range(len(rooms)) if rooms[b] == r)
+            for r in range(self.game_map.num_rooms)
+        )
+
+    @cached_property
+    def legal_cache(self) -> dict[tuple[int, ...], tuple[int, ...]]:
+        """The rules' legal actions, kept per (message options, player, room, bomb here)."""
+        return {}
 
     def value(self, bomb: int) -> int:
         """Points for defusing ``bomb``."""
