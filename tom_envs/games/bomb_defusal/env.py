@@ -107,7 +107,10 @@ the paper's timing by default: frozen right after the action, before any teammat
 and balanced per question type (`probe_timing="action"`; `"action_all"` asks every question,
 `"turn"` the suite's earlier timing, at the actor's next decision). Ground truth comes from an
 epistemic tracker (`tom.py`) that records who observed what, who was told what and who saw whom; the runner asks any agent with
-`answer_probes(turn, probes)` and scores it per order. After a move: "Do you know the current
+`answer_probes(turn, probes)` and scores it per order. The tracker is brought up to date when it is
+read (`env.probes`, the ground truth, the QA) from the rules' record of each action, so a training
+loop that never asks for probes does not pay for them; one that does gets the same questions and
+answers. `probes="none"` turns the tracker off. After a move: "Do you know the current
 contents of room 5?" (introspection), "Does player bravo know ...?" (first order), "... is player
 bravo aware of the fact that you know ...?" (second order); after an inspection: the bomb's
 sequence; after a cut: its state; after a defusal: "a bomb phase has just been defused". If the
