@@ -140,8 +140,12 @@ class TomAECEnv(AECEnv):
         self.possible_agents = bundle.agents
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
+        self._n_players = self.game.num_players
         self._encode = self.bundle.encoder.encode
         self._observe = self.game.observe
+        # Optional encoder fast path: ``encode_player(state, seat)`` gives
+        # ``(encode(view), view.legal_actions)`` of ``game.observe(state, seat)`` without the view.
+        self._encode_player = getattr(bundle.encoder, "encode_player", None)
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
         self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
@@ -214,14 +218,21 @@ class TomAECEnv(AECEnv):
         that ``aec_to_parallel`` hands every seat its legal actions).
         """
         index = self._index.get(agent)
-        if index is None:
-            index = agent_index(agent)  # a clear error for a malformed name
-        view = self._observe(self.game_state, index)
-        obs = self._encode(view)
+        fast = self._encode_player
+        view = None
+        if index is not None and fast is not None:
+            obs, legal = fast(self.game_state, index)
+        else:
+            if index is None:
+                index = agent_index(agent)  # a clear error for a malformed name
+            view = self._observe(self.game_state, index)
+            obs = self._encode(view)
+            legal = view  # its legal actions are read below, only when the mask needs them
         if agent == self.agent_selection or (self._simultaneous and index in self._queue):
             terminations = self.terminations
             if agent in terminations and not (terminations[agent] or self.truncations[agent]):
-                legal = view.legal_actions
+                if legal is view:
+                    legal = view.legal_actions
                 if type(legal) is not tuple:
                     legal = tuple(legal)
                 mask = self._masks.get(legal)
@@ -290,9 +301,10 @@ class TomAECEnv(AECEnv):
     def step(self, action: Any) -> None:
         """Act for ``agent_selection``. Illegal or malformed actions raise, leaving no trace."""
         agent = self.agent_selection
-        if agent not in self.terminations:
+        terminations = self.terminations
+        if agent not in terminations:
             raise IllegalActionError("the episode is over: call reset()")
-        if self.terminations[agent] or self.truncations[agent]:
+        if terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         player = self._index[agent]
@@ -330,7 +342,7 @@ class TomAECEnv(AECEnv):
                 rewards[a] = r
                 cumulative[a] += r
         self._joint_steps += 1
-        self._cycles = self._joint_steps if self._simultaneous else self._moves // game.num_players
+        self._cycles = self._joint_steps if self._simultaneous else self._moves // self._n_players
         if game.is_terminal(state):
             self.terminations = dict.fromkeys(self.agents, True)
             self.agent_selection = self.agents[0]

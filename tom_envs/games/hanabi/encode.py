@@ -30,11 +30,19 @@ import numpy as np
 
 from tom_envs.core.game import Encoder
 from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
-from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, REVEAL_RANK, HanabiState
+from tom_envs.games.hanabi.state import (
+    DISCARD,
+    PLAY,
+    REVEAL_COLOR,
+    REVEAL_RANK,
+    HanabiState,
+    HistoryItem,
+)
 from tom_envs.games.hanabi.view import HanabiView
 
 _CACHE_LIMIT = 8192
 _frombuffer, _unpackbits, _uint8, _float32 = np.frombuffer, np.unpackbits, np.uint8, np.float32
+_ndarray = np.ndarray
 #: Row ``b`` holds byte ``b``'s eight bits (little-endian) as floats: one ``take`` unpacks a vector.
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(
     np.float32
@@ -77,6 +85,8 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         self.size = pos
         self.state_size = pos + h * cr + n
         self.nbytes = (self.state_size + 7) // 8
+        self._obs_nbytes = (self.size + 7) // 8
+        self._shape = (self.size,)
         # hands section
         self.hand_width = h * cr
         self.hand_offsets = [0] + [(o - 1) * h * cr for o in range(1, n)]
@@ -123,7 +133,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         hit = self._hand_cache.get(id(hand))
         if hit is None or hit[0] is not hand:
             hit = self.game.hand_info(hand)
-        return hit[6]
+        return hit[4] if hit[4] is not None else self.game.hand_onehot(hit)
 
     def _fireworks(self, fw: tuple[int, ...]) -> int:
         """The stacks' one-hot bits (cached by the tuple's identity)."""
@@ -182,15 +192,10 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             for m in range(1 << h)
         )
 
-    def _last_action(self, view: HanabiView) -> int:
-        """The last-action section of ``view`` (0 before the first move)."""
-        if not view.history:
-            return 0
-        (player, _, kind, index, target, color, rank, scored, token, reveal_mask, _, _) = (
-            view.history[-1]
-        )
+    def _last_action(self, item: HistoryItem, me: int) -> int:
+        """The last-action section for seat ``me`` when ``item`` was the last move."""
+        (player, _, kind, index, target, color, rank, scored, token, reveal_mask, _, _) = item
         n = self.n
-        me = view.player
         bits = self._la_player[(player - me) % n]
         if target < 0:
             return bits | self._la_own[
@@ -205,41 +210,103 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             | self._la_reveal[(row << self.h) + reveal_mask]
         )
 
-    def view_bits(self, view: HanabiView) -> int:
-        """The observation as one int (bit ``i`` is entry ``i`` of the vector)."""
+    def _bits(
+        self,
+        me: int,
+        deck_size: int,
+        info: int,
+        life: int,
+        discard_bits: int,
+        my_hand_size: int,
+        hands: tuple[tuple[int, ...], ...],
+        knowledge: tuple[int, ...],
+        fw: tuple[int, ...],
+        history: tuple[HistoryItem, ...],
+    ) -> int:
+        """The observation of seat ``me`` as one int; ``hands`` (offset 1 first) and
+        ``knowledge`` (mine first) are egocentric, as in :class:`HanabiView`."""
         bits = (
-            self._deck_bits[view.deck_size]
-            | self._info_bits[view.information_tokens]
-            | self._life_bits[view.life_tokens]
-            | (view.discard_bits << self.disc_off)
+            self._deck_bits[deck_size]
+            | self._info_bits[info]
+            | self._life_bits[life]
+            | (discard_bits << self.disc_off)
         )
         h = self.h
-        if view.my_hand_size < h:
+        if my_hand_size < h:
             bits |= self._missing_bits[0]
         cache = self._hand_cache
         offsets = self.hand_offsets
-        for o, hand in enumerate(view.hands, 1):
+        for o, hand in enumerate(hands, 1):
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
                 hit = self.game.hand_info(hand)
-            bits |= hit[6] << offsets[o]
+            oh = hit[4]
+            if oh is None:
+                oh = self.game.hand_onehot(hit)
+            bits |= oh << offsets[o]
             if len(hand) < h:
                 bits |= self._missing_bits[o]
-        fw = view.fireworks
         hit = self._fw_cache.get(id(fw))
         bits |= (hit[1] if hit is not None and hit[0] is fw else self._fireworks(fw)) << self.fw_off
-        if view.history:
-            bits |= self._last_action(view)
+        if history:
+            bits |= self._last_action(history[-1], me)
         offs = self.know_offsets
-        for o, kn in enumerate(view.knowledge):
+        for o, kn in enumerate(knowledge):
             bits |= kn << offs[o]
         return bits
+
+    def view_bits(self, view: HanabiView) -> int:
+        """The observation as one int (bit ``i`` is entry ``i`` of the vector)."""
+        return self._bits(
+            view.player,
+            view.deck_size,
+            view.information_tokens,
+            view.life_tokens,
+            view.discard_bits,
+            view.my_hand_size,
+            view.hands,
+            view.knowledge,
+            view.fireworks,
+            view.history,
+        )
+
+    def player_bits(self, state: HanabiState, player: int) -> int:
+        """``view_bits(game.observe(state, player))``, read from the state without the view."""
+        hs = state.hands
+        ks = state.knowledge
+        if self.n == 2:
+            other = 1 - player
+            hands: tuple[tuple[int, ...], ...] = (hs[other],)
+            knowledge = (ks[player], ks[other])
+        else:
+            others = self.game._others[player]
+            hands = tuple([hs[s] for s in others])
+            knowledge = (ks[player], *[ks[s] for s in others])
+        return self._bits(
+            player,
+            len(state.deck) - state.deck_pos,
+            state.information_tokens,
+            state.life_tokens,
+            state.discard_bits,
+            len(hs[player]),
+            hands,
+            knowledge,
+            state.fireworks,
+            state.history,
+        )
 
     # ------------------------------------------------------------------ API
     def encode(self, view: HanabiView) -> np.ndarray:
         """The view as HLE's canonical float32 vector."""
-        raw = _frombuffer(self.view_bits(view).to_bytes(self.nbytes, "little"), dtype=_uint8)
-        return _BITS.take(raw, axis=0).reshape(-1)[: self.size]
+        raw = _frombuffer(self.view_bits(view).to_bytes(self._obs_nbytes, "little"), _uint8)
+        return _ndarray(self._shape, _float32, _BITS.take(raw, axis=0))
+
+    def encode_player(self, state: HanabiState, player: int) -> tuple[np.ndarray, tuple[int, ...]]:
+        """``(encode(view), view.legal_actions)`` of ``view = game.observe(state, player)``,
+        without building the view (the AEC env's fast path; ``player`` must be a valid seat)."""
+        raw = _frombuffer(self.player_bits(state, player).to_bytes(self._obs_nbytes, "little"), _uint8)
+        legal = state.legal if state.current == player else ()
+        return _ndarray(self._shape, _float32, _BITS.take(raw, axis=0)), legal
 
     def encode_state(self, state: HanabiState) -> np.ndarray:
         """Player 0's observation + player 0's hand one-hot + the seat to act (one-hot)."""

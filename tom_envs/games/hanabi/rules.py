@@ -209,9 +209,20 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._others = tuple(
             tuple((p + o) % self.n for o in range(1, self.n)) for p in range(self.n)
         )
+        # Per card: its colour's bit and its rank's bit above the 5 colour bits (a hand's ORed
+        # features give the colours and ranks it holds); per such mask, the reveals at offset 1.
+        self._card_feat = tuple(
+            (1 << (card // r)) | (1 << (5 + card % r)) for card in range(n_cards)
+        )
+        self._reveals1 = tuple(
+            self._color_moves[1][m & 31] + self._rank_moves[1][m >> 5] for m in range(1 << 10)
+        )
+        self._onehot_rows = tuple(
+            tuple(1 << (i * n_cards + card) for card in range(n_cards)) for i in range(max(h, 5))
+        )
         # What a hand allows, cached by the tuple's identity (a hand no move touches is the same
-        # tuple in the next state): see :meth:`_hand_info`.
-        self._hand_cache: dict[int, tuple] = {}
+        # tuple in the next state): see :meth:`hand_info`.
+        self._hand_cache: dict[int, list] = {}
         # Per action id, what :meth:`apply` needs (no tuple-keyed lookup on the hot path).
         self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
         self._rewards0 = (0.0,) * self.n
@@ -341,7 +352,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
                 hit = self.hand_info(hand)
-            return legal + hit[5]
+            return legal + hit[3]
         colors: tuple[int, ...] = ()
         ranks: tuple[int, ...] = ()
         for o, seat in enumerate(self._others[cur], 1):
@@ -353,47 +364,50 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             ranks += self._rank_moves[o][hit[2]]
         return legal + colors + ranks
 
-    def hand_info(self, hand: tuple[int, ...]) -> tuple:
-        """What a hand allows, cached by the tuple's identity: ``(hand, colour mask, rank mask,
-        touched cards by colour, touched cards by rank, the reveals to this hand at offset 1,
-        the hand's one-hot bits for the observation vector)``.
+    def hand_info(self, hand: tuple[int, ...]) -> list:
+        """What a hand allows, cached by the tuple's identity: ``[hand, colour mask, rank mask,
+        the reveals to this hand at offset 1, the hand's one-hot bits for the observation vector
+        (``None`` until the encoder fills them in)]``.
 
         A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
         its entry is there; the entry is checked by identity all the same."""
-        cm = rm = onehot = 0
-        by_color = [0] * self.colors
-        by_rank = [0] * self.ranks
-        bit = 1
-        shift = 0
-        cr = self.colors * self.ranks
-        for card in hand:
-            c, k = self.card_color[card], self.card_rank[card]
-            cm |= 1 << c
-            rm |= 1 << k
-            by_color[c] |= bit
-            by_rank[k] |= bit
-            onehot |= 1 << (shift + card)
-            bit <<= 1
-            shift += cr
-        entry = (
-            hand,
-            cm,
-            rm,
-            tuple(by_color),
-            tuple(by_rank),
-            self._color_moves[1][cm] + self._rank_moves[1][rm],
-            onehot,
-        )
+        feat = self._card_feat
+        if len(hand) == 5:
+            a, b, c, d, e = hand
+            m = feat[a] | feat[b] | feat[c] | feat[d] | feat[e]
+        else:
+            m = 0
+            for card in hand:
+                m |= feat[card]
+        entry = [hand, m & 31, m >> 5, self._reveals1[m], None]
         cache = self._hand_cache
         if len(cache) >= 8192:
             cache.clear()
         cache[id(hand)] = entry
         return entry
 
+    def hand_onehot(self, entry: list) -> int:
+        """The one-hot bits of a :meth:`hand_info` entry's hand (bit ``i * C*R + card`` for
+        card ``i``), computed once and kept in the entry."""
+        bits = entry[4]
+        if bits is None:
+            hand = entry[0]
+            if len(hand) == 5:
+                r0, r1, r2, r3, r4 = self._onehot_rows
+                a, b, c, d, e = hand
+                bits = r0[a] | r1[b] | r2[c] | r3[d] | r4[e]
+            else:
+                bits = 0
+                rows = self._onehot_rows
+                for i, card in enumerate(hand):
+                    bits |= rows[i][card]
+            entry[4] = bits
+        return bits
+
     def _action_entry(self, action: int) -> tuple:
         """What :meth:`apply` needs for ``action``: ``(kind, card index, low-cards mask)`` for a
-        play or discard; ``(kind, target offset, value, touched-cards table index, bits kept on
-        touched cards, on the others, the revealed flag, the revealed field)`` for a reveal."""
+        play or discard; ``(kind, target offset, value, the card-to-colour (rank) table, bits kept
+        on touched cards, on the others, the revealed flag, the revealed field)`` for a reveal."""
         kind, index, offset, color, rank = self.moves[action]
         if kind <= DISCARD:
             return (kind, index, self._low[index])
@@ -402,7 +416,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             kind,
             offset,
             value,
-            3 if kind == REVEAL_COLOR else 4,
+            self.card_color if kind == REVEAL_COLOR else self.card_rank,
             *self._reveal_tables[kind, value],
         )
 
@@ -485,15 +499,16 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
             )
         else:
-            _, offset, value, table, touched_keep, other_keep, flag, field_mask = spec
+            _, offset, value, attribute, touched_keep, other_keep, flag, field_mask = spec
             target = cur + offset
             if target >= n:
                 target -= n
-            hand = hands[target]
-            hit = self._hand_cache.get(id(hand))
-            if hit is None or hit[0] is not hand:
-                hit = self.hand_info(hand)
-            mask = hit[table][value]
+            mask = 0
+            bit = 1
+            for card in hands[target]:  # the cards the reveal touches
+                if attribute[card] == value:
+                    mask |= bit
+                bit <<= 1
             info -= 1
             scored = False
             kb = knowledge[target]
@@ -524,6 +539,15 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         if over:
             nxt = -1
             legal: tuple[int, ...] = ()
+        elif n == 2:  # what _legal does, inlined: the seat to act sees the mover's hand
+            nxt = 1 - cur
+            legal = self._own_moves[2 * len(hands[nxt]) + (info < self.max_info)]
+            if info > 0:
+                hand = hands[cur]
+                hit = self._hand_cache.get(id(hand))
+                if hit is None or hit[0] is not hand:
+                    hit = self.hand_info(hand)
+                legal += hit[3]
         else:
             nxt = cur + 1 if cur + 1 < n else 0
             legal = self._legal(hands, info, nxt)
