@@ -117,3 +117,37 @@ def test_state_vector_adds_player_0s_hand_and_the_seat_to_act() -> None:
     assert st[-2:].tolist() == [1, 0]
     s = act(game, s, play(game, 0))
     assert b.encoder.encode_state(s)[-2:].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"players": 3}, {"players": 4}, {"players": 5},
+     {"colors": 3, "ranks": 4, "hand_size": 3, "max_information_tokens": 3}],
+)  # fmt: skip
+def test_encode_player_is_encode_of_the_view(kwargs: dict) -> None:
+    """The AEC env's fast path (the observation read from the state, without the view) gives
+    every seat's vector and legal actions exactly as ``encode(observe(state, seat))`` does, at
+    every step of 40 random games (short hands at the deck's end, reveals, misplays)."""
+    b = make_bundle(**kwargs)
+    game, enc = b.game, b.encoder
+    rng = np.random.default_rng(11)
+    steps = ends = 0
+    for ep in range(40):
+        s = game.initial_state(np.random.default_rng(ep))
+        while True:
+            for seat in range(game.num_players):
+                view = game.observe(s, seat)
+                vec, legal = enc.encode_player(s, seat)
+                assert vec.dtype == np.float32 and vec.shape == enc.observation_shape
+                assert np.array_equal(vec, enc.encode(view)) and legal == view.legal_actions
+                vec[:] = 7  # the caller owns the array: the next one is unaffected
+                assert np.array_equal(enc.encode_player(s, seat)[0], enc.encode(view))
+            ends += s.deck_size == 0
+            if game.is_terminal(s):
+                break
+            # mostly reveals on odd episodes, so that games reach the deck's end
+            reveals = [a for a in s.legal if a >= 2 * game.hand_size]
+            pool = reveals if ep % 2 and reveals and rng.random() < 0.8 else s.legal
+            s = act(game, s, pool[int(rng.integers(len(pool)))])
+            steps += 1
+    assert steps > 400 and ends > 0  # some games played out the deck (short hands)
