@@ -145,6 +145,7 @@ class OvercookedVectorEnv(VectorGame):
         self._auto = self.config.cooking == "auto"
         self._value = float(self.config.delivery_reward)
         self._horizon = self.config.horizon
+        self._rule_tables()
         self._rows = np.arange(num_envs)
         self.obs_size = enc.observation_shape[0]
         self.obs_low, self.obs_high = enc.low, enc.high
@@ -154,6 +155,44 @@ class OvercookedVectorEnv(VectorGame):
         self.reset()
 
     # ------------------------------------------------------------------ tables
+    def _rule_tables(self) -> None:
+        """The rules' interactions (``OvercookedGame._interact``) as tables.
+
+        Per (facing kind, held item): the item held after facing a dispenser or the serving window
+        (anything else: unchanged) and the reward. Per (held item, onions, tick) of a faced pot:
+        the onions, tick and held item after.
+        """
+        held_after = np.tile(np.arange(6), 6).reshape(6, 6)
+        held_after[FACE_ONIONS, 0], held_after[FACE_DISHES, 0] = ONION, DISH
+        held_after[FACE_SERVING, SOUP_1:] = 0
+        gain = np.zeros((6, 6))
+        gain[FACE_SERVING, SOUP_3] = self._value
+        self._held_after, self._gain = held_after.ravel(), gain.ravel()
+        ct, full = self._ct, ONIONS_PER_SOUP
+        shape = (6, full + 1, ct + 2)
+        n_after, tick_after, pot_held = (
+            np.zeros(shape, int),
+            np.zeros(shape, int),
+            np.zeros(shape, int),
+        )
+        for h in range(6):
+            for n in range(full + 1):
+                for tick in range(-1, ct + 1):
+                    after = (n, tick, h)
+                    if h == 0 and not self._auto and n > 0 and tick < 0:
+                        after = (n, 0, h)  # start cooking
+                    elif h == DISH and tick >= ct:
+                        after = (0, -1, SOUP_1 + n - 1)  # pick up the soup
+                    elif h == ONION and tick < 0 and n < full:
+                        after = (n + 1, -1, 0)  # put the onion in
+                    (
+                        n_after[h, n, tick + 1],
+                        tick_after[h, n, tick + 1],
+                        pot_held[h, n, tick + 1],
+                    ) = after
+        self._pot_n_after, self._pot_tick_after = n_after.ravel(), tick_after.ravel()
+        self._pot_held_after = pot_held.ravel()
+
     def _observation_tables(self) -> None:
         """Everything an observation holds, per small integer code, from the encoder's values."""
         enc, C, P, K, ct = self.encoder, self._C, self.P, self.K, self._ct
@@ -253,10 +292,8 @@ class OvercookedVectorEnv(VectorGame):
         states = np.arange(216)
         digits = np.stack([states % 6, states // 6 % 6, states // 36])  # (3, 216) items
         near = np.ones((len(floor), n_chunks, 216, 4))
-        self._chunk_weights = np.zeros((n_chunks, max(K, 1)))
         for k in range(K):
             j, i = divmod(k, 3)
-            self._chunk_weights[j, k] = 6**i
             d = np.ones(len(floor))
             for pos in layout.floor:
                 dk = enc._counter_dist[pos][k]
@@ -298,15 +335,16 @@ class OvercookedVectorEnv(VectorGame):
             a = self.rng.integers(n, size=B)
             b = self.rng.integers(n - 1, size=B)
             b = b + (b >= a)
-            self.pos = np.stack([self._floor[a], self._floor[b]], axis=1).astype(np.int32)
+            self.pos = np.stack([self._floor[a], self._floor[b]], axis=1).astype(np.intp)
         else:
             starts = [self._cell_of[p] for p in self.layout.starts]
-            self.pos = np.tile(np.array(starts, dtype=np.int32), (B, 1))
-        self.facing = np.zeros((B, 2), dtype=np.int32)
-        self.held = np.zeros((B, 2), dtype=np.int32)
-        self.pot_n = np.zeros((B, self.P), dtype=np.int32)
-        self.pot_tick = np.full((B, self.P), -1, dtype=np.int32)
-        self.counters = np.zeros((B, self.K), dtype=np.int32)
+            self.pos = np.tile(np.array(starts, dtype=np.intp), (B, 1))
+        # Integer state, in numpy's index type (every step indexes tables with it).
+        self.facing = np.zeros((B, 2), dtype=np.intp)
+        self.held = np.zeros((B, 2), dtype=np.intp)
+        self.pot_n = np.zeros((B, self.P), dtype=np.intp)
+        self.pot_tick = np.full((B, self.P), -1, dtype=np.intp)
+        self.counters = np.zeros((B, self.K), dtype=np.intp)
         self.score = np.zeros(B, dtype=np.float64)
         self.t = 0
 
@@ -328,12 +366,12 @@ class OvercookedVectorEnv(VectorGame):
         intended = self._move6[pos * 6 + a]
         n0, n1 = intended[:, 0], intended[:, 1]
         collide = (n0 == n1) | ((n0 == pos[:, 1]) & (n1 == pos[:, 0]))
-        np.copyto(pos, intended, where=~collide[:, None], casting="unsafe")
-        np.copyto(self.facing, a, where=a < 4, casting="unsafe")
+        self.pos = np.where(collide[:, None], pos, intended)
+        self.facing = np.where(a < 4, a, self.facing)
         # Cooking: a full pot starts by itself ("auto") and cooks this very step.
         tick = self.pot_tick
         if self._auto:
-            np.copyto(tick, 0, where=(tick < 0) & (self.pot_n == ONIONS_PER_SOUP))
+            tick[(tick < 0) & (self.pot_n == ONIONS_PER_SOUP)] = 0
         tick += (tick >= 0) & (tick < self._ct)
         self.t += 1
         self.score += reward
@@ -341,50 +379,34 @@ class OvercookedVectorEnv(VectorGame):
         return np.repeat(reward[:, None], 2, axis=1), np.full(self.num_envs, done)
 
     def _interact(self, r: np.ndarray, p: int, reward: np.ndarray) -> None:
-        """Resolve player ``p``'s interactions in envs ``r`` (in place)."""
+        """Resolve player ``p``'s interactions in envs ``r`` (in place), by the rule tables."""
+        take, held = np.take, self.held
         front = self.pos[r, p] * 4 + self.facing[r, p]
-        kind, idx = self._kind4[front], self._index4[front]
-        held = self.held
+        kind = take(self._kind4, front)
         h = held[r, p]
-        # Counters.
+        # Dispensers and the serving window (counters and pots: unchanged here).
+        code = kind * 6 + h
+        held[r, p] = take(self._held_after, code)
+        if self._value:
+            reward[r] += take(self._gain, code)
         sel = np.flatnonzero(kind == FACE_COUNTER)
-        if sel.size:
-            rr, ii, hh = r[sel], idx[sel], h[sel]
-            cur = self.counters[rr, ii]
-            swap = (hh == 0) != (cur == 0)  # place on an empty counter, or pick up from it
-            rr, ii = rr[swap], ii[swap]
-            self.counters[rr, ii] = hh[swap]
-            held[rr, p] = cur[swap]
-        empty = h == 0
-        sel = np.flatnonzero((kind == FACE_ONIONS) & empty)
-        if sel.size:
-            held[r[sel], p] = ONION
-        sel = np.flatnonzero((kind == FACE_DISHES) & empty)
-        if sel.size:
-            held[r[sel], p] = DISH
+        if sel.size:  # place on an empty counter, or pick up from it
+            rr, hh = r[sel], h[sel]
+            at = rr * self.K + take(self._index4, front[sel])
+            counters = self.counters.reshape(-1)  # a view: counters is C-contiguous
+            cur = counters[at]
+            swap = (hh == 0) != (cur == 0)
+            counters[at] = np.where(swap, hh, cur)
+            held[rr, p] = np.where(swap, cur, hh)
         sel = np.flatnonzero(kind == FACE_POT)
-        if sel.size:
-            rr, ii, hh = r[sel], idx[sel], h[sel]
-            n, t = self.pot_n[rr, ii], self.pot_tick[rr, ii]
-            if not self._auto:
-                start = (hh == 0) & (n > 0) & (t < 0)
-                self.pot_tick[rr[start], ii[start]] = 0
-            take = (hh == DISH) & (t >= self._ct)
-            if take.any():
-                rt, it = rr[take], ii[take]
-                held[rt, p] = SOUP_1 + n[take] - 1
-                self.pot_n[rt, it] = 0
-                self.pot_tick[rt, it] = -1
-            add = (hh == ONION) & (t < 0) & (n < ONIONS_PER_SOUP)
-            if add.any():
-                ra, ia = rr[add], ii[add]
-                self.pot_n[ra, ia] = n[add] + 1
-                held[ra, p] = 0
-        sel = np.flatnonzero((kind == FACE_SERVING) & (h >= SOUP_1))
-        if sel.size:
+        if sel.size:  # (held item, onions, tick) -> the same after, from the pot table
             rr = r[sel]
-            reward[rr] += np.where(h[sel] == SOUP_3, self._value, 0.0)
-            held[rr, p] = 0
+            at = rr * self.P + take(self._index4, front[sel])
+            n, tick = self.pot_n.reshape(-1), self.pot_tick.reshape(-1)
+            code = (h[sel] * (ONIONS_PER_SOUP + 1) + n[at]) * (self._ct + 2) + tick[at] + 1
+            n[at] = take(self._pot_n_after, code)
+            tick[at] = take(self._pot_tick_after, code)
+            held[rr, p] = take(self._pot_held_after, code)
 
     # ------------------------------------------------------------------ observations
     def _observe(self) -> np.ndarray:
@@ -432,13 +454,15 @@ class OvercookedVectorEnv(VectorGame):
             blocks = take(self._chef_feat, pair, axis=0, out=self._blocks, mode="clip")
             k = self._tail
             if self.K:
-                state = (self._chunk_weights @ self.counters.T).astype(np.intp)  # (chunks, B)
+                items = self.counters.T  # (K, B); chunk j: counters 3j, 3j+1, 3j+2
+                state = items[0::3] + 36 * self._pad(items[2::3])
+                state += 6 * self._pad(items[1::3])  # (chunks, B): the chunks' states
+                counted = take(self._count_feat, take(self._counts, state, axis=0).sum(0))
                 state += self._chunk_rows
                 rows = self._floor_of[pos.T] * self._cell_rows  # (2, B)
                 at = np.add(state[:, None, :], rows, out=self._near_at)
                 near = take(self._near, at, axis=0, out=self._near_all, mode="clip").min(axis=0)
                 blocks[:, :, :, 12 + P : 16 + P] = take(near.transpose(1, 0, 2), _PERM, axis=1)
-                counted = take(self._count_feat, take(self._counts, state % 216, axis=0).sum(0))
                 obs[:, 0, k + 2 : k + 5] = counted
                 obs[:, 1, k + 2 : k + 5] = counted
             obs[:, :, f : f + 2 * size] = blocks.reshape(B, 2, 2 * size)
@@ -448,6 +472,13 @@ class OvercookedVectorEnv(VectorGame):
             cells = pos[:, 0] * self._C + pos[:, 1]
             obs[:, :, k : k + 2] = take(self._rel, cells[:, None] + self._rel_rows, axis=0)
         return obs
+
+    def _pad(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` of the counters' items (``(n, B)``), completed with empty rows to one per chunk."""
+        missing = len(self._chunk_rows) - len(rows)
+        return (
+            np.concatenate([rows, np.zeros((missing, self.num_envs), np.intp)]) if missing else rows
+        )
 
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> OvercookedState:
