@@ -240,6 +240,12 @@ class Mission:
         return self.points_per_phase * sum(len(s) for s in self.sequences)
 
     @cached_property
+    def text_key(self) -> str:
+        """The mission as one string: hallways, bomb rooms, sequences, start room (the ToM
+        probes' sampling offsets hash it)."""
+        return f"{self.game_map.edges}|{self.bomb_rooms}|{self.sequences}|{self.start_room}"
+
+    @cached_property
     def bombs_by_room(self) -> tuple[tuple[int, ...], ...]:
         """For each room index, the bombs placed there (active or not), by id."""
         rooms = self.bomb_rooms

@@ -119,10 +119,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tom_envs.core.probes import Probe
+from tom_envs.core.probes import Probe, question_type
 from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.minds import (
     BOMB,
@@ -141,6 +142,7 @@ from tom_envs.games.bomb_defusal.minds import (
     perceive,
     reports_of,
 )
+from tom_envs.games.bomb_defusal.state import BombState
 from tom_envs.games.bomb_defusal.view import (
     ActionResult,
     ChatMessage,
@@ -150,7 +152,7 @@ from tom_envs.games.bomb_defusal.view import (
 
 if TYPE_CHECKING:
     from tom_envs.games.bomb_defusal.rules import BombGame
-    from tom_envs.games.bomb_defusal.state import BombConfig, BombState
+    from tom_envs.games.bomb_defusal.state import BombConfig
 
 __all__ = [
     "TIMINGS",
@@ -203,15 +205,24 @@ def update_minds(
     records[actor] = ActionRecord(now, before.round, result, announced)
     out = Minds(tuple(agents), reports, tuple(records), minds.asked, minds.tally)
     if probe_timing(game.config) != "turn":  # the paper's timing: before anyone else perceives
-        out = _ask_now(game, replace(after, minds=out), actor)
+        out = _ask_now(game, _with_minds(after, out), actor)
     if not after.over:
         nxt = after.turn
         b = MindBuilder(out.agents[nxt])
         perceive(b, game.observe(after, nxt), now)
-        out = replace(
-            out, agents=tuple(b.freeze() if i == nxt else m for i, m in enumerate(agents))
-        )
+        agents[nxt] = b.freeze()
+        out = Minds(tuple(agents), out.reports, out.last_action, out.asked, out.tally)
     return out
+
+
+def _with_minds(state: BombState, minds: Minds) -> BombState:
+    """``state`` with the tracker ``minds`` (``dataclasses.replace`` without its per-call cost)."""
+    out = object.__new__(BombState)
+    _set_state_dict(out, {**state.__dict__, "minds": minds})
+    return out
+
+
+_set_state_dict = BombState.__dict__["__dict__"].__set__
 
 
 # ================================================================================ probes
@@ -294,8 +305,15 @@ def probe_timing(config: BombConfig) -> str:
     return timing
 
 
-def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
-    """Every App. C question about ``player``'s last action, with truths read from ``state``."""
+#: Decides, in order, whether a candidate (kind, order, answer, announced) is asked.
+Keep = Callable[[str, int, str, bool], bool]
+
+
+def _candidates(
+    game: BombGame, state: BombState, player: int, keep: Keep | None = None
+) -> list[Probe]:
+    """Every App. C question about ``player``'s last action, with truths read from ``state``
+    (only those ``keep`` accepts, when given: it sees every candidate, in this order)."""
     rec = minds_of(state).last_action[player]
     if rec is None:
         return []
@@ -321,54 +339,65 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
             **fields,
         }
         q0, q1, q2 = _QUESTIONS[kind]
+        name = _KIND_NAMES[kind]
         truth0 = knows(state, player, key)
         own = _yes(truth0)  # the no-ToM answer: what the asked player itself knows
-        out.append(
-            Probe(
-                f"{base}.order0",
-                _KIND_NAMES[kind],
-                0,
-                q0.format(**fields),
-                YES_NO,
-                own,
-                {**about, "target": None},
-                no_tom=own,
+        if keep is None or keep(name, 0, own, announced):
+            out.append(
+                Probe(
+                    f"{base}.order0",
+                    name,
+                    0,
+                    q0.format(**fields),
+                    YES_NO,
+                    own,
+                    {**about, "target": None},
+                    no_tom=own,
+                )
             )
-        )
         if not announced:
-            out.extend(_variants(state, player, key, base, about))
+            out.extend(_variants(state, player, key, base, about, keep))
         for t in teammates:
             target = names[t]
-            out.append(
-                Probe(
-                    f"{base}.order1.{target}",
-                    _KIND_NAMES[kind],
-                    1,
-                    q1.format(target=target, **fields),
-                    YES_NO,
-                    _yes(knows(state, t, key)),
-                    {**about, "target": target, "belief": _first_order_tag(state, t, key)},
-                    no_tom=own,
+            answer = _yes(knows(state, t, key))
+            if keep is None or keep(name, 1, answer, announced):
+                out.append(
+                    Probe(
+                        f"{base}.order1.{target}",
+                        name,
+                        1,
+                        q1.format(target=target, **fields),
+                        YES_NO,
+                        answer,
+                        {**about, "target": target, "belief": _first_order_tag(state, t, key)},
+                        no_tom=own,
+                    )
                 )
-            )
             ev = evidence(state, t, player, key)
-            out.append(
-                Probe(
-                    f"{base}.order2.{target}",
-                    _KIND_NAMES[kind],
-                    2,
-                    q2.format(target=target, **fields),
-                    YES_NO,
-                    _yes(truth0 and ev is not None),
-                    {**about, "target": target, "evidence": ev},
-                    no_tom=own,
+            answer = _yes(truth0 and ev is not None)
+            if keep is None or keep(name, 2, answer, announced):
+                out.append(
+                    Probe(
+                        f"{base}.order2.{target}",
+                        name,
+                        2,
+                        q2.format(target=target, **fields),
+                        YES_NO,
+                        answer,
+                        {**about, "target": target, "evidence": ev},
+                        no_tom=own,
+                    )
                 )
-            )
     return out
 
 
 def _variants(
-    state: BombState, player: int, key: Key, base: str, about: dict[str, Any]
+    state: BombState,
+    player: int,
+    key: Key,
+    base: str,
+    about: dict[str, Any],
+    keep: Keep | None = None,
 ) -> list[Probe]:
     """The introspection question of the same template about every *other* room (after a move)
     or every other bomb (after an inspection): App. C's question with another subject, whose
@@ -388,6 +417,8 @@ def _variants(
         if k == key:
             continue
         own = _yes(knows(state, player, k))
+        if keep is not None and not keep(_KIND_NAMES[kind], 0, own, False):
+            continue
         out.append(
             Probe(
                 f"{base}.order0.variant.{tag}",
@@ -445,31 +476,43 @@ def keep_rate(qtype: str, answer: str) -> float:
     return min(1.0, other / mine)
 
 
+_QTYPES = {(kind, order): question_type(kind, order) for kind in _KIND_NAMES.values()
+           for order in range(3)}  # fmt: skip
+_keep_rate = lru_cache(maxsize=64)(keep_rate)
+
+
+@lru_cache(maxsize=1024)
+def _offset(mission: str, qtype: str, answer: str) -> float:
+    """The sampling offset ``u`` of a question type and answer in a mission."""
+    return _unit(f"{mission}|{qtype}|{answer}")
+
+
 def _ask_now(game: BombGame, state: BombState, actor: int) -> Minds:
     """Freeze the questions about ``actor``'s action just applied (balanced for ``"action"``)."""
     minds = minds_of(state)
-    candidates = _candidates(game, state, actor)
-    balance = probe_timing(game.config) == "action"
     tally = {(t, a): n for t, a, n in minds.tally}
-    m = state.mission  # the episode's sampling offsets: a hash of the mission, type and answer
-    mission = f"{m.game_map.edges}|{m.bomb_rooms}|{m.sequences}|{m.start_room}"
-    asked = []
-    for p in candidates:
-        if not balance or p.about.get("announced"):  # the false-belief case: always asked
-            asked.append(p)
-            continue
-        k = tally.get((p.qtype, p.answer), 0) + 1
-        tally[(p.qtype, p.answer)] = k
-        rate = keep_rate(p.qtype, p.answer)
-        u = _unit(f"{mission}|{p.qtype}|{p.answer}") if rate < 1.0 else 0.0
-        if math.floor(k * rate + u) > math.floor((k - 1) * rate + u):
-            asked.append(p)
+    mission = state.mission.text_key  # the sampling offsets: a hash of mission, type and answer
+
+    def keep(kind: str, order: int, answer: str, announced: bool) -> bool:
+        if announced:  # the false-belief case: always asked
+            return True
+        qtype = _QTYPES[kind, order]
+        k = tally.get((qtype, answer), 0) + 1
+        tally[(qtype, answer)] = k
+        rate = _keep_rate(qtype, answer)
+        u = _offset(mission, qtype, answer) if rate < 1.0 else 0.0
+        return math.floor(k * rate + u) > math.floor((k - 1) * rate + u)
+
+    balance = probe_timing(game.config) == "action"
+    asked = _candidates(game, state, actor, keep if balance else None)
     per_player = list(minds.asked) or [()] * game.num_players
     per_player[actor] = tuple(asked)
-    return replace(
-        minds,
-        asked=tuple(per_player),
-        tally=tuple((t, a, n) for (t, a), n in sorted(tally.items())),
+    return Minds(
+        minds.agents,
+        minds.reports,
+        minds.last_action,
+        tuple(per_player),
+        tuple((t, a, n) for (t, a), n in sorted(tally.items())),
     )
 
 
