@@ -26,6 +26,8 @@ pure: a tuple never changes).
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from tom_envs.core.game import Encoder
@@ -102,6 +104,10 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         self.know_width = cr + c + r
         self.know_offsets = [starts["card_knowledge"] + o * h * self.know_width for o in range(n)]
         self._hand_cache = self.game._hand_cache  # the game's, read only here (see _hand)
+        self._others_of = tuple(
+            itemgetter(*seats) if len(seats) > 1 else (lambda xs, s=seats[0]: (xs[s],))
+            for seats in self.game._others
+        )
         self._fw_cache: dict[int, tuple[tuple[int, ...], int]] = {}
         self._last_action_tables()
         # Thermometers of the board, by value, already in place.
@@ -115,6 +121,11 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             ((1 << k) - 1) << self.life_off for k in range(config.max_life_tokens + 1)
         )
         self._missing_bits = tuple(1 << (self.missing + o) for o in range(n))
+        # Both token thermometers at once, by information tokens * (lives + 1) + lives.
+        self._lives1 = config.max_life_tokens + 1
+        self._token_bits = tuple(
+            i | k for i in self._info_bits for k in self._life_bits
+        )
 
     # ------------------------------------------------------------------ shapes
     @property
@@ -136,7 +147,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         return hit[4] if hit[4] is not None else self.game.hand_onehot(hit)
 
     def _fireworks(self, fw: tuple[int, ...]) -> int:
-        """The stacks' one-hot bits (cached by the tuple's identity)."""
+        """The stacks' one-hot bits, in place in the vector (cached by the tuple's identity)."""
         hit = self._fw_cache.get(id(fw))
         if hit is not None and hit[0] is fw:
             return hit[1]
@@ -145,6 +156,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         for color, height in enumerate(fw):
             if height:
                 bits |= 1 << (color * r + height - 1)
+        bits <<= self.fw_off
         self._remember(self._fw_cache, fw, bits)
         return bits
 
@@ -227,8 +239,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         ``knowledge`` (mine first) are egocentric, as in :class:`HanabiView`."""
         bits = (
             self._deck_bits[deck_size]
-            | self._info_bits[info]
-            | self._life_bits[life]
+            | self._token_bits[info * self._lives1 + life]
             | (discard_bits << self.disc_off)
         )
         h = self.h
@@ -247,7 +258,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             if len(hand) < h:
                 bits |= self._missing_bits[o]
         hit = self._fw_cache.get(id(fw))
-        bits |= (hit[1] if hit is not None and hit[0] is fw else self._fireworks(fw)) << self.fw_off
+        bits |= hit[1] if hit is not None and hit[0] is fw else self._fireworks(fw)
         if history:
             bits |= self._last_action(history[-1], me)
         offs = self.know_offsets
@@ -272,16 +283,13 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
 
     def player_bits(self, state: HanabiState, player: int) -> int:
         """``view_bits(game.observe(state, player))``, read from the state without the view."""
+        if self.n == 2:  # the same, written out for two players (the common case)
+            return self._bits2(state, player)
         hs = state.hands
         ks = state.knowledge
-        if self.n == 2:
-            other = 1 - player
-            hands: tuple[tuple[int, ...], ...] = (hs[other],)
-            knowledge = (ks[player], ks[other])
-        else:
-            others = self.game._others[player]
-            hands = tuple([hs[s] for s in others])
-            knowledge = (ks[player], *[ks[s] for s in others])
+        others = self._others_of[player]  # the other seats' items, offset 1 first, as a tuple
+        hands = others(hs)
+        knowledge = (ks[player], *others(ks))
         return self._bits(
             player,
             len(state.deck) - state.deck_pos,
@@ -294,6 +302,41 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             state.fireworks,
             state.history,
         )
+
+    def _bits2(self, state: HanabiState, player: int) -> int:
+        """:meth:`player_bits` of a two-player game: :meth:`_bits`, straight-line (the other
+        hand sits at offset 0 of the vector)."""
+        other = 1 - player
+        hs = state.hands
+        ks = state.knowledge
+        hand = hs[other]
+        hit = self._hand_cache.get(id(hand))
+        if hit is None or hit[0] is not hand:
+            hit = self.game.hand_info(hand)
+        onehot = hit[4]
+        if onehot is None:
+            onehot = self.game.hand_onehot(hit)
+        offs = self.know_offsets
+        fw = state.fireworks
+        fits = self._fw_cache.get(id(fw))
+        bits = (
+            self._deck_bits[len(state.deck) - state.deck_pos]
+            | self._token_bits[state.information_tokens * self._lives1 + state.life_tokens]
+            | (state.discard_bits << self.disc_off)
+            | onehot
+            | (ks[player] << offs[0])
+            | (ks[other] << offs[1])
+            | (fits[1] if fits is not None and fits[0] is fw else self._fireworks(fw))
+        )
+        h = self.h
+        if len(hand) < h:
+            bits |= self._missing_bits[1]
+        if len(hs[player]) < h:
+            bits |= self._missing_bits[0]
+        history = state.history
+        if history:
+            bits |= self._last_action(history[-1], player)
+        return bits
 
     # ------------------------------------------------------------------ API
     def encode(self, view: HanabiView) -> np.ndarray:
