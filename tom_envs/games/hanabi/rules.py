@@ -463,7 +463,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                     token = True
                 event = "play"
             else:
-                discards = (*discards, card)
+                discards += (card,)
                 run = disc_bits & self._disc_run[card]
                 disc_bits |= (run << 1) | (1 << self._disc_start[card])
                 if kind == PLAY:
@@ -566,7 +566,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 "discard_bits": disc_bits,
                 "current": nxt,
                 "turns_to_play": turns,
-                "history": (*state.history, item),
+                "history": state.history + (item,),
                 "legal": legal,
             },
         )  # what make_state does, inlined: one state per move
