@@ -16,12 +16,14 @@ Every action is legal in every state (the masks are all ones). Each step returns
 observation array (callers may keep it).
 
 How it is fast: the state is a few small integer arrays (cells, facings, held items, pots,
-counters), and everything an observation holds is looked up in tables built once per layout
-from the encoder itself: a chef's plane writes and feature block per (cell, facing, held item),
-a pot's writes per (onions, tick), a counter's per item, the walking distances to every counter,
-the partner offsets per pair of cells. A step fills the observations with the terrain (and the
-time, the same in every env: episodes run in lockstep), then scatters the looked-up values with
-flat indices, a few numpy calls per step whatever the batch size.
+counters), and both the rules and the observations are looked up in tables built once per
+layout (from the encoder's own tables where it has them): what an interaction does per (kind
+faced, held item) and per (held item, onions, tick) of a pot; a chef's plane writes and feature
+block per (cell, facing, held item), a pot's writes per (onions, tick), a counter's per item, the
+nearest onion / plate / soup / empty counter per (cell, chunk of 3 counters, their items), the
+partner offsets per pair of cells. A step fills the observations with the terrain row (and the
+time, the same in every env: episodes run in lockstep), then writes the looked-up values with
+``np.take`` and flat-index scatters: a few dozen numpy calls per step whatever the batch size.
 
 Example::
 
