@@ -8,7 +8,6 @@ Gymnasium envs (``DummyVecEnv``). ``tom-envs train ppo GAME --engine batched`` b
 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
-    from tom_envs.core.vector import RandomPartner
     from tom_envs.games.collab_capture.vector import CaptureVectorEnv, CapturePartner
     from tom_envs.integrations.sb3 import BatchedVecEnv
 
