@@ -33,6 +33,8 @@ from tom_envs.games.coblock.structures import COLORS, Block
 from tom_envs.games.coblock.view import CoBlockView
 
 C = len(COLORS)
+#: ``my_last``: took effect, failed, no action yet.
+_TOOK_EFFECT, _FAILED, _NONE_YET = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 
 
 def pieces(config: CoBlockConfig) -> tuple[tuple[str, int], ...]:
@@ -64,10 +66,20 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
             at += size
         self._size = at
         self._state_size = 3 * C * self.n + 2 * C + 1 + 2
-        self._last: dict[int, tuple[CoBlockView, np.ndarray]] = {}
         self._last_state: tuple[CoBlockState, np.ndarray] | None = None
-        self._grid_cache: dict[int, tuple[tuple[Block, ...], list[int]]] = {}
-        self._decoded: dict[int, ActionKind] = {}
+        # one-hot grids (C * N floats, only read) by tuple of blocks: the goals, and the last few
+        # worlds (both seats' views of a state share its world)
+        self._goals: dict[int, tuple[tuple[Block, ...], np.ndarray]] = {}
+        self._worlds: dict[int, tuple[tuple[Block, ...], np.ndarray]] = {}
+        self._kinds: dict[int, int] = {}  # action id -> its ActionKind
+        self._inventories: dict[tuple[int, ...], tuple[float, ...]] = {}
+        x, y, z = config.grid
+        self._cell_of = {
+            (i, j, k): cell_index(config.grid, (i, j, k))
+            for i in range(x)
+            for j in range(y)
+            for k in range(z)
+        }
 
     @property
     def observation_shape(self) -> tuple[int, ...]:
@@ -79,52 +91,74 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         """``(3*C*N + 2*C + 3,)``."""
         return (self._state_size,)
 
-    def _grid(self, out: np.ndarray, offset: int, blocks: tuple[Block, ...]) -> None:
-        hit = self._grid_cache.get(id(blocks))
-        if hit is None or hit[0] is not blocks:  # indices once per tuple of blocks (immutable)
-            grid, n = self.config.grid, self.n
-            hit = (blocks, [c * n + cell_index(grid, (x, y, z)) for x, y, z, c in blocks])
-            if len(self._grid_cache) >= 4096:
-                self._grid_cache.clear()
-            self._grid_cache[id(blocks)] = hit
-        if hit[1]:
-            out[[offset + i for i in hit[1]]] = 1.0
+    def _grid(
+        self, blocks: tuple[Block, ...], cache: dict[int, tuple[tuple[Block, ...], np.ndarray]]
+    ) -> np.ndarray:
+        """The one-hot grid of ``blocks`` (1 at ``colour * N + cell``, as uint8), kept in ``cache``
+        per tuple object (tuples of blocks are immutable). Read only."""
+        hit = cache.get(id(blocks))
+        if hit is None or hit[0] is not blocks:
+            n, cell_of = self.n, self._cell_of
+            grid = bytearray(C * n)
+            try:
+                for x, y, z, c in blocks:
+                    grid[c * n + cell_of[(x, y, z)]] = 1
+            except KeyError:  # not a state of the rules: their blocks are always inside the grid
+                outside = next(b for b in blocks if (b[0], b[1], b[2]) not in cell_of)
+                raise ValueError(
+                    f"block {outside} is outside the grid {self.config.grid}"
+                ) from None
+            if len(cache) >= (1024 if cache is self._goals else 4):
+                cache.clear()
+            hit = cache[id(blocks)] = (blocks, np.frombuffer(grid, dtype=np.uint8))
+        return hit[1]
 
-    def _inventory(self, out: np.ndarray, offset: int, counts: tuple[int, ...]) -> None:
-        top = float(self.config.max_inventory)
-        for c, k in enumerate(counts):
-            out[offset + c] = min(k / top, 1.0)
+    def _inventory(self, counts: tuple[int, ...]) -> tuple[float, ...]:
+        """The inventory entries: each count / max_inventory, at most 1 (kept per counts)."""
+        hit = self._inventories.get(counts)
+        if hit is None:
+            top = float(self.config.max_inventory)
+            hit = tuple([min(k / top, 1.0) for k in counts])
+            if len(self._inventories) >= 4096:
+                self._inventories.clear()
+            self._inventories[counts] = hit
+        return hit
 
     def encode(self, view: CoBlockView) -> np.ndarray:
-        """The view as a float32 vector (the last result is reused for the same view object)."""
-        cached = self._last.get(view.player)
-        if cached is not None and cached[0] is view:
-            return cached[1].copy()
-        o = self.offsets
-        out = np.zeros(self._size, dtype=np.float32)
-        self._grid(out, o["world"], view.world)
-        self._grid(out, o["my_goal"], view.goal)
-        self._inventory(out, o["my_inventory"], view.inventory)
-        out[o["round"]] = min(view.round / view.max_rounds, 1.0)
-        mine, partner = view.last_result, view.partner_last
-        if mine is None:
-            out[o["my_last"] + 2] = 1.0
-        else:
-            out[o["my_last"] + (0 if mine.ok else 1)] = 1.0
+        """The view as a float32 vector (a new array: the grids are kept per tuple of blocks)."""
+        mine = partner = None
+        for entry in reversed(view.history):  # my and the partner's last actions
+            if entry[1]:
+                if mine is None:
+                    mine = entry
+            elif partner is None:
+                partner = entry
+            if mine is not None and partner is not None:
+                break
+        kinds = [0.0] * (len(ActionKind) + 1)
         if partner is not None:
-            kind = self._decoded.get(partner.action)
+            kind = self._kinds.get(partner[2])
             if kind is None:
-                kind = self._decoded[partner.action] = decode_action(
-                    self.config, partner.action
-                ).kind
-            out[o["partner_last"] + int(kind)] = 1.0
-            out[o["partner_last"] + len(ActionKind)] = 1.0 if partner.ok else 0.0
-        if any(r == view.round - 1 and not mine for r, mine, _ in view.dialogue[-2:]):
-            out[o["new_message"]] = 1.0
-        out[o["ended"]] = float(view.ended[0])
-        out[o["ended"] + 1] = float(view.ended[1])
-        self._last[view.player] = (view, out)
-        return out.copy()
+                kind = self._kinds[partner[2]] = int(decode_action(self.config, partner[2]).kind)
+            kinds[kind] = 1.0
+            kinds[-1] = 1.0 if partner[4] else 0.0
+        dialogue = view.dialogue
+        new_message = bool(dialogue) and any(
+            r == view.round - 1 and not m for r, m, _ in dialogue[-2:]
+        )
+        tail = [  # the scalars after the two grids, in the layout's order
+            *self._inventory(view.inventory),
+            min(view.round / view.max_rounds, 1.0),
+            *(_NONE_YET if mine is None else _TOOK_EFFECT if mine[4] else _FAILED),
+            *kinds,
+            1.0 if new_message else 0.0,
+            float(view.ended[0]),
+            float(view.ended[1]),
+        ]
+        return np.concatenate(
+            (self._grid(view.world, self._worlds), self._grid(view.goal, self._goals), tail),
+            dtype=np.float32,
+        )
 
     def encode_state(self, state: CoBlockState) -> np.ndarray:
         """World, player_0's goal, player_1's goal, both inventories, round, ended flags."""
@@ -132,12 +166,12 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
             return self._last_state[1].copy()
         n = self.n
         out = np.zeros(self._state_size, dtype=np.float32)
-        self._grid(out, 0, state.world)
-        self._grid(out, C * n, state.task.goals[0].blocks)
-        self._grid(out, 2 * C * n, state.task.goals[1].blocks)
+        out[: C * n] = self._grid(state.world, self._worlds)
+        out[C * n : 2 * C * n] = self._grid(state.task.goals[0].blocks, self._goals)
+        out[2 * C * n : 3 * C * n] = self._grid(state.task.goals[1].blocks, self._goals)
         at = 3 * C * n
-        self._inventory(out, at, state.inventories[0])
-        self._inventory(out, at + C, state.inventories[1])
+        out[at : at + C] = self._inventory(state.inventories[0])
+        out[at + C : at + 2 * C] = self._inventory(state.inventories[1])
         at += 2 * C
         out[at] = min(state.round / self.config.max_rounds, 1.0)
         out[at + 1] = float(state.ended[0])

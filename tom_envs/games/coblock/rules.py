@@ -29,9 +29,11 @@ or after ``max_rounds`` rounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import IntEnum
+from operator import itemgetter
 
 import numpy as np
 
@@ -156,6 +158,70 @@ def placeable_cells(cells: Mapping[Pos, int], grid: tuple[int, int, int]) -> lis
     return sorted(p for p in out if p not in cells)
 
 
+_ALWAYS = (int(ActionKind.WAIT), int(ActionKind.SEND_MESSAGE), int(ActionKind.END_TASK))
+
+
+def _picker(indices: list[int], n: int) -> Callable[[Sequence[int]], tuple[int, ...]]:
+    """A function taking a row of ``n`` consecutive action ids to ``(row[0] + i for i in
+    indices)`` (one C call for two or more indices inside the row)."""
+    if not all(0 <= i < n for i in indices):  # a hand-made state with blocks outside the grid
+        return lambda row: tuple([row[0] + i for i in indices])
+    if len(indices) >= 2:
+        return itemgetter(*indices)
+    if indices:
+        i = indices[0]
+        return lambda row: (row[i],)
+    return lambda row: ()
+
+
+_EVENTS: dict[tuple[int, str, bool], str] = {}
+
+
+def _event(player: int, name: str, ok: bool) -> str:
+    """``player_<p>:<kind>:ok|failed`` (the strings kept)."""
+    key = (player, name, ok)
+    hit = _EVENTS.get(key)
+    if hit is None:
+        hit = _EVENTS[key] = f"player_{player}:{name}:{'ok' if ok else 'failed'}"
+    return hit
+
+
+def _new_state(values: dict) -> CoBlockState:
+    """A :class:`CoBlockState` from its field values (and derived entries), without the frozen
+    dataclass's per-field ``__init__`` cost."""
+    state = _object_new(CoBlockState)
+    _set_state_dict(state, values)
+    return state
+
+
+_object_new = object.__new__
+_set_state_dict = CoBlockState.__dict__["__dict__"].__set__
+
+
+def _touched(order: tuple[int, int], actions: Mapping[int, int], decoded: dict) -> list[Pos]:
+    """The cells the round's place and break actions name (each once)."""
+    out: list[Pos] = []
+    for p in order:
+        act = decoded[int(actions[p])][0]
+        if act.pos is not None and act.pos not in out:
+            out.append(act.pos)
+    return out
+
+
+def _changed_world(world: tuple, changed: list[Pos], cells: dict[Pos, int]) -> tuple:
+    """``tuple(sorted(cells))`` as blocks, from the sorted ``world`` of the cells before the round
+    and the cells that changed in it."""
+    out = list(world)
+    for pos in changed:
+        i = bisect_left(out, pos)  # (x, y, z) sorts just before (x, y, z, colour)
+        if i < len(out) and out[i][:3] == pos:
+            del out[i]
+        colour = cells.get(pos)
+        if colour is not None:
+            out.insert(i, (*pos, colour))
+    return tuple(out)
+
+
 class CoBlockGame(Game[CoBlockState, CoBlockView]):
     """The CoBlock rules."""
 
@@ -178,9 +244,26 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
                 for q in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
                 if in_bounds(q, grid)
             )
+        # The same as bit masks (bit i = cell i), and each byte of a mask's cells by value.
+        self._ground_mask = sum(1 << i for i in self._ground)
+        self._nbr_masks = [sum(1 << j for j in nb) for nb in self._nbrs]
+        self._bytes = (len(cells) + 7) // 8
+        self._byte_cells = [
+            [tuple(8 * j + b for b in range(8) if v >> b & 1) for v in range(256)]
+            for j in range(self._bytes)
+        ]
+        # Each colour's place actions and the break actions, one per cell index: the legal
+        # actions pick the free (occupied) cells out of these rows with one itemgetter per state.
+        n = len(cells)
+        self._rows = tuple(
+            tuple(range(PLACE_OFFSET + c * n, PLACE_OFFSET + (c + 1) * n))
+            for c in range(len(COLORS) + 1)
+        )
         self._views: dict[int, tuple[CoBlockState, CoBlockView]] = {}
+        self._histories: dict[int, tuple[tuple, tuple]] = {}  # view.py: per player, converted
         self._goal_parts: dict[int, tuple] = {}  # id(goal) -> (goal, its parts' descriptions)
-        self._decoded: dict[int, Action] = {}  # action id -> decode_action (an immutable tuple)
+        # action id -> (decoded action, command, event name, responses): see _decode
+        self._decoded: dict[int, tuple[Action, str, str, tuple[str, ...]]] = {}
 
     @property
     def num_players(self) -> int:
@@ -254,16 +337,25 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         cfg = self.config
         if cfg.end_rule == "all" and state.ended[player]:
             return (int(ActionKind.WAIT),)
-        n = cfg.cells
-        out = [int(ActionKind.WAIT), int(ActionKind.SEND_MESSAGE), int(ActionKind.END_TASK)]
-        free, occupied = self._free_and_occupied(state)
+        pick_free, pick_occupied = self._pickers(state)
+        rows = self._rows
+        out = list(_ALWAYS)
         for c, count in enumerate(state.inventories[player]):
             if count > 0:
-                base = PLACE_OFFSET + c * n
-                out.extend([base + i for i in free])
-        base = PLACE_OFFSET + len(COLORS) * n
-        out.extend([base + i for i in occupied])
+                out += pick_free(rows[c])
+        out += pick_occupied(rows[-1])
         return tuple(out)
+
+    def _pickers(self, state: CoBlockState) -> tuple[Callable, Callable]:
+        """Functions taking the free (occupied) cells' entries out of a row indexed by cell, as
+        a tuple in ascending cell order; built once per state (both players use them)."""
+        cached = state.__dict__.get("_pickers")
+        if cached is None:
+            free, occupied = self._free_and_occupied(state)
+            n = self.config.cells
+            cached = (_picker(free, n), _picker(occupied, n))
+            object.__setattr__(state, "_pickers", cached)
+        return cached
 
     def _free_and_occupied(self, state: CoBlockState) -> tuple[list[int], list[int]]:
         """The indices of :func:`placeable_cells` and of the occupied cells, ascending; computed
@@ -274,18 +366,24 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
             return cached
         cell_of = self._cell_of
         cells = state.cells
-        if all(p in cell_of for p in cells):
+        try:
             occupied = sorted([cell_of[p] for p in cells])
-            nbrs = self._nbrs
-            out = set(self._ground)
-            for i in occupied:
-                out.update(nbrs[i])
-            out.difference_update(occupied)
-            free = sorted(out)
-        else:  # a block outside the grid (a hand-made state): the reference computation
+        except KeyError:  # a block outside the grid (a hand-made state): the reference computation
             grid = self.config.grid
             free = [cell_index(grid, p) for p in placeable_cells(cells, grid)]
             occupied = sorted(cell_index(grid, p) for p in cells)
+        else:  # ground or next to a block, and empty: as bit masks, then listed byte by byte
+            masks = self._nbr_masks
+            near = self._ground_mask
+            taken = 0
+            for i in occupied:
+                near |= masks[i]
+                taken |= 1 << i
+            byte_cells = self._byte_cells
+            free = []
+            for j, v in enumerate((near & ~taken).to_bytes(self._bytes, "little")):
+                if v:
+                    free += byte_cells[j][v]
         cached = (free, occupied)
         object.__setattr__(state, "_free", cached)
         return cached
@@ -313,53 +411,95 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         order = (0, 1) if state.round % 2 == 0 else (1, 0)
         decoded = self._decoded
         for p in order:
-            act = decoded.get(actions[p])
-            if act is None:
-                act = decoded[actions[p]] = decode_action(cfg, actions[p])
-            text = (messages or {}).get(p)
-            ok, response = self._execute(p, act, text, cells, inventories, ended)
-            if ok and act.kind == ActionKind.SEND_MESSAGE:
-                dialogue.append((state.round, p, text or ""))
-            elif text is not None and act.kind != ActionKind.SEND_MESSAGE:
+            action = int(actions[p])
+            entry = decoded.get(action)
+            if entry is None:
+                entry = decoded[action] = self._decode(action)
+            act, command, name, responses = entry
+            text = messages.get(p) if messages else None
+            ok, response = self._execute(p, act, text, cells, inventories, ended, responses)
+            if act.kind == ActionKind.SEND_MESSAGE:
+                if ok:
+                    dialogue.append((state.round, p, text or ""))
+                command = command_text(act, text)
+            elif text is not None:
                 if cfg.chat_with_actions and text.strip():
                     dialogue.append((state.round, p, text))
                 else:
                     response += " (the text was not sent: only send_message carries a message)"
-            shown = text if act.kind == ActionKind.SEND_MESSAGE else None
-            records.append(
-                (state.round, p, int(actions[p]), command_text(act, shown), ok, response)
-            )
-            events.append(f"player_{p}:{act.kind.name.lower()}:{'ok' if ok else 'failed'}")
-        world = tuple(sorted((x, y, z, c) for (x, y, z), c in cells.items()))
-        nxt = CoBlockState(
-            task_json=state.task_json,
-            round=state.round + 1,
-            world=world,
-            inventories=(tuple(inventories[0]), tuple(inventories[1])),
-            dialogue=tuple(dialogue),
-            history=state.history + tuple(records),
-            ended=(ended[0], ended[1]),
-        )
-        object.__setattr__(nxt, "_cells", cells)
-        after = nxt.matched()
-        target = len(state.task.target_cells)
+            records.append((state.round, p, action, command, ok, response))
+            events.append(_event(p, name, ok))
+        old = state.cells
+        task_cells = state.task.target_cells
+        after = before
+        changed = [p for p in _touched(order, actions, decoded) if cells.get(p) != old.get(p)]
+        for pos in changed:  # the target blocks now in place, counted from the change alone
+            want = task_cells.get(pos)
+            if want is not None:
+                after += (cells.get(pos) == want) - (old.get(pos) == want)
+        if not changed and (not state.world or state.__dict__.get("_sorted")):
+            world = state.world
+        elif not state.world or state.__dict__.get("_sorted"):
+            world = _changed_world(state.world, changed, cells)
+        else:  # a hand-made state: its world may be in any order
+            world = tuple(sorted((x, y, z, c) for (x, y, z), c in cells.items()))
+        target = len(task_cells)
         if after == target:
             outcome = Outcome.SUCCESS
         elif (cfg.end_rule == "either" and any(ended)) or all(ended):
             outcome = Outcome.ENDED
-        elif nxt.round >= cfg.max_rounds:
+        elif state.round + 1 >= cfg.max_rounds:
             outcome = Outcome.TIMEOUT
         else:
             outcome = Outcome.PLAYING
+        nxt = _new_state(
+            {
+                "task_json": state.task_json,
+                "round": state.round + 1,
+                "world": world,
+                "inventories": (tuple(inventories[0]), tuple(inventories[1])),
+                "dialogue": tuple(dialogue),
+                "history": state.history + tuple(records),
+                "ended": (ended[0], ended[1]),
+                "outcome": outcome,
+                # derived values, kept out of the fields (see CoBlockState.cells): the world
+                # is sorted(cells) (so the next round may update it in place)
+                "_cells": cells,
+                "_matched": after,
+                "_sorted": True,
+            }
+        )
         if outcome != Outcome.PLAYING:
-            nxt = replace(nxt, outcome=outcome)
-            object.__setattr__(nxt, "_cells", cells)
             events.append(f"episode:{outcome}")
         if cfg.reward == "sparse":
             r = 1.0 if outcome == Outcome.SUCCESS else 0.0
         else:
             r = (after - before) / target
         return StepResult(nxt, (r, r), tuple(events))
+
+    def _decode(self, action: int) -> tuple[Action, str, str, tuple[str, ...]]:
+        """An action id's decoded action, command (send_message: the placeholder), event name and
+        responses (place: placed, no such colour, unsupported; break: broken, no block)."""
+        act = decode_action(self.config, action)
+        pos = act.pos
+        if act.kind == ActionKind.PLACE:
+            assert pos is not None
+            colour = COLORS[act.color]
+            responses: tuple[str, ...] = (
+                f"A {colour} block was placed at {fmt_pos(pos)}.",
+                f"Block with type {colour} not found in inventory",
+                f"Block position {fmt_pos(pos)} is not either on the ground or adjacent to any "
+                "existing block.",
+            )
+        elif act.kind == ActionKind.BREAK:
+            assert pos is not None
+            responses = (
+                f"The block at {fmt_pos(pos)} was broken.",
+                f"No block at {fmt_pos(pos)} to break.",
+            )
+        else:
+            responses = ()
+        return act, command_text(act), act.kind.name.lower(), responses
 
     def _execute(
         self,
@@ -369,38 +509,37 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         cells: dict[Pos, int],
         inventories: list[list[int]],
         ended: list[bool],
+        responses: tuple[str, ...],
     ) -> tuple[bool, str]:
-        """Carry out one action on the round's working copies; ``(took effect, response)``."""
-        if act.kind == ActionKind.WAIT:
+        """Carry out one action on the round's working copies; ``(took effect, response)``
+        (``responses``: the action's texts, from :meth:`_decode`)."""
+        kind = act.kind
+        if kind == ActionKind.WAIT:
             return True, "Waited."
-        if act.kind == ActionKind.END_TASK:
+        if kind == ActionKind.END_TASK:
             ended[player] = True
             return True, "Ended the task."
-        if act.kind == ActionKind.SEND_MESSAGE:
+        if kind == ActionKind.SEND_MESSAGE:
             if text is None or not text.strip():
                 return False, "No message text: nothing was sent."
             return True, "Message sent."
         pos = act.pos
         assert pos is not None
-        if act.kind == ActionKind.BREAK:
+        if kind == ActionKind.BREAK:
             if pos not in cells:
-                return False, f"No block at {fmt_pos(pos)} to break."
+                return False, responses[1]
             del cells[pos]
-            return True, f"The block at {fmt_pos(pos)} was broken."
+            return True, responses[0]
         # place: the original code's checks, in its order
         if pos in cells:
             return False, "Block exists"
         if inventories[player][act.color] <= 0:
-            return False, f"Block with type {COLORS[act.color]} not found in inventory"
+            return False, responses[1]
         if not supported(pos, cells):
-            return (
-                False,
-                f"Block position {fmt_pos(pos)} is not either on the ground or adjacent to any "
-                "existing block.",
-            )
+            return False, responses[2]
         cells[pos] = act.color
         inventories[player][act.color] -= 1
-        return True, f"A {COLORS[act.color]} block was placed at {fmt_pos(pos)}."
+        return True, responses[0]
 
     def is_terminal(self, state: CoBlockState) -> bool:
         """Success, ended, or out of rounds."""

@@ -208,9 +208,20 @@ class CoBlockState:
         return cached
 
 
+_JSON: dict[int, tuple[Task, str]] = {}
+
+
 def task_to_json(task: Task) -> str:
-    """The canonical JSON text of a task (what :class:`CoBlockState` stores)."""
-    return json.dumps(task.to_dict(), sort_keys=True, separators=(",", ":"))
+    """The canonical JSON text of a task (what :class:`CoBlockState` stores); kept per task
+    object (tasks are immutable; the built-in ones are drawn again and again)."""
+    hit = _JSON.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    text = json.dumps(task.to_dict(), sort_keys=True, separators=(",", ":"))
+    if len(_JSON) >= 1024:
+        _JSON.clear()
+    _JSON[id(task)] = (task, text)
+    return text
 
 
 @lru_cache(maxsize=1024)

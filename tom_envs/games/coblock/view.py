@@ -130,6 +130,34 @@ class CoBlockView:
         return None
 
 
+_new = object.__new__
+_set_dict = CoBlockView.__dict__["__dict__"].__set__
+
+
+def _mine(history: tuple, player: int) -> tuple:
+    return tuple([(r, who == player, a, text, ok, msg) for r, who, a, text, ok, msg in history])
+
+
+def _history(game: CoBlockGame, history: tuple, player: int) -> tuple:
+    """The whole history from ``player``'s side. Histories are immutable and grow by appending,
+    so when the previous call's history is a prefix of this one (the same record object at its
+    last index), only the new records are converted."""
+    cache = game._histories  # player -> (source history, converted)
+    prev = cache.get(player)
+    if prev is not None:
+        src, out = prev
+        if src is history:
+            return out
+        n = len(src)
+        if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
+            out = out + _mine(history[n:], player)
+            cache[player] = (history, out)
+            return out
+    out = _mine(history, player)
+    cache[player] = (history, out)
+    return out
+
+
 def observe(game: CoBlockGame, state: CoBlockState, player: int) -> CoBlockView:
     """Build ``player``'s view of ``state``."""
     if player not in (0, 1):
@@ -138,7 +166,7 @@ def observe(game: CoBlockGame, state: CoBlockState, player: int) -> CoBlockView:
     dialogue = state.dialogue
     if cfg.dialogue_window is not None:
         dialogue = dialogue[len(dialogue) - cfg.dialogue_window :] if cfg.dialogue_window else ()
-    history = state.history
+    history = _history(game, state.history, player)
     if cfg.history_window is not None:
         history = history[len(history) - cfg.history_window :] if cfg.history_window else ()
     goal = state.task.goals[player]
@@ -147,23 +175,25 @@ def observe(game: CoBlockGame, state: CoBlockState, player: int) -> CoBlockView:
         if len(game._goal_parts) >= 1024:
             game._goal_parts.clear()
         parts = game._goal_parts[id(goal)] = (goal, tuple(c.description for c in goal.components))
-    return CoBlockView(
-        player=player,
-        round=state.round,
-        max_rounds=cfg.max_rounds,
-        grid=cfg.grid,
-        goal=goal.blocks,
-        goal_parts=parts[1],
-        inventory=state.inventories[player],
-        world=state.world,
-        dialogue=tuple((r, sender == player, text) for r, sender, text in dialogue),
-        history=tuple(
-            (r, who == player, action, text, ok, message)
-            for r, who, action, text, ok, message in history
-        ),
-        dialogue_total=len(state.dialogue),
-        history_total=len(state.history),
-        ended=(state.ended[player], state.ended[1 - player]),
-        outcome=state.outcome,
-        legal_actions=game.legal_actions(state, player),
-    )
+    values = {
+        "player": player,
+        "round": state.round,
+        "max_rounds": cfg.max_rounds,
+        "grid": cfg.grid,
+        "goal": goal.blocks,
+        "goal_parts": parts[1],
+        "inventory": state.inventories[player],
+        "world": state.world,
+        "dialogue": tuple([(r, sender == player, text) for r, sender, text in dialogue])
+        if dialogue
+        else (),
+        "history": history,
+        "dialogue_total": len(state.dialogue),
+        "history_total": len(state.history),
+        "ended": (state.ended[player], state.ended[1 - player]),
+        "outcome": state.outcome,
+        "legal_actions": game.legal_actions(state, player),
+    }
+    view = _new(CoBlockView)  # the frozen dataclass, filled with one call (no __post_init__)
+    _set_dict(view, values)
+    return view
