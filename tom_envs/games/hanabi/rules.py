@@ -566,7 +566,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 "discard_bits": disc_bits,
                 "current": nxt,
                 "turns_to_play": turns,
-                "history": state.history + (item,),
+                "history": (*state.history, item),
                 "legal": legal,
             },
         )  # what make_state does, inlined: one state per move
