@@ -163,8 +163,8 @@ _ALWAYS = (int(ActionKind.WAIT), int(ActionKind.SEND_MESSAGE), int(ActionKind.EN
 
 def _picker(indices: list[int], n: int) -> Callable[[Sequence[int]], tuple[int, ...]]:
     """A function taking a row of ``n`` consecutive action ids to ``(row[0] + i for i in
-    indices)`` (one C call for two or more indices inside the row)."""
-    if not all(0 <= i < n for i in indices):  # a hand-made state with blocks outside the grid
+    indices)`` (one C call for two or more indices inside the row; ``indices`` ascend)."""
+    if indices and not (indices[0] >= 0 and indices[-1] < n):  # blocks outside the grid
         return lambda row: tuple([row[0] + i for i in indices])
     if len(indices) >= 2:
         return itemgetter(*indices)
