@@ -338,7 +338,8 @@ class TomAECEnv(AECEnv):
         rewards, cumulative = self.rewards, self._cumulative_rewards
         for a, r in zip(self.possible_agents, result.rewards, strict=True):
             if a in rewards:
-                r = float(r)
+                if type(r) is not float:  # float(r) of a float is r itself: skip the call
+                    r = float(r)
                 rewards[a] = r
                 cumulative[a] += r
         self._joint_steps += 1
