@@ -14,6 +14,7 @@ the catalogue. Both are checked against each other and against the independent e
 
 from __future__ import annotations
 
+import struct
 from functools import cache
 
 import numpy as np
@@ -157,15 +158,23 @@ _BOMB, _JOKERS = _B["BOMB"], _B["JOKER_BOMB"]
 _POS = (12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 
 
-#: One rank's four suit counts (bytes) -> (cards held, bit mask of the suits held).
-_SEGMENTS: dict[bytes, tuple[int, int]] = {}
+#: One rank's four suit counts (a little-endian int, hearts in the low byte) -> (cards held, bit
+#: mask of the suits held): every count 0..255 would be 2^32 entries, so the table covers the
+#: counts a deal can hold (0..2 per suit) and :class:`_SegmentTable` computes any other.
+class _SegmentTable(dict):
+    def __missing__(self, key: int) -> tuple[int, int]:
+        seg = key.to_bytes(4, "little")
+        return (sum(seg), sum(1 << s for s in range(4) if seg[s]))
 
 
-def _segment(seg: bytes) -> tuple[int, int]:
-    out = (sum(seg), sum(1 << s for s in range(4) if seg[s]))
-    if len(_SEGMENTS) < 4096:
-        _SEGMENTS[seg] = out
-    return out
+_SEGMENTS = _SegmentTable()
+for _key in range(3**4):
+    _counts = [(_key // 3**s) % 3 for s in range(4)]
+    _SEGMENTS[int.from_bytes(bytes(_counts), "little")] = (
+        sum(_counts),
+        sum(1 << s for s in range(4) if _counts[s]),
+    )
+_RANKS4 = struct.Struct("<13I")  # the 13 ranks' four suit counts, from the first 52 bytes
 
 
 class _HandInfo:
@@ -176,19 +185,15 @@ class _HandInfo:
     __slots__ = ("bombs", "c", "every", "hr", "sb", "suits", "types", "w", "wild")
 
     def __init__(self, hand: bytes, level: int) -> None:
-        c = [0] * 13
-        suits = [0] * 13  # bit mask of the suits held per rank (natural cards)
-        segments = _SEGMENTS
-        for r in range(13):
-            k = r * 4
-            # the level rank's heart is the wild card, not a natural card of its rank
-            seg = hand[k : k + 4] if r != level else b"\0" + hand[k + 1 : k + 4]
-            hit = segments.get(seg)
-            if hit is None:
-                hit = _segment(seg)
-            c[r], suits[r] = hit
-        self.c = c
-        self.suits = suits
+        # each rank's four suit counts as one little-endian int (hearts in the low byte); the
+        # level rank's heart is the wild card, not a natural card of its rank
+        segs = list(_RANKS4.unpack_from(hand))
+        if 0 <= level < 13:
+            segs[level] &= 0xFFFFFF00
+        table = _SEGMENTS
+        got = [table[x] for x in segs]
+        self.c = [n for n, _ in got]
+        self.suits = [bits for _, bits in got]  # bit mask of the suits held per rank
         self.w = hand[level * 4]
         self.sb = hand[52]
         self.hr = hand[53]
@@ -347,15 +352,20 @@ def _bombs(h: _HandInfo) -> list[int]:
     out: list[int] = []
     for s, mask in enumerate(h.suit_positions()):
         out += [_SF + s * 10 + start for start in runs(mask, w)[0]]
-    add = out.append
+    runs_of = _BOMB_RUNS
     for r in range(13):
         if c[r]:
-            top = min(c[r] + w, 10)
-            for n in range(4, top + 1):
-                add(_BOMB + r * 7 + n - 4)
+            out += runs_of[r][min(c[r] + w, 10)]
     if h.sb == 2 and h.hr == 2:
-        add(_JOKERS)
+        out.append(_JOKERS)
     return out
+
+
+#: The bombs of rank ``r`` with at most ``top`` cards: ``_BOMB_RUNS[r][top]`` (4..top cards).
+_BOMB_RUNS = tuple(
+    tuple(tuple(_BOMB + r * 7 + n - 4 for n in range(4, top + 1)) for top in range(11))
+    for r in range(13)
+)
 
 
 _TYPE_FNS = (_singles, _pairs, _trips, _full_houses, _straights, _tubes, _plates)
