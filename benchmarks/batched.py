@@ -146,7 +146,7 @@ from bench_pyspiel import episode_fn
 from benchlib import Sampler
 game = pyspiel.load_game(sys.argv[2])
 seconds, seed = float(sys.argv[3]), int(sys.argv[4])
-episode = episode_fn(game, True, Sampler(seed))
+episode = episode_fn(game, "all", Sampler(seed), seed)  # every player's tensor every step
 episode(1_000_000)
 moves = joint = eps = 0
 t0, c0 = time.perf_counter(), time.process_time()
