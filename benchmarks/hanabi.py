@@ -69,7 +69,7 @@ HERE = Path(__file__).resolve().parent
 OUR_CASES = ("aec", "aec_raw", "rules_obs", "rules")
 #: The peers' cases, run by their bench scripts (``benchmarks/peers``) in the peers' venv.
 PEER_JOBS = (
-    ("openspiel", "peers/bench_pyspiel.py", [{"game": "hanabi", "obs": True, "label": "openspiel_obs"},
+    ("openspiel", "peers/bench_pyspiel.py", [{"game": "hanabi", "obs": "all", "label": "openspiel_obs"},
                                              {"game": "hanabi", "obs": False, "label": "openspiel"}]),
     ("hle", "peers/bench_hanabi_hle.py", [{"mode": "rl_env", "label": "hle_rl_env"},
                                           {"mode": "core", "label": "hle_core"}]),
