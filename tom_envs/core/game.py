@@ -395,3 +395,30 @@ def agent_index(agent: str) -> int:
 def ordered(players: Sequence[int]) -> tuple[int, ...]:
     """Players sorted by seat."""
     return tuple(sorted(players))
+
+
+def converted_history(
+    cache: dict[int, tuple[tuple, tuple]],
+    player: int,
+    history: tuple,
+    convert: Callable[[tuple, int], tuple],
+) -> tuple:
+    """``convert(history, player)``, converting only the new records when it can.
+
+    Histories are immutable and grow by appending, so when the history this ``cache`` last saw
+    for ``player`` is a prefix of ``history`` (the same record object at its last index), only the
+    records after it are converted and appended. ``convert(records, player)`` must convert record
+    by record (its result on a concatenation is the concatenation of its results)."""
+    prev = cache.get(player)
+    if prev is not None:
+        src, out = prev
+        if src is history:
+            return out
+        n = len(src)
+        if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
+            out = out + convert(history[n:], player)
+            cache[player] = (history, out)
+            return out
+    out = convert(history, player)
+    cache[player] = (history, out)
+    return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
+from tom_envs.core.game import converted_history
 from tom_envs.games.coblock.structures import Block, Pos, pos_of
 
 if TYPE_CHECKING:
@@ -139,23 +140,8 @@ def _mine(history: tuple, player: int) -> tuple:
 
 
 def _history(game: CoBlockGame, history: tuple, player: int) -> tuple:
-    """The whole history from ``player``'s side. Histories are immutable and grow by appending,
-    so when the previous call's history is a prefix of this one (the same record object at its
-    last index), only the new records are converted."""
-    cache = game._histories  # player -> (source history, converted)
-    prev = cache.get(player)
-    if prev is not None:
-        src, out = prev
-        if src is history:
-            return out
-        n = len(src)
-        if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
-            out = out + _mine(history[n:], player)
-            cache[player] = (history, out)
-            return out
-    out = _mine(history, player)
-    cache[player] = (history, out)
-    return out
+    """The whole history from ``player``'s side (only new records converted: ``converted_history``)."""
+    return converted_history(game._histories, player, history, _mine)
 
 
 def observe(game: CoBlockGame, state: CoBlockState, player: int) -> CoBlockView:

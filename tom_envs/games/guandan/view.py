@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tom_envs.core.game import converted_history
+
 if TYPE_CHECKING:
     from tom_envs.games.guandan.rules import GuandanGame
     from tom_envs.games.guandan.state import GuandanState, Tribute
@@ -95,28 +97,14 @@ def _rel(seat: int, player: int) -> int:
     return (seat - player) % 4
 
 
-def _public(move: tuple, player: int) -> PublicMove:
-    return ((move[0] - player) % 4, move[1], move[2], move[3])
+def _public(moves: tuple, player: int) -> tuple[PublicMove, ...]:
+    """``moves`` from ``player``'s side (seats relative to the player)."""
+    return tuple([((m[0] - player) % 4, m[1], m[2], m[3]) for m in moves])
 
 
 def _history(game: GuandanGame, history: tuple, player: int) -> tuple[PublicMove, ...]:
-    """The deal's moves from ``player``'s side. Histories are immutable and built by appending, so
-    when the previous call's history is a prefix of this one (same move object at its last
-    index), only the new moves are converted."""
-    cache = game._view_cache  # player -> (source history, converted)
-    prev = cache.get(player)
-    if prev is not None:
-        src, out = prev
-        if src is history:
-            return out
-        n = len(src)
-        if len(history) >= n and (n == 0 or history[n - 1] is src[-1]):
-            out = out + tuple([((m[0] - player) % 4, m[1], m[2], m[3]) for m in history[n:]])
-            cache[player] = (history, out)
-            return out
-    out = tuple(_public(m, player) for m in history)
-    cache[player] = (history, out)
-    return out
+    """The deal's moves from ``player``'s side (only new moves converted: ``converted_history``)."""
+    return converted_history(game._view_cache, player, history, _public)
 
 
 _SIZES: dict[bytes, int] = {}
