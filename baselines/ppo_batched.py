@@ -27,11 +27,23 @@ How the seats are played on the batched engine:
   move. A fixed partner in a turn-based game has no batched path (SB3 needs one decision per slot
   per step and the learner's turns fall on different engine steps in different copies): ``auto``
   uses the per-env path, ``batched`` refuses.
+
+Event-reward shaping (``--event-rewards NAME=W ... --event-rewards-horizon N``, as ``tom-envs
+train mappo``): Overcooked's batched engine only, in either mode above. The engine is
+``baselines/mappo_batched.py``'s :class:`~tom_baselines.mappo_batched.EventCountingOvercooked`
+(the rules' event definitions; names from its ``OVERCOOKED_EVENTS``, anything else is refused),
+and :class:`tom_envs.integrations.sb3.EventRewards` adds ``scale x`` the env's weighted events to
+each of its slots, ``scale`` falling linearly from 1 to 0 over ``N`` env steps (engine steps x
+copies: joint steps, as MAPPO counts them; set before each rollout). Training signal only: it
+wraps the ``VecMonitor``, so logged returns and evaluations are the game's score. The per-env path
+has no shaping: ``--engine envs`` (or a run that does not fit the batched engine) with
+``--event-rewards`` fails instead of training unshaped.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from typing import TYPE_CHECKING, Any
 
 from tom_baselines.common import parse_kv
@@ -74,10 +86,32 @@ def _partner_name(spec: GameSpec, args: Args) -> str | None:
     return args.partners[0] if len(set(args.partners)) == 1 else None
 
 
+def event_weights(args: Args) -> dict[str, float]:
+    """``--event-rewards`` as ``{event: weight}``, checked (names, finite numbers, horizon)."""
+    from tom_baselines.mappo_batched import OVERCOOKED_EVENTS
+
+    if args.event_rewards_horizon < 0:
+        raise ValueError(f"--event-rewards-horizon must be >= 0 env steps, "
+                         f"got {args.event_rewards_horizon}")  # fmt: skip
+    weights: dict[str, float] = {}
+    for name, value in parse_kv(args.event_rewards).items():
+        if name not in OVERCOOKED_EVENTS:
+            raise ValueError(f"--event-rewards: {name!r} is not an event the batched Overcooked "
+                             f"engine counts (allowed: {', '.join(OVERCOOKED_EVENTS)})")  # fmt: skip
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value):
+            raise ValueError(f"--event-rewards: {name}={value!r} is not a finite number")
+        weights[name] = float(value)
+    return weights
+
+
 def batched_problem(args: Args, spec: GameSpec) -> str | None:
     """Why this run cannot train on a batched engine (``None``: it can)."""
     if spec.name not in ENGINES:
         return f"{spec.name} has no batched engine (these have one: {sorted(ENGINES)})"
+    if args.event_rewards and spec.name != "Overcooked":
+        return (f"--event-rewards: only the batched Overcooked engine counts step events, "
+                f"not {spec.name}'s")  # fmt: skip
     turn_based = ENGINES[spec.name][2]
     if turn_based and not args.self_play:
         return (f"{spec.name} is turn-based: the batched path is --self-play only (a fixed "
@@ -101,6 +135,11 @@ def _build_engine(spec: GameSpec, args: Args, num_envs: int) -> Any:
     options: dict[str, Any] = {"keep_final_obs": True}
     if spec.name == "BombDefusal":
         options["observations"] = False  # the acting seat's observation only (engine.observe())
+    weights = event_weights(args)
+    if weights:  # Overcooked (batched_problem): the engine that also counts the rules' events
+        from tom_baselines.mappo_batched import EventCountingOvercooked
+
+        return EventCountingOvercooked(num_envs, weights, **options, **_engine_kwargs(spec, args))
     return engine_cls(num_envs, **options, **_engine_kwargs(spec, args))
 
 
@@ -152,6 +191,11 @@ def make_batched_venv(args: Args, spec: GameSpec, observation_space: Any) -> tup
         venv = BatchedVecEnv(engine, "partner", seat=args.seat, partner=partner,
                              observation_space=observation_space)  # fmt: skip
         detail = f"{type(engine).__name__} x{args.num_envs}, seat {args.seat} vs vectorised {name}"
+    weights = event_weights(args)
+    if weights:
+        detail += (f"; event rewards {weights}, annealed to 0 over "
+                   f"{args.event_rewards_horizon} env steps" if args.event_rewards_horizon
+                   else f"; event rewards {weights}, constant")  # fmt: skip
     return venv, detail
 
 
@@ -159,11 +203,15 @@ def choose_engine(args: Args, spec: GameSpec) -> str:
     """``"batched"`` or ``"envs"`` for this run (``--engine batched`` refuses a misfit)."""
     if args.engine not in ENGINE_CHOICES:
         raise ValueError(f"engine must be one of {ENGINE_CHOICES}, got {args.engine!r}")
+    shaped = bool(event_weights(args))
     if args.engine == "envs":
+        if shaped:
+            raise ValueError("--event-rewards: the per-env path (--engine envs) has no event "
+                             "rewards; Overcooked's batched engine (--engine batched) has")  # fmt: skip
         return "envs"
     problem = batched_problem(args, spec)
     if problem is None:
         return "batched"
-    if args.engine == "auto":
+    if args.engine == "auto" and not shaped:  # never a silent fallback to an unshaped run
         return "envs"
     raise ValueError(f"--engine batched: {problem}")

@@ -66,6 +66,11 @@ class Args:
     """agent specs for the other seats: one for all of them, or one per other seat in seat order"""
     seat: int = 0
     """the learner's seat (self-play cycles it over the env copies)"""
+    event_rewards: list[str] = field(default_factory=list)
+    """reward shaping from Overcooked's step events as NAME=VALUE (the batched engine only, as
+    train mappo's); training signal only: logged returns and evaluations stay the game's"""
+    event_rewards_horizon: int = 0
+    """anneal the event rewards linearly to 0 over this many env steps (0: keep them constant)"""
     self_play: bool = False
     """the other seats are played by the learner's own current policy (parameter sharing)"""
     masked: bool = True
@@ -467,19 +472,24 @@ def train(args: Args) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from tom_baselines.ppo_batched import choose_engine, make_batched_venv
+    from tom_baselines.ppo_batched import choose_engine, event_weights, make_batched_venv
 
     torch.set_num_threads(args.threads)
     spec = game_spec(args.game)
     out = Path(args.out or f"runs/train/ppo-{spec.name}-seed{args.seed}")
     self_play: list[SelfPlayPartner] = []
     engine = choose_engine(args, spec)
+    shaping: Any = None  # EventRewards (--event-rewards), around the VecMonitor: returns unshaped
     if engine == "batched":
         ref = spec.load().raw_env(**{**spec.kwargs, **parse_kv(args.env_kwargs)})
         num_players = ref.game.num_players
         space = ref.observation_space(ref.possible_agents[0])["observation"]
         batched, engine_detail = make_batched_venv(args, spec, space)
         venv = VecMonitor(batched)
+        if args.event_rewards:
+            from tom_envs.integrations.sb3 import EventRewards
+
+            venv = shaping = EventRewards(venv, batched, args.event_rewards_horizon)
     else:
         venv = DummyVecEnv([lambda r=r: make_env(args, r, self_play) for r in range(args.num_envs)])
         num_players = venv.envs[0].unwrapped.bundle.game.num_players
@@ -518,6 +528,10 @@ def train(args: Args) -> dict[str, Any]:
                     self.episodes.append((info["episode"]["r"], info["episode"]["l"]))
             return True
 
+        def _on_rollout_start(self) -> None:
+            if shaping is not None:
+                shaping.anneal()  # as MAPPO: from the env steps before this rollout
+
         def _on_rollout_end(self) -> None:
             self.rollouts += 1
             wall = time.perf_counter() - t0
@@ -527,6 +541,8 @@ def train(args: Args) -> dict[str, Any]:
                 "sps": self.num_timesteps / wall, "cpu_s": time.process_time() - c0,
                 "load1": os.getloadavg()[0], "engine": engine,
             }  # fmt: skip
+            if shaping is not None:
+                row.update(env_steps=shaping.env_steps, shaping_scale=shaping.scale)
             if self.episodes:
                 row["return_mean"] = float(np.mean([r for r, _ in self.episodes]))
                 row["length_mean"] = float(np.mean([n for _, n in self.episodes]))
@@ -546,6 +562,9 @@ def train(args: Args) -> dict[str, Any]:
     model.save(path)
     meta = checkpoint_meta(spec, parse_kv(args.env_kwargs), venv.observation_space.shape)
     meta.update(engine=engine, engine_detail=engine_detail)
+    if shaping is not None:
+        meta.update(event_rewards=event_weights(args),
+                    event_rewards_horizon=args.event_rewards_horizon)  # fmt: skip
     with zipfile.ZipFile(path, "a") as zf:  # the env it was trained on, read back at load
         zf.writestr(META_NAME, json.dumps(meta, indent=1))
 

@@ -365,3 +365,104 @@ def test_the_shipped_bomb_model_plays_a_team_from_the_safe_loader() -> None:
     assert all(sum(ep.invalid.values()) == 0 for ep in episodes)
     rounds = [ep.metrics["rounds"] for ep in episodes]
     assert np.mean(rounds) <= 15, rounds  # random team: 29.87 rounds (docs/results 2d)
+
+
+# ------------------------------------------------------------- Overcooked event-reward shaping
+def test_overcooked_event_rewards_are_the_rules_events_and_the_logged_return_is_the_score(
+    tmp_path,
+) -> None:
+    """Self-play slots, biased random play, 8 kitchens x 250 steps (100-step episodes): each
+    event's weight is a distinct power of ten, so a slot's shaped reward is its env's game reward
+    plus exactly the rules' events of the step (``OvercookedGame.transition``) and MAPPO's
+    batched engine's bonus for the same actions; ``VecMonitor``'s episode returns (what the curve
+    logs) are the game's unshaped score."""
+    from tom_baselines.mappo_batched import OVERCOOKED_EVENTS, OvercookedEngine
+    from tom_envs.games.overcooked.rules import OvercookedConfig, OvercookedGame
+    from tom_envs.integrations.sb3 import EventRewards
+
+    weights = {e: 10.0**i for i, e in enumerate(OVERCOOKED_EVENTS)}
+    B, horizon = 8, 100
+    kw = ["layout=cramped_room", "observation=features", f"horizon={horizon}"]
+    events = [f"{k}={v:g}" for k, v in weights.items()]
+    args = tiny(tmp_path, game="Overcooked", self_play=True, env_kwargs=kw, num_envs=B,
+                engine="batched", event_rewards=events)  # fmt: skip
+    spec = game_spec("Overcooked")
+    batched, detail = ppo_batched.make_batched_venv(args, spec, None)
+    assert "event rewards" in detail
+    venv = EventRewards(VecMonitor(batched), batched, horizon=0)
+    venv.seed(0)
+    venv.reset()
+    mappo_engine = OvercookedEngine(B, {"layout": "cramped_room", "observation": "features",
+                                        "horizon": horizon}, 0, weights)  # fmt: skip
+    game = OvercookedGame(OvercookedConfig(layout="cramped_room", horizon=horizon))
+    states = [game.initial_state(np.random.default_rng(0)) for _ in range(B)]
+    rng = np.random.default_rng(3)
+    score, shaped_sum = np.zeros(2 * B), np.zeros(2 * B)
+    logged: list[float] = []
+    seen: set[str] = set()
+    for t in range(250):
+        a = np.where(rng.random(2 * B) < 0.4, 5, rng.integers(0, 5, 2 * B))
+        _, rewards, dones, infos = venv.step(a)
+        mappo_rewards, mappo_bonus, mappo_done = mappo_engine.step(a)
+        for i in range(B):
+            states[i], r, ev = game.transition(states[i], int(a[2 * i]), int(a[2 * i + 1]))
+            want = sum(weights[e.rpartition(":")[2]] for e in ev)
+            seen |= {e.rpartition(":")[2] for e in ev}
+            for p in range(2):
+                k = 2 * i + p
+                assert rewards[k] == np.float32(r + want), (t, i, ev)
+                assert rewards[k] == np.float32(mappo_rewards[i] + mappo_bonus[i]), (t, i)
+                score[k] += r
+                shaped_sum[k] += rewards[k]
+            assert dones[2 * i] == dones[2 * i + 1] == mappo_done[i] == ((t + 1) % horizon == 0)
+            if dones[2 * i]:
+                states[i] = game.initial_state(np.random.default_rng(0))
+        for k in np.flatnonzero(dones).tolist():
+            logged.append(infos[k]["episode"]["r"])
+            assert infos[k]["episode"]["r"] == pytest.approx(score[k]), (t, k)
+            score[k] = 0.0
+    assert len(logged) == 2 * 2 * B  # two episodes per slot compared
+    assert {"pickup_onion", "pickup_plate", "potting_onion"} <= seen, seen
+    assert shaped_sum.sum() > sum(logged) + 1000  # the shaping was paid, and not logged
+
+
+def test_event_rewards_anneal_to_zero_at_the_horizon_and_are_recorded(tmp_path) -> None:
+    """2 kitchens x 50 steps = 100 env steps (200 learner steps) per rollout, horizon 250 env
+    steps: the scale of rollouts 1..5 is 1, 0.6, 0.2, 0, 0 (MAPPO's rule: set from the env steps
+    before the rollout); the model's metadata records the shaping."""
+    args = tiny(tmp_path, game="Overcooked", self_play=True, num_envs=2, n_steps=50,
+                batch_size=100, hidden=8, total_steps=1000, eval_episodes=1, engine="batched",
+                env_kwargs=["layout=cramped_room", "observation=features", "horizon=50"],
+                event_rewards=["potting_onion=3", "useful_plate=3", "pickup_soup=5"],
+                event_rewards_horizon=250)  # fmt: skip
+    summary = ppo_sb3.train(args)
+    with open(summary["curve_csv"]) as fh:
+        rows = [r for r in csv.DictReader(fh) if r["update"]]
+    assert [float(r["shaping_scale"]) for r in rows] == pytest.approx([1, 0.6, 0.2, 0, 0])
+    assert [int(r["env_steps"]) for r in rows] == [100, 200, 300, 400, 500]
+    assert [int(r["global_step"]) for r in rows] == [200, 400, 600, 800, 1000]
+    assert all(float(r["return_mean"]) % 20 == 0 for r in rows)  # the score: 20 per soup
+    with zipfile.ZipFile(summary["checkpoint"]) as zf:
+        meta = json.loads(zf.read(ppo_sb3.META_NAME))
+    assert meta["event_rewards"] == {"potting_onion": 3.0, "useful_plate": 3.0, "pickup_soup": 5.0}
+    assert meta["event_rewards_horizon"] == 250 and meta["engine"] == "batched"
+
+
+def test_event_rewards_are_refused_where_they_are_not_counted(tmp_path) -> None:
+    choose, oc = ppo_batched.choose_engine, game_spec("Overcooked")
+    ev = ["potting_onion=3"]
+    shaped = dict(self_play=True, event_rewards=ev)
+    assert choose(tiny(tmp_path, engine="auto", **shaped), oc) == "batched"
+    with pytest.raises(ValueError, match="per-env path"):
+        choose(tiny(tmp_path, engine="envs", **shaped), oc)
+    with pytest.raises(ValueError, match="only the batched Overcooked engine"):
+        choose(tiny(tmp_path, engine="auto", event_rewards=ev), game_spec("RockPaperScissors"))
+    with pytest.raises(ValueError, match="no vectorised version"):  # no silent unshaped fallback
+        choose(tiny(tmp_path, engine="auto", partners=["greedy"], event_rewards=ev), oc)
+    with pytest.raises(ValueError, match="'juggle_plates' is not an event"):
+        choose(tiny(tmp_path, engine="batched", self_play=True,
+                    event_rewards=["juggle_plates=3"]), oc)  # fmt: skip
+    with pytest.raises(ValueError, match="not a finite number"):
+        choose(tiny(tmp_path, engine="batched", self_play=True, event_rewards=["delivery=nan"]), oc)
+    with pytest.raises(ValueError, match="horizon must be >= 0"):
+        choose(tiny(tmp_path, engine="batched", event_rewards_horizon=-1, **shaped), oc)

@@ -40,7 +40,9 @@ order's) and ``infos[i]["TimeLimit.truncated"]`` (``max_cycles`` only). ``reset(
 observations only; seeds given with ``seed(s)`` are used at the next ``reset`` (the engine's
 generator is seeded with ``s``, a partner's own generator with a stream spawned from it).
 Masks: :meth:`BatchedVecEnv.action_masks` and ``env_method("action_masks")`` (what MaskablePPO
-reads). Wrap it in SB3's ``VecMonitor`` for episode returns.
+reads). Wrap it in SB3's ``VecMonitor`` for episode returns. Event-reward shaping (Overcooked's
+``--event-rewards``): :class:`EventRewards` around the ``VecMonitor``, so the logged returns stay
+the game's own score.
 
 The engine must be built with ``keep_final_obs=True`` (for ``terminal_observation``) and, except
 in ``"turns"`` mode on an engine with an ``observe()`` of the acting seat (bomb defusal), with
@@ -54,7 +56,12 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnv,
+    VecEnvIndices,
+    VecEnvStepReturn,
+    VecEnvWrapper,
+)
 
 from tom_envs.core.vector import BatchedEngine, Partner
 
@@ -249,6 +256,50 @@ class BatchedVecEnv(VecEnv):
     def get_images(self) -> Sequence[np.ndarray | None]:
         """No rendering (the PettingZoo envs render)."""
         return [None for _ in range(self.num_envs)]
+
+
+class EventRewards(VecEnvWrapper):
+    """Adds an engine's per-env event rewards to the slots' rewards: a training signal only.
+
+    ``batched.engine.bonus`` (``(B,)``, this step's weighted events of each env, e.g.
+    :class:`tom_baselines.mappo_batched.EventCountingOvercooked`) times :attr:`scale` is added to
+    every slot of that env (each chef's slot in ``"seats"``, the learner's in ``"partner"``), as the
+    MAPPO collectors credit it to every learning seat. Wrap it *around* ``VecMonitor`` so the
+    logged episode returns stay the game's own. :meth:`anneal` sets ``scale = max(0, 1 -
+    env_steps / horizon)`` (``env_steps``: engine steps x copies so far; ``horizon`` 0 keeps the
+    scale at 1); the training loop calls it before each rollout, as ``baselines/mappo.py`` does.
+    """
+
+    def __init__(self, venv: VecEnv, batched: BatchedVecEnv, horizon: int = 0) -> None:
+        if not isinstance(getattr(batched.engine, "bonus", None), np.ndarray):
+            raise ValueError("the engine counts no event rewards (no per-env 'bonus' array)")
+        if batched.mode == "turns":
+            raise ValueError("event rewards are for the simultaneous modes ('partner', 'seats')")
+        if horizon < 0:
+            raise ValueError(f"horizon must be >= 0 env steps, got {horizon}")
+        super().__init__(venv)
+        self.batched, self.horizon = batched, int(horizon)
+        self.scale, self.env_steps = 1.0, 0
+
+    def anneal(self) -> float:
+        """Set (and return) the scale for the env steps taken so far."""
+        if self.horizon > 0:
+            self.scale = max(0.0, 1.0 - self.env_steps / self.horizon)
+        return self.scale
+
+    def reset(self) -> np.ndarray:
+        """As the wrapped ``VecEnv``'s."""
+        return self.venv.reset()
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """The wrapped step, its rewards plus ``scale`` x the engine's event rewards."""
+        obs, rewards, dones, infos = self.venv.step_wait()
+        b = self.batched
+        bonus = np.asarray(b.engine.bonus, np.float64)  # type: ignore[attr-defined]
+        slots = np.repeat(bonus, b.n) if b.mode == "seats" else bonus
+        self.env_steps += b.B
+        shaped = np.asarray(rewards, np.float64) + self.scale * slots
+        return obs, shaped.astype(np.float32), dones, infos
 
 
 def slot_returns(rewards: Iterable[np.ndarray], dones: Iterable[np.ndarray]) -> list[list[float]]:
