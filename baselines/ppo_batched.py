@@ -12,7 +12,7 @@ How the seats are played on the batched engine:
 * **Simultaneous games** (RPS / Battle of the Sexes / Prisoner's Dilemma, CollabCapture,
   CollabEscape, Overcooked) with ``--partners P``: ``--num-envs`` engine copies, one SB3 slot
   each; the learner plays ``--seat``, the vectorised version of partner ``P`` the other seat
-  (``VECTOR_PARTNERS``: every matrix bot, ``greedy`` in Capture and Escape, ``random``
+  (``vector_partners``: every matrix bot, ``greedy`` in Capture and Escape, ``random``
   everywhere), each checked action by action against its bot in ``tests/games/*/test_vector.py``.
   The same transitions as the per-env path: against a deterministic partner and the same actions
   they are equal step for step (``tests/baselines/test_ppo_batched.py``).
@@ -66,13 +66,21 @@ ENGINES: dict[str, tuple[str, str, bool]] = {
     "BombDefusal": ("tom_envs.games.bomb_defusal.vector", "BombVectorEnv", True),
 }
 MATRIX_GAMES = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
-_MATRIX_BOTS = ("tit_for_tat", "random", "win_stay_lose_shift", "alternating", "fictitious_play")
-#: Partner specs with a vectorised version, per game (``always_<k>`` too in the matrix games).
+#: Partner specs with a vectorised version, per game; in the matrix games every bot of
+#: :func:`tom_envs.games.matrix.bots.partner_names` (``MatrixPartner`` plays them all).
 VECTOR_PARTNERS: dict[str, tuple[str, ...]] = {
-    "RockPaperScissors": _MATRIX_BOTS, "BattleOfSexes": _MATRIX_BOTS,
-    "PrisonersDilemma": _MATRIX_BOTS, "CollabCapture": ("greedy", "random"),
-    "CollabEscape": ("greedy", "random"), "Overcooked": ("random",),
+    "CollabCapture": ("greedy", "random"), "CollabEscape": ("greedy", "random"),
+    "Overcooked": ("random",),
 }  # fmt: skip
+
+
+def vector_partners(spec: GameSpec) -> tuple[str, ...]:
+    """The partner names with a vectorised version in ``spec``'s game."""
+    if spec.name in MATRIX_GAMES:
+        from tom_envs.games.matrix.bots import partner_names
+
+        return tuple(partner_names(spec.load().make_bundle(**spec.kwargs).game.config))
+    return VECTOR_PARTNERS[spec.name]
 
 
 def _engine_kwargs(spec: GameSpec, args: Args) -> dict[str, Any]:
@@ -118,12 +126,8 @@ def batched_problem(args: Args, spec: GameSpec) -> str | None:
                 "partner's turns would leave the learner's slots without a decision)")  # fmt: skip
     if not args.self_play:
         name = _partner_name(spec, args)
-        allowed = list(VECTOR_PARTNERS[spec.name])
-        matrix = spec.name in MATRIX_GAMES
-        if matrix:
-            allowed.append("always_<k>")
-        always = matrix and name is not None and name.startswith("always_") and name[7:].isdigit()
-        if name is None or not (name in allowed or always):
+        allowed = list(vector_partners(spec))
+        if name is None or name not in allowed:
             return (f"partner {args.partners} has no vectorised version in {spec.name} "
                     f"(vectorised: {allowed})")  # fmt: skip
     return None

@@ -293,6 +293,11 @@ def test_engine_choice_is_explicit_and_recorded(tmp_path) -> None:
     assert choose(population, spec) == "envs"
     with pytest.raises(ValueError, match="no vectorised version"):
         choose(tiny(tmp_path, engine="batched", partners=["population:single_action"]), spec)
+    # every matrix bot of the game has a vectorised version, and nothing else does
+    for name in ("always_2", "fictitious_play", "win_stay_lose_shift"):
+        assert choose(tiny(tmp_path, engine="batched", partners=[name]), spec) == "batched"
+    with pytest.raises(ValueError, match="no vectorised version"):  # RPS has actions 0..2
+        choose(tiny(tmp_path, engine="batched", partners=["always_3"]), spec)
     hanabi = game_spec("Hanabi")
     assert choose(tiny(tmp_path, engine="auto", partners=["simple"]), hanabi) == "envs"
     with pytest.raises(ValueError, match="turn-based"):
