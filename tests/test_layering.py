@@ -143,10 +143,8 @@ def test_layer_checker_catches_a_violation(tmp_path: Path) -> None:
 
 
 def test_pyproject_installs_every_package_folder_under_its_safe_name() -> None:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
+    import tomllib
+
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     listed = set(cfg["packages"])
     found = {m for m, p in _modules().items() if p.name == "__init__.py"}

@@ -372,13 +372,10 @@ def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
 def test_the_documented_config_example_parses() -> None:
     """The TOML example in ``tom_envs.evaluation.config``'s docstring is a valid config."""
     import textwrap
+    import tomllib
 
     import tom_envs.evaluation.config as config_module
 
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
     doc = config_module.__doc__ or ""
     block = doc.split("::\n", 1)[1].split("\n\nEverything is checked", 1)[0]
     cfg = parse_config(tomllib.loads(textwrap.dedent(block)))

@@ -52,7 +52,7 @@ plays), seat counts, and the reachability of every LLM endpoint.
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,11 +60,6 @@ from typing import Any
 
 from tom_envs.experiments.tables import TABLES, get_table
 from tom_envs.registration import GameSpec, game_spec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 RECORD_OPTIONS = ("text", "observations")
 TOP_KEYS = {

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -97,10 +96,8 @@ class StudyTask:
 
 def load_study(path: str | Path) -> list[StudyTask]:
     """A study file (TOML): ``[[tasks]]`` tables with name, game, seat, partners, seed, kwargs."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    import tomllib
+
     data = tomllib.loads(Path(path).read_text())
     tasks = [StudyTask(**t) for t in data.get("tasks", [])]
     if not tasks:

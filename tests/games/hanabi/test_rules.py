@@ -338,3 +338,15 @@ def test_hle_move_ids() -> None:
     assert kinds[20] == (REVEAL_RANK, -1, 1, -1, 0)
     assert kinds[29] == (REVEAL_RANK, -1, 2, -1, 4)
     assert len(kinds) == 30
+
+
+def test_the_deal_shuffles_as_generator_permutation_does() -> None:
+    """``initial_state`` shuffles a list with ``rng.shuffle``; the deck and the stream after it
+    are exactly those of ``rng.permutation`` of the deck array (the order every golden game and
+    the peers' replays were recorded with)."""
+    game = HanabiGame(HanabiConfig())
+    for seed in range(50):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        state = game.initial_state(a)
+        assert state.deck == tuple(b.permutation(np.array(game.full_deck)).tolist())
+        assert a.random() == b.random()

@@ -144,7 +144,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         hit = self._hand_cache.get(id(hand))
         if hit is None or hit[0] is not hand:
             hit = self.game.hand_info(hand)
-        return hit[4] if hit[4] is not None else self.game.hand_onehot(hit)
+        return hit[3] if hit[3] is not None else self.game.hand_onehot(hit)
 
     def _fireworks(self, fw: tuple[int, ...]) -> int:
         """The stacks' one-hot bits, in place in the vector (cached by the tuple's identity)."""
@@ -251,7 +251,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
                 hit = self.game.hand_info(hand)
-            oh = hit[4]
+            oh = hit[3]
             if oh is None:
                 oh = self.game.hand_onehot(hit)
             bits |= oh << offsets[o]
@@ -313,7 +313,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         hit = self._hand_cache.get(id(hand))
         if hit is None or hit[0] is not hand:
             hit = self.game.hand_info(hand)
-        onehot = hit[4]
+        onehot = hit[3]
         if onehot is None:
             onehot = self.game.hand_onehot(hit)
         offs = self.know_offsets

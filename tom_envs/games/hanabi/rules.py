@@ -70,7 +70,6 @@ _tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new
 #: Sets a frozen instance's ``__dict__`` in one call (the descriptor bypasses the frozen
 #: ``__setattr__``); the instance is then exactly as its ``__init__`` would leave it.
 _set_dict = HanabiState.__dict__["__dict__"].__set__
-_set_result = StepResult.__dict__["__dict__"].__set__
 #: Events of a move, by kind of outcome, without and with the end of the game.
 _EVENTS = {e: ((e,), (e, "game_over")) for e in ("play", "misplay", "discard", "reveal")}
 
@@ -147,7 +146,6 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             for k in range(r)
             for _ in range(cards_per_rank(k, r))
         )
-        self._np_deck = np.array(self.full_deck, dtype=np.int64)
         # Knowledge bits (HLE's layout): tables for a whole-hand reveal and for removing a card.
         self.layout = lay = KnowledgeLayout(cfg.colors, r)
         kw = lay.width
@@ -209,6 +207,19 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._others = tuple(
             tuple((p + o) % self.n for o in range(1, self.n)) for p in range(self.n)
         )
+        # Per offset o and hand feature m (below): the (colour, rank) reveals to that hand.
+        reveal_pairs = [
+            tuple(
+                (self._color_moves[o][m & 31], self._rank_moves[o][m >> 5]) for m in range(1024)
+            )
+            for o in range(self.n)
+        ]
+        # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first (what
+        # _legal walks).
+        self._reveal_plan = tuple(
+            tuple((seat, reveal_pairs[o]) for o, seat in enumerate(self._others[p], 1))
+            for p in range(self.n)
+        )
         # Per card: its colour's bit and its rank's bit above the 5 colour bits (a hand's ORed
         # features give the colours and ranks it holds); per such mask, the reveals at offset 1.
         self._card_feat = tuple(
@@ -228,6 +239,10 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._rewards0 = (0.0,) * self.n
         self._rewards1 = (1.0,) * self.n
         self._deck_len = len(self.full_deck)
+        self._start_fields = make_state(
+            (), self.n * h, (), (self._full_hand,) * self.n, (0,) * cfg.colors, self.max_info,
+            self.max_life, (), 0, 0, self.n, (), (),
+        ).__dict__  # fmt: skip
 
     # ------------------------------------------------------------------ Game API
     @property
@@ -261,8 +276,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         return 2 * deck + self.max_info + self.colors
 
     def initial_state(self, rng: np.random.Generator) -> HanabiState:
-        """Shuffle the deck with ``rng`` and deal (player 0 first; player 0 starts, as in HLE)."""
-        return self._deal(tuple(rng.permutation(self._np_deck).tolist()))
+        """Shuffle the deck with ``rng`` and deal (player 0 first; player 0 starts, as in HLE).
+
+        ``rng.shuffle`` of a list draws exactly what ``rng.permutation`` of the deck array draws
+        and puts the cards in the same order (tested), at half the cost of the array's round trip.
+        """
+        deck = list(self.full_deck)
+        rng.shuffle(deck)
+        return self._deal(tuple(deck))
 
     def state_from_deck(self, deck: Sequence[int]) -> HanabiState:
         """The start state for a given deck order (injected chance, for tests and replays).
@@ -277,24 +298,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
 
     def _deal(self, deck: tuple[int, ...]) -> HanabiState:
         h = self.hand_size
-        hands = tuple(deck[p * h : (p + 1) * h] for p in range(self.n))
-        knowledge = (self._full_hand,) * self.n
-        legal = self._legal(hands, self.max_info, 0)
-        return make_state(
-            deck,
-            self.n * h,
-            hands,
-            knowledge,
-            (0,) * self.colors,
-            self.max_info,
-            self.max_life,
-            (),
-            0,
-            0,
-            self.n,
-            (),
-            legal,
-        )
+        hands = tuple([deck[p * h : (p + 1) * h] for p in range(self.n)])
+        fields = self._start_fields.copy()  # every field but these three is the same at a deal
+        fields["deck"] = deck
+        fields["hands"] = hands
+        fields["legal"] = self._legal(hands, self.max_info, 0)
+        state = _new(HanabiState)
+        _set_dict(state, fields)
+        return state
 
     def current_players(self, state: HanabiState) -> tuple[int, ...]:
         """The one seat to act, or none at the end."""
@@ -312,21 +323,6 @@ class HanabiGame(Game[HanabiState, HanabiView]):
     #: ``observe(state, player)``: the player's view; it *is* :func:`tom_envs.games.hanabi.view.observe`
     #: (bound as the method, saving a call per observation).
     observe = observe  # type: ignore[assignment]
-
-    def step(
-        self,
-        state: HanabiState,
-        actions: Mapping[int, int],
-        rng: np.random.Generator,
-        messages: Mapping[int, str] | None = None,
-    ) -> StepResult[HanabiState]:
-        """:meth:`Game.step` with a fast path: one legal ``int`` action from the seat to act (and
-        no message) is applied at once; anything else gets the full validation and its error."""
-        if not messages and len(actions) == 1:
-            action = actions.get(state.current)
-            if type(action) is int and action in state.legal:
-                return self.apply(state, actions, rng)
-        return super().step(state, actions, rng, messages)
 
     # ------------------------------------------------------------------ queries
     def score(self, state: HanabiState) -> int:
@@ -352,34 +348,58 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
                 hit = self.hand_info(hand)
-            return legal + hit[3]
+            return legal + hit[2]
+        plan = self._reveal_plan[cur]
+        if len(plan) == 3:  # four players, written out: the colour reveals, then the ranks
+            (s1, t1), (s2, t2), (s3, t3) = plan
+            hand = hands[s1]
+            hit = cache.get(id(hand))
+            if hit is None or hit[0] is not hand:
+                hit = self.hand_info(hand)
+            c1, r1 = t1[hit[1]]
+            hand = hands[s2]
+            hit = cache.get(id(hand))
+            if hit is None or hit[0] is not hand:
+                hit = self.hand_info(hand)
+            c2, r2 = t2[hit[1]]
+            hand = hands[s3]
+            hit = cache.get(id(hand))
+            if hit is None or hit[0] is not hand:
+                hit = self.hand_info(hand)
+            c3, r3 = t3[hit[1]]
+            return legal + c1 + c2 + c3 + r1 + r2 + r3
         colors: tuple[int, ...] = ()
         ranks: tuple[int, ...] = ()
-        for o, seat in enumerate(self._others[cur], 1):
+        for seat, pairs in plan:
             hand = hands[seat]
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
                 hit = self.hand_info(hand)
-            colors += self._color_moves[o][hit[1]]
-            ranks += self._rank_moves[o][hit[2]]
+            c, r = pairs[hit[1]]
+            colors += c
+            ranks += r
         return legal + colors + ranks
 
     def hand_info(self, hand: tuple[int, ...]) -> list:
-        """What a hand allows, cached by the tuple's identity: ``[hand, colour mask, rank mask,
-        the reveals to this hand at offset 1, the hand's one-hot bits for the observation vector
-        (``None`` until the encoder fills them in)]``.
+        """What a hand allows, cached by the tuple's identity: ``[hand, feature (its colours'
+        bits, then its ranks' bits from bit 5), the reveals to this hand at offset 1, the hand's
+        one-hot bits for the observation vector (``None`` until the encoder fills them in)]``.
 
         A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
         its entry is there; the entry is checked by identity all the same."""
         feat = self._card_feat
-        if len(hand) == 5:
+        size = len(hand)
+        if size == 5:
             a, b, c, d, e = hand
             m = feat[a] | feat[b] | feat[c] | feat[d] | feat[e]
+        elif size == 4:  # the hand size of 4-5 players
+            a, b, c, d = hand
+            m = feat[a] | feat[b] | feat[c] | feat[d]
         else:
             m = 0
             for card in hand:
                 m |= feat[card]
-        entry = [hand, m & 31, m >> 5, self._reveals1[m], None]
+        entry = [hand, m, self._reveals1[m], None]
         cache = self._hand_cache
         if len(cache) >= 8192:
             cache.clear()
@@ -389,7 +409,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
     def hand_onehot(self, entry: list) -> int:
         """The one-hot bits of a :meth:`hand_info` entry's hand (bit ``i * C*R + card`` for
         card ``i``), computed once and kept in the entry."""
-        bits = entry[4]
+        bits = entry[3]
         if bits is None:
             hand = entry[0]
             if len(hand) == 5:
@@ -401,7 +421,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 rows = self._onehot_rows
                 for i, card in enumerate(hand):
                     bits |= rows[i][card]
-            entry[4] = bits
+            entry[3] = bits
         return bits
 
     def _action_entry(self, action: int) -> tuple:
@@ -420,7 +440,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             *self._reveal_tables[kind, value],
         )
 
-    def apply(
+    def step(
         self,
         state: HanabiState,
         actions: Mapping[int, int],
@@ -428,9 +448,17 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         messages: Mapping[int, str] | None = None,
     ) -> StepResult[HanabiState]:
         """Apply the acting seat's move; draw from the deck (no use of ``rng``: the deck order was
-        fixed at the start). Every seat receives the change of the score."""
+        fixed at the start). Every seat receives the change of the score.
+
+        :meth:`Game.step` with a fast path: one legal ``int`` action from the seat to act, and no
+        message, is applied at once; anything else goes through :meth:`Game.step`'s validation
+        (and its error), which then calls :meth:`apply`. ``apply`` *is* this method: an input
+        already validated takes the fast path at once, so neither entry point pays a second call.
+        """
         cur = state.current
-        action = actions[cur]
+        action = actions.get(cur)
+        if messages or type(action) is not int or len(actions) != 1 or action not in state.legal:
+            return super().step(state, actions, rng, messages)
         spec = self._act[action]
         kind = spec[0]
         n = self.n
@@ -444,9 +472,13 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         pos = state.deck_pos
         turns = state.turns_to_play
         rewards = self._rewards0
+        # The next state's fields: a copy of this state's, then each field the move changes
+        # (copying the dict and setting a few keys is cheaper than building all thirteen).
+        fields = state.__dict__.copy()
         deck_empty = pos >= self._deck_len
         if deck_empty:
             turns -= 1
+            fields["turns_to_play"] = turns
         if kind <= DISCARD:  # PLAY or DISCARD
             index = spec[1]
             hand = hands[cur]
@@ -457,22 +489,25 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             if kind == PLAY and fireworks[color] == rank:
                 scored = True
                 rewards = self._rewards1
-                fireworks = (*fireworks[:color], rank + 1, *fireworks[color + 1 :])
+                fireworks = fields["fireworks"] = (
+                    *fireworks[:color], rank + 1, *fireworks[color + 1 :]
+                )
                 if rank == self.ranks - 1 and info < self.max_info:
-                    info += 1
+                    info = fields["information_tokens"] = info + 1
                     token = True
                 event = "play"
             else:
-                discards += (card,)
+                fields["discards"] = (*discards, card)
                 run = disc_bits & self._disc_run[card]
-                disc_bits |= (run << 1) | (1 << self._disc_start[card])
+                fields["discard_bits"] = disc_bits | (run << 1) | (1 << self._disc_start[card])
                 if kind == PLAY:
-                    life -= 1
+                    life = fields["life_tokens"] = life - 1
                     event = "misplay"
                     if life <= 0 and self.zero_on_bomb:
                         rewards = (-float(sum(fireworks)),) * n  # the last life: the score is 0
                 else:
-                    info += 1  # discarding is illegal with every token in the box
+                    # discarding is illegal with every token in the box
+                    info = fields["information_tokens"] = info + 1
                     token = True
                     event = "discard"
             kb = knowledge[cur]
@@ -483,7 +518,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             else:
                 new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
                 kb |= self._new_slot[len(hand) - 1]
-                pos += 1
+                fields["deck_pos"] = pos + 1
             if n == 2:
                 if cur:
                     hands = (hands[0], new_hand)
@@ -492,8 +527,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                     hands = (new_hand, hands[1])
                     knowledge = (kb, knowledge[1])
             else:
-                hands = (*hands[:cur], new_hand, *hands[cur + 1 :])
-                knowledge = (*knowledge[:cur], kb, *knowledge[cur + 1 :])
+                hands_list = list(hands)
+                hands_list[cur] = new_hand
+                hands = tuple(hands_list)
+                knowledge_list = list(knowledge)
+                knowledge_list[cur] = kb
+                knowledge = tuple(knowledge_list)
+            fields["hands"] = hands
+            fields["knowledge"] = knowledge
             item = _tuple_new(
                 HistoryItem,
                 (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
@@ -509,7 +550,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 if attribute[card] == value:
                     mask |= bit
                 bit <<= 1
-            info -= 1
+            info = fields["information_tokens"] = info - 1
             scored = False
             kb = knowledge[target]
             newly = 0
@@ -527,7 +568,10 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             if n == 2:
                 knowledge = (knowledge[0], kb) if target else (kb, knowledge[1])
             else:
-                knowledge = (*knowledge[:target], kb, *knowledge[target + 1 :])
+                knowledge_list = list(knowledge)
+                knowledge_list[target] = kb
+                knowledge = tuple(knowledge_list)
+            fields["knowledge"] = knowledge
             hint_color, hint_rank = (value, -1) if kind == REVEAL_COLOR else (-1, value)
             item = _tuple_new(
                 HistoryItem,
@@ -545,31 +589,22 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             if info > 0:
                 hand = hands[cur]
                 hit = self._hand_cache.get(id(hand))
-                if hit is None or hit[0] is not hand:
-                    hit = self.hand_info(hand)
-                legal += hit[3]
+                if hit is not None and hit[0] is hand:
+                    legal += hit[2]
+                elif len(hand) == 5:  # a new hand (a play or discard): its reveals, uncached
+                    f = self._card_feat  # (the encoder caches the hand when it first shows it)
+                    c0, c1, c2, c3, c4 = hand
+                    legal += self._reveals1[f[c0] | f[c1] | f[c2] | f[c3] | f[c4]]
+                else:
+                    legal += self.hand_info(hand)[2]
         else:
             nxt = cur + 1 if cur + 1 < n else 0
             legal = self._legal(hands, info, nxt)
+        fields["current"] = nxt
+        fields["history"] = (*state.history, item)
+        fields["legal"] = legal
         new = _new(HanabiState)
-        _set_dict(
-            new,
-            {
-                "deck": state.deck,
-                "deck_pos": pos,
-                "hands": hands,
-                "knowledge": knowledge,
-                "fireworks": fireworks,
-                "information_tokens": info,
-                "life_tokens": life,
-                "discards": discards,
-                "discard_bits": disc_bits,
-                "current": nxt,
-                "turns_to_play": turns,
-                "history": (*state.history, item),
-                "legal": legal,
-            },
-        )  # what make_state does, inlined: one state per move
-        result = _new(StepResult)  # the frozen dataclass, filled directly (see make_state)
-        _set_result(result, {"state": new, "rewards": rewards, "events": _EVENTS[event][over]})
-        return result
+        _set_dict(new, fields)  # what make_state does, inlined: one state per move
+        return _tuple_new(StepResult, (new, rewards, _EVENTS[event][over]))
+
+    apply = step  # the validated entry point: see :meth:`step`
