@@ -18,7 +18,8 @@ Engines (``ENGINES``):
 * ``Overcooked``: :class:`~tom_envs.games.overcooked.vector.OvercookedVectorEnv`; two rows per env
   per tick (both chefs), the critic's state is player 0's observation (as ``env.state()``). The
   event rewards of ``--event-rewards`` (``OVERCOOKED_EVENTS``: the rules' event names, e.g.
-  ``pickup_soup`` from a pot or a counter, ``useful_plate``, ``potting_onion``) are counted by
+  ``pickup_soup`` from a pot or a counter, ``soup_from_pot`` from a pot only (overcooked-ai's
+  soup-pickup shaping), ``useful_plate``, ``potting_onion``) are counted by
   :class:`EventCountingOvercooked` with the rules' definitions (checked against the rules'
   events, step by step, in the tests).
 """
@@ -51,8 +52,8 @@ if TYPE_CHECKING:
 ENGINE_CHOICES = ("auto", "envs", "batched", "batched-seeded")
 #: Overcooked events the batched engine counts (the rules' definitions).
 OVERCOOKED_EVENTS = ("pickup_onion", "pickup_plate", "useful_plate", "potting_onion",
-                     "start_cooking", "pickup_soup", "delivery", "place_onion", "place_plate",
-                     "place_soup")  # fmt: skip
+                     "start_cooking", "pickup_soup", "soup_from_pot", "delivery", "place_onion",
+                     "place_plate", "place_soup")  # fmt: skip
 
 
 class EventCountingOvercooked(OvercookedVectorEnv):
@@ -105,7 +106,8 @@ class EventCountingOvercooked(OvercookedVectorEnv):
             pi = np.where(pot, idx, 0)
             n, t = self.pot_n[r, pi], self.pot_tick[r, pi]
             bonus += w.get("potting_onion", 0.0) * (pot & (h == ONION) & (t < 0) & (n < 3))
-            bonus += w.get("pickup_soup", 0.0) * (pot & (h == DISH) & (t >= self._ct))
+            from_pot = w.get("pickup_soup", 0.0) + w.get("soup_from_pot", 0.0)
+            bonus += from_pot * (pot & (h == DISH) & (t >= self._ct))
             if not self._auto:
                 bonus += w.get("start_cooking", 0.0) * (pot & empty & (n > 0) & (t < 0))
             bonus += w.get("delivery", 0.0) * ((kind == FACE_SERVING) & (h >= SOUP_1))

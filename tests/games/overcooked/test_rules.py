@@ -277,3 +277,22 @@ def test_useful_plate_event_follows_overcooked_ais_shaping_rule() -> None:
     assert events(((0, -1),)) == ("player_0:pickup_plate",)  # empty pot
     holding = ((3, 1), 0, int(Item.DISH))  # the partner already holds a plate for that soup
     assert events(((3, 5),), holding) == ("player_0:pickup_plate",)
+
+
+def test_soup_from_pot_is_paid_at_the_pot_only(tmp_path) -> None:
+    """overcooked-ai pays SOUP_PICKUP_REWARD for a soup taken from the pot, never for one taken
+    back off a counter: both are a ``pickup_soup``, only the pot's is a ``soup_from_pot`` (the
+    event a shaping weight names, so that a counter loop cannot farm it)."""
+    g = face_to_face_game(tmp_path)
+    at_pot = state(g, (((2, 2), E, DISH), FAR_EAST), pots=((3, 20),))
+    assert g.transition(at_pot, INTERACT, STAY)[2] == (
+        "player_0:pickup_soup", "player_0:soup_from_pot",
+    )  # fmt: skip
+    k = g.layout.counters.index((3, 1))
+    on_counter = state(g, (((2, 1), E, 0), FAR_EAST), counters={k: SOUP3})
+    assert g.transition(on_counter, INTERACT, STAY)[2] == ("player_0:pickup_soup",)
+    put_back = state(g, (((2, 1), E, SOUP3), FAR_EAST))
+    assert g.transition(put_back, INTERACT, STAY)[2] == ("player_0:place_soup",)
+
+
+FAR_EAST = ((5, 1), N, 0)  # the second chef, out of the way in the face-to-face kitchen

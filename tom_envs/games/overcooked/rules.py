@@ -303,8 +303,10 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
 
         Events are ``"player_<i>:<what>"``: ``pickup_onion``, ``pickup_plate`` (and
         ``useful_plate`` when fewer plates are in play than started pots, overcooked-ai's
-        shaping rule), ``potting_onion``, ``start_cooking``, ``pickup_soup``, ``delivery``,
-        ``place_<item>`` and ``pickup_<item>`` on counters.
+        shaping rule), ``potting_onion``, ``start_cooking``, ``pickup_soup`` (and
+        ``soup_from_pot`` when the soup comes from the pot: overcooked-ai pays its soup-pickup
+        shaping there only), ``delivery``, ``place_<item>`` and ``pickup_<item>`` on counters
+        (a soup taken off a counter is a ``pickup_soup`` without ``soup_from_pot``).
         """
         c0, c1 = state.chefs
         pots = state.pots
@@ -403,6 +405,9 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
                 if tick >= self._cook_time:
                     pots[index], held[i] = EMPTY_POT, soup_item(n)
                     events.append(f"player_{i}:pickup_soup")
+                    # overcooked-ai pays its SOUP_PICKUP_REWARD here only, not for a soup
+                    # taken back off a counter (which is also a "pickup_soup")
+                    events.append(f"player_{i}:soup_from_pot")
             elif h == Item.ONION and tick < 0 and n < ONIONS_PER_SOUP:
                 pots[index], held[i] = (n + 1, -1), 0
                 events.append(f"player_{i}:potting_onion")
