@@ -94,7 +94,8 @@ class Args:
     """fixed agents as SEAT=SPEC (e.g. 1=tit_for_tat); every other seat is a learner"""
     event_rewards: list[str] = field(default_factory=list)
     """reward shaping from the game's step events as NAME=VALUE (an event "player_0:NAME" or
-    "NAME"), given to every learning seat; training signal only: logged returns stay the game's"""
+    "NAME"), given to every learning seat; training signal only: logged returns stay the game's;
+    overcooked-ai's shaping in Overcooked: potting_onion=3 useful_plate=3 soup_from_pot=5"""
     event_rewards_horizon: int = 0
     """anneal the event rewards linearly to 0 over this many env steps (0: keep them constant)"""
     total_steps: int = 200_000

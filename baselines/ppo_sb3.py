@@ -68,7 +68,8 @@ class Args:
     """the learner's seat (self-play cycles it over the env copies)"""
     event_rewards: list[str] = field(default_factory=list)
     """reward shaping from Overcooked's step events as NAME=VALUE (the batched engine only, as
-    train mappo's); training signal only: logged returns and evaluations stay the game's"""
+    train mappo's); training signal only: logged returns and evaluations stay the game's;
+    overcooked-ai's shaping: potting_onion=3 useful_plate=3 soup_from_pot=5"""
     event_rewards_horizon: int = 0
     """anneal the event rewards linearly to 0 over this many env steps (0: keep them constant)"""
     self_play: bool = False

@@ -70,7 +70,7 @@ def test_bomb_batched_rollouts_equal_the_per_env_collectors(tmp_path) -> None:
 
 def test_overcooked_batched_rollouts_equal_the_per_env_collectors(tmp_path) -> None:
     kw = {"layout": "cramped_room", "observation": "features", "horizon": 25}
-    events = ["potting_onion=3", "useful_plate=3", "pickup_soup=5", "pickup_onion=0.5"]
+    events = ["potting_onion=3", "useful_plate=3", "soup_from_pot=5", "pickup_onion=0.5"]
     runs = {}
     for engine in ("envs", "batched"):
         args = tiny(tmp_path, game="Overcooked", engine=engine, num_envs=3, num_steps=40,
@@ -143,3 +143,38 @@ def test_batched_training_learns_a_small_mission(tmp_path) -> None:
     ckpt = torch.load(summary["checkpoint"], weights_only=True)
     assert ckpt["meta"]["engine"] == "batched (batched missions)"
     assert ckpt["meta"]["resolved_env_kwargs"]["bomb_phases"] in ([1], (1,), "1")
+
+
+def test_overcooked_event_counts_from_random_states() -> None:
+    """From random states (any held item, soups on counters, ready pots): each event's count is
+    the rules' events, one step from there; soups taken from a pot are ``soup_from_pot`` and
+    ``pickup_soup``, soups taken off a counter ``pickup_soup`` only (both cases reached)."""
+    names = mappo_batched.OVERCOOKED_EVENTS
+    weights = {e: 10.0**i for i, e in enumerate(names)}
+    B, cook_time = 64, 4
+    venv = mappo_batched.EventCountingOvercooked(B, weights, layout="cramped_room",
+                                                 horizon=60, cook_time=cook_time)  # fmt: skip
+    game = OvercookedGame(venv.config)
+    floor = np.array([venv._cell_of[p] for p in venv.layout.floor])
+    rng = np.random.default_rng(0)
+    seen: dict[str, int] = {}
+    for trial in range(12):
+        venv.reset(seed=trial)
+        venv.pos[:] = [rng.choice(floor, 2, replace=False) for _ in range(B)]
+        venv.facing[:] = rng.integers(4, size=(B, 2))
+        venv.held[:] = rng.integers(6, size=(B, 2))
+        venv.pot_n[:] = rng.integers(4, size=venv.pot_n.shape)
+        venv.pot_tick[:] = np.where(venv.pot_n > 0, rng.integers(-1, cook_time + 1,
+                                                                 venv.pot_n.shape), -1)  # fmt: skip
+        venv.counters[:] = rng.integers(6, size=venv.counters.shape)
+        states = [venv.state(i) for i in range(B)]
+        actions = np.where(rng.random((B, 2)) < 0.7, 5, rng.integers(5, size=(B, 2)))
+        venv.step(actions)
+        for i in range(B):
+            _, _, ev = game.transition(states[i], int(actions[i, 0]), int(actions[i, 1]))
+            names_i = [e.rpartition(":")[2] for e in ev]
+            assert venv.bonus[i] == sum(weights[e] for e in names_i), (trial, i, ev)
+            for e in names_i:
+                seen[e] = seen.get(e, 0) + 1
+    assert seen.get("soup_from_pot", 0) > 0
+    assert seen.get("pickup_soup", 0) > seen["soup_from_pot"]  # counter pickups too

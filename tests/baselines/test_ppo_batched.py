@@ -438,7 +438,7 @@ def test_event_rewards_anneal_to_zero_at_the_horizon_and_are_recorded(tmp_path) 
     args = tiny(tmp_path, game="Overcooked", self_play=True, num_envs=2, n_steps=50,
                 batch_size=100, hidden=8, total_steps=1000, eval_episodes=1, engine="batched",
                 env_kwargs=["layout=cramped_room", "observation=features", "horizon=50"],
-                event_rewards=["potting_onion=3", "useful_plate=3", "pickup_soup=5"],
+                event_rewards=["potting_onion=3", "useful_plate=3", "soup_from_pot=5"],
                 event_rewards_horizon=250)  # fmt: skip
     summary = ppo_sb3.train(args)
     with open(summary["curve_csv"]) as fh:
@@ -449,7 +449,7 @@ def test_event_rewards_anneal_to_zero_at_the_horizon_and_are_recorded(tmp_path) 
     assert all(float(r["return_mean"]) % 20 == 0 for r in rows)  # the score: 20 per soup
     with zipfile.ZipFile(summary["checkpoint"]) as zf:
         meta = json.loads(zf.read(ppo_sb3.META_NAME))
-    assert meta["event_rewards"] == {"potting_onion": 3.0, "useful_plate": 3.0, "pickup_soup": 5.0}
+    assert meta["event_rewards"] == {"potting_onion": 3.0, "useful_plate": 3.0, "soup_from_pot": 5.0}
     assert meta["event_rewards_horizon"] == 250 and meta["engine"] == "batched"
 
 
