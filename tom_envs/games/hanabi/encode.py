@@ -109,6 +109,8 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
             for seats in self.game._others
         )
         self._fw_cache: dict[int, tuple[tuple[int, ...], int]] = {}
+        # player_bits, bound once (two players: the straight-line version, one call less)
+        self._player_bits = self._bits2 if n == 2 else self.player_bits
         self._last_action_tables()
         # Thermometers of the board, by value, already in place.
         self._deck_bits = tuple(
@@ -312,7 +314,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         hand = hs[other]
         hit = self._hand_cache.get(id(hand))
         if hit is None or hit[0] is not hand:
-            hit = self.game.hand_info(hand)
+            hit = self.game.hand_info(hand, True)  # a new hand: its entry, one-hot included
         onehot = hit[3]
         if onehot is None:
             onehot = self.game.hand_onehot(hit)
@@ -347,7 +349,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
     def encode_player(self, state: HanabiState, player: int) -> tuple[np.ndarray, tuple[int, ...]]:
         """``(encode(view), view.legal_actions)`` of ``view = game.observe(state, player)``,
         without building the view (the AEC env's fast path; ``player`` must be a valid seat)."""
-        raw = _frombuffer(self.player_bits(state, player).to_bytes(self._obs_nbytes, "little"), _uint8)
+        raw = _frombuffer(self._player_bits(state, player).to_bytes(self._obs_nbytes, "little"), _uint8)
         legal = state.legal if state.current == player else ()
         return _ndarray(self._shape, _float32, _BITS.take(raw, axis=0)), legal
 

@@ -380,10 +380,11 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             ranks += r
         return legal + colors + ranks
 
-    def hand_info(self, hand: tuple[int, ...]) -> list:
+    def hand_info(self, hand: tuple[int, ...], onehot: bool = False) -> list:
         """What a hand allows, cached by the tuple's identity: ``[hand, feature (its colours'
         bits, then its ranks' bits from bit 5), the reveals to this hand at offset 1, the hand's
-        one-hot bits for the observation vector (``None`` until the encoder fills them in)]``.
+        one-hot bits for the observation vector (``None`` until the encoder fills them in, or
+        filled in at once with ``onehot=True``)]``.
 
         A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
         its entry is there; the entry is checked by identity all the same."""
@@ -400,6 +401,12 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             for card in hand:
                 m |= feat[card]
         entry = [hand, m, self._reveals1[m], None]
+        if onehot:
+            if size == 5:
+                r0, r1, r2, r3, r4 = self._onehot_rows
+                entry[3] = r0[a] | r1[b] | r2[c] | r3[d] | r4[e]
+            else:
+                self.hand_onehot(entry)
         cache = self._hand_cache
         if len(cache) >= 8192:
             cache.clear()
