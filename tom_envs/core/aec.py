@@ -141,6 +141,9 @@ class TomAECEnv(AECEnv):
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
         self._n_players = self.game.num_players
+        # A step that pays nobody: its rewards, and what rewards[agent] becomes (see step()).
+        self._no_rewards = (0.0,) * self._n_players
+        self._zero_map = dict.fromkeys(self.possible_agents, 0.0)
         self._encode = self.bundle.encoder.encode
         self._observe = self.game.observe
         # Optional encoder fast path: ``encode_player(state, seat)`` gives
@@ -336,12 +339,16 @@ class TomAECEnv(AECEnv):
         state = self.game_state = result.state
         self.last_events = result.events
         rewards, cumulative = self.rewards, self._cumulative_rewards
-        for a, r in zip(self.possible_agents, result.rewards, strict=True):
-            if a in rewards:
-                if type(r) is not float:  # float(r) of a float is r itself: skip the call
-                    r = float(r)
-                rewards[a] = r
-                cumulative[a] += r
+        paid = result.rewards
+        if paid == self._no_rewards and len(rewards) == self._n_players:
+            rewards.update(self._zero_map)  # nobody is paid: the cumulative rewards stay
+        else:
+            for a, r in zip(self.possible_agents, paid, strict=True):
+                if a in rewards:
+                    if type(r) is not float:  # float(r) of a float is r itself: skip the call
+                        r = float(r)
+                    rewards[a] = r
+                    cumulative[a] += r
         self._joint_steps += 1
         self._cycles = self._joint_steps if self._simultaneous else self._moves // self._n_players
         if game.is_terminal(state):

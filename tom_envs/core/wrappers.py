@@ -9,6 +9,7 @@ second on the matrix games, same behaviour.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from pettingzoo.utils.env import AECIterable
@@ -25,6 +26,19 @@ def _forward(name: str, guarded: bool) -> property:
         return getattr(self.env, name)
 
     return property(get, doc=f"``env.{name}`` (read before reset() raises).")
+
+
+class AgentIterable(AECIterable):
+    """PettingZoo's :class:`AECIterable`, iterated by a generator: the same agents, and the same
+    stop (no agent left, or ``max_iter`` reached), at a fraction of ``AECIterator.__next__``'s
+    cost per step."""
+
+    def __iter__(self) -> Iterator[str]:  # type: ignore[override]
+        env = self.env
+        for _ in range(self.max_iter):
+            if not env.agents:
+                return
+            yield env.agent_selection
 
 
 class OrderEnforcing(OrderEnforcingWrapper):
@@ -68,4 +82,4 @@ class OrderEnforcing(OrderEnforcingWrapper):
         """Iterate over the environment itself (reads need no wrapper checks once reset)."""
         if not self._has_reset:
             raise AttributeError("agent_iter cannot be called before reset")
-        return AECIterable(self.env, max_iter)
+        return AgentIterable(self.env, max_iter)
