@@ -365,18 +365,25 @@ def check_env_match(meta: dict[str, Any], info: EpisodeInfo, what: str) -> None:
     trained = meta.get("env_id")
     if trained and info.env_id and trained != info.env_id:
         raise ValueError(f"{what} was trained on {trained}, this episode is {info.env_id}")
+    ours, theirs = meta.get("env_kwargs") or {}, getattr(info, "env_kwargs", None) or {}
+    differ = [
+        f"trained with {key}={ours[key]!r}, this episode has {key}={theirs[key]!r}"
+        for key in sorted(set(ours) & set(theirs))
+        if _compared(ours[key]) != _compared(theirs[key])
+    ]
     shape = meta.get("observation_shape")
     here = getattr(info, "observation_shape", None)
     if shape is not None and here is not None and tuple(shape) != tuple(here):
+        why = f": it was {'; '.join(differ)}" if differ else ""
         raise ValueError(f"{what} expects observations of shape {tuple(shape)} "
-                         f"({trained}), this episode gives {tuple(here)}")  # fmt: skip
-    ours, theirs = meta.get("env_kwargs") or {}, getattr(info, "env_kwargs", None) or {}
-    for key in sorted(set(ours) & set(theirs)):
-        a, b = ours[key], theirs[key]
-        if (list(a) if isinstance(a, (list, tuple)) else a) != (
-            list(b) if isinstance(b, (list, tuple)) else b
-        ):
-            raise ValueError(f"{what} was trained with {key}={a!r}, this episode has {key}={b!r}")
+                         f"({trained}), this episode gives {tuple(here)}{why}")  # fmt: skip
+    if differ:
+        raise ValueError(f"{what} was {differ[0]}")
+
+
+def _compared(value: Any) -> Any:
+    """A game argument as compared across a checkpoint and an episode (tuples read as lists)."""
+    return list(value) if isinstance(value, (list, tuple)) else value
 
 
 class SB3Agent(BaseAgent):

@@ -212,10 +212,17 @@ def test_checkpoint_records_its_environment_and_refuses_another(tmp_path) -> Non
     assert agent.config()["file_sha256"] and agent.config()["kind"] == "mappo"
 
 
-def test_shipped_overcooked_checkpoint_needs_feature_observations() -> None:
-    """The shipped checkpoint (no observation_shape field: an older one) with the default
-    observation: an error at reset naming both sides, not a shape error at every decision."""
-    agent = mappo_policy.MappoAgent.load(SHIPPED)
+def test_older_overcooked_checkpoint_needs_feature_observations(tmp_path) -> None:
+    """An older checkpoint (the shipped one without its observation_shape field, as checkpoints
+    were saved before it existed) with the default observation: an error at reset naming both
+    sides, not a shape error at every decision."""
+    import torch
+
+    blob = torch.load(SHIPPED, map_location="cpu", weights_only=True)
+    del blob["meta"]["observation_shape"]
+    older = tmp_path / "older.pt"
+    torch.save(blob, older)
+    agent = mappo_policy.MappoAgent.load(older)
     assert "observation_shape" not in agent.meta
     with pytest.raises(mappo_policy.CheckpointMismatchError) as err:
         agent.reset(_info("Overcooked"))
