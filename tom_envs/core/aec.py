@@ -340,7 +340,7 @@ class TomAECEnv(AECEnv):
         self.last_events = result.events
         rewards, cumulative = self.rewards, self._cumulative_rewards
         paid = result.rewards
-        if paid == self._no_rewards and len(rewards) == self._n_players:
+        if type(paid) is tuple and paid == self._no_rewards and len(rewards) == self._n_players:
             rewards.update(self._zero_map)  # nobody is paid: the cumulative rewards stay
         else:
             for a, r in zip(self.possible_agents, paid, strict=True):
