@@ -350,3 +350,121 @@ def test_the_deal_shuffles_as_generator_permutation_does() -> None:
         state = game.initial_state(a)
         assert state.deck == tuple(b.permutation(np.array(game.full_deck)).tolist())
         assert a.random() == b.random()
+
+
+# ------------------------------------------------------------------ the fast paths against a plain model
+class _PlainHanabi:
+    """The rules' derived values (legal moves, card knowledge, a reveal's touched and newly
+    revealed cards) from sets and lists, with none of the engine's tables or caches."""
+
+    def __init__(self, game: HanabiGame) -> None:
+        self.game = game
+        cfg = game.config
+        self.n, self.h, self.c, self.r = cfg.players, cfg.cards_per_hand, cfg.colors, cfg.ranks
+        every = {(c, r) for c in range(self.c) for r in range(self.r)}
+        self.fresh = lambda: [set(every), None, None]  # plausible (colour, rank), revealed c, r
+
+    def deal(self, state) -> None:
+        self.cards = [[self.fresh() for _ in hand] for hand in state.hands]
+
+    def legal(self, state) -> tuple[int, ...]:
+        cur, h, n, c, r = state.current, self.h, self.n, self.c, self.r
+        if cur < 0:
+            return ()
+        hand = state.hands[cur]
+        out = list(range(h, h + len(hand)))  # plays
+        if state.information_tokens < self.game.max_info:
+            out += range(len(hand))  # discards
+        if state.information_tokens > 0:
+            for o in range(1, n):
+                other = state.hands[(cur + o) % n]
+                colors = {card // r for card in other}
+                ranks = {card % r for card in other}
+                out += [2 * h + (o - 1) * c + k for k in sorted(colors)]
+                out += [2 * h + (n - 1) * c + (o - 1) * r + k for k in sorted(ranks)]
+        return tuple(sorted(out))
+
+    def move(self, before, after) -> tuple[int, int]:
+        """Update the model by ``after``'s last move; the reveal's (touched, newly) masks."""
+        item = after.history[-1]
+        if item.kind in (PLAY, DISCARD):
+            seat = self.cards[item.player]
+            del seat[item.card_index]
+            if item.drew:
+                seat.append(self.fresh())
+            return 0, 0
+        colour = item.kind == REVEAL_COLOR
+        value = item.color if colour else item.rank
+        touched = newly = 0
+        target = zip(before.hands[item.target], self.cards[item.target], strict=True)
+        for i, (cd, know) in enumerate(target):
+            hit = (cd // self.r if colour else cd % self.r) == value
+            keep = {cr for cr in know[0] if (cr[0 if colour else 1] == value) == hit}
+            know[0] = keep
+            if hit:
+                touched |= 1 << i
+                if know[1 if colour else 2] is None:
+                    newly |= 1 << i
+                know[1 if colour else 2] = value
+        return touched, newly
+
+    def knowledge_bits(self, seat: int) -> int:
+        lay = self.game.layout
+        bits = 0
+        for i, (plaus, col, rank) in enumerate(self.cards[seat]):
+            slot = sum(1 << (c * self.r + r) for c, r in plaus)
+            if col is not None:
+                slot |= 1 << (lay.cr + col)
+            if rank is not None:
+                slot |= 1 << (lay.cr + self.c + rank)
+            bits |= slot << (i * lay.width)
+        return bits
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_fast_paths_match_a_plain_model(players: int) -> None:
+    """Every state of 40 seeded games per player count (a policy that mostly reveals and
+    discards, so decks run out and hands shrink), and of side branches stepped from earlier
+    states with the engine's caches cleared: the legal moves, the knowledge bits and each
+    reveal's touched / newly revealed cards are those of :class:`_PlainHanabi`."""
+    game = HanabiGame(HanabiConfig(players=players))
+    plain = _PlainHanabi(game)
+    branches = shrunk = 0
+    for seed in range(40):
+        rng = np.random.default_rng([players, seed])
+        state = game.initial_state(rng)
+        plain.deal(state)
+        states = [state]
+        while not game.is_terminal(state):
+            assert state.legal == plain.legal(state)
+            for seat in range(players):
+                assert state.knowledge[seat] == plain.knowledge_bits(seat), (seed, seat)
+            legal = state.legal
+            h = game.hand_size
+            discards = [a for a in legal if a < h]
+            plays = [a for a in legal if h <= a < 2 * h]
+            reveals = [a for a in legal if a >= 2 * h]
+            u = rng.random()
+            order = (reveals, discards, plays) if u < 0.6 else (discards, reveals, plays)
+            if u > 0.93:
+                order = (plays,)
+            pool = next(p for p in order if p)
+            action = int(pool[int(rng.integers(len(pool)))])
+            nxt = game.step(state, {state.current: action}, rng).state
+            item = nxt.history[-1]
+            touched, newly = plain.move(state, nxt)
+            if item.kind in (REVEAL_COLOR, REVEAL_RANK):
+                assert (item.reveal_mask, item.newly_revealed) == (touched, newly)
+            if rng.random() < 0.1:  # a side branch from an earlier state, caches dropped
+                game._feat_cache.clear()
+                game._hand_cache.clear()
+                old = states[int(rng.integers(len(states)))]
+                for a in old.legal[:3]:
+                    side = game.step(old, {old.current: a}, rng).state
+                    assert side.legal == plain.legal(side)
+                    branches += 1
+            state = nxt
+            states.append(state)
+        assert state.legal == ()
+        shrunk += min(len(hand) for hand in state.hands) < game.hand_size
+    assert branches > 50 and shrunk >= 5  # side branches taken; decks run out

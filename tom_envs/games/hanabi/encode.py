@@ -42,7 +42,7 @@ from tom_envs.games.hanabi.state import (
 )
 from tom_envs.games.hanabi.view import HanabiView
 
-_CACHE_LIMIT = 8192
+_CACHE_LIMIT = 1024
 _frombuffer, _unpackbits, _uint8, _float32 = np.frombuffer, np.unpackbits, np.uint8, np.float32
 _ndarray = np.ndarray
 #: Row ``b`` holds byte ``b``'s eight bits (little-endian) as floats: one ``take`` unpacks a vector.
@@ -252,7 +252,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         for o, hand in enumerate(hands, 1):
             hit = cache.get(id(hand))
             if hit is None or hit[0] is not hand:
-                hit = self.game.hand_info(hand)
+                hit = self.game.hand_info(hand, True)  # a new hand: its entry, one-hot included
             oh = hit[3]
             if oh is None:
                 oh = self.game.hand_onehot(hit)

@@ -72,6 +72,12 @@ _tuple_new = tuple.__new__  # builds a NamedTuple without its Python-level __new
 _set_dict = HanabiState.__dict__["__dict__"].__set__
 #: Events of a move, by kind of outcome, without and with the end of the game.
 _EVENTS = {e: ((e,), (e, "game_over")) for e in ("play", "misplay", "discard", "reveal")}
+#: Entries of the per-hands feature cache before it is cleared (a hands tuple lives a few
+#: moves in play; a search that revisits older states recomputes what was dropped).
+_FEAT_CACHE_LIMIT = 512
+#: The same for the per-hand cache (:meth:`HanabiGame.hand_info`), which the encoder shares.
+_HAND_CACHE_LIMIT = 1024
+_PLAY_EVENTS, _MISPLAY_EVENTS, _DISCARD_EVENTS, _REVEAL_EVENTS = _EVENTS.values()
 
 
 def make_state(
@@ -214,10 +220,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             )
             for o in range(self.n)
         ]
-        # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first (what
-        # _legal walks).
+        # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first, flat:
+        # (seat1, pairs1, seat2, pairs2, ...) (what _legal walks).
         self._reveal_plan = tuple(
-            tuple((seat, reveal_pairs[o]) for o, seat in enumerate(self._others[p], 1))
+            tuple(
+                x
+                for o, seat in enumerate(self._others[p], 1)
+                for x in (seat, reveal_pairs[o])
+            )
             for p in range(self.n)
         )
         # Per card: its colour's bit and its rank's bit above the 5 colour bits (a hand's ORed
@@ -234,8 +244,19 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         # What a hand allows, cached by the tuple's identity (a hand no move touches is the same
         # tuple in the next state): see :meth:`hand_info`.
         self._hand_cache: dict[int, list] = {}
+        # With 3-5 players: every seat's hand feature, cached by the identity of the hands tuple
+        # (a reveal leaves the tuple as it is; a play or discard derives the next entry from
+        # this one): see :meth:`features`.
+        self._feat_cache: dict[int, tuple] = {}
         # Per action id, what :meth:`apply` needs (no tuple-keyed lookup on the hot path).
         self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
+        # The hand indices a play or discard keeps, by hand size and the index played.
+        self._kept = tuple(
+            tuple(tuple(j for j in range(size) if j != i) for i in range(size))
+            for size in range(6)
+        )
+        # current_players by seat to act; index -1 (the end) is the last entry, ().
+        self._actors = (*((p,) for p in range(self.n)), ())
         self._rewards0 = (0.0,) * self.n
         self._rewards1 = (1.0,) * self.n
         self._deck_len = len(self.full_deck)
@@ -309,8 +330,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
 
     def current_players(self, state: HanabiState) -> tuple[int, ...]:
         """The one seat to act, or none at the end."""
-        cur = state.current
-        return () if cur < 0 else (cur,)
+        return self._actors[state.current]
 
     def legal_actions(self, state: HanabiState, player: int) -> tuple[int, ...]:
         """The cached legal moves of the acting seat; empty for every other seat."""
@@ -349,36 +369,48 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             if hit is None or hit[0] is not hand:
                 hit = self.hand_info(hand)
             return legal + hit[2]
+        feats = self.features(hands)
         plan = self._reveal_plan[cur]
-        if len(plan) == 3:  # four players, written out: the colour reveals, then the ranks
-            (s1, t1), (s2, t2), (s3, t3) = plan
-            hand = hands[s1]
-            hit = cache.get(id(hand))
-            if hit is None or hit[0] is not hand:
-                hit = self.hand_info(hand)
-            c1, r1 = t1[hit[1]]
-            hand = hands[s2]
-            hit = cache.get(id(hand))
-            if hit is None or hit[0] is not hand:
-                hit = self.hand_info(hand)
-            c2, r2 = t2[hit[1]]
-            hand = hands[s3]
-            hit = cache.get(id(hand))
-            if hit is None or hit[0] is not hand:
-                hit = self.hand_info(hand)
-            c3, r3 = t3[hit[1]]
+        if len(plan) == 6:  # four players, written out: the colour reveals, then the ranks
+            s1, t1, s2, t2, s3, t3 = plan
+            c1, r1 = t1[feats[s1]]
+            c2, r2 = t2[feats[s2]]
+            c3, r3 = t3[feats[s3]]
             return legal + c1 + c2 + c3 + r1 + r2 + r3
         colors: tuple[int, ...] = ()
         ranks: tuple[int, ...] = ()
-        for seat, pairs in plan:
-            hand = hands[seat]
-            hit = cache.get(id(hand))
-            if hit is None or hit[0] is not hand:
-                hit = self.hand_info(hand)
-            c, r = pairs[hit[1]]
+        for i in range(0, len(plan), 2):
+            c, r = plan[i + 1][feats[plan[i]]]
             colors += c
             ranks += r
         return legal + colors + ranks
+
+    def features(self, hands: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+        """Each seat's hand feature (its colours' bits, then its ranks' bits from bit 5: what the
+        reveals to that hand can be), cached by the identity of ``hands``.
+
+        A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
+        its entry is there; the entry is checked by identity all the same."""
+        cache = self._feat_cache
+        hit = cache.get(id(hands))
+        if hit is not None and hit[0] is hands:
+            return hit[1]
+        feat = self._card_feat
+        out = []
+        for hand in hands:
+            if len(hand) == 4:  # the hand size of 4-5 players
+                a, b, c, d = hand
+                out.append(feat[a] | feat[b] | feat[c] | feat[d])
+            else:
+                m = 0
+                for card in hand:
+                    m |= feat[card]
+                out.append(m)
+        feats = tuple(out)
+        if len(cache) >= _FEAT_CACHE_LIMIT:
+            cache.clear()
+        cache[id(hands)] = (hands, feats)
+        return feats
 
     def hand_info(self, hand: tuple[int, ...], onehot: bool = False) -> list:
         """What a hand allows, cached by the tuple's identity: ``[hand, feature (its colours'
@@ -405,10 +437,13 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             if size == 5:
                 r0, r1, r2, r3, r4 = self._onehot_rows
                 entry[3] = r0[a] | r1[b] | r2[c] | r3[d] | r4[e]
+            elif size == 4:
+                rows = self._onehot_rows
+                entry[3] = rows[0][a] | rows[1][b] | rows[2][c] | rows[3][d]
             else:
                 self.hand_onehot(entry)
         cache = self._hand_cache
-        if len(cache) >= 8192:
+        if len(cache) >= _HAND_CACHE_LIMIT:
             cache.clear()
         cache[id(hand)] = entry
         return entry
@@ -432,20 +467,33 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         return bits
 
     def _action_entry(self, action: int) -> tuple:
-        """What :meth:`apply` needs for ``action``: ``(kind, card index, low-cards mask)`` for a
-        play or discard; ``(kind, target offset, value, the card-to-colour (rank) table, bits kept
-        on touched cards, on the others, the revealed flag, the revealed field)`` for a reveal."""
+        """What :meth:`apply` needs for ``action``, all looked up once here.
+
+        A play or discard: ``(kind, card index, low-cards mask)``. A reveal: ``(kind, target
+        offset, touch, keep, set, had, hint colour, hint rank)``, where ``touch[i][card]``
+        is bit ``i`` when ``card`` at hand index ``i`` has the revealed colour (rank), and, per
+        mask ``m`` of touched cards: ``keep[m]`` the knowledge bits kept, ``set[m]`` the revealed
+        flags set, and ``had`` maps the flags a hand already had (``knowledge & set[m]``) back to
+        the cards (a touched card whose colour (rank) was revealed before was revealed as this
+        same value, so its flag is set)."""
         kind, index, offset, color, rank = self.moves[action]
         if kind <= DISCARD:
             return (kind, index, self._low[index])
         value = color if kind == REVEAL_COLOR else rank
-        return (
-            kind,
-            offset,
-            value,
-            self.card_color if kind == REVEAL_COLOR else self.card_rank,
-            *self._reveal_tables[kind, value],
+        attribute = self.card_color if kind == REVEAL_COLOR else self.card_rank
+        touched_keep, other_keep, flag, _ = self._reveal_tables[kind, value]
+        touch = tuple(
+            tuple((attribute[card] == value) << i for card in range(len(attribute)))
+            for i in range(self.hand_size)
         )
+        masks = range(1 << self.hand_size)
+        keep = tuple(
+            (touched_keep & self._spread[m]) | (other_keep & ~self._spread[m]) for m in masks
+        )
+        flags = tuple(flag * self._ones[m] for m in masks)
+        had = {flags[m]: m for m in masks}
+        hint_color, hint_rank = (value, -1) if kind == REVEAL_COLOR else (-1, value)
+        return (kind, offset, touch, keep, flags, had, hint_color, hint_rank)
 
     def step(
         self,
@@ -467,31 +515,28 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         if messages or type(action) is not int or len(actions) != 1 or action not in state.legal:
             return super().step(state, actions, rng, messages)
         spec = self._act[action]
-        kind = spec[0]
         n = self.n
         hands = state.hands
         knowledge = state.knowledge
-        fireworks = state.fireworks
         info = state.information_tokens
-        life = state.life_tokens
-        discards = state.discards
-        disc_bits = state.discard_bits
         pos = state.deck_pos
-        turns = state.turns_to_play
-        rewards = self._rewards0
         # The next state's fields: a copy of this state's, then each field the move changes
         # (copying the dict and setting a few keys is cheaper than building all thirteen).
         fields = state.__dict__.copy()
         deck_empty = pos >= self._deck_len
+        turns = state.turns_to_play
         if deck_empty:
             turns -= 1
             fields["turns_to_play"] = turns
-        if kind <= DISCARD:  # PLAY or DISCARD
-            index = spec[1]
+        if spec[0] <= DISCARD:  # PLAY or DISCARD
+            kind, index, low = spec
             hand = hands[cur]
             card = hand[index]
             color = self.card_color[card]
             rank = self.card_rank[card]
+            fireworks = state.fireworks
+            life = state.life_tokens
+            rewards = self._rewards0
             token = scored = False
             if kind == PLAY and fireworks[color] == rank:
                 scored = True
@@ -502,29 +547,37 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 if rank == self.ranks - 1 and info < self.max_info:
                     info = fields["information_tokens"] = info + 1
                     token = True
-                event = "play"
+                events = _PLAY_EVENTS
             else:
-                fields["discards"] = (*discards, card)
+                fields["discards"] = (*state.discards, card)
+                disc_bits = state.discard_bits
                 run = disc_bits & self._disc_run[card]
                 fields["discard_bits"] = disc_bits | (run << 1) | (1 << self._disc_start[card])
                 if kind == PLAY:
                     life = fields["life_tokens"] = life - 1
-                    event = "misplay"
+                    events = _MISPLAY_EVENTS
                     if life <= 0 and self.zero_on_bomb:
                         rewards = (-float(sum(fireworks)),) * n  # the last life: the score is 0
                 else:
                     # discarding is illegal with every token in the box
                     info = fields["information_tokens"] = info + 1
                     token = True
-                    event = "discard"
+                    events = _DISCARD_EVENTS
             kb = knowledge[cur]
-            low = spec[2]
             kb = (kb & low) | ((kb >> self._kw) & ~low)
+            size = len(hand)
             if deck_empty:
                 new_hand = hand[:index] + hand[index + 1 :]
             else:
-                new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
-                kb |= self._new_slot[len(hand) - 1]
+                if size == 4:  # the cards kept, then the drawn card, in one tuple
+                    i, j, k = self._kept[4][index]
+                    new_hand = (hand[i], hand[j], hand[k], state.deck[pos])
+                elif size == 5:
+                    i, j, k, m = self._kept[5][index]
+                    new_hand = (hand[i], hand[j], hand[k], hand[m], state.deck[pos])
+                else:
+                    new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
+                kb |= self._new_slot[size - 1]
                 fields["deck_pos"] = pos + 1
             if n == 2:
                 if cur:
@@ -536,7 +589,25 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             else:
                 hands_list = list(hands)
                 hands_list[cur] = new_hand
-                hands = tuple(hands_list)
+                new_hands = tuple(hands_list)
+                # the next hands' features: this state's, with the mover's new hand
+                fcache = self._feat_cache
+                hit = fcache.get(id(hands))
+                if hit is not None and hit[0] is hands:
+                    f = self._card_feat
+                    if len(new_hand) == 4:  # the hand size of 4-5 players
+                        c0, c1, c2, c3 = new_hand
+                        m = f[c0] | f[c1] | f[c2] | f[c3]
+                    else:
+                        m = 0
+                        for c0 in new_hand:
+                            m |= f[c0]
+                    feats_list = list(hit[1])
+                    feats_list[cur] = m
+                    if len(fcache) >= _FEAT_CACHE_LIMIT:
+                        fcache.clear()
+                    fcache[id(new_hands)] = (new_hands, tuple(feats_list))
+                hands = new_hands
                 knowledge_list = list(knowledge)
                 knowledge_list[cur] = kb
                 knowledge = tuple(knowledge_list)
@@ -546,32 +617,31 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 HistoryItem,
                 (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
             )
-        else:
-            _, offset, value, attribute, touched_keep, other_keep, flag, field_mask = spec
+            over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
+        else:  # a reveal
+            kind, offset, touch, keep, flags, had, hint_color, hint_rank = spec
             target = cur + offset
             if target >= n:
                 target -= n
-            mask = 0
-            bit = 1
-            for card in hands[target]:  # the cards the reveal touches
-                if attribute[card] == value:
-                    mask |= bit
-                bit <<= 1
+            hand = hands[target]
+            size = len(hand)
+            if size == 4:  # the cards the reveal touches
+                c0, c1, c2, c3 = hand
+                mask = touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3]
+            elif size == 5:
+                c0, c1, c2, c3, c4 = hand
+                mask = (
+                    touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3] | touch[4][c4]
+                )
+            else:
+                mask = 0
+                for i, c0 in enumerate(hand):
+                    mask |= touch[i][c0]
             info = fields["information_tokens"] = info - 1
-            scored = False
             kb = knowledge[target]
-            newly = 0
-            shifts = self._slot_shift
-            m = mask
-            while m:  # the touched cards whose colour (rank) was not revealed yet
-                low = m & -m
-                if not (kb >> shifts[low.bit_length() - 1]) & field_mask:
-                    newly |= low
-                m ^= low
-            spread = self._spread[mask]
-            kb = (kb & ((touched_keep & spread) | (other_keep & ~spread))) | (
-                flag * self._ones[mask]
-            )
+            set_bits = flags[mask]
+            newly = mask ^ had[kb & set_bits]  # the touched cards not revealed this way before
+            kb = (kb & keep[mask]) | set_bits
             if n == 2:
                 knowledge = (knowledge[0], kb) if target else (kb, knowledge[1])
             else:
@@ -579,14 +649,14 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 knowledge_list[target] = kb
                 knowledge = tuple(knowledge_list)
             fields["knowledge"] = knowledge
-            hint_color, hint_rank = (value, -1) if kind == REVEAL_COLOR else (-1, value)
             item = _tuple_new(
                 HistoryItem,
                 (cur, action, kind, -1, target, hint_color, hint_rank, False, False, mask, newly,
                  False),
             )  # fmt: skip
-            event = "reveal"
-        over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
+            events = _REVEAL_EVENTS
+            rewards = self._rewards0
+            over = turns <= 0  # a reveal scores nothing and costs no life
         if over:
             nxt = -1
             legal: tuple[int, ...] = ()
@@ -604,14 +674,26 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                     legal += self._reveals1[f[c0] | f[c1] | f[c2] | f[c3] | f[c4]]
                 else:
                     legal += self.hand_info(hand)[2]
-        else:
+        else:  # what _legal does, inlined
             nxt = cur + 1 if cur + 1 < n else 0
-            legal = self._legal(hands, info, nxt)
+            legal = self._own_moves[2 * len(hands[nxt]) + (info < self.max_info)]
+            if info > 0:
+                hit = self._feat_cache.get(id(hands))
+                feats = hit[1] if hit is not None and hit[0] is hands else self.features(hands)
+                plan = self._reveal_plan[nxt]
+                if n == 4:
+                    s1, t1, s2, t2, s3, t3 = plan
+                    c1, r1 = t1[feats[s1]]
+                    c2, r2 = t2[feats[s2]]
+                    c3, r3 = t3[feats[s3]]
+                    legal += c1 + c2 + c3 + r1 + r2 + r3
+                else:
+                    legal = self._legal(hands, info, nxt)
         fields["current"] = nxt
         fields["history"] = (*state.history, item)
         fields["legal"] = legal
         new = _new(HanabiState)
         _set_dict(new, fields)  # what make_state does, inlined: one state per move
-        return _tuple_new(StepResult, (new, rewards, _EVENTS[event][over]))
+        return _tuple_new(StepResult, (new, rewards, events[over]))
 
     apply = step  # the validated entry point: see :meth:`step`
