@@ -74,9 +74,9 @@ _set_dict = HanabiState.__dict__["__dict__"].__set__
 _EVENTS = {e: ((e,), (e, "game_over")) for e in ("play", "misplay", "discard", "reveal")}
 #: Entries of the per-hands feature cache before it is cleared (a hands tuple lives a few
 #: moves in play; a search that revisits older states recomputes what was dropped).
-_FEAT_CACHE_LIMIT = 512
+_FEAT_CACHE_LIMIT = 128
 #: The same for the per-hand cache (:meth:`HanabiGame.hand_info`), which the encoder shares.
-_HAND_CACHE_LIMIT = 1024
+_HAND_CACHE_LIMIT = 256
 _PLAY_EVENTS, _MISPLAY_EVENTS, _DISCARD_EVENTS, _REVEAL_EVENTS = _EVENTS.values()
 
 
@@ -376,7 +376,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             c1, r1 = t1[feats[s1]]
             c2, r2 = t2[feats[s2]]
             c3, r3 = t3[feats[s3]]
-            return legal + c1 + c2 + c3 + r1 + r2 + r3
+            return (*legal, *c1, *c2, *c3, *r1, *r2, *r3)
         colors: tuple[int, ...] = ()
         ranks: tuple[int, ...] = ()
         for i in range(0, len(plan), 2):
@@ -686,7 +686,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                     c1, r1 = t1[feats[s1]]
                     c2, r2 = t2[feats[s2]]
                     c3, r3 = t3[feats[s3]]
-                    legal += c1 + c2 + c3 + r1 + r2 + r3
+                    legal = (*legal, *c1, *c2, *c3, *r1, *r2, *r3)  # one tuple built
                 else:
                     legal = self._legal(hands, info, nxt)
         fields["current"] = nxt
