@@ -395,22 +395,27 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         hit = cache.get(id(hands))
         if hit is not None and hit[0] is hands:
             return hit[1]
-        feat = self._card_feat
-        out = []
-        for hand in hands:
-            if len(hand) == 4:  # the hand size of 4-5 players
-                a, b, c, d = hand
-                out.append(feat[a] | feat[b] | feat[c] | feat[d])
-            else:
-                m = 0
-                for card in hand:
-                    m |= feat[card]
-                out.append(m)
-        feats = tuple(out)
+        feats = tuple([self.hand_feature(hand) for hand in hands])
         if len(cache) >= _FEAT_CACHE_LIMIT:
             cache.clear()
         cache[id(hands)] = (hands, feats)
         return feats
+
+    def hand_feature(self, hand: tuple[int, ...]) -> int:
+        """The colours ``hand`` holds (bits 0-4), then its ranks (from bit 5): what the reveals
+        to it can be."""
+        feat = self._card_feat
+        size = len(hand)
+        if size == 5:
+            a, b, c, d, e = hand
+            return feat[a] | feat[b] | feat[c] | feat[d] | feat[e]
+        if size == 4:  # the hand size of 4-5 players
+            a, b, c, d = hand
+            return feat[a] | feat[b] | feat[c] | feat[d]
+        m = 0
+        for card in hand:
+            m |= feat[card]
+        return m
 
     def hand_info(self, hand: tuple[int, ...], onehot: bool = False) -> list:
         """What a hand allows, cached by the tuple's identity: ``[hand, feature (its colours'
@@ -420,28 +425,10 @@ class HanabiGame(Game[HanabiState, HanabiView]):
 
         A tuple never changes and the cache keeps it alive, so an ``id`` is never reused while
         its entry is there; the entry is checked by identity all the same."""
-        feat = self._card_feat
-        size = len(hand)
-        if size == 5:
-            a, b, c, d, e = hand
-            m = feat[a] | feat[b] | feat[c] | feat[d] | feat[e]
-        elif size == 4:  # the hand size of 4-5 players
-            a, b, c, d = hand
-            m = feat[a] | feat[b] | feat[c] | feat[d]
-        else:
-            m = 0
-            for card in hand:
-                m |= feat[card]
+        m = self.hand_feature(hand)
         entry = [hand, m, self._reveals1[m], None]
         if onehot:
-            if size == 5:
-                r0, r1, r2, r3, r4 = self._onehot_rows
-                entry[3] = r0[a] | r1[b] | r2[c] | r3[d] | r4[e]
-            elif size == 4:
-                rows = self._onehot_rows
-                entry[3] = rows[0][a] | rows[1][b] | rows[2][c] | rows[3][d]
-            else:
-                self.hand_onehot(entry)
+            self.hand_onehot(entry)
         cache = self._hand_cache
         if len(cache) >= _HAND_CACHE_LIMIT:
             cache.clear()
@@ -458,6 +445,10 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 r0, r1, r2, r3, r4 = self._onehot_rows
                 a, b, c, d, e = hand
                 bits = r0[a] | r1[b] | r2[c] | r3[d] | r4[e]
+            elif len(hand) == 4:  # the hand size of 4-5 players
+                rows = self._onehot_rows
+                a, b, c, d = hand
+                bits = rows[0][a] | rows[1][b] | rows[2][c] | rows[3][d]
             else:
                 bits = 0
                 rows = self._onehot_rows
@@ -594,16 +585,8 @@ class HanabiGame(Game[HanabiState, HanabiView]):
                 fcache = self._feat_cache
                 hit = fcache.get(id(hands))
                 if hit is not None and hit[0] is hands:
-                    f = self._card_feat
-                    if len(new_hand) == 4:  # the hand size of 4-5 players
-                        c0, c1, c2, c3 = new_hand
-                        m = f[c0] | f[c1] | f[c2] | f[c3]
-                    else:
-                        m = 0
-                        for c0 in new_hand:
-                            m |= f[c0]
                     feats_list = list(hit[1])
-                    feats_list[cur] = m
+                    feats_list[cur] = self.hand_feature(new_hand)
                     if len(fcache) >= _FEAT_CACHE_LIMIT:
                         fcache.clear()
                     fcache[id(new_hands)] = (new_hands, tuple(feats_list))
