@@ -73,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
     "examples": "none",
     "probes": True,
     "probe_batch": True,
+    "legal_menu": True,
+    "answer_format": "agent",
     "skip_forced": True,
     "interface": "midlevel",
     "language": "auto",
@@ -164,6 +166,19 @@ class SettingsMixin:
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
+        if s["answer_format"] not in ("agent", "game"):
+            raise ValueError(f"answer_format must be one of ['agent', 'game'], got {s['answer_format']!r}")
+        if s["answer_format"] == "game" and s["decoding"] != "free":
+            raise ValueError("answer_format='game' (the game's own reply format) needs decoding='free'")
+        if not isinstance(s["legal_menu"], bool):
+            raise ValueError(f"legal_menu must be true or false, got {s['legal_menu']!r}")
+        if not s["legal_menu"] and s["decoding"] != "free":
+            raise ValueError("legal_menu=false needs decoding='free' (a JSON schema lists the actions)")
+        if s["probe_batch"] not in (True, False, "step", "question", "target"):
+            raise ValueError(
+                "probe_batch must be one of [true, false, 'step', 'question', 'target'], "
+                f"got {s['probe_batch']!r}"
+            )
         bounded("temperature", s["temperature"], 0.0, 2.0)
         if s["top_p"] is not None:
             bounded("top_p", s["top_p"], 1e-6, 1.0)
@@ -220,6 +235,8 @@ class SettingsMixin:
             "examples": self.examples_setting,
             "probes": self.probes_enabled,
             "probe_batch": self.probe_batch,
+            "legal_menu": self.legal_menu,
+            "answer_format": self.answer_format_setting,
             "skip_forced": self.skip_forced,
             "interface": self.interface,
             "language": self.language,

@@ -154,7 +154,6 @@ any plan can achieve (breadth-first search over the joint state).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from tom_envs.core.contract import env_functions
@@ -164,7 +163,7 @@ from tom_envs.games.bomb_defusal.bots import bot_table
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
 from tom_envs.games.bomb_defusal.text import BombText
-from tom_envs.games.bomb_defusal.tom import make_probes
+from tom_envs.games.bomb_defusal.tom import BombProbes
 
 NAME = "bomb_defusal_v0"
 
@@ -203,8 +202,7 @@ PARAMS = (
           choices=("all", "one", "none"), optional=True),
     Param("intel_in_text", "bool", False, "print first-hand bomb intel in the text"),
     Param("probe_timing", "choice", "action", "when probes are asked: right after the action "
-          "(the paper's, balanced per type), the same with every question, or at the actor's "
-          "next turn", choices=("action", "action_all", "turn")),
+          "(the paper's) or at the actor's next turn", choices=("action", "turn")),
 )  # fmt: skip
 
 
@@ -212,7 +210,7 @@ def make_bundle(**config: Any) -> GameBundle:
     """The configured game, its encoder, text and probes (keyword arguments of :class:`BombConfig`)."""
     cfg = BombConfig(**validate_kwargs(PARAMS, config))
     game = BombGame(cfg)
-    probes = None if cfg.probes == "none" else partial(make_probes, game)
+    probes = None if cfg.probes == "none" else BombProbes(game)
     return GameBundle(game, BombEncoder(cfg), BombText(cfg), probes)
 
 

@@ -78,8 +78,8 @@ class BombConfig:
             turns the epistemic tracker off).
         intel_in_text: also print the player's first-hand bomb intel in its observation text.
         probe_timing: when probes are asked: ``"action"`` (the paper's: right after the action,
-            balanced per question type), ``"action_all"`` (the same, every question) or
-            ``"turn"`` (the suite's earlier timing: at the actor's next decision); see ``tom``.
+            truths of that moment) or ``"turn"`` (at the actor's next decision, truths of that
+            moment); see ``tom``.
     """
 
     map: str = "paper"
