@@ -190,3 +190,32 @@ def test_single_agent_view_delivers_partners_messages() -> None:
     text = env.text_observation().observation
     assert "Communication messages sent by your teammates: Player bravo:" in text
     assert env.aec.view("player_0").messages[0].facts, "the heuristic's sentences carry facts"
+
+
+def test_probes_are_answered_from_the_observation_of_their_moment() -> None:
+    """At the paper's timing the actor is asked right after its action, from its observation of
+    the state the action left (the action's own result), and the truths are that moment's; the
+    turn it is handed takes no action."""
+    seen = []
+
+    def policy(q, me, turn):
+        seen.append((turn.agent, turn.decision, turn.text().observation, turn.parse("Inspect Bomb")))
+        return exact(q, me, turn)
+
+    ep = _play(policy, 4)
+    assert seen and ep.metrics["probe_acc/all"] == 100.0
+    by_agent: dict[str, list] = {}
+    for s in ep.steps:
+        by_agent.setdefault(s["agent"], []).append(s)
+    kinds = set()
+    for agent, decision, observation, parsed in seen:
+        action = by_agent[agent][decision]["action_text"]
+        assert by_agent[agent][decision].get("probes"), "asked in the record of that action"
+        if action.startswith("Move to Room"):
+            assert f"Results: You moved to Room {action.rsplit(' ', 1)[1]}." in observation
+            kinds.add("move")
+        elif action == "Inspect Bomb":
+            assert "Results: You inspected Bomb" in observation
+            kinds.add("inspect")
+        assert parsed.action is None and "no action" in parsed.feedback
+    assert kinds == {"move", "inspect"}
