@@ -81,7 +81,9 @@ When probes are asked (``probe_timing``): one moment
     (``probes="one"``, the paper's: "a random other agent is the target"). When the actor's
     message announced a room it is not in (e.g. it claimed a move it failed to make), the
     room-contents questions about the announced room are asked too (``about["announced"] =
-    True``): the paper's false-belief case.
+    True``, kind ``"announced_room"``): the paper's false-belief case, a situation of its own
+    (the actor does not know that room the way it knows the room it entered, so its own
+    knowledge says more about its teammates' there: the known-groups check judges it apart).
 
 Nothing is chosen by its answer
     Which questions are asked depends only on the action, the message and the team, never on a
@@ -235,6 +237,9 @@ _QUESTIONS = {
         "that you know the sequence of bomb {bomb}?",
     ),
 }
+#: The kind of the room-contents questions about a room the actor's message announced but it is
+#: not in (the false-belief case): the same App. C template, another situation.
+ANNOUNCED = "announced_room"
 _KIND_NAMES = {
     ROOM: "room_contents",
     BOMB: "bomb_state",
@@ -304,9 +309,8 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     for key, announced in _subjects(rec):
         kind, idx = key
         fields = {"room": rooms[idx]} if kind == ROOM else {"bomb": idx + 1}
-        base = f"r{rec.round}.{names[player]}.{_KIND_NAMES[kind]}"
-        if announced:
-            base += ".announced"
+        name = ANNOUNCED if announced else _KIND_NAMES[kind]
+        base = f"r{rec.round}.{names[player]}.{name}"
         about: dict[str, Any] = {
             "actor": names[player],
             "action_round": rec.round,
@@ -315,7 +319,6 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
             **fields,
         }
         q0, q1, q2 = _QUESTIONS[kind]
-        name = _KIND_NAMES[kind]
         truth0 = knows(state, player, key)
         own = _yes(truth0)  # the partner-blind answer: what the asked player itself knows
         out.append(
