@@ -60,6 +60,8 @@ P000: dict[str, Any] = dict(
     answer_format="game",
     examples="none",
 )
+#: Paper 000's probes: one teammate per action, App. C's wording (a bomb named by its number).
+P000_GAME: dict[str, Any] = {"probes": "one", "probe_bomb": "number"}
 P000_UNSTATED = "the generation budget of each call (the suite's defaults)"
 P000_DIFFERENCES = (
     "an invalid answer uses up the turn, as in the paper, but the suite's bomb defusal has no "
@@ -129,7 +131,7 @@ PRESETS: dict[str, Preset] = {
             "reply format; the ToM questions (App. C) asked right after each action inside the "
             "agent's conversation, three per call (the three orders about one teammate)",
             dict(P000, strategy="qa+belief"),
-            env_kwargs={"probes": "one"},
+            env_kwargs=P000_GAME,
             unstated=P000_UNSTATED,
             differences=P000_DIFFERENCES,
         ),
@@ -140,7 +142,7 @@ PRESETS: dict[str, Preset] = {
             "Tables 1-2, GPT-4 without belief state (the raw observations in the history, also "
             "in the ToM questions' conversation)",
             dict(P000, strategy="qa"),
-            env_kwargs={"probes": "one"},
+            env_kwargs=P000_GAME,
             unstated=P000_UNSTATED,
             differences="as paper000",
         ),
@@ -152,7 +154,7 @@ PRESETS: dict[str, Preset] = {
             "and its own answer format (Message and Action lines); the list removes exactly the "
             "invalid moves Table 1's valid % counts",
             dict(P000, strategy="qa+belief", legal_menu=True, answer_format="agent"),
-            env_kwargs={"probes": "one"},
+            env_kwargs=P000_GAME,
             unstated=P000_UNSTATED,
             differences="as paper000, and the list of legal actions with the agent's answer format",
         ),

@@ -15,14 +15,19 @@ with what an answerer could see without reasoning. Then, per team:
   regression) fitted on the training missions' probes and scored on the held-out missions and on
   the fresh ones. It reads only surface features: the question (its type, its words, the subject
   it names: target, room, bomb, card...), its position in the list asked, how many questions were
-  asked with it and of which types (the siblings, and those about the same fact). Each cell (team,
-  question type) is scored against its own majority answer, the best a type prior can do;
-  one-sided cells (every truth the same) are left out and named, the known groups already say
-  they measure nothing.
+  asked with it and of which types (the siblings, and those about the same fact), each also
+  crossed with the option. Each cell (team, question type) is scored by **balanced accuracy**
+  (the mean over the true answers of the share picked right): the probes' truths are skewed, a
+  constant answer scores exactly chance (``100 / k``) on it, and a shift of the answer shares
+  between mission sets does not move it. Raw accuracy is printed beside it, with the accuracy of
+  the type prior fitted on the same training missions. One-sided cells (every truth the same) are
+  left out and named; the known groups already say they measure nothing.
 
-**The gate** (:func:`tom_envs.validity.gate`, issue #32): no cell's 95% interval lies wholly
-above its chance + 5 points, and every pool (team and order) is within 3 points of chance. The
-command exits 1 when the gate fails.
+**The gate** (:func:`balanced_gate`: issue #32's rule, as :func:`tom_envs.validity.gate`, on
+balanced accuracy): no cell's 95% interval lies wholly at or above chance + 5 points, and every
+pool (team and order) is within 3 points of chance. The command exits 1 when the gate fails. A
+question type is reported as a ToM measure when it separates the known groups and no adversary
+beats chance on it for any team.
 
 Run: ``tom-envs probes verify`` (bomb defusal, 100 missions per set; ``--game``, ``--teams``,
 ``--episodes``, ``--kw``). The report says which question types are ToM measures; results pages
@@ -42,7 +47,14 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
-from tom_envs.core.probes import ORDERS, Question, known_groups, probe_table, question_type
+from tom_envs.core.probes import (
+    ORDERS,
+    Z95,
+    Question,
+    known_groups,
+    probe_table,
+    question_type,
+)
 from tom_envs.registration import GameSpec, game_spec
 
 #: The teams of each game the report plays by default (each name seats every player).
@@ -208,9 +220,11 @@ def _fact(r: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def surface_features(step: Sequence[Mapping[str, Any]], i: int) -> dict[str, float]:
-    """What a no-reasoning answerer sees of probe ``i`` of a step besides its text: its
-    position, the list's length, the types of its siblings (all, and those about the same
-    fact), how many facts the step asks about, and the subject named (each field's value)."""
+    """What a no-reasoning answerer sees of probe ``i`` of a step besides its text: its type,
+    its position, the list's length, the types of its siblings (all, and those about the same
+    fact), how many facts the step asks about, and the subject named (each field's value).
+    :func:`examples` also crosses each with every option, so that a linear adversary can use
+    it."""
     r = step[i]
     n = len(step)
     f: dict[str, float] = {
@@ -254,6 +268,7 @@ def examples(probes: TeamProbes, chance: Mapping[str, float] | None = None) -> l
             if chance is not None and qt not in chance:
                 continue
             options = tuple(str(o) for o in r["options"])
+            feats = surface_features(step, i)
             out.append(
                 Example(
                     group={"team": probes.team, "probe": qt,
@@ -263,26 +278,36 @@ def examples(probes: TeamProbes, chance: Mapping[str, float] | None = None) -> l
                     question=str(r["question"]),
                     chance=None if chance is None else chance[qt],
                     unit=f"{probes.team}:{seed}",
-                    features=surface_features(step, i),
+                    features=feats,
+                    # each feature crossed with the option too: a linear adversary scores the
+                    # options one by one, so a feature shared by both could not move its pick
+                    candidate_features=tuple({f"{k}|{o}": v for k, v in feats.items()}
+                                             for o in options),
                     id=f"{probes.team}:{seed}:{r['id']}",
                 )
             )  # fmt: skip
     return out
 
 
-def majority_chance(probes: TeamProbes) -> tuple[dict[str, float], list[str]]:
-    """Per question type, the share of its commonest truth (what a type prior scores), and the
-    one-sided types (every truth the same: no adversary can be scored against them)."""
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in probes.records:
-        counts[question_type(r["kind"], r["order"])][str(r["truth"])] += 1
+def prior_chance(train: TeamProbes, scored: TeamProbes) -> tuple[dict[str, float], list[str]]:
+    """Per question type, the accuracy on ``scored`` of the type prior fitted on ``train`` (its
+    commonest truth there; the scored set's own when the type never occurred in training): the
+    chance an adversary is judged against. Also the types that are one-sided in ``scored`` (every
+    truth the same: nothing to judge)."""
+    def counts(probes: TeamProbes) -> dict[str, Counter[str]]:
+        out: dict[str, Counter[str]] = defaultdict(Counter)
+        for r in probes.records:
+            out[question_type(r["kind"], r["order"])][str(r["truth"])] += 1
+        return out
+
+    fitted = {qt: c.most_common(1)[0][0] for qt, c in counts(train).items()}
     chance, one_sided = {}, []
-    for qt, c in sorted(counts.items()):
-        share = max(c.values()) / sum(c.values())
+    for qt, c in sorted(counts(scored).items()):
         if len(c) < 2:
             one_sided.append(qt)
-        else:
-            chance[qt] = share
+            continue
+        prior = fitted.get(qt, c.most_common(1)[0][0])
+        chance[qt] = min(max(c[prior] / sum(c.values()), 0.001), 0.999)
     return chance, one_sided
 
 
@@ -294,41 +319,126 @@ class ProbeReport:
     text: str
     passed: bool
     failures: tuple[str, ...]
-    measures: dict[str, list[str]]  # team -> the question types that separate the known groups
+    measures: dict[str, list[str]]  # team -> its ToM measures (separate, not beaten)
 
 
-def _balanced(rep: Any, key: tuple[str, ...]) -> float:
-    """The adversary's balanced accuracy on one cell (mean over true answers of its recall)."""
-    hits: dict[int, list[float]] = defaultdict(list)
-    for ex, c in zip(rep.examples, rep.correct, strict=True):
-        if ex.cell == key:
-            hits[ex.answer].append(float(c))
-    return 100.0 * float(np.mean([np.mean(v) for v in hits.values()])) if hits else math.nan
+@dataclass(frozen=True)
+class BalancedCell:
+    """The adversary's balanced accuracy on one cell (or pool), in percent.
+
+    Attributes:
+        key: the cell (team, question type) or pool (``team/order``).
+        n: questions scored.
+        accuracy: its raw accuracy; ``prior``: the fitted type prior's (the examples' chance).
+        balanced: the mean over the true answers of the share of each picked right.
+        low, high: its 95% interval (normal approximation; each recall's variance from
+            ``(right + 1) / (n + 2)``; a pool's from its cells', as independent).
+        chance: ``100 / k`` for ``k`` options: what any constant answer scores.
+    """
+
+    key: tuple[str, ...]
+    n: int
+    accuracy: float
+    prior: float
+    balanced: float
+    low: float
+    high: float
+    chance: float
+
+
+def balanced_cells(rep: Any, pool: bool = False) -> list[BalancedCell]:
+    """Per cell of a :class:`tom_envs.validity.Report` (or per pool, ``team/order``, with
+    ``pool``), the adversary's balanced accuracy with its interval."""
+    by: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for k, ex in enumerate(rep.examples):
+        by[(str(ex.group["pool"]),) if pool else ex.cell[:2]].append(k)
+    out = []
+    for key, idx in sorted(by.items()):
+        cells: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for k in idx:  # a pool averages its question types' balanced accuracies, by size
+            cells[rep.examples[k].cell].append(k)
+        parts = []
+        for cidx in cells.values():
+            recalls, var = [], 0.0
+            for c in sorted({rep.examples[k].answer for k in cidx}):
+                hits = [float(rep.correct[k]) for k in cidx if rep.examples[k].answer == c]
+                recalls.append(float(np.mean(hits)))
+                smooth = (sum(hits) + 1) / (len(hits) + 2)
+                var += smooth * (1 - smooth) / len(hits)
+            parts.append((len(cidx), float(np.mean(recalls)), var / len(recalls) ** 2))
+        n = sum(m for m, _, _ in parts)
+        balanced = 100.0 * sum(m * b for m, b, _ in parts) / n
+        half = 100.0 * Z95 * math.sqrt(sum((m / n) ** 2 * v for m, _, v in parts))
+        k_opts = float(np.mean([len(rep.examples[k].candidates) for k in idx]))
+        out.append(
+            BalancedCell(
+                key,
+                n,
+                100.0 * float(np.mean([float(rep.correct[k]) for k in idx])),
+                100.0 * float(np.mean([rep.examples[k].base_rate for k in idx])),
+                balanced,
+                max(0.0, balanced - half),
+                min(100.0, balanced + half),
+                100.0 / k_opts,
+            )
+        )
+    return out
+
+
+def balanced_gate(reports: Sequence[Any], cell_margin: float = 5.0,
+                  pooled_margin: float = 3.0) -> Any:  # fmt: skip
+    """Issue #32's rule (as :func:`tom_envs.validity.gate`) on balanced accuracy, where chance
+    is ``100 / k`` whatever the skew of the answers: no cell whose 95% interval lies wholly at
+    or above chance + ``cell_margin``, every pool (team and order) within ``pooled_margin``
+    points of chance. Balanced accuracy is the measure of a skewed probe set (a constant answer
+    scores chance on it, and the shift of the answer shares between mission sets, which moves a
+    type prior's raw accuracy, does not move it)."""
+    from tom_envs.validity import GateDecision
+
+    failures = []
+    checks = 0
+    for rep in reports:
+        for c in balanced_cells(rep):
+            checks += 1
+            if c.low >= c.chance + cell_margin:
+                failures.append(
+                    f"{rep.answerer} {rep.scheme} {'/'.join(c.key)}: balanced accuracy "
+                    f"{c.balanced:.1f}% [{c.low:.1f}, {c.high:.1f}] beats chance {c.chance:.0f}% "
+                    f"by more than {cell_margin:g} points (n={c.n})"
+                )
+        for c in balanced_cells(rep, pool=True):
+            checks += 1
+            if abs(c.balanced - c.chance) > pooled_margin:
+                failures.append(
+                    f"{rep.answerer} {rep.scheme} pooled {c.key[0]}: balanced accuracy "
+                    f"{c.balanced:.1f}% vs chance {c.chance:.0f}% "
+                    f"({c.balanced - c.chance:+.1f} points, bound {pooled_margin:g}; n={c.n})"
+                )
+    return GateDecision(not failures, tuple(failures), checks)
 
 
 def adversary_table(reports: Sequence[Any]) -> str:
-    """Markdown: per adversary, scheme and cell, the held-out accuracy with its 95% interval
-    beside the cell's chance (its majority answer), the excess and the balanced accuracy; then
-    each pool (team and order)."""
+    """Markdown: per adversary, scheme and cell, the held-out balanced accuracy with its 95%
+    interval beside chance (``100 / k``), then the raw accuracy beside the fitted type prior's;
+    then each pool (team and order)."""
     lines = [
-        "| adversary | scheme | team | question type | n | accuracy % | 95% CI | chance % | "
-        "excess | balanced acc. % |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| adversary | scheme | team | question type | n | balanced acc. % | 95% CI | chance % | "
+        "excess | accuracy % | type prior % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rep in reports:
-        for c in rep.cells():
-            team, probe, _ = c.key
+        rows = [(c, False) for c in balanced_cells(rep)]
+        rows += [(c, True) for c in balanced_cells(rep, pool=True)]
+        for c, pooled in rows:
+            if pooled:
+                team, order = c.key[0].split("/", 1)
+                team, what = f"**{team}**", f"**{order} (pooled)**"
+            else:
+                team, what = c.key
             lines.append(
-                f"| {rep.answerer} | {rep.scheme} | {team} | {probe} | {c.n} | {c.accuracy:.1f} | "
-                f"[{c.low:.1f}, {c.high:.1f}] | {c.chance:.1f} | {c.excess:+.1f} | "
-                f"{_balanced(rep, c.key):.1f} |"
-            )
-        for c in rep.pooled("pool"):
-            team, order = c.key[0].split("/", 1)
-            lines.append(
-                f"| {rep.answerer} | {rep.scheme} | **{team}** | **{order} (pooled)** | {c.n} | "
-                f"{c.accuracy:.1f} | [{c.low:.1f}, {c.high:.1f}] | {c.chance:.1f} | "
-                f"{c.excess:+.1f} | |"
+                f"| {rep.answerer} | {rep.scheme} | {team} | {what} | {c.n} | {c.balanced:.1f} | "
+                f"[{c.low:.1f}, {c.high:.1f}] | {c.chance:.0f} | {c.balanced - c.chance:+.1f} | "
+                f"{c.accuracy:.1f} | {c.prior:.1f} |"
             )
     return "\n".join(lines)
 
@@ -344,7 +454,7 @@ def verify(
     progress: Callable[[str], None] | None = None,
 ) -> ProbeReport:
     """Play every team on three mission sets and judge its probe set (see the module docstring)."""
-    from tom_envs.validity import gate, transfer
+    from tom_envs.validity import Report, transfer
 
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}")
@@ -392,20 +502,29 @@ def verify(
             probe_table(every, by="type"),
         ]
         train = examples(played["train"])
-        reports = []
+        scored: dict[str, list[Any]] = {}
         skipped: set[str] = set()
         for scheme in SCHEMES:
-            chance, one_sided = majority_chance(played[scheme])
+            chance, one_sided = prior_chance(played["train"], played[scheme])
             skipped |= set(one_sided)
-            scored = examples(played[scheme], chance)
-            for adv in adversaries:
-                reports.append(transfer(train, scored, adv, seed=seed, scheme=scheme))
+            scored[scheme] = examples(played[scheme], chance)
+        reports = []
+        for adv in adversaries:  # one fit per adversary, scored on both sets
+            both = transfer(train, [x for s in SCHEMES for x in scored[s]], adv, seed=seed)
+            start = 0
+            for scheme in SCHEMES:
+                end = start + len(scored[scheme])
+                reports.append(Report(adv, scheme, both.fields, both.examples[start:end],
+                                      both.correct[start:end]))  # fmt: skip
+                start = end
+        reports.sort(key=lambda r: SCHEMES.index(r.scheme))
         all_reports += reports
-        decision = gate(reports, pool_by="pool")
+        decision = balanced_gate(reports)
         lines += [
             "",
-            "Learned no-reasoning adversary (fitted on the training missions, scored per question "
-            "type against its majority answer):",
+            "Learned no-reasoning adversary (fitted on the training missions, scored on the "
+            "held-out and the fresh ones; balanced accuracy against chance, raw accuracy beside "
+            "the type prior fitted on the same missions):",
             "",
             adversary_table(reports),
             "",
@@ -416,16 +535,31 @@ def verify(
             + f" ({decision.checks} checks).",
         ]
         lines += [f"* {f}" for f in decision.failures]
-        lines += ["", "ToM measures (separate the known groups): "
-                  + (", ".join(measures[team]) or "none") + "."]  # fmt: skip
-    decision = gate(all_reports, pool_by="pool")
+        leaky = {c.key[1] for rep in reports for c in balanced_cells(rep)
+                 if c.low >= c.chance + 5.0}  # fmt: skip
+        separate = [qt for qt, v in sorted(kg.items()) if v.measure]
+        measures[team] = [qt for qt in separate if qt not in leaky]
+        lines += [
+            "",
+            "ToM measures for this team (separate the known groups, no adversary beats chance): "
+            + (", ".join(measures[team]) or "none")
+            + (f"; separating but beaten by an adversary: {', '.join(sorted(set(separate) & leaky))}"
+               if set(separate) & leaky else "") + ".",
+        ]  # fmt: skip
+    decision = balanced_gate(all_reports)
+    every_team = sorted(set.intersection(*(set(m) for m in measures.values()))) if measures else []
+    some = sorted(set().union(*measures.values()) - set(every_team)) if measures else []
     lines += [
         "",
         "## Verdict",
         "",
-        "The gate (issue #32: no cell's 95% interval wholly above chance + 5 points, every pool "
-        "within 3 points of chance): " + ("**passed**" if decision.passed else "**FAILED**")
+        "The gate (issue #32 on balanced accuracy: no cell's 95% interval wholly at or above "
+        "chance + 5 points, every pool within 3 points of chance): "
+        + ("**passed**" if decision.passed else "**FAILED**")
         + f" on {decision.checks} checks over {len(teams)} teams.",
+        "",
+        "ToM measures for every team: " + (", ".join(every_team) or "none")
+        + ("; for some teams only: " + ", ".join(some) if some else "") + ".",
         "",
         f"Wall time: {time.perf_counter() - t0:.0f} s.",
     ]
@@ -435,13 +569,16 @@ def verify(
 __all__ = [
     "DEFAULT_TEAMS",
     "FRESH_SEED",
+    "BalancedCell",
     "ProbeReport",
     "TeamProbes",
     "TextChatter",
     "adversary_table",
+    "balanced_cells",
+    "balanced_gate",
     "examples",
-    "majority_chance",
     "play_team",
+    "prior_chance",
     "surface_features",
     "team_agents",
     "verify",

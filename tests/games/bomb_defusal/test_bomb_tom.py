@@ -159,9 +159,15 @@ def test_state_change_and_defusal_questions() -> None:
     s = start(game, [(0, (R, B)), (5, (G,))], at=0)
     s = play(game, s, [("use", R), ("wait",), ("wait",)])  # alpha cuts red; bravo's wait inspects
     p = probes_by_id(game, s, ALPHA)
-    assert p["bomb_state.order0"].question == (
-        "Do you know the state and remaining sequence of bomb 1 has been changed?"
+    assert p["bomb_state.order0"].question == (  # named by its room (the suite's default)
+        "Do you know the state and remaining sequence of the bomb in room 0 has been changed?"
     )
+    assert p["bomb_state.order0"].subject == {"bomb_room": 0}
+    paper = new_game(probe_bomb="number")  # App. C's wording names the bomb's number
+    (q,) = [x for x in tom.make_probes(paper, play(paper, start(paper, [(0, (R, B)), (5, (G,))],
+            at=0), [("use", R)]), ALPHA) if x.order == 0]  # fmt: skip
+    assert q.question == "Do you know the state and remaining sequence of bomb 1 has been changed?"
+    assert q.subject == {"bomb": 1}
     assert p["bomb_state.order0"].answer == "yes"
     assert p["bomb_state.order1.bravo"].answer == "yes", "bravo inspected after the cut"
     assert p["bomb_state.order1.charlie"].answer == "yes", "charlie inspected too"

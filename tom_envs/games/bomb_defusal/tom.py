@@ -218,11 +218,10 @@ _QUESTIONS = {
         "that you know the current contents of room {room}?",
     ),
     BOMB: (
-        "Do you know the state and remaining sequence of bomb {bomb} has been changed?",
-        "Does player {target} know the state and remaining sequence of bomb {bomb} has been "
-        "changed?",
+        "Do you know the state and remaining sequence of {bomb} has been changed?",
+        "Does player {target} know the state and remaining sequence of {bomb} has been changed?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you have changed the state and remaining sequence of bomb {bomb}?",
+        "that you have changed the state and remaining sequence of {bomb}?",
     ),
     DEFUSED: (
         "Do you know a bomb phase has just been defused?",
@@ -231,10 +230,10 @@ _QUESTIONS = {
         "that you know a bomb phase has just been defused?",
     ),
     SEQ: (
-        "Do you know the sequence of bomb {bomb}?",
-        "Does player {target} know the sequence of bomb {bomb}?",
+        "Do you know the sequence of {bomb}?",
+        "Does player {target} know the sequence of {bomb}?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you know the sequence of bomb {bomb}?",
+        "that you know the sequence of {bomb}?",
     ),
 }
 #: The kind of the room-contents questions about a room the actor's message announced but it is
@@ -262,6 +261,28 @@ def _subjects(rec: ActionRecord) -> list[tuple[Key, bool]]:
     if rec.announced is not None:
         out.append(((ROOM, rec.announced), True))
     return out
+
+
+def _named(state: BombState, cfg: BombConfig, key: Key) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a question about ``key`` names (its subject) and the fields of its text.
+
+    A room is named by its number. A bomb is named by its room ("the bomb in room 5") with
+    ``probe_bomb="room"`` when it is the only bomb of that room, else by its number ("bomb 3",
+    App. C's wording, ``probe_bomb="number"``): in the paper's missions a bomb's number fixes its
+    phases (bombs 1-2 have one, 3-4 two, 5 three), which tells how often teammates have dealt with
+    it, so the number alone lets a no-reasoning answerer beat chance; rooms are dealt to bombs
+    uniformly. The defusal question names no bomb."""
+    kind, idx = key
+    if kind == ROOM:
+        room = state.mission.game_map.rooms[idx]
+        return {"room": room}, {"room": room}
+    if kind == DEFUSED:
+        return {}, {}
+    where = state.mission.bomb_rooms[idx]
+    if getattr(cfg, "probe_bomb", "number") == "room" and state.mission.bomb_rooms.count(where) == 1:
+        room = state.mission.game_map.rooms[where]
+        return {"bomb_room": room}, {"bomb": f"the bomb in room {room}"}
+    return {"bomb": idx + 1}, {"bomb": f"bomb {idx + 1}"}
 
 
 def _yes(flag: bool) -> str:
@@ -309,6 +330,7 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     for key, announced in _subjects(rec):
         kind, idx = key
         fields = {"room": rooms[idx]} if kind == ROOM else {"bomb": idx + 1}
+        named, text = _named(state, cfg, key)
         name = ANNOUNCED if announced else _KIND_NAMES[kind]
         base = f"r{rec.round}.{names[player]}.{name}"
         about: dict[str, Any] = {
@@ -326,23 +348,23 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
                 f"{base}.order0",
                 name,
                 0,
-                q0.format(**fields),
+                q0.format(**text),
                 YES_NO,
                 own,
                 {**about, "target": None},
                 no_tom=own,
-                subject=dict(fields),
+                subject=dict(named),
             )
         )
         for t in teammates:
             target = names[t]
-            subject = {"target": target, **fields}
+            subject = {"target": target, **named}
             out.append(
                 Probe(
                     f"{base}.order1.{target}",
                     name,
                     1,
-                    q1.format(target=target, **fields),
+                    q1.format(target=target, **text),
                     YES_NO,
                     _yes(knows(state, t, key)),
                     {**about, "target": target, "belief": _first_order_tag(state, t, key)},
@@ -356,7 +378,7 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
                     f"{base}.order2.{target}",
                     name,
                     2,
-                    q2.format(target=target, **fields),
+                    q2.format(target=target, **text),
                     YES_NO,
                     _yes(truth0 and ev is not None),
                     {**about, "target": target, "evidence": ev},
