@@ -61,7 +61,7 @@ P000: dict[str, Any] = dict(
     examples="none",
 )
 #: Paper 000's probes: one teammate per action, App. C's wording (a bomb named by its number).
-P000_GAME: dict[str, Any] = {"probes": "one", "probe_bomb": "number"}
+P000_GAME: dict[str, Any] = {"probes": "one", "probe_subject": "number"}
 P000_UNSTATED = "the generation budget of each call (the suite's defaults)"
 P000_DIFFERENCES = (
     "an invalid answer uses up the turn, as in the paper, but the suite's bomb defusal has no "

@@ -34,6 +34,15 @@ With ``on_failure="raise"`` (training loops: a failing partner bot is a bug) the
 ``max_fallback_share`` (default 20%) is finished with status ``"failed"`` and the reason: it is
 written under ``failed/`` and is never a result (:mod:`tom_envs.runner`).
 
+**Probes** (:mod:`tom_envs.core.probes`). A seated agent with ``answer_probes`` is asked the
+game's probes at their moment: at its decision (before the move is applied) or right after its
+action (``probe_moment``), with the truths of that same moment. The driver shuffles a step's
+probes (``default_rng([seed, PROBE_SALT, step index])``), hands the agent answer-free
+:class:`~tom_envs.core.probes.Question` objects and a turn of that moment whose text is rendered
+in advance (no closure leads back to the env), and records each question, its position, the
+reply and the truth in the step's ``"probes"`` (with ``"probe_moment"``). A failing answer is
+recorded as ``probe_error``, never fatal.
+
 **Identity** (what a result belongs to: :func:`~tom_envs.identity.episode_config`,
 :func:`~tom_envs.identity.config_hash`, ...) lives in :mod:`tom_envs.identity`.
 

@@ -25,7 +25,8 @@ with what an answerer could see without reasoning. Then, per team:
 
 **The gate** (:func:`balanced_gate`: issue #32's rule, as :func:`tom_envs.validity.gate`, on
 balanced accuracy): no cell's 95% interval lies wholly at or above chance + 5 points, and every
-pool (team and order) is within 3 points of chance. The command exits 1 when the gate fails. A
+pool (team and order) is within 3 points of chance (held to its point estimate when the pool is
+large enough to resolve 3 points, to its interval otherwise). The command exits 1 when the gate fails. A
 question type is reported as a ToM measure when it separates the known groups and no adversary
 beats chance on it for any team.
 
@@ -392,7 +393,12 @@ def balanced_gate(reports: Sequence[Any], cell_margin: float = 5.0,
     or above chance + ``cell_margin``, every pool (team and order) within ``pooled_margin``
     points of chance. Balanced accuracy is the measure of a skewed probe set (a constant answer
     scores chance on it, and the shift of the answer shares between mission sets, which moves a
-    type prior's raw accuracy, does not move it)."""
+    type prior's raw accuracy, does not move it).
+
+    A pool's point estimate is held to the bound when the pool can resolve it (its 95% interval
+    is at most ``pooled_margin`` points either side); a smaller pool (bomb defusal's
+    announced-room questions: ~160 a set, about 4 points of standard error) fails only when its
+    whole interval lies outside chance ± ``pooled_margin``, as a cell does beyond its margin."""
     from tom_envs.validity import GateDecision
 
     failures = []
@@ -408,7 +414,9 @@ def balanced_gate(reports: Sequence[Any], cell_margin: float = 5.0,
                 )
         for c in balanced_cells(rep, pool=True):
             checks += 1
-            if abs(c.balanced - c.chance) > pooled_margin:
+            resolved = (c.high - c.low) / 2 <= pooled_margin
+            outside = c.low > c.chance + pooled_margin or c.high < c.chance - pooled_margin
+            if abs(c.balanced - c.chance) > pooled_margin and (resolved or outside):
                 failures.append(
                     f"{rep.answerer} {rep.scheme} pooled {c.key[0]}: balanced accuracy "
                     f"{c.balanced:.1f}% vs chance {c.chance:.0f}% "
@@ -476,6 +484,11 @@ def verify(
         f"{seed}..{seed + episodes - 1}), {episodes} held out (seeds {seed + episodes}.."
         f"{seed + 2 * episodes - 1}) and {episodes} fresh (seeds {fresh_seed}.."
         f"{fresh_seed + episodes - 1}). Game arguments: {kwargs or 'the defaults'}.",
+        "",
+        f"Command: `tom-envs probes verify --game {spec.name} --teams {' '.join(teams)} "
+        f"--episodes {episodes} --seed {seed} --fresh-seed {fresh_seed}"
+        + (" --kw " + " ".join(f"{k}={v}" for k, v in kwargs.items()) if kwargs else "")
+        + "` (add `--out FILE` to write this page).",
     ]
     all_reports = []
     measures: dict[str, list[str]] = {}

@@ -45,7 +45,7 @@ SPEC = game_spec("BombDefusal")
 CASES: list[tuple[str, dict[str, Any], list[int], list[int]]] = [
     ("default", {}, list(range(8)), list(range(5))),
     ("turn", {"probe_timing": "turn"}, list(range(4)), list(range(3))),
-    ("one", {"probes": "one", "probe_bomb": "number"}, list(range(4)), list(range(3))),
+    ("one", {"probes": "one", "probe_subject": "number"}, list(range(4)), list(range(3))),
     ("symbolic", {"symbolic_messages": True}, list(range(4)), list(range(3))),
     ("hidden_mates", {"teammate_locations": False}, list(range(4)), list(range(3))),
     ("explode", {"wrong_tool": "explode", "shaping": True}, list(range(4)), list(range(3))),

@@ -159,11 +159,12 @@ def test_state_change_and_defusal_questions() -> None:
     s = start(game, [(0, (R, B)), (5, (G,))], at=0)
     s = play(game, s, [("use", R), ("wait",), ("wait",)])  # alpha cuts red; bravo's wait inspects
     p = probes_by_id(game, s, ALPHA)
-    assert p["bomb_state.order0"].question == (  # named by its room (the suite's default)
-        "Do you know the state and remaining sequence of the bomb in room 0 has been changed?"
+    assert p["bomb_state.order0"].question == (  # named by the action (the suite's default)
+        "Do you know the state and remaining sequence of the bomb you just cut has been changed?"
     )
-    assert p["bomb_state.order0"].subject == {"bomb_room": 0}
-    paper = new_game(probe_bomb="number")  # App. C's wording names the bomb's number
+    assert p["bomb_state.order0"].subject == {}
+    assert p["bomb_state.order1.bravo"].subject == {"target": "bravo"}
+    paper = new_game(probe_subject="number")  # App. C's wording names the bomb's number
     (q,) = [x for x in tom.make_probes(paper, play(paper, start(paper, [(0, (R, B)), (5, (G,))],
             at=0), [("use", R)]), ALPHA) if x.order == 0]  # fmt: skip
     assert q.question == "Do you know the state and remaining sequence of bomb 1 has been changed?"
@@ -191,6 +192,14 @@ def test_probes_only_after_an_action_and_not_when_off() -> None:
     now = tom.make_probes(game, s, ALPHA)
     assert len(now) == 5 == len(tom.make_probes(game, s, ALPHA, "turn"))
     assert {tuple(sorted(p.subject.items())) for p in now} == {
+        (), (("target", "bravo"),), (("target", "charlie"),)
+    }
+    assert now[0].question == "Do you know the current contents of the room you just moved to?"
+    paper = new_game(probe_subject="number")
+    numbered = tom.make_probes(paper, play(paper, start(paper, [(0, (R,))], at=3),
+                                           [("move", 0)]), ALPHA)  # fmt: skip
+    assert numbered[0].question == "Do you know the current contents of room 0?"
+    assert {tuple(sorted(p.subject.items())) for p in numbered} == {
         (("room", 0),), (("room", 0), ("target", "bravo")), (("room", 0), ("target", "charlie"))
     }
     later = play(game, s, [("move", 0)])  # bravo has acted: alpha's moment is gone

@@ -98,7 +98,7 @@ map, or a new map per episode), `bomb_phases=(1, 1, 2, 2, 3)`, `colors=("red", "
 i+1), `points_per_phase=10`, `max_rounds=30`, `start_room=None`, `layout="random"|"mturk"` (the
 original fixed mission), `wrong_tool="reject"|"explode"`, `shaping=False`, `symbolic_messages=False`,
 `teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`,
-`probe_timing="action"|"turn"`, `probe_bomb="room"|"number"`,
+`probe_timing="action"|"turn"`, `probe_subject="action"|"number"`,
 `render_mode=None|"ansi"`, `max_cycles=None`. Lists may be given as comma-separated strings on the
 command line (`tools="red+green,green+blue,blue+red"`).
 
@@ -114,23 +114,31 @@ observed what, who was told what and who saw whom; it is brought up to date when
 (`env.probes`, the ground truth, the QA) from the rules' record of each action, so a training loop
 that never asks for probes does not pay for them. `probes="none"` turns the tracker off.
 
-What is asked. After a move to room 5: "Do you know the current contents of room 5?"
-(introspection), "Does player bravo know the current contents of room 5?" (first order) and
-"Based on the observation and previous history, is player bravo aware of the fact that you know the
-current contents of room 5?" (second order); after an inspection (or a wrong tool, which reveals
-it): "... the sequence of bomb 3?"; after a cut that leaves phases: "... the state and remaining
-sequence of bomb 3 has been changed?"; after a defusal: "... a bomb phase has just been defused?".
-Each subject gets its introspection question and both orders about every teammate (`probes="all"`,
-5 questions per action with three players) or about one teammate drawn from the mission and the
-time (`probes="one"`, the paper's: 3 per action). If the actor's message announced a room it is not
-in (a move it failed to make), the same three questions about the announced room are asked too
-(kind `announced_room`: the paper's false-belief case). A message tells a fact when it carries it:
-symbolic messages exactly, free text through the documented extractor `tom.extract_facts`. The
-exact semantics are in the `tom` module docstring.
+What is asked. After a move: "Do you know the current contents of the room you just moved to?"
+(introspection), "Does player bravo know the current contents of the room you just moved to?"
+(first order) and "Based on the observation and previous history, is player bravo aware of the fact
+that you know the current contents of the room you just moved to?" (second order); after an
+inspection: "... the sequence of the bomb you just inspected?" (after a wrong tool, which reveals
+it: "... the bomb you just applied a wrong tool to?"); after a cut that leaves phases: "... the
+state and remaining sequence of the bomb you just cut has been changed?"; after a defusal: "... a
+bomb phase has just been defused?". The room or bomb is named by the action (`probe_subject=
+"action"`, the default), not by its number: a number is a cue a no-reasoning answerer learns
+across missions (in the paper's missions a bomb's number fixes its phases, bombs 1-2 one, 3-4 two,
+5 three, and the map's room 0 is a hub everyone crosses), which let a learned adversary answer
+first-order sequence questions at 73-75% balanced accuracy; `probe_subject="number"` asks App. C's
+wording ("... of room 5?", "... of bomb 3?"), as the paper000 presets do. Each subject gets its
+introspection question and both orders about every teammate (`probes="all"`, 5 questions per
+action with three players) or about one teammate drawn from the mission and the time
+(`probes="one"`, the paper's: 3 per action). If the actor's message announced a room it is not in
+(a move it failed to make), the same three questions about the announced room, named by its number,
+are asked too (kind `announced_room`: the paper's false-belief case). A message tells a fact when
+it carries it: symbolic messages exactly, free text through the documented extractor
+`tom.extract_facts`. The exact semantics are in the `tom` module docstring.
 
 What an agent receives. The driver shuffles a step's questions from the episode seed and hands an
 agent with `answer_probes(turn, questions)` the question text, the options (`yes`, `no`) and the
-subject (`{"target": "bravo", "room": 5}`), never the truth; `about` (the actor, the action, the
+subject (`{"target": "bravo"}`, and the room or bomb when the question names its number), never
+the truth; `about` (the actor, the action, the
 teammate's belief tag, the evidence behind a second-order answer) stays with the truth for
 analysis. Nothing is chosen by its answer: every question of a subject is asked.
 
@@ -208,9 +216,9 @@ PARAMS = (
     Param("intel_in_text", "bool", False, "print first-hand bomb intel in the text"),
     Param("probe_timing", "choice", "action", "when probes are asked: right after the action "
           "(the paper's) or at the actor's next turn", choices=("action", "turn")),
-    Param("probe_bomb", "choice", "room", "how a probe names a bomb: by its room (its number "
-          "gives its phases in the paper's missions) or by its number (App. C)",
-          choices=("room", "number")),
+    Param("probe_subject", "choice", "action", "how a probe names its room or bomb: by the "
+          "action (numbers are cues a no-reasoning answerer learns) or by number (App. C)",
+          choices=("action", "number")),
 )  # fmt: skip
 
 

@@ -80,9 +80,10 @@ class BombConfig:
         probe_timing: when probes are asked: ``"action"`` (the paper's: right after the action,
             truths of that moment) or ``"turn"`` (at the actor's next decision, truths of that
             moment); see ``tom``.
-        probe_bomb: how a probe names a bomb: ``"room"`` ("the bomb in room 5": a bomb's number
-            gives its phases in the paper's missions, which answers probes without any ToM) or
-            ``"number"`` ("bomb 3", App. C's wording); see ``tom``.
+        probe_subject: how a probe names what it asks about: ``"action"`` ("the room you just
+            moved to", "the bomb you just inspected": numbers are cues a no-reasoning answerer
+            learns across missions) or ``"number"`` ("room 5", "bomb 3", App. C's wording); see
+            ``tom``.
     """
 
     map: str = "paper"
@@ -105,7 +106,7 @@ class BombConfig:
     probes: str = "all"
     intel_in_text: bool = False
     probe_timing: str = "action"
-    probe_bomb: str = "room"
+    probe_subject: str = "action"
     tool_colors: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     fixed_map: GameMap | None = field(init=False, repr=False, compare=False)
 

@@ -73,7 +73,8 @@ When probes are asked (``probe_timing``): one moment
     then acts on; the truth is computed then, when every teammate has had one turn since
     (messages sent with the action have been read, teammates have seen its location).
 
-    Which questions (App. C / specs §1.9): a move to room ``r`` → room contents; an inspection
+    Which questions (App. C / specs §1.9, named as ``probe_subject`` says: by the action, "the
+    room you just moved to", or by number, App. C's "room 5"): a move → room contents; an inspection
     (or the wrong-tool feedback, which reveals the sequence) → the bomb's sequence; a cut that
     leaves phases → the bomb's state; a defusal → "a bomb phase has just been defused". Each
     subject gets the introspection question, and the first- and second-order questions about
@@ -212,10 +213,10 @@ _set_state_dict = BombState.__dict__["__dict__"].__set__
 # ================================================================================ probes
 _QUESTIONS = {
     ROOM: (
-        "Do you know the current contents of room {room}?",
-        "Does player {target} know the current contents of room {room}?",
+        "Do you know the current contents of {room}?",
+        "Does player {target} know the current contents of {room}?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you know the current contents of room {room}?",
+        "that you know the current contents of {room}?",
     ),
     BOMB: (
         "Do you know the state and remaining sequence of {bomb} has been changed?",
@@ -263,25 +264,39 @@ def _subjects(rec: ActionRecord) -> list[tuple[Key, bool]]:
     return out
 
 
-def _named(state: BombState, cfg: BombConfig, key: Key) -> tuple[dict[str, Any], dict[str, Any]]:
+#: How each kind of question names the subject of the action it asks about
+#: (``probe_subject="action"``).
+_ACTION_NAMES = {
+    ResultKind.MOVED: "the room you just moved to",
+    ResultKind.INSPECTED: "the bomb you just inspected",
+    ResultKind.WRONG_TOOL: "the bomb you just applied a wrong tool to",
+    ResultKind.CUT: "the bomb you just cut",
+    ResultKind.EXPLODED: "the bomb you just cut",
+}
+
+
+def _named(
+    cfg: BombConfig, rec: ActionRecord, key: Key, announced: bool, rooms: tuple[int, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a question about ``key`` names (its subject) and the fields of its text.
 
-    A room is named by its number. A bomb is named by its room ("the bomb in room 5") with
-    ``probe_bomb="room"`` when it is the only bomb of that room, else by its number ("bomb 3",
-    App. C's wording, ``probe_bomb="number"``): in the paper's missions a bomb's number fixes its
-    phases (bombs 1-2 have one, 3-4 two, 5 three), which tells how often teammates have dealt with
-    it, so the number alone lets a no-reasoning answerer beat chance; rooms are dealt to bombs
-    uniformly. The defusal question names no bomb."""
+    ``probe_subject="action"`` (the default) names the subject by the action that made it the
+    subject ("the room you just moved to", "the bomb you just inspected"); ``"number"`` by its
+    number, App. C's wording ("room 5", "bomb 3"). A number is a cue a no-reasoning answerer
+    learns across missions: in the paper's missions a bomb's number fixes its phases (bombs 1-2
+    have one, 3-4 two, 5 three), which tells how often teammates have dealt with it, and the
+    paper's map has a hub (room 0) that everyone crosses. The announced room is named by its
+    number (the action did not take the actor there); the defusal question names nothing."""
     kind, idx = key
-    if kind == ROOM:
-        room = state.mission.game_map.rooms[idx]
-        return {"room": room}, {"room": room}
     if kind == DEFUSED:
         return {}, {}
-    where = state.mission.bomb_rooms[idx]
-    if getattr(cfg, "probe_bomb", "number") == "room" and state.mission.bomb_rooms.count(where) == 1:
-        room = state.mission.game_map.rooms[where]
-        return {"bomb_room": room}, {"bomb": f"the bomb in room {room}"}
+    by_action = getattr(cfg, "probe_subject", "number") == "action" and not announced
+    if kind == ROOM:
+        if by_action:
+            return {}, {"room": _ACTION_NAMES[ResultKind.MOVED]}
+        return {"room": rooms[idx]}, {"room": f"room {rooms[idx]}"}
+    if by_action:
+        return {}, {"bomb": _ACTION_NAMES[rec.result.kind]}
     return {"bomb": idx + 1}, {"bomb": f"bomb {idx + 1}"}
 
 
@@ -330,7 +345,7 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     for key, announced in _subjects(rec):
         kind, idx = key
         fields = {"room": rooms[idx]} if kind == ROOM else {"bomb": idx + 1}
-        named, text = _named(state, cfg, key)
+        named, text = _named(cfg, rec, key, announced, rooms)
         name = ANNOUNCED if announced else _KIND_NAMES[kind]
         base = f"r{rec.round}.{names[player]}.{name}"
         about: dict[str, Any] = {
