@@ -22,6 +22,7 @@ import copy
 import json
 import pickle
 import warnings
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -41,6 +42,7 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 from tom_envs.core.game import IllegalActionError
+from tom_envs.docs import render_pages
 from tom_envs.driver import fallback_rng
 from tom_envs.registration import single_agent_specs
 from tom_envs.single_agent import SingleAgentEnv
@@ -511,3 +513,37 @@ def test_nothing_is_read_before_reset() -> None:
         env.last()
     with pytest.raises(AttributeError, match="before reset"):
         env.agent_iter()
+
+
+# ---------------------------------------------------------------------------------- docs
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_game_page_documents_its_text_wrappers_and_ids() -> None:
+    pages = render_pages()
+    for spec in GAME_SPECS:
+        page = next(p for p in pages.values() if f"`{spec.id}`" in p)
+        assert "## Text in, text out: the natural-language wrappers" in page
+        assert f'TextAECEnv(pettingzoo.make("aec", "{spec.id}"))' in page
+        assert (
+            f'TextParallelEnv(pettingzoo.make("parallel", "{spec.id}"))' in page
+        ) is spec.parallel
+        for sa in single_agent_specs():
+            if sa.game is spec:
+                assert f"`{sa.text_id}`" in page
+
+
+def test_the_quickstart_text_loop_runs_as_written() -> None:
+    """The quickstart's LLM loop, with a "model" that always answers "1" (the first listed legal
+    action, by the suite's number rule): a whole Hanabi game, no invalid answer."""
+    text = (ROOT / "docs" / "quickstart.md").read_text()
+    section = text.split("## Text in, text out", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "env.step(None if terminated or truncated else my_llm(obs))" in block
+    namespace: dict = {"my_llm": lambda prompt: "1"}
+    exec(compile(block, "quickstart.md", "exec"), namespace)
+    env = namespace["env"]
+    assert not env.agents
+    record = env.episode_record()
+    assert sum(c["answers"] for c in record["counts"].values()) > 10
+    assert not any(c["invalid"] for c in record["counts"].values())
