@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from pettingzoo import AECEnv
@@ -208,7 +209,7 @@ class TextAECEnv(BaseWrapper):
         record = self._judge.judge(
             agent,
             action,
-            lambda text: raw.parse_action(agent, text),
+            partial(raw.parse_action, agent),
             lambda: raw.view(agent).legal_actions,
             tobs.legal_actions.__getitem__,
         )

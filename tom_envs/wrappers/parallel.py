@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from pettingzoo import ParallelEnv
@@ -158,7 +159,7 @@ class TextParallelEnv(BaseParallelWrapper):
             record = judge.judge(
                 a,
                 actions[a],
-                lambda text, a=a: raw.parse_action(a, text),
+                partial(raw.parse_action, a),
                 lambda a=a: raw.view(a).legal_actions,
                 legal_text.__getitem__,
             )
