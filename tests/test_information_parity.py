@@ -31,7 +31,7 @@ from conformance_helpers import (
 
 from tom_envs.core.game import ParseResult, TextObservation, agent_index
 from tom_envs.registration import single_agent_specs
-from tom_envs.wrappers import TextAECEnv, TextParallelEnv
+from tom_envs.wrappers import TextAECEnv, TextParallelEnv, TextSingleAgentEnv
 
 GARBAGE = (
     "",
@@ -380,6 +380,7 @@ def test_the_gymnasium_text_view_shows_the_learner_only_its_view(spec) -> None:
     sa = next(s for s in single_agent_specs() if s.game is spec)
     env = gymnasium.make(sa.text_id, max_cycles=default_max_cycles(spec))
     inner = env.unwrapped
+    assert isinstance(inner, TextSingleAgentEnv)
     aec, agent = inner.view.aec, inner.view.agent
     text, template = aec.bundle.text, inner.policy.feedback_template
     rng = np.random.default_rng(14)

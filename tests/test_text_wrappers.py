@@ -23,6 +23,7 @@ import json
 import pickle
 import warnings
 from pathlib import Path
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -208,7 +209,9 @@ def test_text_and_vector_single_agent_views_play_the_same_episode(sa) -> None:
         assert tinfo["answer"]["played"] == action
         if step[2] or step[3]:
             break
-    assert_same(text.unwrapped.view.aec.game_state, vec.unwrapped.aec.game_state, "final state")
+    inner, vec_inner = text.unwrapped, vec.unwrapped
+    assert isinstance(inner, TextSingleAgentEnv) and isinstance(vec_inner, SingleAgentEnv)
+    assert_same(inner.view.aec.game_state, vec_inner.aec.game_state, "final state")
 
 
 # ----------------------------------------------------------------------- the invalid answer
@@ -443,7 +446,9 @@ def test_gymnasium_text_view_reask_terminate_and_reset() -> None:
         env.step("Option J")
     env.reset(seed=0)
     assert env.step("Option J")[1] == 8.0
-    record = env.unwrapped.episode_record()
+    inner = env.unwrapped
+    assert isinstance(inner, TextSingleAgentEnv)
+    record = inner.episode_record()
     assert record["env"] == "tom_envs/PrisonersDilemma-v0" and record["partners"] == ["tit_for_tat"]
     json.dumps(record)
 
@@ -480,8 +485,8 @@ def test_the_spaces_hold_any_text_and_sample_legal_answers() -> None:
 
 
 def test_policy_arguments_are_checked_and_recorded() -> None:
-    raw = pettingzoo.make("aec", "tom_envs/PrisonersDilemma-v0")
-    for kwargs, message in (
+    raw: Any = pettingzoo.make("aec", "tom_envs/PrisonersDilemma-v0")
+    cases: tuple[tuple[dict[str, Any], str], ...] = (
         ({"on_invalid": "ignore"}, r"argument 'on_invalid': got 'ignore'; allowed: 'reask', 'forfeit', 'terminate'"),
         ({"fallback": "best"}, "argument 'fallback'"),
         ({"max_reasks": -1}, r"argument 'max_reasks'.*\[0, 100\]"),
@@ -490,13 +495,14 @@ def test_policy_arguments_are_checked_and_recorded() -> None:
         ({"max_answer_chars": 0}, "argument 'max_answer_chars'"),
         ({"feedback_template": "Try again."}, "argument 'feedback_template'"),
         ({"feedback_template": "{feedback} {oops}"}, "argument 'feedback_template'"),
-    ):  # fmt: skip
+    )  # fmt: skip
+    for kwargs, message in cases:
         with pytest.raises(ValueError, match=message):
             TextAECEnv(raw, **kwargs)
-    for wrapper, env in ((TextAECEnv, pettingzoo.make("parallel", "tom_envs/PrisonersDilemma-v0")),
-                         (TextParallelEnv, raw), (TextSingleAgentEnv, raw)):  # fmt: skip
+    par: Any = pettingzoo.make("parallel", "tom_envs/PrisonersDilemma-v0")
+    for wrapper, given in ((TextAECEnv, par), (TextParallelEnv, raw), (TextSingleAgentEnv, raw)):
         with pytest.raises(TypeError, match="argument 'env'"):
-            wrapper(env)
+            wrapper(given)
     policy = InvalidAnswerPolicy("forfeit", fallback="first")
     env = TextAECEnv(raw, on_invalid=policy)
     env.reset(seed=0)

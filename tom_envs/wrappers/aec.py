@@ -106,6 +106,11 @@ class TextAECEnv(BaseWrapper):
         self._tobs_state: Any = None
         self._obs: TextObs | None = None
 
+    @property
+    def unwrapped(self) -> TomAECEnv:
+        """The suite's AEC env under every wrapper."""
+        return self._raw
+
     # ----------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> TextSpace:
         """The seat's prompt: any text (:class:`~tom_envs.wrappers.spaces.TextSpace`)."""
@@ -118,7 +123,7 @@ class TextAECEnv(BaseWrapper):
 
     # ------------------------------------------------------------------ state
     @property
-    def infos(self) -> dict[str, dict[str, Any]]:
+    def infos(self) -> dict[str, dict[str, Any]]:  # pyright: ignore[reportIncompatibleVariableOverride]
         """Each live seat's info (see the class docstring)."""
         if self._infos is None:
             raise AttributeError("infos cannot be accessed before reset")
@@ -237,7 +242,9 @@ class TextAECEnv(BaseWrapper):
                 raw.terminations = dict.fromkeys(raw.agents, True)
                 raw.truncations = dict.fromkeys(raw.agents, False)
                 raw.agent_selection = raw.agents[0]
-        self._infos[agent] = seat_info(self._masks(), None, record, self.policy)
+        infos = self._infos
+        assert infos is not None
+        infos[agent] = seat_info(self._masks(), None, record, self.policy)
         self._select()
 
     # ----------------------------------------------------------------- record

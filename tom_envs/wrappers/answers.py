@@ -27,7 +27,7 @@ The policy is recorded: in every info (``info["invalid_policy"]``) and in the ep
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -142,7 +142,7 @@ class MaskCache:
         self.num_actions = num_actions
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
 
-    def __call__(self, legal: Sequence[int] = ()) -> np.ndarray:
+    def __call__(self, legal: Iterable[int] = ()) -> np.ndarray:
         key = tuple(legal)
         mask = self._masks.get(key)
         if mask is None:

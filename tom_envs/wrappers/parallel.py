@@ -80,6 +80,11 @@ class TextParallelEnv(BaseParallelWrapper):
         self._held: dict[str, dict[str, Any]] = {}  # answers naming an action, until the joint step
         self._last: dict[str, dict[str, Any]] = {}  # each seat's last answer record
 
+    @property
+    def unwrapped(self) -> TomParallelEnv:
+        """The suite's Parallel env under every wrapper."""
+        return self._raw
+
     # ----------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> TextSpace:
         """The seat's prompt: any text."""

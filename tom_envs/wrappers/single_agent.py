@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -56,8 +56,6 @@ class TextSingleAgentEnv(gymnasium.Env):
             the invalid-answer policy, as for :class:`~tom_envs.wrappers.aec.TextAECEnv`.
     """
 
-    metadata: ClassVar[dict[str, Any]] = dict(SingleAgentEnv.metadata)
-
     def __init__(
         self,
         env: gymnasium.Env,
@@ -80,6 +78,7 @@ class TextSingleAgentEnv(gymnasium.Env):
         self.policy = policy_from(
             on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template
         )
+        self.metadata = dict(view.metadata)
         self.render_mode = view.render_mode
         self.observation_space = TextSpace()
         self.action_space = AnswerSpace(self.policy.max_answer_chars, _legal_texts(self))
