@@ -503,7 +503,14 @@ def test_policy_arguments_are_checked_and_recorded() -> None:
     for wrapper, given in ((TextAECEnv, par), (TextParallelEnv, raw), (TextSingleAgentEnv, raw)):
         with pytest.raises(TypeError, match="argument 'env'"):
             wrapper(given)
+    with pytest.raises(TypeError, match=r"unknown argument\(s\) \['max_retries'\]"):
+        TextAECEnv(raw, max_retries=3)
     policy = InvalidAnswerPolicy("forfeit", fallback="first")
+    with pytest.raises(ValueError, match="a whole InvalidAnswerPolicy was given"):
+        TextAECEnv(raw, on_invalid=policy, max_reasks=1)
+    view = gymnasium.make("tom_envs/HanabiVsSimple-text-v0", max_reasks=0, players=3).unwrapped
+    assert isinstance(view, TextSingleAgentEnv)
+    assert view.policy.max_reasks == 0 and view.view.env_kwargs == {"players": 3}
     env = TextAECEnv(raw, on_invalid=policy)
     env.reset(seed=0)
     assert env.last()[4]["invalid_policy"] is policy

@@ -16,15 +16,15 @@ from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.game import IllegalActionError, TextObservation
 from tom_envs.core.wrappers import AgentIterable
 from tom_envs.wrappers.answers import (
-    FEEDBACK_TEMPLATE,
     AnswerJudge,
     InvalidAnswerPolicy,
     MaskCache,
     policy_from,
     prompt_text,
     seat_info,
+    suite_env,
 )
-from tom_envs.wrappers.spaces import MAX_ANSWER_CHARS, AnswerSpace, TextObs, TextSpace
+from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace
 
 
 class TextAECEnv(BaseWrapper):
@@ -59,15 +59,14 @@ class TextAECEnv(BaseWrapper):
     Args:
         env: an AEC environment of the suite (``pettingzoo.make("aec", "tom_envs/...")`` or a
             game module's ``raw_env``/``env``).
-        on_invalid: ``"reask"``, ``"forfeit"``, ``"terminate"``, or an
-            :class:`~tom_envs.wrappers.answers.InvalidAnswerPolicy` (then the other policy
-            arguments are not read).
-        max_reasks: re-asks of one decision before an invalid answer forfeits (``"reask"``).
-        fallback: the forfeited move, ``"random"`` (seeded by the episode) or ``"first"``.
-        invalid_reward: the reward of each invalid answer (default -1 under ``"terminate"``,
-            else 0).
-        max_answer_chars: longer answers are invalid, unread.
-        feedback_template: the sentence after a re-asked seat's prompt (holds ``{feedback}``).
+        on_invalid: ``"reask"``, ``"forfeit"``, ``"terminate"``, or a whole
+            :class:`~tom_envs.wrappers.answers.InvalidAnswerPolicy`.
+        **policy: the policy's other fields: ``max_reasks`` (re-asks of one decision before an
+            invalid answer forfeits, default 2), ``fallback`` (the forfeited move, ``"random"``
+            seeded by the episode, or ``"first"``), ``invalid_reward`` (each invalid answer's
+            reward; default -1 under ``"terminate"``, else 0), ``max_answer_chars`` (longer
+            answers are invalid, unread; default 100,000) and ``feedback_template`` (the sentence
+            after a re-asked seat's prompt, holding ``{feedback}``).
     """
 
     def __init__(
@@ -75,22 +74,11 @@ class TextAECEnv(BaseWrapper):
         env: AECEnv,
         *,
         on_invalid: str | InvalidAnswerPolicy = "reask",
-        max_reasks: int = 2,
-        fallback: str = "random",
-        invalid_reward: float | None = None,
-        max_answer_chars: int = MAX_ANSWER_CHARS,
-        feedback_template: str = FEEDBACK_TEMPLATE,
+        **policy: Any,
     ) -> None:
-        raw = getattr(env, "unwrapped", None)
-        if not isinstance(env, AECEnv) or not isinstance(raw, TomAECEnv):
-            raise TypeError(
-                "argument 'env': expected a tom_envs AEC environment "
-                f"(pettingzoo.make('aec', 'tom_envs/...')), got {type(env).__name__}"
-            )
+        raw: TomAECEnv = suite_env(env, AECEnv, TomAECEnv, "pettingzoo.make('aec', 'tom_envs/...')")
         super().__init__(env)
-        self.policy = policy_from(
-            on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template
-        )
+        self.policy = policy_from(on_invalid, **policy)
         self._raw = raw
         agents = list(raw.possible_agents)
         self._masks = MaskCache(raw.game.num_actions)

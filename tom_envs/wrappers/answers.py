@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -119,20 +119,51 @@ class InvalidAnswerPolicy:
         return out
 
 
+#: The wrappers' keyword arguments that set the policy: the fields of :class:`InvalidAnswerPolicy`.
+POLICY_ARGS = tuple(f.name for f in fields(InvalidAnswerPolicy))
+
+
 def policy_from(
-    on_invalid: str | InvalidAnswerPolicy,
-    max_reasks: int,
-    fallback: str,
-    invalid_reward: float | None,
-    max_answer_chars: int,
-    feedback_template: str,
+    on_invalid: str | InvalidAnswerPolicy = "reask", **args: Any
 ) -> InvalidAnswerPolicy:
-    """The wrappers' keyword arguments as a policy (``on_invalid`` may be a policy already)."""
+    """The wrappers' policy arguments as a policy: ``on_invalid`` (a name, or a whole policy) and
+    the other fields of :class:`InvalidAnswerPolicy` as keywords (checked there).
+
+    Raises:
+        TypeError: a keyword that is not a policy field.
+        ValueError: a bad value, or other policy keywords beside a whole policy.
+    """
+    unknown = sorted(set(args) - set(POLICY_ARGS))
+    if unknown:
+        raise TypeError(
+            f"unknown argument(s) {unknown}; the invalid-answer policy takes {list(POLICY_ARGS)}"
+        )
     if isinstance(on_invalid, InvalidAnswerPolicy):
+        if args:
+            raise ValueError(
+                f"argument 'on_invalid': a whole InvalidAnswerPolicy was given, so {sorted(args)} "
+                "must be set in it"
+            )
         return on_invalid
-    return InvalidAnswerPolicy(
-        on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template
-    )
+    return InvalidAnswerPolicy(on_invalid, **args)
+
+
+def split_policy_args(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``kwargs`` split into the policy's (:data:`POLICY_ARGS`) and the rest."""
+    policy = {k: v for k, v in kwargs.items() if k in POLICY_ARGS}
+    return policy, {k: v for k, v in kwargs.items() if k not in POLICY_ARGS}
+
+
+def suite_env(env: object, base: type, raw: type, made_by: str) -> Any:
+    """``env.unwrapped`` when ``env`` is a ``base`` whose unwrapped env is one of the suite's
+    (``raw``); otherwise a ``TypeError`` naming the argument and how such an env is made."""
+    inner = getattr(env, "unwrapped", None)
+    if not isinstance(env, base) or not isinstance(inner, raw):
+        raise TypeError(
+            f"argument 'env': expected a tom_envs {raw.__name__} ({made_by}), "
+            f"got {type(env).__name__}"
+        )
+    return inner
 
 
 class MaskCache:
@@ -298,6 +329,7 @@ __all__ = [
     "FEEDBACK_TEMPLATE",
     "ON_INVALID",
     "OUTCOMES",
+    "POLICY_ARGS",
     "AnswerJudge",
     "InvalidAnswerPolicy",
     "MaskCache",
@@ -305,4 +337,6 @@ __all__ = [
     "policy_from",
     "prompt_text",
     "seat_info",
+    "split_policy_args",
+    "suite_env",
 ]

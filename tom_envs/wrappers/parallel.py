@@ -13,15 +13,15 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 from tom_envs.core.game import IllegalActionError, TextObservation, agent_index, check_messages
 from tom_envs.core.parallel import TomParallelEnv
 from tom_envs.wrappers.answers import (
-    FEEDBACK_TEMPLATE,
     AnswerJudge,
     InvalidAnswerPolicy,
     MaskCache,
     policy_from,
     prompt_text,
     seat_info,
+    suite_env,
 )
-from tom_envs.wrappers.spaces import MAX_ANSWER_CHARS, AnswerSpace, TextObs, TextSpace
+from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace
 
 
 class TextParallelEnv(BaseParallelWrapper):
@@ -40,8 +40,8 @@ class TextParallelEnv(BaseParallelWrapper):
 
     Args:
         env: a Parallel environment of the suite (``pettingzoo.make("parallel", ...)``).
-        on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template:
-            the invalid-answer policy, as for :class:`~tom_envs.wrappers.aec.TextAECEnv`.
+        on_invalid, **policy: the invalid-answer policy, as for
+            :class:`~tom_envs.wrappers.aec.TextAECEnv`.
     """
 
     def __init__(
@@ -49,22 +49,12 @@ class TextParallelEnv(BaseParallelWrapper):
         env: ParallelEnv,
         *,
         on_invalid: str | InvalidAnswerPolicy = "reask",
-        max_reasks: int = 2,
-        fallback: str = "random",
-        invalid_reward: float | None = None,
-        max_answer_chars: int = MAX_ANSWER_CHARS,
-        feedback_template: str = FEEDBACK_TEMPLATE,
+        **policy: Any,
     ) -> None:
-        raw = getattr(env, "unwrapped", None)
-        if not isinstance(env, ParallelEnv) or not isinstance(raw, TomParallelEnv):
-            raise TypeError(
-                "argument 'env': expected a tom_envs Parallel environment "
-                f"(pettingzoo.make('parallel', 'tom_envs/...')), got {type(env).__name__}"
-            )
+        made_by = "pettingzoo.make('parallel', 'tom_envs/...')"
+        raw: TomParallelEnv = suite_env(env, ParallelEnv, TomParallelEnv, made_by)
         super().__init__(env)
-        self.policy = policy_from(
-            on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template
-        )
+        self.policy = policy_from(on_invalid, **policy)
         self._raw = raw
         self.possible_agents = list(raw.possible_agents)
         self.agents: list[str] = []

@@ -34,15 +34,16 @@ import numpy as np
 from tom_envs.core.game import IllegalActionError, TextObservation
 from tom_envs.single_agent import SingleAgentEnv
 from tom_envs.wrappers.answers import (
-    FEEDBACK_TEMPLATE,
     AnswerJudge,
     InvalidAnswerPolicy,
     MaskCache,
     policy_from,
     prompt_text,
     seat_info,
+    split_policy_args,
+    suite_env,
 )
-from tom_envs.wrappers.spaces import MAX_ANSWER_CHARS, AnswerSpace, TextSpace
+from tom_envs.wrappers.spaces import AnswerSpace, TextSpace
 
 
 class TextSingleAgentEnv(gymnasium.Env):
@@ -52,8 +53,8 @@ class TextSingleAgentEnv(gymnasium.Env):
         env: the view: a :class:`~tom_envs.single_agent.SingleAgentEnv`, or
             ``gymnasium.make("tom_envs/<Game>Vs<Bot>-v<N>")`` (its wrappers are kept: the view is
             stepped through them).
-        on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template:
-            the invalid-answer policy, as for :class:`~tom_envs.wrappers.aec.TextAECEnv`.
+        on_invalid, **policy: the invalid-answer policy, as for
+            :class:`~tom_envs.wrappers.aec.TextAECEnv`.
     """
 
     def __init__(
@@ -61,23 +62,13 @@ class TextSingleAgentEnv(gymnasium.Env):
         env: gymnasium.Env,
         *,
         on_invalid: str | InvalidAnswerPolicy = "reask",
-        max_reasks: int = 2,
-        fallback: str = "random",
-        invalid_reward: float | None = None,
-        max_answer_chars: int = MAX_ANSWER_CHARS,
-        feedback_template: str = FEEDBACK_TEMPLATE,
+        **policy: Any,
     ) -> None:
-        view = getattr(env, "unwrapped", None)
-        if not isinstance(env, gymnasium.Env) or not isinstance(view, SingleAgentEnv):
-            raise TypeError(
-                "argument 'env': expected a tom_envs single-agent view (SingleAgentEnv or "
-                f"gymnasium.make('tom_envs/<Game>Vs<Bot>-v0')), got {type(env).__name__}"
-            )
+        made_by = "SingleAgentEnv, or gymnasium.make('tom_envs/<Game>Vs<Bot>-v0')"
+        view: SingleAgentEnv = suite_env(env, gymnasium.Env, SingleAgentEnv, made_by)
         self.env = env
         self.view = view
-        self.policy = policy_from(
-            on_invalid, max_reasks, fallback, invalid_reward, max_answer_chars, feedback_template
-        )
+        self.policy = policy_from(on_invalid, **policy)
         self.metadata = dict(view.metadata)
         self.render_mode = view.render_mode
         self.observation_space = TextSpace()
@@ -179,28 +170,16 @@ def text_single_agent_env(
     partners: str | Sequence[str] = "random",
     seat: int = 0,
     render_mode: str | None = None,
-    *,
     on_invalid: str = "reask",
-    max_reasks: int = 2,
-    fallback: str = "random",
-    invalid_reward: float | None = None,
-    max_answer_chars: int = MAX_ANSWER_CHARS,
-    feedback_template: str = FEEDBACK_TEMPLATE,
-    **env_kwargs: Any,
+    **kwargs: Any,
 ) -> TextSingleAgentEnv:
     """The entry point of the registered ``-text`` ids: ``SingleAgentEnv(game, partners, seat,
     render_mode, **env_kwargs)`` (an illegal action would raise: the parser only yields legal
-    ones) inside :class:`TextSingleAgentEnv` with the given invalid-answer policy."""
+    ones) inside :class:`TextSingleAgentEnv`; ``kwargs`` are the policy's fields
+    (:data:`~tom_envs.wrappers.answers.POLICY_ARGS`) and the game's arguments."""
+    policy, env_kwargs = split_policy_args(kwargs)
     view = SingleAgentEnv(game, partners, seat, render_mode, illegal_action="raise", **env_kwargs)
-    return TextSingleAgentEnv(
-        view,
-        on_invalid=on_invalid,
-        max_reasks=max_reasks,
-        fallback=fallback,
-        invalid_reward=invalid_reward,
-        max_answer_chars=max_answer_chars,
-        feedback_template=feedback_template,
-    )
+    return TextSingleAgentEnv(view, on_invalid=on_invalid, **policy)
 
 
 __all__ = ["TextSingleAgentEnv", "text_single_agent_env"]
