@@ -146,7 +146,7 @@ def test_text_and_vector_aec_play_the_same_episode(spec) -> None:
             continue
         want_agent, action, mask = moves[len(played)]
         assert agent == want_agent and np.array_equal(info["action_mask"], mask)
-        answer = info["answer"]
+        answer = info.get("answer")
         if len(played) % 3 == 0 and not (answer and answer["outcome"] == "reask"):
             state = env.unwrapped.game_state
             env.step("")  # an empty answer is re-asked and changes nothing
@@ -236,15 +236,17 @@ def test_reask_asks_the_same_seat_with_feedback_then_falls_back(hanabi: TextAECE
         assert np.array_equal(info["action_mask"], mask)
         assert info["answer"] == {
             "agent": agent, "answer": GARBAGE, "valid": False, "feedback": feedback,
-            "action": None, "attempt": attempt, "outcome": "reask", "played": None,
-            "played_text": None,
+            "action": -1, "attempt": attempt, "outcome": "reask", "played": -1,
+            "played_text": "", "fallback": False, "failure": "", "message": "",
+            "message_error": "",
         }  # fmt: skip
     env.step(GARBAGE)  # the third invalid answer of the decision forfeits
     legal = list(raw.bundle.game.observe(state, 0).legal_actions)
     expected = legal[int(fallback_rng(3).integers(len(legal)))]  # the suite's seeded fallback
     record = env.infos[agent]["answer"]
     assert (record["outcome"], record["played"], record["fallback"]) == ("fallback", expected, True)
-    assert record["failure"] == {"kind": "unparseable", "message": feedback}
+    assert (record["failure"], record["action"]) == ("unparseable", -1)
+    assert record["feedback"] == feedback
     assert raw.game_state is not state and env.agent_selection != agent
     assert env.episode_record()["counts"][agent] == {
         "answers": 3, "invalid": 3, "reasks": 2, "fallbacks": 1
@@ -334,7 +336,7 @@ def test_answers_that_are_not_text_or_too_long_are_invalid_and_unread() -> None:
     for answer in (None, 1, ["Option J"]):
         env.step(answer)
         record = env.infos["player_0"]["answer"]
-        assert record["outcome"] == "reask" and record["answer"] is None
+        assert record["outcome"] == "reask" and record["answer"] == ""
         assert type(answer).__name__ in record["feedback"]
         env.reset(seed=0)
 
@@ -560,3 +562,21 @@ def test_the_quickstart_text_loop_runs_as_written() -> None:
     record = env.episode_record()
     assert sum(c["answers"] for c in record["counts"].values()) > 10
     assert not any(c["invalid"] for c in record["counts"].values())
+
+
+def test_gymnasium_vector_envs_batch_the_text_ids() -> None:
+    """``gymnasium.make_vec`` on a ``-text`` id: string answers in, a tuple of prompts and batched
+    infos out (the answer record's keys and types never change), with an invalid answer in one
+    env and a valid one in the other."""
+    envs = gymnasium.make_vec("tom_envs/PrisonersDilemmaVsTitForTat-text-v0", num_envs=2,
+                              vectorization_mode="sync", horizon=2)  # fmt: skip
+    try:
+        obs, _ = envs.reset(seed=0)
+        assert isinstance(obs, tuple) and all(isinstance(o, str) for o in obs)
+        obs, rewards, term, trunc, info = envs.step((GARBAGE, "Option J"))
+        assert list(rewards) == [0.0, 8.0] and not term.any() and not trunc.any()
+        assert list(info["answer"]["outcome"]) == ["reask", "played"]
+        assert list(info["answer"]["played"]) == [-1, 0]
+        assert "could not be used" in obs[0] and "could not be used" not in obs[1]
+    finally:
+        envs.close()

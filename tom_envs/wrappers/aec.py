@@ -47,11 +47,13 @@ class TextAECEnv(BaseWrapper):
     ``infos[agent]``: ``action_mask`` (int8 over the game's actions; zeros unless ``agent`` must
     answer now), ``text_observation`` (the :class:`~tom_envs.core.game.TextObservation` of the
     seat that must answer: rules, observation, ``legal_actions`` as ``{action: text}``,
-    ``answer_format``; ``None`` for the others), ``answer`` (the record of the seat's last
-    answer: the text, ``valid``, the parser's ``feedback``, the parsed ``action``, the
-    ``outcome``, the action ``played`` and its ``played_text``, ``attempt``, and for a fallback
-    ``"fallback": True`` with the ``failure``) and ``invalid_policy``. :meth:`episode_record`
-    returns the episode's answers, counts and policy as plain data.
+    ``answer_format``; ``None`` for the others), ``answer`` (from the seat's first answer on, the
+    record of its last one: the text, ``valid``, the parser's ``feedback``, the parsed
+    ``action``, the ``outcome``, the action ``played`` and its ``played_text``, ``attempt``,
+    ``fallback`` and its ``failure``, the chat ``message``; keys and types never change, ``-1``
+    standing for no action: :meth:`~tom_envs.wrappers.answers.AnswerJudge.judge`) and
+    ``invalid_policy``. :meth:`episode_record` returns the episode's answers, counts and policy
+    as plain data.
 
     A chat message the parser reads from an answer (bomb defusal, CoBlock) goes with the action;
     one the game refuses is dropped and named in the answer's ``message_error``.
@@ -147,7 +149,7 @@ class TextAECEnv(BaseWrapper):
                 self._tobs_agent, self._tobs_state = agent, state
             tobs = self._tobs
             infos[agent] = seat_info(
-                self._masks(tobs.legal_actions), tobs, infos[agent]["answer"], self.policy
+                self._masks(tobs.legal_actions), tobs, infos[agent].get("answer"), self.policy
             )
         else:
             self._tobs = self._tobs_agent = self._tobs_state = None

@@ -8,8 +8,8 @@ or longer than ``max_answer_chars``, which is refused unread) follows the user's
 * ``"reask"`` (default): the same seat is asked again; its next observation is its prompt with
   the parser's feedback appended (``feedback_template``). Nothing happens in the game. After
   ``max_reasks`` re-asks of one decision, the next invalid answer forfeits (below).
-* ``"forfeit"``: the seat's move is a *fallback*, recorded as one (``"fallback": true`` and
-  ``"failure": {"kind": "unparseable", ...}``, never as the seat's own choice): a legal action
+* ``"forfeit"``: the seat's move is a *fallback*, recorded as one (``"fallback": True``,
+  ``"failure": "unparseable"``, never as the seat's own choice): a legal action
   drawn from the episode's fallback generator (``fallback="random"``: the suite's seeded
   :func:`tom_envs.driver.fallback_rng`, so the same seed gives the same fallbacks) or the first
   legal action (``fallback="first"``).
@@ -45,6 +45,9 @@ FALLBACKS = ("random", "first")
 FEEDBACK_TEMPLATE = "Your previous answer could not be used: {feedback}\nAnswer again."
 #: The outcomes of an answer.
 OUTCOMES = ("played", "reask", "fallback", "terminate")
+#: ``action`` and ``played`` of an answer record when there is none (an int, as the record's
+#: types never change).
+NO_ACTION = -1
 
 
 def _allowed(name: str, value: object, allowed: Sequence[str]) -> None:
@@ -200,13 +203,12 @@ def seat_info(
     policy: InvalidAnswerPolicy,
 ) -> dict[str, Any]:
     """One seat's info: its action mask (zeros unless it must answer now), its text observation
-    (``None`` unless it must answer), the record of its last answer and the policy."""
-    return {
-        "action_mask": mask,
-        "text_observation": tobs,
-        "answer": answer,
-        "invalid_policy": policy,
-    }
+    (``None`` unless it must answer), the record of its last answer (no ``"answer"`` key before
+    its first) and the policy."""
+    info = {"action_mask": mask, "text_observation": tobs, "invalid_policy": policy}
+    if answer is not None:
+        info["answer"] = answer
+    return info
 
 
 class AnswerJudge:
@@ -243,11 +245,15 @@ class AnswerJudge:
         """Read ``agent``'s ``answer`` and decide its outcome; returns its record.
 
         ``parse`` is the game's parser for this seat now, ``legal()`` the seat's legal actions
-        (read only for a fallback), ``action_text(a)`` an action's text. The record holds the
-        answer, ``valid``, the parser's ``feedback``, the parsed ``action`` (``None`` when
-        invalid), the ``outcome`` (:data:`OUTCOMES`), the action ``played`` and its text (``None``
-        under ``"reask"`` and ``"terminate"``), ``attempt`` (1 for a decision's first answer) and,
-        for a fallback, ``"fallback": True`` with the ``failure``.
+        (read only for a fallback), ``action_text(a)`` an action's text. The record's keys and
+        types never change (so Gymnasium's vector envs can batch the infos that hold it):
+        ``agent``; ``answer`` (the text; ``""`` when the answer was not text); ``valid``; the
+        parser's ``feedback``; the parsed ``action`` (:data:`NO_ACTION` when invalid);
+        ``attempt`` (1 for a decision's first answer); ``outcome`` (:data:`OUTCOMES`); the action
+        ``played`` and its ``played_text`` (:data:`NO_ACTION` and ``""`` under ``"reask"`` and
+        ``"terminate"``); ``fallback`` (True when ``played`` is a fallback, not the seat's choice)
+        and the ``failure`` kind (``"unparseable"`` then, else ``""``); the chat ``message`` the
+        parser read (``""`` if none) and ``message_error`` (why the game refused it, else ``""``).
         """
         policy = self.policy
         if isinstance(answer, str) and len(answer) > policy.max_answer_chars:
@@ -261,34 +267,35 @@ class AnswerJudge:
         counts = self.counts[agent]
         counts["answers"] += 1
         attempt = self.attempts[agent] + 1
-        record: dict[str, Any] = {
-            "agent": agent,
-            "answer": answer if isinstance(answer, str) else None,
-            "valid": result.action is not None,
-            "feedback": result.feedback,
-            "action": result.action,
-            "attempt": attempt,
-        }
-        if result.message is not None:
-            record["message"] = result.message
+        fallback = False
         if result.action is not None:
             outcome, played = "played", int(result.action)
         else:
             counts["invalid"] += 1
             if policy.on_invalid == "terminate":
-                outcome, played = "terminate", None
+                outcome, played = "terminate", NO_ACTION
                 self.terminated_by = self.terminated_by or agent
             elif policy.on_invalid == "reask" and attempt <= policy.max_reasks:
-                outcome, played = "reask", None
+                outcome, played = "reask", NO_ACTION
                 counts["reasks"] += 1
             else:
-                outcome, played = "fallback", self._fallback(legal())
+                outcome, played, fallback = "fallback", self._fallback(legal()), True
                 counts["fallbacks"] += 1
-                record["fallback"] = True
-                record["failure"] = {"kind": "unparseable", "message": result.feedback}
-        record["outcome"] = outcome
-        record["played"] = played
-        record["played_text"] = None if played is None else action_text(played)
+        record: dict[str, Any] = {
+            "agent": agent,
+            "answer": answer if isinstance(answer, str) else "",
+            "valid": result.action is not None,
+            "feedback": result.feedback,
+            "action": NO_ACTION if result.action is None else int(result.action),
+            "attempt": attempt,
+            "outcome": outcome,
+            "played": played,
+            "played_text": "" if played == NO_ACTION else action_text(played),
+            "fallback": fallback,
+            "failure": "unparseable" if fallback else "",
+            "message": result.message or "",
+            "message_error": "",
+        }
         if outcome == "reask":
             self.attempts[agent] = attempt
             self.feedback[agent] = result.feedback
