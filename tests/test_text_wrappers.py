@@ -249,7 +249,7 @@ def test_reask_asks_the_same_seat_with_feedback_then_falls_back(hanabi: TextAECE
     assert record["feedback"] == feedback
     assert raw.game_state is not state and env.agent_selection != agent
     assert env.episode_record()["counts"][agent] == {
-        "answers": 3, "invalid": 3, "reasks": 2, "fallbacks": 1
+        "answers": 3, "invalid": 3, "reasks": 2, "fallbacks": 1, "unread": 0
     }  # fmt: skip
 
 
@@ -411,6 +411,15 @@ def test_parallel_reask_holds_the_valid_answers_and_waits_for_the_others() -> No
     _, rewards, *_ = env.step({"player_0": "Option F", "player_1": "Option F"})
     assert rewards == {"player_0": 0.0, "player_1": 10.0}  # (J, F)
     assert env.awaiting == env.agents == ["player_0", "player_1"]
+    counts = env.episode_record()["counts"]
+    assert counts["player_0"] == {
+        "answers": 1,
+        "invalid": 0,
+        "reasks": 0,
+        "fallbacks": 0,
+        "unread": 1,
+    }
+    assert counts["player_1"]["answers"] == 2 and counts["player_1"]["reasks"] == 1
 
 
 def test_parallel_terminate_and_forfeit() -> None:

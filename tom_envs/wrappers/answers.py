@@ -230,7 +230,8 @@ class AnswerJudge:
         self.feedback: dict[str, str] = {}
         self.answers: list[dict[str, Any]] = []
         self.counts = {
-            a: {"answers": 0, "invalid": 0, "reasks": 0, "fallbacks": 0} for a in self.agents
+            a: {"answers": 0, "invalid": 0, "reasks": 0, "fallbacks": 0, "unread": 0}
+            for a in self.agents
         }
         self.terminated_by: str | None = None
 
@@ -315,7 +316,9 @@ class AnswerJudge:
 
     def record(self, **header: Any) -> dict[str, Any]:
         """The episode's answers as plain data: ``header`` (the env's id, arguments...), the
-        seed, the policy, every answer in order, the counts per seat and who ended it."""
+        seed, the policy, every answer in order, the counts per seat (answers read, invalid,
+        re-asks, fallbacks, and answers not read: a Parallel seat's while its earlier answer is
+        held) and who ended it."""
         return {
             **header,
             "seed": self.seed,

@@ -36,7 +36,8 @@ class TextParallelEnv(BaseParallelWrapper):
     those seats get their prompt again with the feedback (and their action mask), the others keep
     the answer they gave (their mask is zeros) and the next ``step`` needs answers only from the
     seats re-asked (:attr:`awaiting`); answers from the other live seats are accepted and not
-    read. Rewards of such a step are 0, or ``invalid_reward`` for an invalid answer.
+    read (counted as ``"unread"`` in :meth:`episode_record`: ask only the awaited seats to
+    save the calls). Rewards of such a step are 0, or ``invalid_reward`` for an invalid answer.
 
     Args:
         env: a Parallel environment of the suite (``pettingzoo.make("parallel", ...)``).
@@ -149,6 +150,8 @@ class TextParallelEnv(BaseParallelWrapper):
         ended = False
         for a in agents:
             if a not in self._awaiting:
+                if a in actions:  # its held answer stands: counted, not read
+                    judge.counts[a]["unread"] += 1
                 continue
             legal_text = self._tobs[a].legal_actions
             record = judge.judge(
