@@ -81,7 +81,7 @@ def cmd_list(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     for spec in games:
-        views = [sa.id for sa in single_agent_specs() if sa.game is spec]
+        views = [i for sa in single_agent_specs() if sa.game is spec for i in (sa.id, sa.text_id)]
         if args.ids:
             print("\n".join([spec.id, *views]))
             continue
@@ -130,6 +130,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for sa in single_agent_specs():
         if sa.game is spec:
             print(f"    gymnasium.make('{sa.id}')")
+            print(f"    gymnasium.make('{sa.text_id}')   # text in, text out")
     return 0
 
 
