@@ -24,7 +24,7 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 
@@ -39,6 +39,12 @@ class CheckpointAgent:
     """
 
     description = "a trained policy: checkpoint:path=FILE (MAPPO .pt or SB3 .zip; needs the rl extra)"
+    #: options a spec read from a file or request may not set (tom_envs.trust)
+    trusted_options: ClassVar[dict[str, str]] = {
+        "trusted": "unpickles the file with SB3's own loader (it can run code)"
+    }
+    #: a file's spec may name a checkpoint only inside the current folder
+    path_options = ("path",)
 
     def __init__(self, path: str, deterministic: bool = False, trusted: bool = False) -> None:
         if trusted is not True and trusted is not False:  # "yes", 1, ...: never a loose truth

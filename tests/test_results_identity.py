@@ -210,25 +210,26 @@ def test_fallback_share_over_threshold_fails_and_is_never_reused(tmp_path: Path,
 
 
 def test_eval_never_serves_a_swapped_agent(tmp_path: Path) -> None:
-    """Adversary: eval cell ids are labels; the model behind a label changed."""
+    """Adversary: eval cell ids are labels; the model behind a label changed (the class is given
+    as the command line gives it: a config file cannot name code)."""
     data = {
         "name": "swap",
         "episodes": 2,
-        "out": str(tmp_path / "run"),
-        "agents": {"m": f"{FAKE}:model=a", "tft": "tit_for_tat"},
+        "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
         "matchups": [{"game": "PrisonersDilemma", "seats": ["m", "tft"]}],
     }
-    first = evaluate(parse_config(data), workers=1)
+    out = str(tmp_path / "run")
+    a_m, b_m = {"m": f"{FAKE}:model=a"}, {"m": f"{FAKE}:model=b"}
+    first = evaluate(parse_config(data, agents=a_m, out=out), workers=1)
     assert first.played == 2
-    swapped = {**data, "agents": {"m": f"{FAKE}:model=b", "tft": "tit_for_tat"}}
     with pytest.raises(ConfigError, match=r'agents\.player_0\.settings\.model: "a" -> "b"'):
-        evaluate(parse_config(swapped), workers=1)
-    again = evaluate(parse_config(data), workers=1)
+        evaluate(parse_config(data, agents=b_m, out=out), workers=1)
+    again = evaluate(parse_config(data, agents=a_m, out=out), workers=1)
     assert again.played == 0 and again.resumed == 2
     # default directories differ by configuration
-    a = parse_config({k: v for k, v in data.items() if k != "out"})
-    b = parse_config({k: v for k, v in swapped.items() if k != "out"})
+    a = parse_config(data, agents=a_m)
+    b = parse_config(data, agents=b_m)
     from tom_envs.evaluation.run import experiment_hash
 
     assert experiment_hash(a, a.cells()) != experiment_hash(b, b.cells())
@@ -238,20 +239,20 @@ def test_eval_failed_episodes_are_retried_not_reused(tmp_path: Path, monkeypatch
     data = {
         "name": "fail",
         "episodes": 2,
-        "out": str(tmp_path / "run"),
-        "agents": {"bad": "fake_identity.mod:Raising:fail_every=2", "tft": "tit_for_tat"},
+        "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
         "matchups": [{"game": "PrisonersDilemma", "seats": ["bad", "tft"]}],
     }
-    res = evaluate(parse_config(data), workers=1)
+    cli = {"agents": {"bad": "fake_identity.mod:Raising:fail_every=2"}, "out": str(tmp_path / "r")}
+    res = evaluate(parse_config(data, **cli), workers=1)
     assert len(res.failures) == 2 and not res.episodes
     assert all("fell back on 2 of 4" in f.error for f in res.failures)
     calls: list[int] = []
     real = be.play_episode
     monkeypatch.setattr(be, "play_episode", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = evaluate(parse_config(data), workers=1)
+    again = evaluate(parse_config(data, **cli), workers=1)
     assert len(calls) == 2 and again.resumed == 0
-    loose = evaluate(parse_config({**data, "max_fallback_share": 0.5}), workers=1)
+    loose = evaluate(parse_config({**data, "max_fallback_share": 0.5}, **cli), workers=1)
     assert not loose.failures and len(loose.episodes) == 1
 
 
@@ -262,7 +263,7 @@ def test_llm_calls_store_each_message_once(tmp_path: Path) -> None:
     from tom_envs.registration import game_spec
 
     spec = game_spec("PrisonersDilemma")
-    eps = run(spec, [lambda: make_agent(FAKE, spec), lambda: make_agent("tit_for_tat", spec)], 1,
+    eps = run(spec, [lambda: make_agent(FAKE, spec, trusted=True), lambda: make_agent("tit_for_tat", spec)], 1,
               out_dir=tmp_path, env_kwargs={"horizon": 30})  # fmt: skip
     path = tmp_path / "episode_000000.jsonl"
     lines = lines_of(path)

@@ -53,13 +53,16 @@ def _share(text: str) -> float:
     return value
 
 
-def check_agent_endpoints(specs: Sequence[str]) -> None:
-    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not)."""
+def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
+    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
+
+    ``trusted``: the specs come from the command line (they may name code; see
+    :mod:`tom_envs.trust`)."""
     from tom_envs.evaluation.config import check_endpoint, endpoint_of
 
     seen: set[str | None] = set()
     for s in specs:
-        ep = endpoint_of(s)
+        ep = endpoint_of(s, trusted=trusted)
         if ep is not None and ep[1] not in seen:
             seen.add(ep[1])
             check_endpoint(ep[1])
@@ -104,7 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {spec.name} has {n} seats; give 1 or {n} agents", file=sys.stderr)
         return 2
     policy = FailurePolicy(max_fallback_share=args.max_fallback_share)
-    factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
+    # the command line's own specs: they may name code (tom_envs.trust)
+    factories = [lambda s=s: make_agent(s, spec, bundle, trusted=True) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
     if not args.no_endpoint_check:
         check_agent_endpoints(specs)  # before the first call
@@ -339,13 +343,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: tom-envs serve needs the serve extra ({exc}); from the checkout: "
               'pip install -e ".[serve]"', file=sys.stderr)  # fmt: skip
         return 2
-    from tom_envs.serve.app import load_study, parse_presets
+    from tom_envs.serve.app import check_study, load_study, parse_presets, study_partners
 
     # everything the server will call or read is checked before it starts
     try:
         presets = parse_presets(args.partner)
         study = load_study(args.study) if args.study else []
-        check_agent_endpoints([*presets.values(), *(p for t in study for p in t.partners)])
+        check_study(study, presets)  # a study file names no code, host or outside file
+        check_agent_endpoints(list(presets.values()))
+        for t in study:  # the file's own specs (an LLM spec without base_url: the default host)
+            specs, trusted = study_partners(t, presets)
+            check_agent_endpoints([s for s, ok in zip(specs, trusted, strict=True) if not ok],
+                                  trusted=False)  # fmt: skip
     except (ValueError, OSError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

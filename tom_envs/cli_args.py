@@ -3,7 +3,8 @@
 ``--kw key=value ...`` is the one flag for game arguments on every command (``--env-kwargs`` is
 the older spelling, still read); ``max_cycles`` is the env-level argument every game takes
 besides its declared ``PARAMS``. Agent classes named on the command line (``mypkg.agents:Cls``,
-``myagent:Cls``) are found from the current folder: only the command line does this.
+``myagent:Cls``) are found from the current folder: only the command line names code
+(:mod:`tom_envs.trust`).
 """
 
 from __future__ import annotations
@@ -58,9 +59,15 @@ def split_env_level(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 
 def names_code(specs: Sequence[str]) -> bool:
-    """Whether an agent spec names a class to import (``module:Class``)."""
-    return any(parse_spec(s)[0].count(":") == 1 and not s.startswith("population:")
-               for s in specs)  # fmt: skip
+    """Whether a command-line agent spec names a class to import (``module:Class``)."""
+    for s in specs:
+        try:
+            head = parse_spec(s, trusted=True)[0]
+        except ValueError:  # a malformed spec: reported where it is built
+            continue
+        if head.count(":") == 1 and not s.startswith("population:"):
+            return True
+    return False
 
 
 def find_local_modules(specs: Sequence[str]) -> None:

@@ -96,7 +96,7 @@ def test_a_pickle_in_the_data_json_never_runs(models, tmp_path: Path, field: str
     evil = rewrite(models["masked"], tmp_path / "evil.zip",
                    {**data_of(models["masked"]), field: serialized(sentinel)})  # fmt: skip
     with pytest.raises(ppo_sb3.CheckpointError, match=r"trusted=true") as exc:
-        make_agent(f"checkpoint:path={evil}", game_spec("RockPaperScissors"))
+        make_agent(f"checkpoint:path={evil}", game_spec("RockPaperScissors"), trusted=True)
     assert field.split("_")[0] in str(exc.value) or "policy" in str(exc.value)
     assert not sentinel.exists()
 
@@ -108,7 +108,8 @@ def test_only_a_strict_true_opts_in_to_unpickling(models, tmp_path: Path, loose:
     evil = rewrite(models["masked"], tmp_path / "evil.zip",
                    {**data_of(models["masked"]), "policy_kwargs": serialized(sentinel)})  # fmt: skip
     with pytest.raises((ValueError, ppo_sb3.CheckpointError), match="trusted"):
-        make_agent(f"checkpoint:path={evil}:trusted={loose}", game_spec("RockPaperScissors"))
+        make_agent(f"checkpoint:path={evil}:trusted={loose}", game_spec("RockPaperScissors"),
+                   trusted=True)
     with pytest.raises(ValueError, match="trusted"):
         CheckpointAgent(str(evil), trusted=1)  # type: ignore[arg-type]
     assert not sentinel.exists()
@@ -165,7 +166,7 @@ def test_a_pickle_in_the_weights_never_runs(models, tmp_path: Path) -> None:
 
 def test_trusted_true_is_the_ordinary_sb3_load(models) -> None:
     agent = make_agent(f"checkpoint:path={models['plain']}:trusted=true",
-                       game_spec("RockPaperScissors"))  # fmt: skip
+                       game_spec("RockPaperScissors"), trusted=True)  # fmt: skip
     assert type(agent.inner.model).__name__ == "PPO"
     assert agent.inner.meta["env_id"] == "tom_envs/RockPaperScissors-v0"
 
@@ -196,10 +197,10 @@ def test_a_checkpoint_knows_its_environment(models) -> None:
 def test_a_checkpoint_refuses_a_longer_game_in_the_runner(models) -> None:
     spec = game_spec("RockPaperScissors")
     seats = [f"checkpoint:path={models['masked']}", "always_2"]
-    eps = run(spec, [lambda s=s: make_agent(s, spec) for s in seats], 1, 0, None, {"horizon": 5})
+    eps = run(spec, [lambda s=s: make_agent(s, spec, trusted=True) for s in seats], 1, 0, None, {"horizon": 5})
     assert sum(eps[0].invalid.values()) == 0
     with pytest.raises(ValueError, match=r"horizon|shape"):
-        run(spec, [lambda s=s: make_agent(s, spec) for s in seats], 1, 0, None, {"horizon": 10})
+        run(spec, [lambda s=s: make_agent(s, spec, trusted=True) for s in seats], 1, 0, None, {"horizon": 10})
 
 
 def test_multi_input_policies_load_safely_too(tmp_path: Path) -> None:

@@ -53,6 +53,13 @@ class Job:
     out: str
     record: tuple[str, ...] = ()
     max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
+    #: per seat: the spec came from the command line (it may name code); every other spec is a
+    #: file's and is built under :mod:`tom_envs.trust`'s rules (``()``: no seat is trusted)
+    trusted: tuple[bool, ...] = ()
+
+    def seat_trusted(self, seat: int) -> bool:
+        """Whether seat ``seat``'s spec may name code (the command line gave it)."""
+        return seat < len(self.trusted) and self.trusted[seat] is True
 
     @property
     def policy(self) -> FailurePolicy:
@@ -128,7 +135,7 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
 
 
 # One set of agents per cell and process: agents are reset at every episode, so reuse is safe.
-_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str], list[Any]] = {}
+_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, tuple[bool, ...]], list[Any]] = {}
 
 
 def _agents(job: Job) -> list[Any]:
@@ -137,12 +144,14 @@ def _agents(job: Job) -> list[Any]:
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
 
-    key = (job.game, job.specs, json.dumps(job.env_kwargs, sort_keys=True, default=str))
+    trust = tuple(job.seat_trusted(i) for i in range(len(job.specs)))
+    key = (job.game, job.specs, json.dumps(job.env_kwargs, sort_keys=True, default=str), trust)
     if key not in _AGENT_CACHE:
         base = game_spec(job.game)
         spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
         bundle = spec.load().make_bundle(**spec.kwargs)
-        _AGENT_CACHE[key] = [make_agent(s, spec, bundle) for s in job.specs]
+        _AGENT_CACHE[key] = [make_agent(s, spec, bundle, trusted=t)
+                             for s, t in zip(job.specs, trust, strict=True)]  # fmt: skip
     return _AGENT_CACHE[key]
 
 

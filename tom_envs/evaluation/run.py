@@ -40,6 +40,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
     for cell in cells:
         specs = tuple(cfg.spec_of(label) for label in cell.labels)
         labels = tuple(label.lstrip("=") for label in cell.labels)
+        trusted = tuple(cfg.trusted(label) for label in cell.labels)
         for s in range(cfg.seed, cfg.seed + cfg.episodes):
             jobs.append(
                 Job(
@@ -52,6 +53,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
                     out,
                     cfg.record,
                     cfg.max_fallback_share,
+                    trusted,
                 )
             )
     return jobs
@@ -71,7 +73,8 @@ def table_jobs(cfg: EvalConfig) -> list[Job]:
             for s in range(c.seed, c.seed + c.episodes):
                 share = cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
                 jobs.append(Job(f"tables/{t['table']}/{c.key}", c.game, dict(c.kwargs), c.seats,
-                                c.seats, s, out, cfg.record, share))  # fmt: skip
+                                c.seats, s, out, cfg.record, share,
+                                (c.trusted,) * len(c.seats)))  # fmt: skip
     return jobs
 
 
