@@ -206,11 +206,11 @@ REPRODUCIBLE = (*PAPERS, "hanabi", "overcooked")
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """A paper's shipped eval config by name: its sections and its tables, played in the worker
     pool with resume; the tables' markdown is printed (and written to ``--out``)."""
-    from tom_envs.evaluation import ConfigError, load_config
+    from tom_envs.evaluation import ConfigError, load_config, shipped_configs
     from tom_envs.evaluation.report import table_markdown, table_section
 
-    try:
-        cfg = load_config(args.paper, out=args.run_dir)
+    try:  # the shipped file itself, never a file of that name in the current folder
+        cfg = load_config(shipped_configs()[args.paper], out=args.run_dir)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

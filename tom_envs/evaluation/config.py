@@ -334,6 +334,7 @@ def parse_config(
         if "table" not in t:
             raise ConfigError(f"{where}: give table = NAME (one of {sorted(TABLES)})")
         kwargs = _expect(t.get("kwargs", {}), dict, f"{where}.kwargs")
+        _no_code_in(kwargs, f"{where}.kwargs")
         try:
             get_table(_expect(t["table"], str, f"{where}.table")).check_kwargs(kwargs, where)
         except ValueError as exc:
@@ -371,6 +372,27 @@ def _file_spec(value: Any, where: str) -> str:
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return str(value)
+
+
+def _no_code_in(value: Any, where: str) -> None:
+    """Refuse any text in a table's arguments that names code (an agent list such as Guandan's
+    ``agents``); every spec is checked again against its game by :func:`validate`."""
+    from tom_envs.agents import parse_spec
+    from tom_envs.trust import NotAllowed
+
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _no_code_in(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _no_code_in(v, f"{where}[{i}]")
+    elif isinstance(value, str):
+        try:
+            parse_spec(value, trusted=False)
+        except NotAllowed as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        except ValueError:  # not an agent spec: the table checks its own arguments
+            pass
 
 
 def _file_path(value: Any, where: str, kind: str) -> str:
