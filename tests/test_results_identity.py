@@ -141,13 +141,49 @@ def test_schema_1_files_are_not_taken_as_results(tmp_path: Path, capsys) -> None
     for key in ("config", "config_hash"):
         lines[0].pop(key)
     lines[0]["version"] = 1
+    lines[-1].pop("digest")  # schema 1 had no content digest either
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert main(args) == 2
     assert "has no configuration (schema 1)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "edit",
+    ["a returned score", "a recorded action", "the status", "the digest itself", "one space"],
+)
+def test_an_edited_finished_trajectory_is_refused_not_reused(tmp_path: Path, capsys,
+                                                            edit: str) -> None:  # fmt: skip
+    """Adversary: a valid-JSON edit of a finished trajectory (its configuration untouched)."""
+    args = [*PD, "--agents", "always_0", "tit_for_tat", "--kw", "horizon=3", "--out", str(tmp_path)]
+    assert main(args) == 0
+    path = tmp_path / "episode_000001.jsonl"
+    text = path.read_text()
+    lines = [json.loads(x) for x in text.splitlines()]
+    tail = lines[-1]
+    if edit == "a returned score":
+        tail["returns"]["player_0"] += 99
+    elif edit == "a recorded action":
+        next(x for x in lines if x["type"] == "step")["action"] = 1
+    elif edit == "the status":
+        tail["status"] = "ok" if tail["status"] != "ok" else "failed"
+    elif edit == "the digest itself":
+        tail["digest"] = "0" * 64
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    edited = "".join(json.dumps(x, **compact) + "\n" for x in lines)
+    if edit == "one space":
+        edited = text.replace('"status":', '"status": ', 1)
+    assert edited != text
+    path.write_text(edited)
+    capsys.readouterr()
+    assert main(args) == 2  # refused, with a clear message, before anything is played
+    err = capsys.readouterr().err
+    assert "episode_000001.jsonl was edited after it was written" in err
+    assert "not reused" in err and "Traceback" not in err
+    assert path.read_text() == edited  # kept as evidence, never overwritten
+
+
 def _strip(lines: list[dict]) -> list[dict]:
-    drop = ("latency_s", "wall_time_s")
+    drop = ("latency_s", "wall_time_s", "digest")  # the digest covers the timings too
     return [{k: v for k, v in x.items() if k not in drop} for x in lines]
 
 
@@ -403,3 +439,50 @@ def test_qa_eval_fails_when_the_answerer_fails_on_too_many_items(tmp_path: Path,
     calls["n"] = 0
     assert main(["qa", "eval", str(suite), "--answerer", "random", "--trials", "1",
                  "--max-failure-share", "0.9"]) == 0  # fmt: skip
+
+
+# ------------------------------------------------------------------------ the code is part of the key
+def test_the_code_that_plays_keys_every_result(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Adversary: a bot changed but the package version did not (a result of the old code
+    reused). The key holds a digest of each package's sources; a resumed run naming another
+    digest stops and names the package."""
+    from tom_envs import identity
+
+    code = identity.code_identity()
+    assert set(code) == set(identity.CODE_PACKAGES)
+    assert all(len(v) == 16 for v in code.values())  # every package is installed here
+    args = [*PD, "--agents", "always_0", "tit_for_tat", "--kw", "horizon=3", "--out", str(tmp_path)]
+    assert main(args) == 0
+    head = lines_of(tmp_path / "episode_000000.jsonl")[0]
+    assert head["config"]["code"] == code
+    monkeypatch.setattr(identity, "_CODE", {**code, "tom_envs": "0" * 16})  # the code changed
+    capsys.readouterr()
+    assert main(args) == 2
+    assert f'code.tom_envs: "{code["tom_envs"]}" -> "{"0" * 16}"' in capsys.readouterr().err
+
+
+def test_the_source_digest_follows_every_source_file(tmp_path: Path, monkeypatch) -> None:
+    """What the digest covers: every .py file and a game's data files, by path and content."""
+    from tom_envs.identity import _package_digest
+
+    pkg = tmp_path / "pkg_digest_probe"
+    (pkg / "games" / "g").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "games" / "g" / "bots.py").write_text("X = 1\n")
+    (pkg / "games" / "g" / "layout.txt").write_text("XX\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = _package_digest("pkg_digest_probe")
+    seen = {base}
+    for edit in (lambda: (pkg / "games" / "g" / "bots.py").write_text("X = 2\n"),
+                 lambda: (pkg / "games" / "g" / "layout.txt").write_text("XY\n"),
+                 lambda: (pkg / "new.py").write_text(""),
+                 lambda: (pkg / "new.py").rename(pkg / "renamed.py")):  # fmt: skip
+        edit()
+        seen.add(_package_digest("pkg_digest_probe"))
+    assert len(seen) == 5  # each edit gives a new digest
+    after = _package_digest("pkg_digest_probe")
+    (pkg / "README.md").write_text("docs are not code")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.pyc").write_bytes(b"\x00")
+    assert _package_digest("pkg_digest_probe") == after
+    assert _package_digest("no_such_package_here") == "absent"

@@ -21,11 +21,13 @@ the output directory stops the run before anything is played, with a message lis
 changed (:class:`ConfigMismatchError`): results are never mixed or overwritten. Default output
 directories include a short hash of the configuration, so a changed configuration goes to a new
 directory. A failed episode is written to ``<out>/failed/`` and never reused: the next run plays
-it again.
+it again. Every file ends with the SHA-256 of its own content (``digest``); a finished file whose
+content no longer matches it (edited after it was written) stops the run the same way
+(:class:`TrajectoryDigestError`) and is never reused.
 
-Trajectory schema, version 2 (one JSON object per line)::
+Trajectory schema, version 3 (one JSON object per line)::
 
-    {"type": "episode", "version": 2, "env_id", "seed", "agents": {agent: spec},
+    {"type": "episode", "version": 3, "env_id", "seed", "agents": {agent: spec},
      "env_kwargs" (as given), "config": {...} (see above), "config_hash"}
     {"type": "prompt", "hash", "message"}          # each distinct LLM message of the file, once
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
@@ -38,7 +40,8 @@ Trajectory schema, version 2 (one JSON object per line)::
      "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
      "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
      "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
-     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s"}
+     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s",
+     "digest" (SHA-256 of the file's lines, this one without it: :func:`content_digest`)}
 
 Stored once: ``observation_text_diff`` is the seat's text observation as a diff against that
 seat's previous one in the file: a list whose items are ``[start, stop]`` (copy those lines of
@@ -57,6 +60,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +85,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "ConfigMismatchError",
     "Episode",
+    "TrajectoryDigestError",
+    "content_digest",
     "format_table",
     "mean_ci95",
     "play_episode",
@@ -93,6 +99,11 @@ __all__ = [
 
 class ConfigMismatchError(ValueError):
     """A trajectory on disk belongs to a different configuration than the one asked for."""
+
+
+class TrajectoryDigestError(ConfigMismatchError):
+    """A finished trajectory on disk whose content no longer matches the digest written with it
+    (edited after it was written): it is never reused."""
 
 
 @dataclass
@@ -118,6 +129,8 @@ class Episode:
     config_hash: str | None = None
     #: the member a population seat drew this episode (``population:all`` -> ``tit_for_tat``)
     members: dict[str, str] = field(default_factory=dict)
+    #: read from a file: whether its content matches the digest written with it (None: none)
+    digest_ok: bool | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -161,14 +174,19 @@ class Episode:
         return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
-        """Write the trajectory as JSONL, atomically (a crash never leaves half a file)."""
+        """Write the trajectory as JSONL, atomically (a crash never leaves half a file); the
+        summary line carries the file's ``digest`` (:func:`content_digest`)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        records = self.records()
+        lines = [_dumps(rec) for rec in records]
+        tail = {**records[-1], "digest": content_digest(lines)}
+        lines[-1] = _dumps(tail)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
         try:
             with os.fdopen(fd, "w") as fh:
-                for rec in self.records():
-                    fh.write(_dumps(rec) + "\n")
+                for line in lines:
+                    fh.write(line + "\n")
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -177,13 +195,23 @@ class Episode:
 
     @classmethod
     def read(cls, path: str | Path) -> Episode:
-        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity)."""
-        lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity).
+
+        :attr:`digest_ok` says whether the file's content still matches the digest written with
+        it (``None``: the file has none)."""
+        raw = Path(path).read_text()
+        lines = [json.loads(x) for x in raw.splitlines() if x.strip()]
         if not lines:
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
         head, tail = lines[0], lines[-1]
         if head.get("type") != "episode" or tail.get("type") != "summary":
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
+        digest_ok: bool | None = None
+        if "digest" in tail:  # byte for byte: the file as written, without its digest field
+            found = _DIGEST_FIELD.search(raw)
+            digest_ok = found is not None and found.group(2) == hashlib.sha256(
+                (raw[: found.start(1)] + "}\n").encode("utf-8")
+            ).hexdigest()
         ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
         ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
         prompts = _unpack_prompts(x for x in lines[1:-1] if x.get("type") == "prompt")
@@ -196,7 +224,20 @@ class Episode:
         ep.fallbacks = tail.get("fallbacks") or {}
         ep.failures = tail.get("failures") or {}
         ep.members = tail.get("members") or {}
+        ep.digest_ok = digest_ok
         return ep
+
+
+#: The digest field the writer appends to the last line (:meth:`Episode.write`).
+_DIGEST_FIELD = re.compile(r'(,"digest":"([0-9a-f]{64})"\}\n)\Z')
+
+
+def content_digest(lines: Sequence[str]) -> str:
+    """SHA-256 of a trajectory's lines (the summary line without its ``digest``), as written."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8") + b"\n")
+    return h.hexdigest()
 
 
 def _message_hash(message: Any) -> str:
@@ -453,6 +494,9 @@ def reusable(path: Path, expected: Mapping[str, Any], policy: FailurePolicy) -> 
         ep = Episode.read(path)
     except (ValueError, KeyError, IndexError, TypeError, json.JSONDecodeError):
         return None  # half-written or damaged: played again
+    if ep.digest_ok is False:
+        raise _digest_error(path, "was edited after it was written (its content no longer "
+                            "matches the digest written with it)")  # fmt: skip
     want = config_hash(expected)
     if ep.config_hash != want:
         if ep.config is None:
@@ -465,9 +509,18 @@ def reusable(path: Path, expected: Mapping[str, Any], policy: FailurePolicy) -> 
             + ". Use another output directory (the default one includes the configuration's hash)"
             " or remove the old results"
         )
+    if ep.digest_ok is None:
+        raise _digest_error(path, f"has no content digest (schema {_schema_of(path)})")
     if not ep.ok or any(v > policy.max_fallback_share for v in ep.fallback_share().values()):
         return None  # not a result under this policy: played again
     return ep
+
+
+def _digest_error(path: Path, why: str) -> TrajectoryDigestError:
+    return TrajectoryDigestError(
+        f"{path} {why}: it is not reused as a result. Remove it (it is played again) or use "
+        "another output directory"
+    )
 
 
 def _schema_of(path: Path) -> Any:
