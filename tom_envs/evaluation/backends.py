@@ -18,10 +18,15 @@ the report, and a later run retries it. Any other exception in a worker (a crash
 constructor, a broken env) is recorded the same way; the rest of the run completes.
 
 Every episode depends only on its cell and seed, so the backends give identical results.
+
+Nothing outlives the command (:mod:`tom_envs.lifetime`): pool workers die with the main process
+(even after ``kill -9``) and never write an episode once it is gone; a local Ray cluster runs
+inside a guardian that ends every process Ray left when the command ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tom_envs import lifetime
 from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.identity import episode_config
 from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
@@ -196,6 +202,8 @@ def run_job(job: Job) -> Outcome:
         _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": failure,
                                       "trajectory": str(path)})  # fmt: skip
         return Outcome(job, None, failure)
+    if not lifetime.parent_alive():  # the command is gone: nothing is written after it
+        os._exit(1)
     job.failed_path.unlink(missing_ok=True)
     job.failed_path.with_suffix(".jsonl").unlink(missing_ok=True)
     episode.write(job.path)
@@ -231,9 +239,9 @@ def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     # while a display counts LLM calls, the workers forward theirs to it (tom_envs.progress)
     queue: Any = multiprocessing.get_context().Queue() if progress.listening() else None
     stop = progress.forward_calls(queue) if queue is not None else None
-    init = progress.worker_channel if queue is not None else None
     try:
-        with ProcessPoolExecutor(n, initializer=init, initargs=(queue,) if init else ()) as pool:
+        with ProcessPoolExecutor(n, initializer=_worker_init,
+                                 initargs=(os.getpid(), queue)) as pool:  # fmt: skip
             futures = [pool.submit(run_job, job) for job in jobs]
             for fut in as_completed(futures):
                 yield fut.result()
@@ -242,11 +250,27 @@ def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
             stop()
 
 
+def _worker_init(parent: int, queue: Any) -> None:
+    """Initializer of a pool worker: die with the main process; forward LLM calls if asked."""
+    lifetime.die_with_parent(parent)
+    if queue is not None:
+        from tom_envs import progress
+
+        progress.worker_channel(queue)
+
+
 def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     try:
         import ray
     except ImportError as exc:
         raise ValueError('--backend ray needs Ray; from the checkout: pip install -e ".[ray]"') from exc
+    with contextlib.ExitStack() as stack:
+        if not ray.is_initialized() and not os.environ.get("RAY_ADDRESS"):
+            stack.enter_context(lifetime.Guardian())  # the local cluster ends with the command
+        yield from _ray_outcomes(ray, jobs, workers)
+
+
+def _ray_outcomes(ray: Any, jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     started = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")
