@@ -67,6 +67,7 @@ class Param:
         http_choices: over HTTP the value must be one of these (e.g. layout names only); from a
             file any other value is a path, which must stay inside the current folder.
         error: an opening phrase for this argument's errors (e.g. ``"unknown matrix game"``).
+        instance_of: an ``object`` argument must be an instance of one of these classes.
     """
 
     name: str
@@ -82,6 +83,7 @@ class Param:
     item_len: int = 40
     http_choices: tuple[Any, ...] | None = None
     error: str = ""
+    instance_of: tuple[type, ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -99,7 +101,8 @@ class Param:
         elif t == "bool":
             parts.append("true or false")
         elif t == "object":
-            parts.append("a Python object (not over HTTP)")
+            kinds = " or ".join(f"{c.__module__}.{c.__qualname__}" for c in self.instance_of)
+            parts.append(f"{'a ' + kinds if kinds else 'a Python object'} (Python only)")
         elif t in ("int", "float", "int_list"):
             lo = "-inf" if self.low is None else _num(self.low)
             hi = "inf" if self.high is None else _num(self.high)
@@ -130,6 +133,8 @@ class Param:
         if t == "object":
             if source != "python":
                 self._fail(value, "it can only be given from Python")
+            if self.instance_of and not isinstance(value, self.instance_of):
+                self._fail(value)
             return value
         if t == "int":
             out: Any = self._number(_int(value, self), whole=True)
