@@ -29,14 +29,38 @@ def parse_kw(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def positive_int(text: str) -> int:
+def _whole(text: str, lo: int, hi: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count of episodes (or items): a whole number in [1, EPISODES_MAX]."""
+    from tom_envs.runner import EPISODES_MAX
+
+    return _whole(text, 1, EPISODES_MAX)
+
+
+def workers_int(text: str) -> int:
+    """A number of parallel workers: a whole number in [1, 1024]."""
+    return _whole(text, 1, 1024)
+
+
+def port_int(text: str) -> int:
+    """A TCP port: a whole number in [0, 65535] (0: any free port)."""
+    return _whole(text, 0, 65535)
+
+
+def seed_int(text: str) -> int:
+    """A seed: a whole number in [0, SEED_MAX]."""
+    from tom_envs.runner import SEED_MAX
+
+    return _whole(text, 0, SEED_MAX)
 
 
 def version_text() -> str:
@@ -156,7 +180,10 @@ __all__ = [
     "kw_items",
     "names_code",
     "parse_kw",
+    "port_int",
     "positive_int",
+    "seed_int",
     "split_env_level",
     "version_text",
+    "workers_int",
 ]

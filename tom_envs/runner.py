@@ -62,7 +62,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,9 +85,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "ConfigMismatchError",
     "Episode",
+    "OutputWriteError",
+    "RunningSummary",
     "TrajectoryDigestError",
+    "check_seeds",
     "content_digest",
     "format_table",
+    "iter_run",
     "mean_ci95",
     "play_episode",
     "probe_accuracy",
@@ -95,6 +99,29 @@ __all__ = [
     "summarize",
     "usage_totals",
 ]
+
+
+#: Episode seeds are whole numbers in [0, SEED_MAX] (what ``reset(seed)`` and the browser take).
+SEED_MAX = 2**32 - 1
+#: The most episodes one command plays per cell (and, in ``eval``, in all).
+EPISODES_MAX = 1_000_000
+
+
+def check_seeds(seed: object, episodes: object, what: str = "") -> None:
+    """ValueError naming the allowed ranges unless ``episodes`` seeds from ``seed`` are possible:
+    ``episodes`` a whole number in [1, EPISODES_MAX], every seed in [0, SEED_MAX]."""
+    lead = f"{what}: " if what else ""
+    for name, value, lo, hi in (("episodes", episodes, 1, EPISODES_MAX),
+                                ("seed", seed, 0, SEED_MAX)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+            lo <= int(value) <= hi
+        ):
+            raise ValueError(f"{lead}{name} must be a whole number in [{lo:,}, {hi:,}], got "
+                             f"{value!r}")  # fmt: skip
+    last = int(seed) + int(episodes) - 1  # type: ignore[call-overload]
+    if last > SEED_MAX:
+        raise ValueError(f"{lead}seeds {seed}..{last} pass {SEED_MAX:,}: the last seed must be "
+                         f"at most {SEED_MAX:,}")  # fmt: skip
 
 
 class ConfigMismatchError(ValueError):
@@ -535,6 +562,23 @@ def failed_path(path: Path) -> Path:
     return path.parent / "failed" / path.name
 
 
+class OutputWriteError(RuntimeError):
+    """A trajectory could not be written (disk full, read-only folder, ...). Every episode
+    finished before it is on disk; the same command resumes once the cause is fixed."""
+
+    def __init__(self, path: Path, error: OSError, kept: int) -> None:
+        import errno
+
+        code = errno.errorcode.get(error.errno or 0, "")
+        why = f"{error.strerror or error}" + (f" ({code})" if code else "")
+        super().__init__(
+            f"cannot write {path}: {why}. The {kept} episode(s) finished before it are kept in "
+            f"{path.parent}/; free space (or fix the folder) and run the same command again to "
+            "resume"
+        )
+        self.path, self.error, self.kept = path, error, kept
+
+
 def run(
     game: GameSpec | str,
     agent_factories: Sequence[Callable[[], Agent]],
@@ -552,42 +596,138 @@ def run(
     this configuration (see the module docstring); every file is checked before the first episode
     is played, and one of another configuration raises :class:`ConfigMismatchError`. Failed
     episodes are returned too (``status == "failed"``) and written under ``out_dir/failed/``.
+    Every episode is kept in the returned list: :func:`iter_run` keeps none (bounded memory).
     """
+    return list(iter_run(game, agent_factories, episodes, seed, out_dir, env_kwargs,
+                         record_text, progress, policy))  # fmt: skip
+
+
+def iter_run(
+    game: GameSpec | str,
+    agent_factories: Sequence[Callable[[], Agent]],
+    episodes: int,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    record_text: bool = False,
+    progress: Callable[[int, Episode], None] | None = None,
+    policy: FailurePolicy | None = None,
+) -> Iterator[Episode]:
+    """:func:`run` one episode at a time: each is written to disk as it finishes, then yielded,
+    and nothing is kept, so memory stays bounded for any number of episodes (the command line
+    sums them with :class:`RunningSummary`). Every file in ``out_dir`` is checked (and let go)
+    before the first episode is played. A trajectory that cannot be written raises
+    :class:`OutputWriteError`; the episodes before it stay on disk."""
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     policy = policy or FailurePolicy()
     agents = [f() for f in agent_factories]
     env = spec.load().raw_env(**{**spec.kwargs, **(env_kwargs or {})})
     resolved = resolved_env_kwargs(spec, env_kwargs)
     record = {"text": record_text, "observations": False}
-    configs = [
-        episode_config(spec, env_kwargs, agents, seed + i, record, resolved)
-        for i in range(episodes)
-    ]
-    paths = [
-        Path(out_dir) / f"episode_{seed + i:06d}.jsonl" if out_dir is not None else None
-        for i in range(episodes)
-    ]
-    found = [
-        reusable(p, c, policy) if p is not None else None
-        for p, c in zip(paths, configs, strict=True)
-    ]  # every file checked before anything is played
-    out: list[Episode] = []
+    base = episode_config(spec, env_kwargs, agents, None, record, resolved)
+
+    def config(i: int) -> dict[str, Any]:
+        return {**base, "seed": seed + i}
+
+    def path_of(i: int) -> Path | None:
+        return Path(out_dir) / f"episode_{seed + i:06d}.jsonl" if out_dir is not None else None
+
+    reuse = set()
+    if out_dir is not None and Path(out_dir).is_dir():  # every file checked before anything plays
+        for i in range(episodes):
+            path = path_of(i)
+            if path is not None and path.exists() and reusable(path, config(i), policy):
+                reuse.add(i)
     for i in range(episodes):
-        ep, path = found[i], paths[i]
+        path = path_of(i)
+        ep = reusable(path, config(i), policy) if i in reuse and path is not None else None
         if ep is None:
             ep = play_episode(spec, agents, seed + i, env_kwargs, record_text=record_text,
-                              env=env, policy=policy, config=configs[i])  # fmt: skip
+                              env=env, policy=policy, config=config(i))  # fmt: skip
             if path is not None:
-                if ep.ok:
-                    ep.write(path)
-                    failed_path(path).unlink(missing_ok=True)
-                else:
-                    ep.write(failed_path(path))
-                    path.unlink(missing_ok=True)
-        out.append(ep)
+                target = path if ep.ok else failed_path(path)
+                try:
+                    ep.write(target)
+                    (failed_path(path) if ep.ok else path).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise OutputWriteError(target, exc, i) from None
         if progress is not None:
             progress(i, ep)
-    return out
+        yield ep
+
+
+class RunningSummary:
+    """What :func:`summarize` and :func:`failure_report` say, from episodes seen one at a time:
+    running sums only (bounded memory for any number of episodes)."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+        self.ok = 0
+        self._stats: dict[str, list[float]] = {}  # key -> [n, mean, M2] (Welford)
+        self._decisions: dict[str, list[int]] = {}  # seat -> [decisions, fallbacks]
+        self._names: dict[str, str] = {}
+        self._first: dict[str, str] = {}
+        self.failed: list[str] = []  # the first 20 failed episodes' reasons
+        self.failed_count = 0
+
+    def _add(self, key: str, x: float) -> None:
+        s = self._stats.setdefault(key, [0.0, 0.0, 0.0])
+        if isinstance(x, float) and math.isnan(x):
+            return
+        s[0] += 1
+        d = x - s[1]
+        s[1] += d / s[0]
+        s[2] += d * (x - s[1])
+
+    def add(self, ep: Episode) -> None:
+        """Count one episode (its steps are read for the first failure's cause, then let go)."""
+        self.episodes += 1
+        for a, n in ep.decisions.items():
+            t = self._decisions.setdefault(a, [0, 0])
+            t[0] += n
+            t[1] += ep.fallbacks.get(a, 0)
+            self._names.setdefault(a, ep.agents.get(a, a))
+            if a not in self._first and ep.fallbacks.get(a):
+                cause = _first_failure(ep, a)
+                if cause is not None:
+                    self._first[a] = cause
+        if not ep.ok:
+            self.failed_count += 1
+            if len(self.failed) < 20:
+                self.failed.append(f"seed {ep.seed}: {ep.failure or ep.status}")
+            return
+        self.ok += 1
+        for a, r in ep.returns.items():
+            self._add(f"return/{a}", float(r))
+        for a, n in ep.invalid.items():
+            self._add(f"invalid/{a}", float(n))
+        self._add("length", float(ep.length))
+        for k, v in ep.metrics.items():
+            if isinstance(v, (int, float)):
+                self._add(k, float(v))
+
+    def summary(self) -> dict[str, tuple[float, float]]:
+        """Mean and 95% half-width per key over the finished episodes (as :func:`summarize`)."""
+        out = {}
+        for k, (n, mean, m2) in self._stats.items():
+            if n == 0:
+                out[k] = (float("nan"), float("nan"))
+            elif n == 1:
+                out[k] = (mean, float("nan"))
+            else:
+                out[k] = (mean, 1.96 * math.sqrt(max(m2, 0.0) / (n - 1)) / math.sqrt(n))
+        return out
+
+    def failure_report(self) -> tuple[list[str], list[str]]:
+        """``(every_decision_failed, failed_episodes)`` as :func:`failure_report` says them (the
+        failed list holds the first 20)."""
+        every = [
+            f"{a} ({self._names[a]}) failed on every decision ({f} of {n}); cause: "
+            f"{self._first.get(a, 'unknown')}"
+            for a, (n, f) in self._decisions.items()
+            if n and f == n
+        ]
+        return every, list(self.failed)
 
 
 def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
@@ -606,11 +746,9 @@ def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
             t[1] += ep.fallbacks.get(a, 0)
             names.setdefault(a, ep.agents.get(a, a))
             if a not in first and ep.fallbacks.get(a):
-                step = next((s for s in ep.steps if s["agent"] == a and s.get("fallback")), None)
-                if step is not None and step.get("failure"):
-                    first[a] = f"{step['failure']['kind']}: {step['failure']['message']}"
-                elif ep.failures.get(a):
-                    first[a] = ", ".join(ep.failures[a])
+                cause = _first_failure(ep, a)
+                if cause is not None:
+                    first[a] = cause
     every = [
         f"{a} ({names[a]}) failed on every decision ({f} of {n}); cause: {first.get(a, 'unknown')}"
         for a, (n, f) in total.items()
@@ -618,6 +756,16 @@ def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
     ]
     failed = [f"seed {ep.seed}: {ep.failure or ep.status}" for ep in episodes if not ep.ok]
     return every, failed
+
+
+def _first_failure(ep: Episode, agent: str) -> str | None:
+    """The cause of ``agent``'s first fallback in ``ep`` (``kind: message``)."""
+    step = next((s for s in ep.steps if s["agent"] == agent and s.get("fallback")), None)
+    if step is not None and step.get("failure"):
+        return f"{step['failure']['kind']}: {step['failure']['message']}"
+    if ep.failures.get(agent):
+        return ", ".join(ep.failures[agent])
+    return None
 
 
 def mean_ci95(values: Iterable[float]) -> tuple[float, float]:

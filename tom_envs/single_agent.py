@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.game import IllegalActionError, ParseResult, TextObservation
+from tom_envs.core.game import IllegalActionError, ParseResult, ResetNeeded, TextObservation
 from tom_envs.driver import EpisodeDriver, FailurePolicy, draw_episode_seed
 
 
@@ -166,6 +166,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner acts; partners reply; returns the learner's next observation."""
+        if getattr(self, "driver", None) is None:
+            raise ResetNeeded("step() before reset(): call reset(seed=...) first")
         if self._illegal_end or self.aec.agent_selection != self.agent or self.driver.over():
             raise IllegalActionError("the episode is over: call reset()")
         if isinstance(action, np.ndarray) and action.ndim == 0:

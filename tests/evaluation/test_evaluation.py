@@ -48,7 +48,7 @@ def small(tmp_path: Path, **extra: object) -> dict:
         ({"agents": {"a0": "no_such_bot"}}, "unknown agent 'no_such_bot'"),
         ({"matchups": [{"game": "PrisonersDilemma", "seats": ["a0"]}]}, "has 2 seats"),
         ({"matchups": [{"game": "Hanabi", "seats": ["a0", "a0"]}]}, "not among the config's games"),
-        ({"episodes": 0}, "episodes must be >= 1"),
+        ({"episodes": 0}, r"episodes must be a whole number in \[1, 1,000,000\], got 0"),
         ({"record": ["video"]}, "record"),
         ({"crossplay": {"agents": []}}, "empty"),
     ],

@@ -91,6 +91,8 @@ class Outcome:
     episode: Episode | None
     error: str | None = None
     resumed: bool = False
+    #: the run cannot go on (the episode could not be written: a full disk, a read-only folder)
+    stop: bool = False
 
     @property
     def ok(self) -> bool:
@@ -190,24 +192,40 @@ def run_job(job: Job) -> Outcome:
         }
     except Exception as exc:  # a worker never dies: the failure is recorded
         error = f"{type(exc).__name__}: {exc}"
-        _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
-                                      "traceback": traceback.format_exc(limit=5)})  # fmt: skip
+        with contextlib.suppress(OSError):  # a full disk must not turn a failure into a crash
+            _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
+                                          "traceback": traceback.format_exc(limit=5)})  # fmt: skip
         return Outcome(job, None, error)
-    failure = episode.failure if not episode.ok else None
+    if not lifetime.parent_alive():  # the command is gone: nothing is written after it
+        os._exit(1)
+    try:
+        return _record(job, episode)
+    except OSError as exc:  # disk full, read-only folder: the run stops, what is done is kept
+        return Outcome(job, None, _write_error(job, exc), stop=True)
+
+
+def _record(job: Job, episode: Episode) -> Outcome:
+    """Write a played episode where it belongs (``failed/`` if it failed the policy)."""
     if not episode.ok:
-        failure = failure or f"episode {episode.status}"
+        failure = episode.failure or f"episode {episode.status}"
         episode.metrics["failed"] = 1.0
         path = job.failed_path.with_suffix(".jsonl")
         episode.write(path)
         _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": failure,
                                       "trajectory": str(path)})  # fmt: skip
         return Outcome(job, None, failure)
-    if not lifetime.parent_alive():  # the command is gone: nothing is written after it
-        os._exit(1)
     job.failed_path.unlink(missing_ok=True)
     job.failed_path.with_suffix(".jsonl").unlink(missing_ok=True)
     episode.write(job.path)
     return Outcome(job, episode)
+
+
+def _write_error(job: Job, exc: OSError) -> str:
+    import errno
+
+    code = errno.errorcode.get(exc.errno or 0, "")
+    where = getattr(exc, "filename", None) or job.path
+    return f"cannot write {where}: {exc.strerror or exc}" + (f" ({code})" if code else "")
 
 
 def run_jobs(
@@ -221,11 +239,19 @@ def run_jobs(
         raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
     runner = _run_ray if backend == "ray" else _run_local
     by_job: dict[tuple[str, int], Outcome] = {}
-    for outcome in runner(jobs, workers):
-        by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
-        if progress is not None:
-            progress(outcome)
-    return [by_job[(j.cell_id, j.seed)] for j in jobs]
+    outcomes = runner(jobs, workers)
+    try:
+        for outcome in outcomes:
+            by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
+            if progress is not None:
+                progress(outcome)
+            if outcome.stop:  # nothing more can be written: stop scheduling, keep what is done
+                break
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # cancels what has not started; running episodes finish and are kept
+    return [by_job[(j.cell_id, j.seed)] for j in jobs if (j.cell_id, j.seed) in by_job]
 
 
 def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
@@ -243,8 +269,12 @@ def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
         with ProcessPoolExecutor(n, initializer=_worker_init,
                                  initargs=(os.getpid(), queue)) as pool:  # fmt: skip
             futures = [pool.submit(run_job, job) for job in jobs]
-            for fut in as_completed(futures):
-                yield fut.result()
+            try:
+                for fut in as_completed(futures):
+                    yield fut.result()
+            finally:  # stopped early (GeneratorExit): drop what has not started
+                for fut in futures:
+                    fut.cancel()
     finally:
         if stop is not None:
             stop()

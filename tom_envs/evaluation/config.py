@@ -60,6 +60,7 @@ from typing import Any
 
 from tom_envs.experiments.tables import TABLES, get_table
 from tom_envs.registration import GameSpec, game_spec
+from tom_envs.runner import EPISODES_MAX, check_seeds
 
 RECORD_OPTIONS = ("text", "observations")
 TOP_KEYS = {
@@ -246,12 +247,12 @@ def parse_config(
     name = _expect(data.get("name", Path(source).stem if source else "eval"), str, "name")
     cfg = EvalConfig(name=name, source=source)
     cfg.description = _expect(data.get("description", ""), str, "description")
-    cfg.seed = _expect(data.get("seed", 0), int, "seed")
-    cfg.episodes = _expect(
-        episodes if episodes is not None else data.get("episodes", 10), int, "episodes"
-    )
-    if cfg.episodes < 1:
-        raise ConfigError(f"episodes must be >= 1, got {cfg.episodes}")
+    cfg.seed = data.get("seed", 0)
+    cfg.episodes = episodes if episodes is not None else data.get("episodes", 10)
+    try:  # whole numbers in range: seeds seed..seed+episodes-1 in [0, 2^32-1]
+        check_seeds(cfg.seed, cfg.episodes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     record = tuple(_expect(data.get("record", []), list, "record"))
     for r in record:
         if r not in RECORD_OPTIONS:
@@ -530,6 +531,10 @@ def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
     from tom_envs.agents import make_agent
 
     cells = cfg.cells()
+    jobs = len(cells) * cfg.episodes
+    if jobs > EPISODES_MAX:
+        raise ConfigError(f"{len(cells)} cells x {cfg.episodes} episodes = {jobs:,} episodes; at "
+                          f"most {EPISODES_MAX:,} per run: lower episodes or split the config")  # fmt: skip
     for game_label, labels in used_labels(cfg).items():
         entry = cfg.games[game_label]
         spec = _with_kwargs(entry)
@@ -566,11 +571,19 @@ def _check_table_specs(cfg: EvalConfig) -> None:
     from tom_envs.experiments.tables import get_table
 
     seen: set[tuple[str, str, bool]] = set()
+    total = len(cfg.cells()) * cfg.episodes
     for i, t in enumerate(cfg.tables):
         try:
             cells = get_table(t["table"]).cells(**t.get("kwargs", {}))
+            for c in cells:
+                check_seeds(c.seed, c.episodes, f"cell {c.key}")
         except (TypeError, ValueError, KeyError) as exc:
-            raise ConfigError(f"tables[{i}]: {exc}") from None
+            raise ConfigError(f"tables[{i}] ({t['table']}): {exc}; "
+                              f"its arguments: {t.get('kwargs', {})}") from None  # fmt: skip
+        total += sum(c.episodes for c in cells)
+        if total > EPISODES_MAX:
+            raise ConfigError(f"tables[{i}] ({t['table']}): {total:,} episodes in all; at most "
+                              f"{EPISODES_MAX:,} per run: lower its budget ({t.get('kwargs', {})})")  # fmt: skip
         for c in cells:
             for s in c.seats:
                 if (c.game, s, c.trusted) in seen:

@@ -27,6 +27,8 @@ class EvalResults:
     played: int = 0
     wall_time_s: float = 0.0
     backend: str = "local"
+    #: why the run stopped before every job ran (an episode could not be written), else None
+    stopped: str | None = None
 
     def cell(self, cell_id: str) -> Cell:
         """A cell by id."""
@@ -113,8 +115,10 @@ def evaluate(
     done, todo = pending(jobs)
     if isinstance(progress, Progress):
         progress = _counting(progress.start(len(todo), skipped=len(done)))
-    outcomes = done + run_jobs(todo, backend, workers, progress)
-    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
+    played = run_jobs(todo, backend, workers, progress)
+    outcomes = done + played
+    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(played))
+    res.stopped = next((o.error for o in played if o.stop), None)
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
     for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
         if not o.ok:
