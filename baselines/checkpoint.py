@@ -59,7 +59,7 @@ class CheckpointAgent:
     """
 
     description = "a trained policy: checkpoint:path=FILE (MAPPO .pt or SB3 .zip; needs the rl extra)"
-    #: options a spec read from a file or request may not set (tom_envs.trust)
+    #: options a spec read from a file or request may not set (tom_envs.core.trust)
     trusted_options: ClassVar[dict[str, str]] = {
         "trusted": "unpickles the file with SB3's own loader (it can run code)"
     }

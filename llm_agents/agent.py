@@ -163,7 +163,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
         "local=true: the bundled SmolLM2)"
     )
-    #: options a spec read from a file or request may not set (tom_envs.trust): only the command
+    #: options a spec read from a file or request may not set (tom_envs.core.trust): only the command
     #: line chooses the host that receives prompts and the key, and which secret is sent
     trusted_options: ClassVar[dict[str, str]] = {
         "base_url": "chooses the host that receives the prompts and the API key",

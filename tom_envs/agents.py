@@ -15,7 +15,7 @@ An agent spec is a string::
                                  ``myagent:Cls`` (a file myagent.py) too: only from the command
                                  line (``trusted=True``), which finds them from the current folder
 
-**Trust** (:mod:`tom_envs.trust`). A spec read from a file or a request (eval configs, the shipped
+**Trust** (:mod:`tom_envs.core.trust`). A spec read from a file or a request (eval configs, the shipped
 configs, study files, QA suites, served requests) is untrusted: :func:`make_agent`'s default
 ``trusted=False`` accepts only the allow-list above (``random``, the game's bots and populations,
 installed ``tom_envs.agents`` plugins), refuses the plugin options that could run code, pick a
@@ -40,8 +40,8 @@ from typing import Any
 from tom_envs import plugins
 from tom_envs.core.agents import Agent, AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
 from tom_envs.core.game import GameBundle
+from tom_envs.core.trust import HOW_TO_NAME_CODE, NotAllowed, inside_folder
 from tom_envs.registration import GameSpec
-from tom_envs.trust import HOW_TO_NAME_CODE, NotAllowed, inside_folder
 
 #: The agent kind every game has without a plugin.
 BUILTIN_AGENTS: dict[str, type] = {"random": RandomAgent}
@@ -94,7 +94,7 @@ def parse_spec(spec: str, *, trusted: bool = False) -> tuple[str, dict[str, Any]
     """``"rmax:known_threshold=2:gamma=0.9"`` -> ``("rmax", {"known_threshold": 2, "gamma": 0.9})``.
 
     ``module:Class`` heads (``("mypkg.agents:Cls", {...})``) are read only with ``trusted=True``;
-    otherwise a spec of that shape raises :class:`~tom_envs.trust.NotAllowed`.
+    otherwise a spec of that shape raises :class:`~tom_envs.core.trust.NotAllowed`.
     """
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is text, got {type(spec).__name__} {str(spec)[:60]!r}")
@@ -211,8 +211,8 @@ def make_agent(
     """Build the agent named by ``spec`` for ``game`` (see the module docstring).
 
     ``trusted=False`` (the default) applies the rules for a spec read from a file or a request
-    (:mod:`tom_envs.trust`: the allow-list only, refused plugin options raise
-    :class:`~tom_envs.trust.NotAllowed`); pass ``trusted=True`` only for a spec the person running
+    (:mod:`tom_envs.core.trust`: the allow-list only, refused plugin options raise
+    :class:`~tom_envs.core.trust.NotAllowed`); pass ``trusted=True`` only for a spec the person running
     the command gave (the command line, your own code).
 
     The agent's ``spec`` attribute is set to ``spec`` (trajectory headers and result keys name it;

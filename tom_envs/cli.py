@@ -68,7 +68,7 @@ def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
     """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
 
     ``trusted``: the specs come from the command line (they may name code; see
-    :mod:`tom_envs.trust`)."""
+    :mod:`tom_envs.core.trust`)."""
     from tom_envs.evaluation.config import check_endpoint, endpoint_of
 
     seen: set[str | None] = set()
@@ -128,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {spec.name} has {n} seats; give 1 or {n} agents", file=sys.stderr)
         return 2
     policy = FailurePolicy(max_fallback_share=args.max_fallback_share)
-    # the command line's own specs: they may name code (tom_envs.trust)
+    # the command line's own specs: they may name code (tom_envs.core.trust)
     factories = [lambda s=s: make_agent(s, spec, bundle, trusted=True) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
     if not args.no_endpoint_check:

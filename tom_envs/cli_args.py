@@ -4,7 +4,7 @@
 the older spelling, still read); ``max_cycles`` is the env-level argument every game takes
 besides its declared ``PARAMS``. Agent classes named on the command line (``mypkg.agents:Cls``,
 ``myagent:Cls``) are found from the current folder: only the command line names code
-(:mod:`tom_envs.trust`).
+(:mod:`tom_envs.core.trust`).
 """
 
 from __future__ import annotations
@@ -97,7 +97,8 @@ def names_code(specs: Sequence[str]) -> bool:
 def find_local_modules(specs: Sequence[str]) -> None:
     """Agent classes named on the command line (``mypkg.agents:Cls``, ``myagent:Cls``) are found
     from the current folder, as ``python -m`` would find them. Only the command line does this:
-    the browser server and eval configs never import code a request or file names."""
+    the browser server, study files and eval configs never import code a request or file names
+    (:mod:`tom_envs.core.trust`)."""
     if names_code(specs) and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
 

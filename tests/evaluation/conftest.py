@@ -1,5 +1,5 @@
 """Every evaluation test runs in its own folder: a config file may only name paths (``out``,
-learning-curve CSVs, layout files) inside the current folder (tom_envs.trust)."""
+learning-curve CSVs, layout files) inside the current folder (tom_envs.core.trust)."""
 
 from __future__ import annotations
 

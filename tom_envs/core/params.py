@@ -24,7 +24,7 @@ player counts). Values that came over HTTP (``source="http"``) are also checked 
 :attr:`Param.http_choices` where a parameter has them: Overcooked layouts are accepted by name
 only over HTTP, while Python and the command line may give a layout file path. Values read from a
 file (``source="file"``: an eval config, a study file) may give such a path only inside the current
-folder (relative, no ``..``: :func:`tom_envs.trust.inside_folder`).
+folder (relative, no ``..``: :func:`tom_envs.core.trust.inside_folder`).
 
 :func:`params_table` renders the declarations as a Markdown table for the game's docs page.
 """
@@ -154,7 +154,7 @@ class Param:
             if source == "http":
                 self._fail(value, "over HTTP only " + ", ".join(repr(c) for c in self.http_choices))
             if source == "file":  # any other value names a file: kept inside the current folder
-                from tom_envs.trust import inside_folder
+                from tom_envs.core.trust import inside_folder
 
                 inside_folder(out, f"argument {self.name!r} (a file path)", kind="file")
         return out

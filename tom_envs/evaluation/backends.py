@@ -60,7 +60,7 @@ class Job:
     record: tuple[str, ...] = ()
     max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
     #: per seat: the spec came from the command line (it may name code); every other spec is a
-    #: file's and is built under :mod:`tom_envs.trust`'s rules (``()``: no seat is trusted)
+    #: file's and is built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
     trusted: tuple[bool, ...] = ()
 
     def seat_trusted(self, seat: int) -> bool:

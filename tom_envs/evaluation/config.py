@@ -157,7 +157,7 @@ class EvalConfig:
     max_fallback_share: float = 0.2
     config_hash: str | None = None  # set by evaluate(): the default directory names it
     #: labels whose spec the command line gave (``--agent``): only these may name code, hosts or
-    #: paths outside the current folder (:mod:`tom_envs.trust`); every other spec is the file's
+    #: paths outside the current folder (:mod:`tom_envs.core.trust`); every other spec is the file's
     trusted_labels: frozenset[str] = frozenset()
 
     def trusted(self, label: str) -> bool:
@@ -363,7 +363,7 @@ def parse_config(
 
 
 def _file_spec(value: Any, where: str) -> str:
-    """An agent spec read from the config file: text that names no code (:mod:`tom_envs.trust`;
+    """An agent spec read from the config file: text that names no code (:mod:`tom_envs.core.trust`;
     which names and options it may use is checked against each game by :func:`validate`)."""
     from tom_envs.agents import parse_spec
 
@@ -379,7 +379,7 @@ def _no_code_in(value: Any, where: str) -> None:
     """Refuse any text in a table's arguments that names code (an agent list such as Guandan's
     ``agents``); every spec is checked again against its game by :func:`validate`."""
     from tom_envs.agents import parse_spec
-    from tom_envs.trust import NotAllowed
+    from tom_envs.core.trust import NotAllowed
 
     if isinstance(value, Mapping):
         for k, v in value.items():
@@ -398,7 +398,7 @@ def _no_code_in(value: Any, where: str) -> None:
 
 def _file_path(value: Any, where: str, kind: str) -> str:
     """A path named by the config file: relative and inside the current folder."""
-    from tom_envs.trust import inside_folder
+    from tom_envs.core.trust import inside_folder
 
     _expect(value, str, where)
     try:

@@ -82,7 +82,7 @@ class BadRequest(ValueError):
 class StudyTask:
     """One task of a study: a game, the person's seat, partners, seed and game arguments.
 
-    A study file is a file (:mod:`tom_envs.trust`): each partner is the name of one of the
+    A study file is a file (:mod:`tom_envs.core.trust`): each partner is the name of one of the
     operator's presets (``tom-envs serve --partner NAME=SPEC``: an LLM endpoint, a checkpoint,
     your own class), or a spec from the allow-list (a bot, ``population:NAME``, a plugin with the
     options a file may set). Its game arguments are checked as a file's.

@@ -77,7 +77,7 @@ class Session:
         policy: the failure policy for the partners (default: the runner's).
         trusted: per partner, whether its spec is the operator's (a ``--partner`` preset), which
             may name code, hosts and files; every other spec is built under the rules for a
-            file or a request (:mod:`tom_envs.trust`). Default: none is.
+            file or a request (:mod:`tom_envs.core.trust`). Default: none is.
     """
 
     def __init__(
