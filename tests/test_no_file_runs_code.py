@@ -2,8 +2,8 @@
 
 A config file, a study file, a QA suite or a served request may name only the allow-list (random,
 the game's bots and populations, installed agent plugins with the options a file may set) and
-paths inside the current folder (:mod:`tom_envs.core.trust`). Each attack below must be refused with a
-clear one-line error (exit 2, no traceback) and leave no trace: the marker file the payload would
+paths inside the current folder (:mod:`tom_envs.core.trust`). Each attack below must be refused
+with a clear one-line error (exit 2, no traceback) and leave no trace: the marker file the payload would
 create does not exist, a loopback listener the payload points at gets no request, no trajectory is
 written. Positive controls show the payloads are live: given on the command line (trusted), the
 same local module and the same checkpoint do run their code.

@@ -15,9 +15,9 @@ An agent spec is a string::
                                  ``myagent:Cls`` (a file myagent.py) too: only from the command
                                  line (``trusted=True``), which finds them from the current folder
 
-**Trust** (:mod:`tom_envs.core.trust`). A spec read from a file or a request (eval configs, the shipped
-configs, study files, QA suites, served requests) is untrusted: :func:`make_agent`'s default
-``trusted=False`` accepts only the allow-list above (``random``, the game's bots and populations,
+**Trust** (:mod:`tom_envs.core.trust`). A spec read from a file or a request (eval configs, the
+shipped configs, study files, QA suites, served requests) is untrusted: :func:`make_agent`'s
+default ``trusted=False`` accepts only the allow-list above (``random``, the game's bots and populations,
 installed ``tom_envs.agents`` plugins), refuses the plugin options that could run code, pick a
 host or leak a secret (each plugin's ``trusted_options``), and keeps the paths it names inside the
 current folder (``path_options``). Only a caller that holds a spec from the person running the
@@ -212,8 +212,8 @@ def make_agent(
 
     ``trusted=False`` (the default) applies the rules for a spec read from a file or a request
     (:mod:`tom_envs.core.trust`: the allow-list only, refused plugin options raise
-    :class:`~tom_envs.core.trust.NotAllowed`); pass ``trusted=True`` only for a spec the person running
-    the command gave (the command line, your own code).
+    :class:`~tom_envs.core.trust.NotAllowed`); pass ``trusted=True`` only for a spec the person
+    running the command gave (the command line, your own code).
 
     The agent's ``spec`` attribute is set to ``spec`` (trajectory headers and result keys name it;
     :func:`tom_envs.core.agents.agent_config` adds its class and resolved settings).

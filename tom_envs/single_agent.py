@@ -52,8 +52,8 @@ class SingleAgentEnv(gymnasium.Env):
         game: a registered game name or id.
         partners: one agent spec for every other seat, or a list (one per other seat, in order)
             of specs or agent objects. Specs are built as untrusted ones (``random``, the game's
-            bots and populations, installed plugins: :mod:`tom_envs.core.trust`); pass an agent object
-            (e.g. ``make_agent(spec, game, trusted=True)``) for anything else.
+            bots and populations, installed plugins: :mod:`tom_envs.core.trust`); pass an agent
+            object (e.g. ``make_agent(spec, game, trusted=True)``) for anything else.
         seat: the learner's seat.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (the game's renderer,
             :mod:`tom_envs.core.render`; another mode warns and renders nothing).

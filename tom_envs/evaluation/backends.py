@@ -27,6 +27,7 @@ inside a guardian that ends every process Ray left when the command ends.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -60,8 +61,11 @@ class Job:
     record: tuple[str, ...] = ()
     max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
     #: per seat: the spec came from the command line (it may name code); every other spec is a
-    #: file's and is built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
+    #: file's, built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
     trusted: tuple[bool, ...] = ()
+    #: the command's process (:func:`tom_envs.lifetime.owner_token`), for workers that are not
+    #: its children (a local Ray cluster): they write nothing once it is gone
+    owner: tuple[int, int] | None = None
 
     def seat_trusted(self, seat: int) -> bool:
         """Whether seat ``seat``'s spec may name code (the command line gave it)."""
@@ -147,8 +151,6 @@ _AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, tuple[bool, ...]], list[Any]
 
 
 def _agents(job: Job) -> list[Any]:
-    import dataclasses
-
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
 
@@ -196,8 +198,8 @@ def run_job(job: Job) -> Outcome:
             _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
                                           "traceback": traceback.format_exc(limit=5)})  # fmt: skip
         return Outcome(job, None, error)
-    if not lifetime.parent_alive():  # the command is gone: nothing is written after it
-        os._exit(1)
+    if not (lifetime.parent_alive() and lifetime.owner_alive(job.owner)):
+        os._exit(1)  # the command is gone: nothing is written after it
     try:
         return _record(job, episode)
     except OSError as exc:  # disk full, read-only folder: the run stops, what is done is kept
@@ -297,6 +299,8 @@ def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     with contextlib.ExitStack() as stack:
         if not ray.is_initialized() and not os.environ.get("RAY_ADDRESS"):
             stack.enter_context(lifetime.Guardian())  # the local cluster ends with the command
+            owner = lifetime.owner_token()  # its workers write nothing once the command is gone
+            jobs = [dataclasses.replace(job, owner=owner) for job in jobs]
         yield from _ray_outcomes(ray, jobs, workers)
 
 

@@ -157,7 +157,7 @@ class EvalConfig:
     max_fallback_share: float = 0.2
     config_hash: str | None = None  # set by evaluate(): the default directory names it
     #: labels whose spec the command line gave (``--agent``): only these may name code, hosts or
-    #: paths outside the current folder (:mod:`tom_envs.core.trust`); every other spec is the file's
+    #: paths outside the current folder (:mod:`tom_envs.core.trust`); every other is the file's
     trusted_labels: frozenset[str] = frozenset()
 
     def trusted(self, label: str) -> bool:
@@ -363,8 +363,9 @@ def parse_config(
 
 
 def _file_spec(value: Any, where: str) -> str:
-    """An agent spec read from the config file: text that names no code (:mod:`tom_envs.core.trust`;
-    which names and options it may use is checked against each game by :func:`validate`)."""
+    """An agent spec read from the config file: text that names no code
+    (:mod:`tom_envs.core.trust`; which names and options it may use is checked against each game
+    by :func:`validate`)."""
     from tom_envs.agents import parse_spec
 
     _expect(value, str, where)
