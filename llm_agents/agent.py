@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_llm_agents.answering import AnsweringMixin
@@ -169,6 +169,14 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
         "local=true: the bundled SmolLM2)"
     )
+    #: options a spec read from a file or request may not set (tom_envs.core.trust): only the command
+    #: line chooses the host that receives prompts and the key, and which secret is sent
+    trusted_options: ClassVar[dict[str, str]] = {
+        "base_url": "chooses the host that receives the prompts and the API key",
+        "api_key_env": "chooses which secret is sent to the endpoint",
+    }
+    #: path options a file's spec may give only inside the current folder
+    path_options = ("cache_dir",)
 
     def __init__(
         self,

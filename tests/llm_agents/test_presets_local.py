@@ -75,7 +75,7 @@ def test_presets_are_selected_by_name_from_a_spec_and_an_eval_config() -> None:
 
     pytest.importorskip("openai")
     spec = "llm:preset=paper004-cot:model=m:base_url=http://127.0.0.1:9/v1:max_tokens=4096"
-    agent = make_agent(spec, game_spec("RockPaperScissors"))
+    agent = make_agent(spec, game_spec("RockPaperScissors"), trusted=True)
     assert agent.config()["preset"] == "paper004-cot" and agent.max_tokens == 4096
     cfg = load_config("llm_presets")
     named = {s.split("preset=")[1].split(":")[0] for s in cfg.agents.values() if "preset=" in s}

@@ -27,6 +27,8 @@ class EvalResults:
     played: int = 0
     wall_time_s: float = 0.0
     backend: str = "local"
+    #: why the run stopped before every job ran (an episode could not be written), else None
+    stopped: str | None = None
 
     def cell(self, cell_id: str) -> Cell:
         """A cell by id."""
@@ -40,6 +42,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
     for cell in cells:
         specs = tuple(cfg.spec_of(label) for label in cell.labels)
         labels = tuple(label.lstrip("=") for label in cell.labels)
+        trusted = tuple(cfg.trusted(label) for label in cell.labels)
         for s in range(cfg.seed, cfg.seed + cfg.episodes):
             jobs.append(
                 Job(
@@ -52,6 +55,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
                     out,
                     cfg.record,
                     cfg.max_fallback_share,
+                    trusted,
                 )
             )
     return jobs
@@ -71,7 +75,8 @@ def table_jobs(cfg: EvalConfig) -> list[Job]:
             for s in range(c.seed, c.seed + c.episodes):
                 share = cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
                 jobs.append(Job(f"tables/{t['table']}/{c.key}", c.game, dict(c.kwargs), c.seats,
-                                c.seats, s, out, cfg.record, share))  # fmt: skip
+                                c.seats, s, out, cfg.record, share,
+                                (c.trusted,) * len(c.seats)))  # fmt: skip
     return jobs
 
 
@@ -110,8 +115,10 @@ def evaluate(
     done, todo = pending(jobs)
     if isinstance(progress, Progress):
         progress = _counting(progress.start(len(todo), skipped=len(done)))
-    outcomes = done + run_jobs(todo, backend, workers, progress)
-    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
+    played = run_jobs(todo, backend, workers, progress)
+    outcomes = done + played
+    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(played))
+    res.stopped = next((o.error for o in played if o.stop), None)
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
     for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
         if not o.ok:
