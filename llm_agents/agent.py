@@ -131,7 +131,9 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         probe_batch: how a step's ToM probes are grouped into requests: ``True``/``"step"``
             (one request), ``False``/``"question"`` (one each), ``"target"`` (one per teammate
             asked about: paper 000's three questions per call).
-        legal_menu: list the legal actions in the action prompt (paper 000 showed none).
+        menu: ``"auto"`` (default): the legal actions are listed in the prompt unless the
+            observation lists them; ``"none"``: never (the game's rules say how to write an
+            action: paper 000 showed no list).
         answer_format: ``"agent"`` (the agent states the one format it parses, the game's own
             instruction removed) or ``"game"`` (the game's own reply format stays in the rules
             and the whole reply goes to the game's parser: paper 000's App. A.1 format).
@@ -242,7 +244,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.examples_setting: str = str(resolved["examples"])
         self.probes_enabled = bool(resolved["probes"])
         self.probe_batch: bool | str = resolved["probe_batch"]
-        self.legal_menu = bool(resolved["legal_menu"])
+        self.menu: str = resolved["menu"]
         self.answer_format_setting: str = resolved["answer_format"]
         self.skip_forced = bool(resolved["skip_forced"])
         self.interface: str = resolved["interface"]

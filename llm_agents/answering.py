@@ -197,7 +197,7 @@ class AnsweringMixin:
         """The game's parser on the named action (for plain text, then on the whole reply).
         A parser that raises is treated as feedback, never as a crash of the decision."""
         feedback = "the answer names no action"
-        if not self.legal_menu and any(
+        if self.menu == "none" and any(
             t is not None and _LEADING_NUMBER.match(t.strip(" *\"'`")) for t in (reply.action_text, raw)
         ):  # the suite's number rule counts a list that was not shown
             return None, "no list of actions was shown: a number names no action", None

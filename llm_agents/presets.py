@@ -56,7 +56,7 @@ P000: dict[str, Any] = dict(
     history=2,
     probes=True,
     probe_batch="target",
-    legal_menu=False,
+    menu="none",
     answer_format="game",
     examples="none",
 )
@@ -153,7 +153,7 @@ PRESETS: dict[str, Preset] = {
             "a variant of paper000, not the paper's protocol: the suite's list of legal actions "
             "and its own answer format (Message and Action lines); the list removes exactly the "
             "invalid moves Table 1's valid % counts",
-            dict(P000, strategy="qa+belief", legal_menu=True, answer_format="agent"),
+            dict(P000, strategy="qa+belief", menu="auto", answer_format="agent"),
             env_kwargs=P000_GAME,
             unstated=P000_UNSTATED,
             differences="as paper000, and the list of legal actions with the agent's answer format",

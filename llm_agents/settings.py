@@ -25,6 +25,10 @@ INVALID_POLICIES = ("reprompt", "resample", "forfeit")
 INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
 
+#: Whether the agent lists the legal actions in its prompts (``"auto"``: unless the observation
+#: lists them) or never (``"none"``: the game's rules and text alone).
+MENUS = ("auto", "none")
+
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
     "top_k": (int,),
@@ -73,7 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "examples": "none",
     "probes": True,
     "probe_batch": True,
-    "legal_menu": True,
+    "menu": "auto",
     "answer_format": "agent",
     "skip_forced": True,
     "interface": "midlevel",
@@ -170,10 +174,10 @@ class SettingsMixin:
             raise ValueError(f"answer_format must be one of ['agent', 'game'], got {s['answer_format']!r}")
         if s["answer_format"] == "game" and s["decoding"] != "free":
             raise ValueError("answer_format='game' (the game's own reply format) needs decoding='free'")
-        if not isinstance(s["legal_menu"], bool):
-            raise ValueError(f"legal_menu must be true or false, got {s['legal_menu']!r}")
-        if not s["legal_menu"] and s["decoding"] != "free":
-            raise ValueError("legal_menu=false needs decoding='free' (a JSON schema lists the actions)")
+        if s["menu"] not in MENUS:
+            raise ValueError(f"menu must be one of {list(MENUS)}, got {s['menu']!r}")
+        if s["menu"] == "none" and s["decoding"] != "free":
+            raise ValueError("menu='none' needs decoding='free' (a JSON schema lists the actions)")
         if s["probe_batch"] not in (True, False, "step", "question", "target"):
             raise ValueError(
                 "probe_batch must be one of [true, false, 'step', 'question', 'target'], "
@@ -235,7 +239,7 @@ class SettingsMixin:
             "examples": self.examples_setting,
             "probes": self.probes_enabled,
             "probe_batch": self.probe_batch,
-            "legal_menu": self.legal_menu,
+            "menu": self.menu,
             "answer_format": self.answer_format_setting,
             "skip_forced": self.skip_forced,
             "interface": self.interface,

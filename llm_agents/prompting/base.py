@@ -127,7 +127,7 @@ class DecisionContext:
         """Rules, the agent's role (002 App. C.1) and any in-context examples."""
         parts = [self.rules.strip()] if self.rules.strip() else []
         if role:
-            parts.append(self.T.AGENT_ROLE if self.agent.legal_menu else self.T.AGENT_ROLE_NO_MENU)
+            parts.append(self.T.AGENT_ROLE if self.agent.menu != "none" else self.T.AGENT_ROLE_NO_MENU)
         examples = self.agent.examples_block()
         if examples:
             parts.append(examples)
@@ -137,7 +137,7 @@ class DecisionContext:
         self, legal: bool = True, sections: bool = True, strip_question: bool = False
     ) -> str:
         """Memory, observation, sections and the candidate actions (unless the agent shows no
-        menu, ``legal_menu=False``), as one user message body.
+        menu, ``menu="none"``), as one user message body.
 
         ``strip_question`` drops a final ``Q: …`` line of the observation (when another question,
         such as a prediction, is asked instead).
@@ -155,7 +155,7 @@ class DecisionContext:
         if sections:
             for title, body in self.sections:
                 parts.append(f"{title}\n{body}".strip() if title else body.strip())
-        if legal and self.agent.legal_menu and not self.listed_in_observation():
+        if legal and self.agent.menu != "none" and not self.listed_in_observation():
             parts.append(self.legal_block())
         return "\n\n".join(p for p in parts if p)
 

@@ -29,7 +29,7 @@ AGENT_ROLE = (
     "legal actions; help me select the best next action."
 )
 
-#: The same without a list of legal actions (``legal_menu=False``: paper 000 showed none).
+#: The same without a list of legal actions (``menu="none"``: paper 000 showed none).
 AGENT_ROLE_NO_MENU = (
     "At each time step I will provide you with the relevant information of the game; help me "
     "select the best next action."

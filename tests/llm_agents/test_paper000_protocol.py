@@ -5,6 +5,12 @@ after an invalid answer. A scripted model plays alpha; the partners are the heur
 
 from __future__ import annotations
 
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
 from tom_envs.agents import make_agent
 from tom_envs.core.probes import Question
 from tom_envs.registration import game_spec
@@ -140,3 +146,50 @@ def test_without_a_menu_a_number_names_no_action() -> None:
     with_menu = LLMAgent(ScriptedClient(["Action: 2"]), preset="paper000-menu", probes=False)
     ep = play_episode(SPEC, [with_menu, *team[1:]], seed=3, env_kwargs={"max_cycles": 1})
     assert ep.steps[0]["valid"]
+
+
+# ------------------------------------------------------------------ protocol descriptions
+PROTOCOLS = Path(__file__).parents[2] / "llm_agents" / "protocols"
+
+
+@pytest.mark.parametrize("name", ["paper000", "paper000-nobelief", "paper000-menu"])
+def test_the_checked_in_protocol_descriptions_match_the_prompts(name: str) -> None:
+    """Each paper-000 preset's description (llm_agents/protocols/<preset>.toml, the protocols
+    branch's format) against the prompts of a short episode: the calls of each decision, the
+    messages of each call (the kept history counted for the action and probe calls, the probe
+    call's including the decision it follows), the menu, the questions per probe call and the
+    preset's game arguments."""
+    d = tomllib.loads((PROTOCOLS / f"{name}.toml").read_text())
+    p = PRESETS[name]
+    assert d["preset"] == name and d["game"] == p.game == "BombDefusal"
+    assert p.env_kwargs == d["probe_game_args"]
+    for key in ("decoding", "temperature", "history", "invalid", "reprompts"):
+        assert p.settings[key] == d[key], key
+    client = ScriptedClient(script)
+    team = [LLMAgent(client, preset=name), *(make_agent("heuristic", SPEC) for _ in range(2))]
+    ep = play_episode(SPEC, team, seed=0, env_kwargs={**p.env_kwargs, **d["episode"]})
+    decisions = [s for s in ep.steps if s["agent"] == "player_0"]
+    assert len(decisions) == 2
+    for i, step in enumerate(decisions):
+        assert step["valid"], f"decision {i + 1}"
+        calls = step["info"]["llm_calls"]
+        expected = d["first_calls"] if i == 0 and "first_calls" in d else d["calls"]
+        assert [c["step"] for c in calls] == expected, f"decision {i + 1}"
+        for c in calls:
+            kept = 2 * min(i + (c["step"] == "probe"), d["history"])
+            extra = kept if c["step"] in ("action", "probe") else 0
+            assert len(c["messages"]) == d["messages"][c["step"]] + extra, (i, c["step"])
+            assert c["decoding"] == d["decoding"] and c.get("temperature", 0.0) == d["temperature"]
+        action = next(c for c in calls if c["step"] == "action")
+        user = action["messages"][-1]["content"]
+        assert ("Legal actions:" in user) == (d["menu"] == "list"), name
+        if "answer" in d:
+            block = user.split("Format your response as\n", 1)[1].splitlines()
+            assert [ln.split(":")[0] for ln in block if ":" in ln] == d["answer"]
+        else:
+            assert "Format your response" not in user and "fixed format" in action["messages"][0][
+                "content"
+            ]
+        probe = next(c for c in calls if c["step"] == "probe")["messages"][-1]["content"]
+        asked = re.findall(r"^q(\d+): ", probe, re.M)
+        assert len(asked) == d["probe_questions"], probe

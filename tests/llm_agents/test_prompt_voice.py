@@ -9,7 +9,7 @@ action prompt (the system message and the final user message of an ``action``/``
 * exactly one answer-format instruction, and it is the one the agent parses (the game's own
   format sentence, e.g. bomb defusal's "Action selection: ... Message to Team: ...", is gone;
   with ``answer_format="game"``, paper 000's protocol, it is the only one, in the rules);
-* no list of legal actions with ``legal_menu=False`` (paper 000);
+* no list of legal actions with ``menu="none"`` (paper 000);
 * every required field described (chat games' ``message``, CoT's reasoning);
 * no history shown twice (no episodic-memory list where the observation shows the history) and
   no legal-action list shown twice;
@@ -98,7 +98,7 @@ def check_one_voice(game: str, calls: list[dict], agent: LLMAgent) -> None:
             assert not re.search(r"player_\d", prompt), f"{game}: a player_k id in the prompt"
         formats = sum(prompt.count(m) for m in FORMAT_MARKERS)
         assert formats == 1, f"{game}: {formats} answer-format instructions"
-        if not agent.legal_menu:
+        if agent.menu == "none":
             assert "Legal actions:" not in prompt and "legal actions" not in system
         json_mode = "Reply with a JSON object" in prompt
         if agent.answer_format_setting == "game":  # the game's own format, in the rules only
