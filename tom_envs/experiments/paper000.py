@@ -279,7 +279,14 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         "introspection needs no partner. The learned no-reasoning adversary on every team's "
         "probes (heuristic, random, CBS and an LLM-like text agent, held-out missions and a "
         "fresh seed) is on [paper000_probes.md](paper000_probes.md) (`tom-envs probes "
-        "verify --out docs/results/paper000_probes.md`). The heuristic team answers no "
+        "verify --out docs/results/paper000_probes.md`). These probes name their room or bomb "
+        "by the action ('the room you just moved to', `probe_subject=\"action\"`, the "
+        "default); App. C's wording names its number (`probe_subject=\"number\"`, which the "
+        "paper000 LLM presets ask), and in the paper's missions the numbers are cues (a bomb's "
+        "number fixes its phases; room 0 is the map's hub) that let the same adversary beat "
+        "chance: [paper000_probes_numbers.md](paper000_probes_numbers.md) (`tom-envs probes "
+        "verify --kw probe_subject=number --out docs/results/paper000_probes_numbers.md`). "
+        "The heuristic team answers no "
         "probes (agent: its wrapper's 'yes', not a result); an LLM's accuracy goes in that "
         "column (`tom-envs eval paper000`).",
         "",

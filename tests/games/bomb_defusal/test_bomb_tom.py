@@ -160,7 +160,8 @@ def test_state_change_and_defusal_questions() -> None:
     s = play(game, s, [("use", R), ("wait",), ("wait",)])  # alpha cuts red; bravo's wait inspects
     p = probes_by_id(game, s, ALPHA)
     assert p["bomb_state.order0"].question == (  # named by the action (the suite's default)
-        "Do you know the state and remaining sequence of the bomb you just cut has been changed?"
+        "Do you know the state and remaining sequence of the bomb you just acted on has been "
+        "changed?"
     )
     assert p["bomb_state.order0"].subject == {}
     assert p["bomb_state.order1.bravo"].subject == {"target": "bravo"}

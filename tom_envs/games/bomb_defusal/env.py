@@ -118,14 +118,14 @@ What is asked. After a move: "Do you know the current contents of the room you j
 (introspection), "Does player bravo know the current contents of the room you just moved to?"
 (first order) and "Based on the observation and previous history, is player bravo aware of the fact
 that you know the current contents of the room you just moved to?" (second order); after an
-inspection: "... the sequence of the bomb you just inspected?" (after a wrong tool, which reveals
-it: "... the bomb you just applied a wrong tool to?"); after a cut that leaves phases: "... the
-state and remaining sequence of the bomb you just cut has been changed?"; after a defusal: "... a
-bomb phase has just been defused?". The room or bomb is named by the action (`probe_subject=
+inspection (or a wrong tool, which reveals the sequence): "... the sequence of the bomb you just
+acted on?"; after a cut that leaves phases: "... the state and remaining sequence of the bomb you
+just acted on has been changed?"; after a defusal: "... a bomb phase has just been defused?". The room or bomb is named by the action (`probe_subject=
 "action"`, the default), not by its number: a number is a cue a no-reasoning answerer learns
 across missions (in the paper's missions a bomb's number fixes its phases, bombs 1-2 one, 3-4 two,
-5 three, and the map's room 0 is a hub everyone crosses), which let a learned adversary answer
-first-order sequence questions at 73-75% balanced accuracy; `probe_subject="number"` asks App. C's
+5 three, and the map's room 0 is a hub everyone crosses), and so would be naming the action
+(after a wrong tool, applied to a bomb whose sequence a teammate told, teammates know it far more
+often than after an inspection); `probe_subject="number"` asks App. C's
 wording ("... of room 5?", "... of bomb 3?"), as the paper000 presets do. Each subject gets its
 introspection question and both orders about every teammate (`probes="all"`, 5 questions per
 action with three players) or about one teammate drawn from the mission and the time

@@ -81,7 +81,7 @@ class BombConfig:
             truths of that moment) or ``"turn"`` (at the actor's next decision, truths of that
             moment); see ``tom``.
         probe_subject: how a probe names what it asks about: ``"action"`` ("the room you just
-            moved to", "the bomb you just inspected": numbers are cues a no-reasoning answerer
+            moved to", "the bomb you just acted on": numbers are cues a no-reasoning answerer
             learns across missions) or ``"number"`` ("room 5", "bomb 3", App. C's wording); see
             ``tom``.
     """

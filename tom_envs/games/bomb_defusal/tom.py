@@ -264,24 +264,23 @@ def _subjects(rec: ActionRecord) -> list[tuple[Key, bool]]:
     return out
 
 
-#: How each kind of question names the subject of the action it asks about
+#: How a question names the subject of the action it asks about
 #: (``probe_subject="action"``).
-_ACTION_NAMES = {
-    ResultKind.MOVED: "the room you just moved to",
-    ResultKind.INSPECTED: "the bomb you just inspected",
-    ResultKind.WRONG_TOOL: "the bomb you just applied a wrong tool to",
-    ResultKind.CUT: "the bomb you just cut",
-    ResultKind.EXPLODED: "the bomb you just cut",
-}
+#: (``probe_subject="action"``): the room by the move, a bomb by "acted on" whatever the action
+#: (an inspection, a wrong tool or a cut: naming the action would be a cue of its own, since after
+#: a wrong tool, which a player applies to a bomb whose sequence it was told, teammates know the
+#: sequence far more often than after an inspection).
+_ROOM_NAME = "the room you just moved to"
+_BOMB_NAME = "the bomb you just acted on"
 
 
 def _named(
-    cfg: BombConfig, rec: ActionRecord, key: Key, announced: bool, rooms: tuple[int, ...]
+    cfg: BombConfig, key: Key, announced: bool, rooms: tuple[int, ...]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a question about ``key`` names (its subject) and the fields of its text.
 
     ``probe_subject="action"`` (the default) names the subject by the action that made it the
-    subject ("the room you just moved to", "the bomb you just inspected"); ``"number"`` by its
+    subject ("the room you just moved to", "the bomb you just acted on"); ``"number"`` by its
     number, App. C's wording ("room 5", "bomb 3"). A number is a cue a no-reasoning answerer
     learns across missions: in the paper's missions a bomb's number fixes its phases (bombs 1-2
     have one, 3-4 two, 5 three), which tells how often teammates have dealt with it, and the
@@ -293,10 +292,10 @@ def _named(
     by_action = getattr(cfg, "probe_subject", "number") == "action" and not announced
     if kind == ROOM:
         if by_action:
-            return {}, {"room": _ACTION_NAMES[ResultKind.MOVED]}
+            return {}, {"room": _ROOM_NAME}
         return {"room": rooms[idx]}, {"room": f"room {rooms[idx]}"}
     if by_action:
-        return {}, {"bomb": _ACTION_NAMES[rec.result.kind]}
+        return {}, {"bomb": _BOMB_NAME}
     return {"bomb": idx + 1}, {"bomb": f"bomb {idx + 1}"}
 
 
@@ -345,7 +344,7 @@ def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     for key, announced in _subjects(rec):
         kind, idx = key
         fields = {"room": rooms[idx]} if kind == ROOM else {"bomb": idx + 1}
-        named, text = _named(cfg, rec, key, announced, rooms)
+        named, text = _named(cfg, key, announced, rooms)
         name = ANNOUNCED if announced else _KIND_NAMES[kind]
         base = f"r{rec.round}.{names[player]}.{name}"
         about: dict[str, Any] = {
