@@ -281,8 +281,8 @@ class BaseLLMClient:
         self.endpoint = endpoint
         self.cache_endpoint = cache_endpoint if cache_endpoint is not None else endpoint
         self.breaker = breaker if breaker is not None else CircuitBreaker()
-        cache_dir = cache_dir if cache_dir is not None else os.environ.get(ENV_CACHE_DIR) or None
-        self.cache = DiskCache(cache_dir) if cache_dir else None
+        self._cache_dir = cache_dir
+        self._disk: DiskCache | None = None
         self.retry = retry or RetryPolicy()
         self.prices = dict(prices or {})
         self.max_concurrency = max(1, int(max_concurrency))
@@ -296,6 +296,18 @@ class BaseLLMClient:
         self._secrets: list[str | None] = []
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def cache(self) -> DiskCache | None:
+        """The disk cache: ``cache_dir`` if given, else ``$TOM_ENVS_LLM_CACHE`` as it is at the
+        time of the request (a command names its run directory's cache after the agents are
+        built, and its worker processes inherit it); ``None``: no cache."""
+        root = self._cache_dir if self._cache_dir is not None else os.environ.get(ENV_CACHE_DIR)
+        if not root:
+            return None
+        if self._disk is None or self._disk.root != Path(root):
+            self._disk = DiskCache(root)
+        return self._disk
+
     def wire_options(self) -> dict[str, Any]:
         """Settings of the wire format that change answers (a reasoning model's effort...):
         part of the cache key when set. None by default."""
@@ -403,7 +415,8 @@ class BaseLLMClient:
 
     def _cached(self, request: LLMRequest) -> tuple[str, LLMResponse | None]:
         key = self.cache_key(request)
-        hit = self.cache.get(key) if self.cache is not None else None
+        cache = self.cache
+        hit = cache.get(key) if cache is not None else None
         if hit is not None:
             hit.cached = True
             if hit.cost_usd is not None:
@@ -419,12 +432,13 @@ class BaseLLMClient:
 
     def _store(self, key: str, request: LLMRequest, response: LLMResponse) -> None:
         budget.charge(response.cost_usd)
-        if self.cache is None:
+        cache = self.cache
+        if cache is None:
             return
         if not self.cacheable(response):
             self._count(not_cached=1)
             return
-        self.cache.put(key, response, request.to_dict())
+        cache.put(key, response, request.to_dict())
 
     # ------------------------------------------------------------------ public API
     def complete(self, request: LLMRequest) -> LLMResponse:

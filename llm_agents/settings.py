@@ -263,6 +263,14 @@ class SettingsMixin:
             "token_param": "max_completion_tokens" if s["max_completion_tokens"] else None,
         }
 
+    def dry_run(self) -> Any:
+        """``with agent.dry_run() as usage:`` the agent plays offline and counts the calls and
+        tokens it would send (:func:`tom_llm_agents.cost.dry_run`): the cost estimate that
+        commands print before the first paid call."""
+        from tom_llm_agents.cost import dry_run
+
+        return dry_run(self)
+
     @property
     def constrained(self) -> bool:
         """Whether answers are requested under a JSON schema (``decoding="json"``)."""

@@ -120,10 +120,10 @@ class Budget:
             limits.append(f"{self.max_calls} calls")
         if self.max_cost_usd is not None:
             limits.append(f"${self.max_cost_usd:.4f}")
-        return (
-            f"budget of {' and '.join(limits) or 'no limit'} reached: {self.calls} calls sent, "
-            f"${self.cost_usd:.4f} spent"
-        )
+        spent = f"{self.calls} calls sent"
+        if self.max_cost_usd is not None or self.cost_usd:
+            spent += f", ${self.cost_usd:.4f} spent"
+        return f"budget of {' and '.join(limits) or 'no limit'} reached: {spent}"
 
 
 _ACTIVE: Budget | None = None

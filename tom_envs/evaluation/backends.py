@@ -78,6 +78,8 @@ class Outcome:
     episode: Episode | None
     error: str | None = None
     resumed: bool = False
+    #: not played to the end because the run's budget was reached (not a failure; a rerun plays it)
+    stopped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -127,17 +129,24 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
     return done, todo
 
 
-# One set of agents per cell and process: agents are reset at every episode, so reuse is safe.
-_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str], list[Any]] = {}
+# One set of agents per cell, process and thread: agents are reset at every episode, so reuse is
+# safe; threads playing episodes at once (tom_envs.evaluation.pool) each have their own.
+_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, int], list[Any]] = {}
 
 
 def _agents(job: Job) -> list[Any]:
     import dataclasses
+    import threading
 
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
 
-    key = (job.game, job.specs, json.dumps(job.env_kwargs, sort_keys=True, default=str))
+    key = (
+        job.game,
+        job.specs,
+        json.dumps(job.env_kwargs, sort_keys=True, default=str),
+        threading.get_ident(),
+    )
     if key not in _AGENT_CACHE:
         base = game_spec(job.game)
         spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
@@ -198,13 +207,22 @@ def run_jobs(
     backend: str = "local",
     workers: int | None = None,
     progress: Callable[[Outcome], None] | None = None,
+    concurrency: int | None = None,
 ) -> list[Outcome]:
-    """Run jobs on a backend; outcomes come back in the jobs' order."""
+    """Run jobs on a backend; outcomes come back in the jobs' order. On the local backend, jobs
+    with agents that call a model (or any jobs, given ``concurrency``) play many episodes at once
+    per worker (:mod:`tom_envs.evaluation.pool`)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
     runner = _run_ray if backend == "ray" else _run_local
+    outcomes: Iterable[Outcome] | None = None
+    if backend == "local":
+        from tom_envs.evaluation.pool import pooled_runner
+
+        pooled = pooled_runner(jobs, workers, concurrency)
+        outcomes = pooled() if pooled is not None else None
     by_job: dict[tuple[str, int], Outcome] = {}
-    for outcome in runner(jobs, workers):
+    for outcome in outcomes if outcomes is not None else runner(jobs, workers):
         by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
         if progress is not None:
             progress(outcome)

@@ -1,0 +1,189 @@
+"""Many episodes at once in each worker: where an LLM evaluation's time goes.
+
+An episode of an LLM agent spends its time waiting for the endpoint, not on the CPU. The local
+backend's default, one process per episode at a time, keeps ``workers`` calls in flight (2 on
+two cores: two calls a second against an endpoint that answers in one); a process per episode
+costs its memory per episode. Here each of ``workers`` processes plays up to ``threads`` episodes
+at once in threads (the model clients are thread-safe and share one event loop per process for
+their requests, :mod:`tom_llm_agents.openai_client`), all pulling from one queue of jobs, so the
+endpoint sees ``workers x threads`` requests in flight and the CPU work still spreads over the
+processes.
+
+Used by :func:`tom_envs.evaluation.backends.run_jobs` on the local backend when a job seats an
+agent that calls a model (:func:`~tom_envs.evaluation.cost.jobs_call_models`; default: 64
+episodes in flight in total, ``--concurrency`` to change it) or when ``--concurrency`` is given.
+The episodes are the same as on every backend: each depends only on its cell and seed, and each
+thread builds its own agents (:func:`~tom_envs.evaluation.backends.run_job` keys its agent cache
+by thread).
+
+Outcomes stream back as episodes finish (progress, resume: each finished episode is written by
+its worker before it is reported). The run's budget (:mod:`tom_envs.budget`) is shared with the
+workers: an episode stopped by it comes back as *stopped* (not a failure, not written; a rerun
+plays it). A worker whose parent disappears exits (it checks every half second), so a killed
+command leaves no process behind; a worker that dies is reported as the failure of every job it
+had not finished.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from tom_envs import budget as budget_mod
+from tom_envs import progress as progress_mod
+from tom_envs.evaluation.backends import Job, Outcome, run_job
+
+#: Episodes in flight by default when a job seats an agent that calls a model.
+DEFAULT_LLM_CONCURRENCY = 64
+
+
+def run_one(job: Job) -> Outcome:
+    """:func:`run_job`, with the budget's stop reported as a stopped outcome."""
+    active = budget_mod.active()
+    if active is not None and active.stopped:
+        return Outcome(job, None, "not played: the budget was reached", stopped=True)
+    try:
+        return run_job(job)
+    except budget_mod.BudgetExhausted as exc:
+        return Outcome(job, None, f"stopped: {exc}", stopped=True)
+
+
+def plan(jobs: list[Job], workers: int | None, concurrency: int | None) -> tuple[int, int] | None:
+    """``(processes, threads per process)`` for the jobs, or ``None`` for the one-episode-per-
+    process pool (no job calls a model and no ``concurrency`` was asked for)."""
+    from tom_envs.evaluation.cost import jobs_call_models
+
+    if concurrency is None:
+        if not jobs_call_models(jobs):
+            return None
+        concurrency = DEFAULT_LLM_CONCURRENCY
+    if concurrency < 1:
+        raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    total = max(1, min(concurrency, len(jobs)))
+    processes = max(1, min(n, total))
+    return processes, math.ceil(total / processes)
+
+
+def run_pooled(jobs: list[Job], processes: int, threads: int) -> Iterator[Outcome]:
+    """Play ``jobs`` in ``processes`` processes of ``threads`` threads; outcomes as they finish."""
+    if not jobs:
+        return
+    if processes <= 1:
+        yield from _run_threads(jobs, threads)
+        return
+    ctx = multiprocessing.get_context()
+    jobs_q: Any = ctx.Queue()
+    out_q: Any = ctx.Queue()
+    calls_q: Any = ctx.Queue() if progress_mod.listening() else None
+    stop_calls = progress_mod.forward_calls(calls_q) if calls_q is not None else None
+    jobs_q.cancel_join_thread()  # jobs left behind by a dead worker must not hold the exit
+    for job in jobs:
+        jobs_q.put(job)
+    for _ in range(processes * threads):
+        jobs_q.put(None)
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(jobs_q, out_q, calls_q, budget_mod.active(), threads, os.getpid()),
+            daemon=True,
+            name=f"tom-envs-eval-{i}",
+        )
+        for i in range(processes)
+    ]
+    for p in procs:
+        p.start()
+    got: set[tuple[str, int]] = set()
+    try:
+        while len(got) < len(jobs):
+            try:
+                outcome = out_q.get(timeout=0.5)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    try:  # the last outcomes may still be in the pipe
+                        outcome = out_q.get(timeout=2.0)
+                    except queue.Empty:
+                        break
+                else:
+                    continue
+            got.add((outcome.job.cell_id, outcome.job.seed))
+            yield outcome
+        for job in jobs:  # a worker died: what it held is failed (a rerun plays it)
+            if (job.cell_id, job.seed) not in got:
+                codes = sorted({p.exitcode for p in procs if p.exitcode})
+                yield Outcome(job, None, f"worker process died (exit codes {codes})")
+    finally:
+        for p in procs:
+            p.join(timeout=5 if len(got) == len(jobs) else 0)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+        if stop_calls is not None:
+            stop_calls()
+
+
+def _run_threads(jobs: list[Job], threads: int) -> Iterator[Outcome]:
+    """In this process: ``threads`` episodes at once."""
+    if threads <= 1:
+        for job in jobs:
+            yield run_one(job)
+        return
+    pending: queue.Queue[Outcome] = queue.Queue()
+    with ThreadPoolExecutor(threads, thread_name_prefix="tom-envs-episode") as pool:
+        for job in jobs:
+            pool.submit(lambda j=job: pending.put(run_one(j)))
+        for _ in jobs:
+            yield pending.get()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this worker when the process that started it is gone (killed with SIGKILL too)."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(3)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="tom-envs-parent-watch", daemon=True).start()
+
+
+def _worker(jobs_q: Any, out_q: Any, calls_q: Any, budget: Any, threads: int, parent: int) -> None:
+    """A worker process: ``threads`` threads take jobs until their sentinel."""
+    _watch_parent(parent)
+    if calls_q is not None:
+        progress_mod.worker_channel(calls_q)
+    else:
+        progress_mod._ACTIVE.clear()
+    budget_mod.install(budget)
+
+    def serve() -> None:
+        while True:
+            job = jobs_q.get()
+            if job is None:
+                return
+            out_q.put(run_one(job))
+
+    workers = [threading.Thread(target=serve, name=f"tom-envs-episode-{i}") for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
+def pooled_runner(
+    jobs: list[Job], workers: int | None, concurrency: int | None
+) -> Callable[[], Iterator[Outcome]] | None:
+    """The pooled way to run ``jobs`` (see :func:`plan`), or ``None``."""
+    shape = plan(jobs, workers, concurrency)
+    if shape is None:
+        return None
+    processes, threads = shape
+    return lambda: run_pooled(jobs, processes, threads)
