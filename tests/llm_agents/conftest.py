@@ -204,7 +204,8 @@ class FaultyEndpoint:
     Each request takes the next step of ``script`` (the last one repeats), a dict:
 
     * ``{"status": 429, "headers": {"Retry-After": "3600"}}``: an error answer;
-    * ``{"content": "Action: Option J", "usage": {...}}``: a completion (``""``: an empty one);
+    * ``{"content": "Action: Option J", "usage": {...}}``: a completion (``""``: an empty one;
+      ``"delay": s`` answers after ``s`` seconds);
     * ``{"trickle": 0.2, "content": ...}``: the completion's body one byte every 0.2 s;
     * ``{"big": 10_000_000, "chunked": True}``: a 10 MB body (chunked: no Content-Length).
 
@@ -221,6 +222,7 @@ class FaultyEndpoint:
         self.script = list(script)
         self.requests: list[dict] = []
         self.sent: list[int] = []
+        self.in_flight = 0
         self._i = 0
         lock = threading.Lock()
         outer = self
@@ -239,7 +241,11 @@ class FaultyEndpoint:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (killed): no request
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 with lock:
                     step = outer.script[min(outer._i, len(outer.script) - 1)]
                     outer._i += 1
@@ -288,6 +294,12 @@ class FaultyEndpoint:
                             outer.sent[index] = written
                     return
                 payload = completion_body(step.get("content", ""), usage=step.get("usage"))
+                if step.get("delay"):
+                    with lock:
+                        outer.in_flight += 1
+                    time.sleep(float(step["delay"]))
+                    with lock:
+                        outer.in_flight -= 1
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))

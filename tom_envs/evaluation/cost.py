@@ -371,5 +371,6 @@ def spent_line(u: Mapping[str, float]) -> str:
         f"LLM usage: {u.get('calls', 0):.0f} calls ({u.get('cache_hits', 0):.0f} from cache), "
         f"{u.get('tokens_in', 0):.0f} prompt tokens, {u.get('tokens_out', 0):.0f} completion "
         f"tokens ({u.get('reasoning_tokens', 0):.0f} reasoning), "
-        f"{u.get('latency_s', 0):.1f} s of paid-call latency, ${u.get('cost_usd', 0):.4f}"
+        f"{u.get('latency_s', 0):.1f} s of paid-call latency, "
+        + (f"${u['cost_usd']:.4f}" if u.get("cost_usd") else "no priced call")
     )

@@ -17,11 +17,12 @@ thread builds its own agents (:func:`~tom_envs.evaluation.backends.run_job` keys
 by thread).
 
 Outcomes stream back as episodes finish (progress, resume: each finished episode is written by
-its worker before it is reported). The run's budget (:mod:`tom_envs.budget`) is shared with the
-workers: an episode stopped by it comes back as *stopped* (not a failure, not written; a rerun
-plays it). A worker whose parent disappears exits (it checks every half second), so a killed
-command leaves no process behind; a worker that dies is reported as the failure of every job it
-had not finished.
+its worker before it is reported). Each worker talks to the parent through its own pipe (the
+parent hands it a job whenever one of its threads is free), so no lock is shared between
+processes: a worker that dies fails exactly the jobs it held, and the others go on. The run's
+budget (:mod:`tom_envs.budget`) is shared with the workers: an episode stopped by it comes back
+as *stopped* (not a failure, not written; a rerun plays it). A worker whose parent disappears
+exits (it checks every half second), so a killed command leaves no process behind.
 """
 
 from __future__ import annotations
@@ -73,58 +74,76 @@ def plan(jobs: list[Job], workers: int | None, concurrency: int | None) -> tuple
 
 
 def run_pooled(jobs: list[Job], processes: int, threads: int) -> Iterator[Outcome]:
-    """Play ``jobs`` in ``processes`` processes of ``threads`` threads; outcomes as they finish."""
+    """Play ``jobs`` in ``processes`` processes of ``threads`` threads; outcomes as they finish.
+
+    Each worker has its own pipe: the parent sends it a job whenever one of its threads is free
+    and reads its outcomes, so no lock is shared between processes, and a worker that dies
+    fails exactly the jobs it held (the others go on in the remaining workers)."""
     if not jobs:
         return
     if processes <= 1:
         yield from _run_threads(jobs, threads)
         return
+    from multiprocessing.connection import wait
+
     ctx = multiprocessing.get_context()
-    jobs_q: Any = ctx.Queue()
-    out_q: Any = ctx.Queue()
     calls_q: Any = ctx.Queue() if progress_mod.listening() else None
-    stop_calls = progress_mod.forward_calls(calls_q) if calls_q is not None else None
-    jobs_q.cancel_join_thread()  # jobs left behind by a dead worker must not hold the exit
-    for job in jobs:
-        jobs_q.put(job)
-    for _ in range(processes * threads):
-        jobs_q.put(None)
-    procs = [
-        ctx.Process(
+    procs: dict[Any, Any] = {}
+    for i in range(processes):
+        mine, theirs = ctx.Pipe(duplex=True)
+        proc = ctx.Process(
             target=_worker,
-            args=(jobs_q, out_q, calls_q, budget_mod.active(), threads, os.getpid()),
+            args=(theirs, calls_q, budget_mod.active(), threads, os.getpid()),
             daemon=True,
             name=f"tom-envs-eval-{i}",
         )
-        for i in range(processes)
-    ]
-    for p in procs:
-        p.start()
-    got: set[tuple[str, int]] = set()
+        proc.start()  # before this process starts threads of its own (fork safety)
+        theirs.close()  # the worker's end lives in the worker only: its death reads as EOF
+        procs[mine] = proc
+    stop_calls = progress_mod.forward_calls(calls_q) if calls_q is not None else None
+    todo = list(reversed(jobs))
+    held: dict[Any, dict[tuple[str, int], Job]] = {conn: {} for conn in procs}
+
+    def feed(conn: Any) -> None:
+        if todo:
+            job = todo.pop()
+            held[conn][(job.cell_id, job.seed)] = job
+            conn.send(job)
+        elif not held[conn]:
+            conn.send(None)  # nothing left for it: the worker ends
+
     try:
-        while len(got) < len(jobs):
-            try:
-                outcome = out_q.get(timeout=0.5)
-            except queue.Empty:
-                if not any(p.is_alive() for p in procs):
-                    try:  # the last outcomes may still be in the pipe
-                        outcome = out_q.get(timeout=2.0)
-                    except queue.Empty:
-                        break
-                else:
+        for conn in procs:  # a job for each thread, then one more per outcome
+            for _ in range(threads):
+                if todo:
+                    feed(conn)
+            if not held[conn]:
+                conn.send(None)
+        live = [c for c in procs if held[c]]
+        while live:
+            for conn in wait(live, timeout=1.0):
+                try:
+                    outcome = conn.recv()
+                except (EOFError, OSError):  # the worker died: what it held failed
+                    live.remove(conn)
+                    code = procs[conn].exitcode
+                    for job in held.pop(conn).values():
+                        yield Outcome(job, None, f"worker process died (exit code {code})")
                     continue
-            got.add((outcome.job.cell_id, outcome.job.seed))
-            yield outcome
-        for job in jobs:  # a worker died: what it held is failed (a rerun plays it)
-            if (job.cell_id, job.seed) not in got:
-                codes = sorted({p.exitcode for p in procs if p.exitcode})
-                yield Outcome(job, None, f"worker process died (exit codes {codes})")
+                held[conn].pop((outcome.job.cell_id, outcome.job.seed), None)
+                yield outcome
+                feed(conn)
+                if not held[conn]:
+                    live.remove(conn)
+        for job in reversed(todo):  # every worker died before these could start
+            yield Outcome(job, None, "worker process died before the job started")
     finally:
-        for p in procs:
-            p.join(timeout=5 if len(got) == len(jobs) else 0)
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
+        for conn, proc in procs.items():
+            proc.join(timeout=5 if not held.get(conn) else 0)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=5)
+            conn.close()
         if stop_calls is not None:
             stop_calls()
 
@@ -155,22 +174,37 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="tom-envs-parent-watch", daemon=True).start()
 
 
-def _worker(jobs_q: Any, out_q: Any, calls_q: Any, budget: Any, threads: int, parent: int) -> None:
-    """A worker process: ``threads`` threads take jobs until their sentinel."""
+def _worker(conn: Any, calls_q: Any, budget: Any, threads: int, parent: int) -> None:
+    """A worker process: a reader thread takes jobs from the pipe, ``threads`` threads play
+    them and send the outcomes back."""
     _watch_parent(parent)
     if calls_q is not None:
         progress_mod.worker_channel(calls_q)
     else:
-        progress_mod._ACTIVE.clear()
+        progress_mod._ACTIVE.clear()  # a forked worker's displays draw in the parent
     budget_mod.install(budget)
+    inbox: queue.Queue[Job | None] = queue.Queue()
+    send = threading.Lock()
+
+    def read() -> None:
+        while True:
+            try:
+                job = conn.recv()
+            except (EOFError, OSError):
+                job = None
+            if job is None:
+                for _ in range(threads):
+                    inbox.put(None)
+                return
+            inbox.put(job)
 
     def serve() -> None:
-        while True:
-            job = jobs_q.get()
-            if job is None:
-                return
-            out_q.put(run_one(job))
+        while (job := inbox.get()) is not None:
+            outcome = run_one(job)
+            with send:
+                conn.send(outcome)
 
+    threading.Thread(target=read, name="tom-envs-jobs", daemon=True).start()
     workers = [threading.Thread(target=serve, name=f"tom-envs-episode-{i}") for i in range(threads)]
     for w in workers:
         w.start()
