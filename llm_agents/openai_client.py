@@ -260,6 +260,30 @@ def capped_http_client(openai: Any, max_bytes: int, timeout: float) -> Any:
     )
 
 
+#: ``{event loop: {(base_url, key, timeout, cap): AsyncOpenAI}}`` (see ``_async_client``).
+_SHARED: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+_WARM: list[bool] = []
+
+
+def _warm_imports(openai: Any) -> None:
+    """Import, once per process, what the first request would import lazily (the HTTP stack,
+    the async backend, the chat resources and types): done in a command's main process, the
+    worker processes it forks start with them instead of each importing them under load."""
+    if _WARM:
+        return
+    _WARM.append(True)
+    httpx = _httpx_module(openai)
+    core = "httpcore2" if httpx.__name__ == "httpx2" else "httpcore"
+    for name in (core, "h11", "anyio._backends._asyncio", "openai.resources.chat.completions",
+                 "openai.resources.completions", "openai.types.chat.chat_completion",
+                 "openai.types.completion"):  # fmt: skip
+        try:
+            importlib.import_module(name)
+        except ImportError:  # another version of the package: imported at the first request
+            continue
+
+
 class OpenAIClient(BaseLLMClient):
     """Any OpenAI-compatible endpoint through the ``openai`` package.
 
@@ -317,6 +341,7 @@ class OpenAIClient(BaseLLMClient):
             import openai
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError("the openai package is needed: pip install 'tom-envs[llm]'") from exc
+        _warm_imports(openai)
         self._openai = openai
         self._key = key
         self._secrets = [key]
@@ -418,9 +443,18 @@ class OpenAIClient(BaseLLMClient):
 
     # ------------------------------------------------------------------ transport
     def _async_client(self) -> Any:
+        """The ``AsyncOpenAI`` of this event loop for this endpoint, key, timeout and cap: one
+        per process and loop, shared by every client with the same settings (the many agents of
+        an evaluation's threads share one connection pool, and making a client, which costs
+        tens of milliseconds of the loop's time, happens once)."""
         loop = asyncio.get_running_loop()
-        with self._lock:
-            client = self._async.get(loop)
+        client = self._async.get(loop)
+        if client is not None:
+            return client
+        key = (self.base_url, self._key, self.timeout, self.max_reply_bytes)
+        with _SHARED_LOCK:
+            per_loop = _SHARED.setdefault(loop, {})
+            client = per_loop.get(key)
             if client is None:
                 client = self._openai.AsyncOpenAI(
                     base_url=self.base_url,
@@ -431,7 +465,8 @@ class OpenAIClient(BaseLLMClient):
                         self._openai, self.max_reply_bytes, self.timeout
                     ),
                 )
-                self._async[loop] = client
+                per_loop[key] = client
+        self._async[loop] = client
         return client
 
     async def _asend(
@@ -485,18 +520,6 @@ class OpenAIClient(BaseLLMClient):
 
         return run_on_loop(gather())
 
-    async def _aclose(self) -> None:
-        with self._lock:
-            client = self._async.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
     def close(self) -> None:
-        """Close the HTTP connections of the transport loop's client."""
-        loop = _Loop.loop
-        if loop is None or _Loop.pid != os.getpid():
-            return
-        with self._lock:
-            client = self._async.pop(loop, None)
-        if client is not None:
-            run_on_loop(client.close())
+        """Forget this client's connections (the shared pool closes with its event loop)."""
+        self._async = weakref.WeakKeyDictionary()

@@ -61,6 +61,8 @@ def test_the_pool_shape() -> None:
     assert plan([llm] * 5, 2, None) == (2, 3)  # never more threads than episodes
     assert plan([bots] * 10, 4, 8) == (4, 2)
     assert plan([llm] * 10, 1, None) == (1, 10)
+    local = Job("c", "PrisonersDilemma", {}, ("llm:local=true", "random"), ("a", "b"), 0, "/x")
+    assert plan([local] * 10, 2, None) == (2, 1)  # the local model's one server: one per worker
     with pytest.raises(ValueError, match="concurrency"):
         plan([bots], 1, 0)
 

@@ -269,29 +269,38 @@ def estimate_jobs(jobs: Iterable[Any]) -> Estimate:
     return est
 
 
-def jobs_call_models(jobs: Iterable[Any]) -> bool:
-    """Whether any job seats an agent that calls a model (judged from its spec's kind, without
-    building it): such runs are I/O-bound and run many episodes at once per worker."""
+def model_calls(jobs: Iterable[Any]) -> str | None:
+    """What the jobs' model-calling agents talk to, judged from their specs without building
+    them: ``"remote"`` (an endpoint: I/O-bound, many episodes at once pay off), ``"local"``
+    (only the bundled in-process model, ``local=true``: one server, calls queue at it) or
+    ``None`` (no agent calls a model)."""
     from tom_envs import plugins
     from tom_envs.agents import parse_spec
 
-    seen: dict[str, bool] = {}
+    kinds: dict[str, bool] = {}
+    found: str | None = None
     for job in jobs:
         for s in job.specs:
-            head = parse_spec(s)[0]
-            if head not in seen:
-                try:
-                    cls = (
-                        plugins.load("tom_envs.agents", head)
-                        if head in plugins.names("tom_envs.agents")
-                        else None
-                    )
-                except plugins.PluginError:
-                    cls = None
-                seen[head] = cls is not None and callable(getattr(cls, "dry_run", None))
-            if seen[head]:
-                return True
-    return False
+            head, kwargs = parse_spec(s)
+            if head not in kinds:
+                cls = None
+                if head in plugins.names("tom_envs.agents"):
+                    try:
+                        cls = plugins.load("tom_envs.agents", head)
+                    except plugins.PluginError:
+                        cls = None
+                kinds[head] = cls is not None and callable(getattr(cls, "dry_run", None))
+            if not kinds[head]:
+                continue
+            if not kwargs.get("local"):
+                return "remote"
+            found = "local"
+    return found
+
+
+def jobs_call_models(jobs: Iterable[Any]) -> bool:
+    """Whether any job seats an agent that calls a model (:func:`model_calls`)."""
+    return model_calls(jobs) is not None
 
 
 # --------------------------------------------------------------------------- after the run

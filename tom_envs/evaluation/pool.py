@@ -10,8 +10,11 @@ endpoint sees ``workers x threads`` requests in flight and the CPU work still sp
 processes.
 
 Used by :func:`tom_envs.evaluation.backends.run_jobs` on the local backend when a job seats an
-agent that calls a model (:func:`~tom_envs.evaluation.cost.jobs_call_models`; default: 64
-episodes in flight in total, ``--concurrency`` to change it) or when ``--concurrency`` is given.
+agent that calls a model (:func:`~tom_envs.evaluation.cost.model_calls`; default: 64 episodes in
+flight in total for an endpoint, one per worker for the bundled local model, whose one server
+would only queue more; ``--concurrency`` to change it) or when ``--concurrency`` is given. A
+rate-limited endpoint may need a lower ``--concurrency``: 429 answers count toward each client's
+circuit breaker.
 The episodes are the same as on every backend: each depends only on its cell and seed, and each
 thread builds its own agents (:func:`~tom_envs.evaluation.backends.run_job` keys its agent cache
 by thread).
@@ -59,15 +62,18 @@ def run_one(job: Job) -> Outcome:
 def plan(jobs: list[Job], workers: int | None, concurrency: int | None) -> tuple[int, int] | None:
     """``(processes, threads per process)`` for the jobs, or ``None`` for the one-episode-per-
     process pool (no job calls a model and no ``concurrency`` was asked for)."""
-    from tom_envs.evaluation.cost import jobs_call_models
+    from tom_envs.evaluation.cost import model_calls
 
+    n = workers if workers is not None else (os.cpu_count() or 1)
     if concurrency is None:
-        if not jobs_call_models(jobs):
+        kind = model_calls(jobs)
+        if kind is None:
             return None
-        concurrency = DEFAULT_LLM_CONCURRENCY
+        # an endpoint: many calls in flight; the bundled local model: one server whose calls
+        # queue (many in flight would only wait there, against their deadlines): one per worker
+        concurrency = DEFAULT_LLM_CONCURRENCY if kind == "remote" else n
     if concurrency < 1:
         raise ValueError(f"--concurrency must be >= 1, got {concurrency}")
-    n = workers if workers is not None else (os.cpu_count() or 1)
     total = max(1, min(concurrency, len(jobs)))
     processes = max(1, min(n, total))
     return processes, math.ceil(total / processes)
