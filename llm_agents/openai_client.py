@@ -42,7 +42,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Awaitable, Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 
 from tom_llm_agents.client import (
@@ -175,13 +175,13 @@ class _Loop:
             return cls.loop
 
 
-def run_on_loop(coro: Awaitable[T]) -> T:
+def run_on_loop(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the process's transport loop and wait for its result (from any thread
     but the loop's own)."""
     loop = _Loop.get()
     if threading.current_thread() is _Loop.thread:
         raise RuntimeError("a synchronous LLM call from inside the transport loop; use acomplete")
-    future = asyncio.run_coroutine_threadsafe(coro, loop)  # type: ignore[arg-type]
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
     try:
         return future.result()
     except BaseException:

@@ -55,10 +55,7 @@ def make_answerer(args: argparse.Namespace) -> tuple[Callable[[QAItem, int], str
         except ConfigError as exc:
             raise ValueError(str(exc)) from exc
         price_in, price_out = getattr(args, "price_in", None), getattr(args, "price_out", None)
-        prices = None
-        if price_in is not None and price_out is not None:
-            prices = {str(args.model or ""): (float(price_in), float(price_out))}
-        client = OpenAIClient(args.model, args.base_url, prices=prices)
-        if prices is not None:  # priced under the name resolved from the environment too
+        client = OpenAIClient(args.model, args.base_url)
+        if price_in is not None and price_out is not None:  # USD per million tokens
             client.prices[client.model] = (float(price_in), float(price_out))
     return llm_answerer(client, args.temperature), f"llm:{client.model}"

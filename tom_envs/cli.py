@@ -340,7 +340,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from tom_envs.evaluation import write_outputs
 
         command = "tom-envs eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
-        res.estimate = getattr(args, "_estimate", None)
         report = write_outputs(res, command)
         print(report.read_text())
         print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
@@ -366,7 +365,7 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None, 2
-    args._estimate = guard.estimate.to_dict() if guard.estimate is not None else None
+    res.estimate = guard.estimate.to_dict() if guard.estimate is not None else None  # report
     from tom_envs.evaluation.cost import usage_summary
 
     guard.spent(usage_summary(res)["total"])

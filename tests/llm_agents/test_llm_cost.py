@@ -106,8 +106,10 @@ def test_a_budget_stops_eval_cleanly_and_the_rerun_pays_for_nothing_twice(
     total = results["usage"]["total"]
     assert total["calls"] == 12 and total["cache_hits"] == 5  # the first run's 5, replayed
     assert total["tokens_in"] == 12 * 11 and total["tokens_out"] == 12 * 3
+    assert results["estimate"]["calls"] == 12  # the 4 stopped episodes, estimated before
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## LLM usage" in report and "| **total** | 12 | 5 |" in report
+    assert "Estimated before the first call" in report
 
 
 def test_a_budget_stops_run_and_the_rerun_continues(faulty_endpoint, tmp_path: Path) -> None:

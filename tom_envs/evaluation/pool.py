@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from tom_envs import budget as budget_mod
 from tom_envs import progress as progress_mod
@@ -90,11 +90,11 @@ def run_pooled(jobs: list[Job], processes: int, threads: int) -> Iterator[Outcom
     if processes <= 1:
         yield from _run_threads(jobs, threads)
         return
-    from multiprocessing.connection import wait
+    from multiprocessing.connection import Connection, wait
 
     ctx = multiprocessing.get_context()
     calls_q: Any = ctx.Queue() if progress_mod.listening() else None
-    procs: dict[Any, Any] = {}
+    procs: dict[Connection, Any] = {}
     for i in range(processes):
         mine, theirs = ctx.Pipe(duplex=True)
         proc = ctx.Process(
@@ -108,9 +108,9 @@ def run_pooled(jobs: list[Job], processes: int, threads: int) -> Iterator[Outcom
         procs[mine] = proc
     stop_calls = progress_mod.forward_calls(calls_q) if calls_q is not None else None
     todo = list(reversed(jobs))
-    held: dict[Any, dict[tuple[str, int], Job]] = {conn: {} for conn in procs}
+    held: dict[Connection, dict[tuple[str, int], Job]] = {conn: {} for conn in procs}
 
-    def feed(conn: Any) -> None:
+    def feed(conn: Connection) -> None:
         if todo:
             job = todo.pop()
             held[conn][(job.cell_id, job.seed)] = job
@@ -127,9 +127,10 @@ def run_pooled(jobs: list[Job], processes: int, threads: int) -> Iterator[Outcom
                 conn.send(None)
         live = [c for c in procs if held[c]]
         while live:
-            for conn in wait(live, timeout=1.0):
+            for ready in wait(live, timeout=1.0):
+                conn = cast(Connection, ready)
                 try:
-                    outcome = conn.recv()
+                    outcome: Outcome = conn.recv()
                 except (EOFError, OSError):  # the worker died: what it held failed
                     live.remove(conn)
                     code = procs[conn].exitcode
@@ -161,9 +162,13 @@ def _run_threads(jobs: list[Job], threads: int) -> Iterator[Outcome]:
             yield run_one(job)
         return
     pending: queue.Queue[Outcome] = queue.Queue()
+
+    def play(job: Job) -> None:
+        pending.put(run_one(job))
+
     with ThreadPoolExecutor(threads, thread_name_prefix="tom-envs-episode") as pool:
         for job in jobs:
-            pool.submit(lambda j=job: pending.put(run_one(j)))
+            pool.submit(play, job)
         for _ in jobs:
             yield pending.get()
 
