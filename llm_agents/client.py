@@ -21,7 +21,9 @@ format lives once, in :class:`BaseLLMClient` (here; the failure handling it appl
 * a disk cache keyed by the full request (:class:`DiskCache`), so a re-run is reproducible and
   free; the key never includes the API key. Only real answers are stored: a failed request, an
   empty reply and a rejected one never are, so a transient fault is not replayed after the
-  endpoint recovers. An answer replayed from the cache costs nothing (``cost_usd`` 0);
+  endpoint recovers. An answer replayed from the cache costs nothing (``cost_usd`` 0). With a
+  cache, identical requests in flight at once in a process are sent once (the others wait for
+  that answer), so episodes played at once that ask the same greedy question pay for it once;
 * the run's spending limit (:mod:`tom_envs.budget`): each request that misses the cache is
   counted before it is sent, and its price after, so ``--max-calls`` / ``--max-cost`` stop a run
   cleanly;
@@ -63,8 +65,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,10 @@ ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_MODEL = "TOM_ENVS_LLM_MODEL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_CACHE_DIR = "TOM_ENVS_LLM_CACHE"
+
+#: Requests being sent in this process, by cache key (single flight: BaseLLMClient.complete).
+_FLIGHTS: dict[str, Future[LLMResponse | None]] = {}
+_FLIGHTS_LOCK = threading.Lock()
 
 #: The default cap on one reply (its HTTP body; the text and reasoning of a scripted reply).
 DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024
@@ -440,43 +446,116 @@ class BaseLLMClient:
             return
         cache.put(key, response, request.to_dict())
 
+    # ------------------------------------------------------------------ single flight
+    def _claim(self, key: str) -> tuple[bool, Future[LLMResponse | None] | None]:
+        """With a cache, one request per key is sent at a time in this process: ``(True, None)``
+        when this caller now sends it (and must :meth:`_land` it), ``(False, future)`` when
+        another caller is sending it, ``(False, None)`` without a cache (no sharing)."""
+        if self.cache is None:
+            return False, None
+        with _FLIGHTS_LOCK:
+            other = _FLIGHTS.get(key)
+            if other is not None:
+                return False, other
+            _FLIGHTS[key] = Future()
+            return True, None
+
+    @staticmethod
+    def _land(key: str, response: LLMResponse | None) -> None:
+        """The request of ``key`` is answered (``None``: it failed); wake who waits for it."""
+        with _FLIGHTS_LOCK:
+            future = _FLIGHTS.pop(key, None)
+        if future is not None:
+            future.set_result(response)
+
+    def _replay(self, response: LLMResponse | None) -> LLMResponse | None:
+        """Another caller's answer to the same request, as a cache hit would give it (``None``
+        when it failed or is not to be reused: this caller then sends its own)."""
+        if response is None or not self.cacheable(response):
+            return None
+        self._count(cache_hits=1)
+        cost = 0.0 if response.cost_usd is not None else None
+        return replace(response, cached=True, cost_usd=cost, retries=0)
+
     # ------------------------------------------------------------------ public API
     def complete(self, request: LLMRequest) -> LLMResponse:
-        """Answer one request: from the cache, else from the server with retries."""
+        """Answer one request: from the cache, else from the server with retries.
+
+        With a cache, identical requests in flight at once in this process are sent once: the
+        others wait for that answer and get it as a cache hit (episodes played at once that
+        ask the same greedy question pay for it once)."""
         key, hit = self._cached(request)
         if hit is not None:
             return hit
-        budget.reserve_call()  # BudgetExhausted: the request is not sent
-        response = self._call(request)
+        mine, other = self._claim(key)
+        if other is not None:
+            shared = self._replay(other.result())
+            if shared is not None:
+                return shared
+        try:
+            budget.reserve_call()  # BudgetExhausted: the request is not sent
+            response = self._call(request)
+        except BaseException:
+            if mine:
+                self._land(key, None)
+            raise
         self._store(key, request, response)
+        if mine:
+            self._land(key, response)
         return response
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse]:
         """Answer many requests concurrently (at most ``max_concurrency`` in flight), in order.
 
         Every answer that arrives is stored in the cache even when another request of the batch
-        fails; the first failure is then raised."""
+        fails; the first failure is then raised. Identical requests are sent once (see
+        :meth:`complete`)."""
         requests = list(requests)
         out: list[LLMResponse | None] = [None] * len(requests)
-        misses: list[tuple[int, str, LLMRequest]] = []
+        sending: list[tuple[int, str, LLMRequest, bool]] = []
+        first_of: dict[str, int] = {}
+        copies: list[tuple[int, str]] = []
+        followers: list[tuple[int, LLMRequest, Future[LLMResponse | None]]] = []
+        shared = self.cache is not None  # without a cache every request gets its own answer
         for i, r in enumerate(requests):
             key, hit = self._cached(r)
             if hit is not None:
                 out[i] = hit
+            elif shared and key in first_of:
+                copies.append((i, key))
             else:
-                misses.append((i, key, r))
-        if misses:
-            budget.reserve_call(len(misses))
-            results = self._call_many([r for _, _, r in misses])
-            first: BaseException | None = None
-            for (i, key, r), res in zip(misses, results, strict=True):
+                mine, other = self._claim(key)
+                if other is not None:
+                    followers.append((i, r, other))
+                else:
+                    first_of[key] = i
+                    sending.append((i, key, r, mine))
+        first: BaseException | None = None
+        if sending:
+            try:
+                budget.reserve_call(len(sending))
+                results = self._call_many([r for _, _, r, _ in sending])
+            except BaseException:
+                for _, key, _, mine in sending:
+                    if mine:
+                        self._land(key, None)
+                raise
+            for (i, key, r, mine), res in zip(sending, results, strict=True):
                 if isinstance(res, BaseException):
                     first = first or res
+                    if mine:
+                        self._land(key, None)
                     continue
                 self._store(key, r, res)
                 out[i] = res
-            if first is not None:
-                raise first
+                if mine:
+                    self._land(key, res)
+        for i, key in copies:
+            out[i] = self._replay(out[first_of[key]]) or out[first_of[key]]
+        for i, r, other in followers:
+            out[i] = self._replay(other.result()) or self.complete(r)
+        if first is not None:
+            raise first
         return [r for r in out if r is not None]
 
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
@@ -484,9 +563,21 @@ class BaseLLMClient:
         key, hit = self._cached(request)
         if hit is not None:
             return hit
-        budget.reserve_call()
-        response = await self._acall(request)
+        mine, other = self._claim(key)
+        if other is not None:
+            shared = self._replay(await asyncio.wrap_future(other))
+            if shared is not None:
+                return shared
+        try:
+            budget.reserve_call()
+            response = await self._acall(request)
+        except BaseException:
+            if mine:
+                self._land(key, None)
+            raise
         self._store(key, request, response)
+        if mine:
+            self._land(key, response)
         return response
 
     # ------------------------------------------------------------------ retry loops

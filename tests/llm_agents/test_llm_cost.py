@@ -123,6 +123,21 @@ def test_a_budget_stops_run_and_the_rerun_continues(faulty_endpoint, tmp_path: P
     assert len(ep.requests) == distinct(ep.requests) == 9
 
 
+def test_greedy_episodes_played_at_once_pay_once_for_the_same_request(
+    faulty_endpoint, tmp_path: Path
+) -> None:
+    ep = faulty_endpoint([{"content": "Action: Option J", "delay": 0.1}])
+    cfg = write_config(tmp_path, ep.base_url, episodes=8, horizon=3, extra=":probes=false")
+    cfg.write_text(cfg.read_text().replace(":temperature=0.5", ""))  # greedy: same prompts
+    assert main(["eval", str(cfg), "--workers", "1"]) == 0
+    # the 8 episodes (played at once) ask the same 3 questions of the deterministic partner
+    assert len(ep.requests) == distinct(ep.requests) == 3
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert (
+        results["usage"]["total"]["calls"] == 24 and results["usage"]["total"]["cache_hits"] == 21
+    )
+
+
 # ----------------------------------------------------------------------------- kill and resume
 def _alive(marker: str) -> list[int]:
     found = []

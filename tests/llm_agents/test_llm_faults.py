@@ -221,6 +221,39 @@ def test_transient_failures_are_never_cached(faulty_endpoint, tmp_path) -> None:
     assert c.complete(req()).cached and len(ep.requests) == 3
 
 
+@pytest.mark.parametrize("cached", [True, False])
+def test_identical_requests_in_flight_at_once_are_sent_once(tmp_path, cached: bool) -> None:
+    import threading
+
+    from tom_llm_agents.fake import ScriptedClient
+
+    def slow(request: LLMRequest) -> str:
+        time.sleep(0.2)
+        return "Action: Option J"
+
+    kw = {"cache_dir": tmp_path} if cached else {}
+    clients = [ScriptedClient(slow, **kw) for _ in range(8)]  # one per episode's agent
+    out: list = [None] * 8
+    threads = [
+        threading.Thread(target=lambda i=i: out.__setitem__(i, clients[i].complete(req())))
+        for i in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    sent = sum(len(c.requests) for c in clients)
+    assert all(r.text == "Action: Option J" for r in out)
+    if cached:  # one paid request; the seven others get its answer as a cache hit
+        assert sent == 1 and sum(r.cached for r in out) == 7
+    else:  # without a cache each caller asks for a fresh answer
+        assert sent == 8 and not any(r.cached for r in out)
+    batch = ScriptedClient(slow, **kw)
+    answers = batch.complete_many([req("same"), req("same"), req("other")])
+    assert [a.text for a in answers] == ["Action: Option J"] * 3
+    assert len(batch.requests) == (2 if cached else 3)
+
+
 def test_a_replayed_answer_costs_nothing(tmp_path) -> None:
     from tom_llm_agents.fake import ScriptedClient
 
