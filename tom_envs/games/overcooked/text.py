@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tom_envs.core.game import ParseResult, TextInterface, TextObservation
-from tom_envs.core.text import match_action
+from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.overcooked.kitchen import Kitchen, kitchen, walking_distances
 from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN_NAMES
 from tom_envs.games.overcooked.midlevel import closest_empty_kitchen_counter, options_text
@@ -276,13 +276,12 @@ class OvercookedText(TextInterface[OvercookedView]):
 
     def parse_action(self, view: OvercookedView, text: str) -> ParseResult:
         """Accepts the action texts, "up"/"north"/"go up" and the like, "wait", the list number,
-        or an ``<action>...</action>`` tag. Never raises."""
+        read from the answer segment like every game's (an ``<action>`` tag, ``Action:``,
+        ``Answer:``...: :func:`~tom_envs.core.text.answer_segment`). Never raises."""
         result = match_action(text, self.legal_actions_text(view))
         if result.valid or not isinstance(text, str) or not view.legal_actions:
             return result
-        tag = re.findall(r"<action>(.*?)</action>", text, flags=re.IGNORECASE | re.DOTALL)
-        raw = tag[-1] if tag else re.split(r"(?i)\baction\s*:", text)[-1]
-        word = re.sub(r"\s+", " ", raw.strip().lower()).strip(" .!\"'`*")
+        word = re.sub(r"\s+", " ", answer_segment(text).lower()).strip(" .!\"'`*")
         if word in SYNONYMS and SYNONYMS[word] in view.legal_actions:
             a = int(SYNONYMS[word])
             return ParseResult(a, f"understood: {ACTION_TEXT[Action(a)]}")
