@@ -136,6 +136,10 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             ``"zh"``.
         hide_history: remove the interaction history from matrix-game prompts (004 Table 3).
         hide_payoffs: remove the payoff rules from matrix-game prompts (004 Table 3).
+        game_args: ``"preset"`` (default): the preset's game arguments are required on its game
+            (paper 001's Guandan in Chinese, 004 Table 2's R/P/S names), applied by ``run``,
+            ``eval`` and ``reproduce`` (:meth:`required_env_kwargs`), and a run that sets them
+            otherwise is refused; ``"none"``: the run's own game arguments are played (recorded).
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.
@@ -376,6 +380,16 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 config = spec.load().make_bundle(**spec.kwargs).game.config
             self._oracle = matrix_partner_oracle(self.oracle_partner, config)
         return self._oracle(turn)
+
+    def required_env_kwargs(self, game: str) -> dict[str, Any]:
+        """The game arguments this agent's protocol needs on ``game``: its preset's
+        (:attr:`~tom_llm_agents.presets.Preset.env_kwargs`) on the preset's own game, unless
+        ``game_args="none"``. The commands that play episodes apply them
+        (:func:`tom_envs.core.agents.with_required_env_kwargs`)."""
+        if self.preset is None or self._settings["game_args"] == "none":
+            return {}
+        p = get_preset(str(self.preset))
+        return dict(p.env_kwargs) if game.split("/")[-1].split("-v")[0] == p.game else {}
 
     # ------------------------------------------------------------------ accounting
     @property

@@ -30,8 +30,11 @@ class Preset:
             only there).
         reproduces: the table(s) or condition it reproduces.
         settings: the :class:`~tom_llm_agents.agent.LLMAgent` settings it fixes.
-        env_kwargs: game arguments the protocol needs (e.g. Guandan's ``language=zh``); the
-            agent cannot set them: pass them to the run (``--kw``) or the eval config.
+        env_kwargs: game arguments the protocol needs on its own ``game`` (Guandan's
+            ``language=zh``, 004 Table 2's ``action_names=rps``): the agent requires them
+            (:meth:`~tom_llm_agents.agent.LLMAgent.required_env_kwargs`), ``run``, ``eval`` and
+            ``reproduce`` apply them, and a run that sets them otherwise is refused (unless the
+            agent is given ``game_args=none``).
         unstated: settings the paper does not state, with the suite's choice.
         differences: what still differs from the paper.
     """

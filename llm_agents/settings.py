@@ -24,6 +24,8 @@ DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
 INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
+#: Whether a preset's game arguments are applied to its game (``"preset"``) or not (``"none"``).
+GAME_ARGS = ("preset", "none")
 
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
@@ -80,6 +82,7 @@ DEFAULTS: dict[str, Any] = {
     "hide_payoffs": False,
     "step_tokens": None,
     "field_chars": 400,
+    "game_args": "preset",
 }
 
 
@@ -161,6 +164,7 @@ class SettingsMixin:
             ("fallback", ("random", "first")),
             ("interface", INTERFACES),
             ("language", LANGUAGES),
+            ("game_args", GAME_ARGS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -227,6 +231,7 @@ class SettingsMixin:
             "hide_payoffs": self.hide_payoffs,
             "step_tokens": self.step_tokens,
             "field_chars": self.field_chars,
+            "game_args": self._settings["game_args"],
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,

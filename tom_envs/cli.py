@@ -38,6 +38,7 @@ from tom_envs.cli_args import (
     version_text,
 )
 from tom_envs.cli_qa import cmd_qa
+from tom_envs.core.agents import with_required_env_kwargs
 from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec
 from tom_envs.runner import Episode, format_table, run, summarize
@@ -106,6 +107,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     policy = FailurePolicy(max_fallback_share=args.max_fallback_share)
     factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
+    try:  # the game arguments the agents' protocols need (paper 001's language=zh ...)
+        kwargs = with_required_env_kwargs(spec, agents, kwargs)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.no_endpoint_check:
         check_agent_endpoints(specs)  # before the first call
     cfg = run_config(spec, agents, kwargs, {"text": args.text, "observations": False})

@@ -1,0 +1,106 @@
+"""The papers' protocols as the presets run them (papers 001-004), against a scripted model.
+
+* A preset's game arguments reach the game in ``run``, ``eval`` and ``reproduce`` (paper 001's
+  Guandan in Chinese, 004 Table 2's R/P/S names), and a run that sets them otherwise is refused
+  before anything is played.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tom_envs.agents import make_agent
+from tom_envs.core.agents import EnvKwargsConflict, with_required_env_kwargs
+from tom_envs.registration import game_spec
+from tom_envs.runner import Episode, play_episode, run
+from tom_llm_agents import LLMAgent, ScriptedClient
+
+
+def seats(spec, agent, partner: str = "random") -> list:
+    n = spec.load().make_bundle(**spec.kwargs).game.num_players
+    return [agent, *(make_agent(partner, spec) for _ in range(n - 1))]
+
+
+def mine(ep: Episode) -> list[dict]:
+    return [s for s in ep.steps if s["agent"] == "player_0"]
+
+
+# ----------------------------------------------------------------------------- game arguments
+def test_paper001_plays_chinese_guandan_in_every_command() -> None:
+    spec = game_spec("Guandan")
+    agent = LLMAgent(ScriptedClient(["动作：1"]), preset="paper001")
+    assert agent.required_env_kwargs("Guandan") == {"language": "zh"}
+    assert agent.required_env_kwargs("Hanabi") == {}  # a preset's arguments are its game's
+    ep = play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 3})
+    assert ep.env_kwargs["language"] == "zh" and ep.config["env_kwargs"]["language"] == "zh"
+    asked = [c for s in mine(ep) for c in s["info"]["llm_calls"]]
+    assert asked and all("动作" in c["messages"][-1]["content"] for c in asked)  # Chinese
+    (ep2,) = run(spec, [lambda: agent] + [lambda: make_agent("random", spec)] * 3, 1,
+                 env_kwargs={"max_cycles": 3})  # fmt: skip
+    assert ep2.env_kwargs["language"] == "zh"
+
+
+def test_a_run_that_contradicts_the_preset_is_refused_before_playing() -> None:
+    spec = game_spec("Guandan")
+    client = ScriptedClient(["Action: 1"])
+    agent = LLMAgent(client, preset="paper001")
+    with pytest.raises(EnvKwargsConflict, match=r"language='zh'.*language='en'.*game_args=none"):
+        play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"language": "en"})
+    assert client.requests == []  # nothing was asked
+    waived = LLMAgent(client, preset="paper001", game_args="none")
+    assert waived.config()["game_args"] == "none"
+    assert with_required_env_kwargs(spec, [waived], {"language": "en"}) == {"language": "en"}
+    a, b = LLMAgent(client, preset="paper001"), LLMAgent(client, preset="paper001")
+    assert with_required_env_kwargs(spec, [a, b], {}) == {"language": "zh"}
+
+
+def test_paper004_table2_names_are_the_presets_own(tmp_path) -> None:
+    rps, ipd = game_spec("RockPaperScissors"), game_spec("PrisonersDilemma")
+    agent = LLMAgent(ScriptedClient(["Action: Option P"]), preset="paper004")
+    ep = play_episode(rps, seats(rps, agent, "always_0"), seed=0, env_kwargs={"horizon": 2})
+    assert ep.env_kwargs["action_names"] == "rps"
+    assert "Option R, Option P and Option S" in mine(ep)[0]["info"]["llm_calls"][0]["messages"][0][
+        "content"
+    ]
+    ep = play_episode(ipd, seats(ipd, agent, "always_0"), seed=0, env_kwargs={"horizon": 1})
+    assert "action_names" not in ep.env_kwargs  # R/P/S names are Rock, Paper, Scissors only
+    table3 = LLMAgent(ScriptedClient(["Action: Option J"]), preset="paper004-cot3shot")
+    assert table3.required_env_kwargs("RockPaperScissors") == {}
+
+
+def test_cli_run_refuses_a_contradicting_game_argument(capsys) -> None:
+    pytest.importorskip("openai")
+    from tom_envs.cli import main
+
+    spec = "llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper001"
+    code = main(["run", "Guandan", "--agents", spec, "random", "random", "random",
+                 "--kw", "language=en", "--no-endpoint-check"])  # fmt: skip
+    assert code == 2
+    assert "requires the game argument language='zh'" in capsys.readouterr().err
+
+
+def test_eval_validation_refuses_a_contradicting_game_argument(tmp_path) -> None:
+    pytest.importorskip("openai")
+    from tom_envs.evaluation.config import ConfigError, parse_config, validate
+
+    data = {
+        "name": "x",
+        "episodes": 1,
+        "agents": {
+            "p001": "llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper001",
+            "random": "random",
+        },
+        "games": [{"game": "Guandan", "kwargs": {"language": "en"}}],
+        "matchups": [{"game": "Guandan", "seats": ["p001", "random", "random", "random"]}],
+    }
+    with pytest.raises(ConfigError, match="language='zh'"):
+        validate(parse_config(data, out=str(tmp_path)), check_endpoints=False)
+    data["games"][0]["kwargs"] = {"language": "zh"}
+    assert validate(parse_config(data, out=str(tmp_path)), check_endpoints=False)
+
+
+def test_shipped_paper_configs_state_the_papers_settings() -> None:
+    from tom_envs.evaluation.config import load_config
+
+    assert load_config("paper001").games["Guandan"].kwargs["language"] == "zh"
+    assert load_config("paper004").episodes >= 30  # "at least 30 episodes" (004 App. C)
