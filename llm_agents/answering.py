@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Probe, normalise_answer
-from tom_envs.core.text import NUMBER, option_number
+from tom_envs.core.text import FEEDBACK, NUMBER, match_action, option_number
 from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
@@ -179,7 +179,7 @@ class AnsweringMixin:
                     {
                         "role": "user",
                         "content": self.templates.REPROMPT.format(
-                            feedback=feedback, actions="; ".join(options)
+                            feedback=_without_listing(feedback), actions="; ".join(options)
                         ),
                     },
                 ]
@@ -215,9 +215,22 @@ class AnsweringMixin:
                 if result.action in ctx.candidates:
                     return result.action, result.feedback, result.message
                 named = ctx.text.legal_actions.get(result.action, str(result.action))
-                return None, f"{named} is not among the candidate actions now", None
+                feedback = self.templates.NOT_CANDIDATE.format(action=named)
+                continue
             feedback = result.feedback or feedback
+            if shortlist:  # the game lists every legal action: say it of the shortlist instead
+                feedback = self._shortlist_feedback(ctx, candidate)
         return None, feedback, None
+
+    def _shortlist_feedback(self, ctx: DecisionContext, said: str) -> str:
+        """Feedback on an answer that names none of the shortlisted candidates (001's top-k, the
+        actions a verifier left), in the prompt's language, without the game's full list of
+        legal actions: the re-prompt lists the candidates."""
+        language = self.templates.LANGUAGE
+        result = match_action(said, ctx.candidates, language=language, listing=False)
+        if result.valid:  # one candidate named, beside actions that are not candidates
+            return self.templates.NOT_ONLY_CANDIDATE
+        return result.feedback
 
     # ------------------------------------------------------------------ probes
     def answer_probes(self, turn: Turn, probes: Sequence[Probe]) -> dict[str, str]:
@@ -278,6 +291,16 @@ class AnsweringMixin:
                 raw = found.get(i, "")
                 answers[probe.id] = normalise_answer(raw, probe.options) or raw.strip()
         return answers
+
+
+def _without_listing(feedback: str) -> str:
+    """The game's feedback without the matcher's closing list of the legal actions
+    (``...; choose one of: ...``): the re-prompt lists the actions the agent may choose."""
+    for words in FEEDBACK.values():
+        marker = words["choose"].split("{", 1)[0]
+        if marker in feedback:
+            return feedback.split(marker, 1)[0]
+    return feedback
 
 
 def _probe_replies(text: str, n: int) -> dict[int, str]:

@@ -21,6 +21,9 @@ Sources:
 
 from __future__ import annotations
 
+#: The language of these templates (the games' matcher speaks it too: ``match_action(language=)``).
+LANGUAGE = "en"
+
 # ----------------------------------------------------------------------------- every prompt
 #: 002 App. C.1, generalised: what is asked of the model (system prompt, after the rules). It names
 #: no seat: the game's own rules and observation say who the player is (one voice per prompt).
@@ -58,11 +61,16 @@ MESSAGE_LINE = 'Message: "<{description}>"'
 #: Shown before the examples block.
 EXAMPLES_HEADER = "Here are examples of good answers (situations written in short):"
 
-#: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style).
+#: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style); the
+#: actions listed are the ones the agent may choose (a shortlist when there is one).
 REPROMPT = (
     "Your answer could not be used: {feedback}\n"
     "Answer again in the required format, choosing exactly one of: {actions}."
 )
+#: Feedback on an answer that names a legal action outside the shortlist (001's top-k).
+NOT_CANDIDATE = "{action} is not one of the candidate actions now"
+#: Feedback on an answer that names a candidate beside actions that are not candidates.
+NOT_ONLY_CANDIDATE = "the answer names actions that are not candidates; name exactly one candidate"
 
 #: Episodic memory (002 §4.1.1: "a list of previous actions selected by the agent").
 MEMORY_HEADER = "Your previous decisions (most recent last):"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from tom_llm_agents.prompting.templates import *  # noqa: F403 - the English defaults, overridden below
 
+LANGUAGE = "zh"
 AGENT_ROLE = "在每个时间步，我会向你提供游戏的相关信息和合法动作；请帮我选择最好的下一步动作。"
 LEGAL_HEADER = "合法动作："
 QA_QUESTION = "问：你选择哪个动作？"
@@ -35,6 +36,8 @@ EXAMPLES_HEADER = "以下是好的回答示例（情境为简写）："
 REPROMPT = (
     "你的回答无法使用：{feedback}\n请按要求的格式重新回答，从以下动作中严格选择一个：{actions}。"
 )
+NOT_CANDIDATE = "{action} 不是当前的候选动作之一"
+NOT_ONLY_CANDIDATE = "回答提到了不在候选中的动作；请只说出一个候选动作"
 MEMORY_HEADER = "你之前的决策（最近的在最后）："
 MEMORY_LINE = "- 第 {n} 次决策：{action}"
 MEMORY_SAID = "（说：“{message}”）"

@@ -104,3 +104,49 @@ def test_shipped_paper_configs_state_the_papers_settings() -> None:
 
     assert load_config("paper001").games["Guandan"].kwargs["language"] == "zh"
     assert load_config("paper004").episodes >= 30  # "at least 30 episodes" (004 App. C)
+
+
+# ----------------------------------------------------------------------------- 001 re-prompts
+def test_paper001_reprompts_speak_chinese_and_list_only_the_shortlist() -> None:
+    spec = game_spec("Guandan")
+    agent = LLMAgent(ScriptedClient(["胡说八道 nonsense"]), preset="paper001")
+    ep = play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 3})
+    checked = 0
+    for step in mine(ep):
+        shortlist = step["info"].get("llm", {}).get("notes", {}).get("top_k")
+        for call in step["info"]["llm_calls"]:
+            if call["step"] != "reprompt":
+                continue
+            text = call["messages"][-1]["content"]
+            assert text.startswith("你的回答无法使用") and "could not" not in text
+            assert not any(w in text for w in ("legal action", "choose one", "candidate"))
+            listed = text.rsplit("严格选择一个：", 1)[1].rstrip("。").split("; ")
+            if shortlist:  # the top-5 of a longer legal list: only those
+                assert listed == shortlist and len(listed) == 5
+                checked += 1
+    assert checked, "no re-prompt over a shortlist was sent"
+
+
+def test_an_answer_outside_the_shortlist_is_refused_in_the_prompts_language() -> None:
+    spec = game_spec("Guandan")
+    text = spec.load().make_bundle(**{**spec.kwargs, "language": "zh"}).text
+    outside: dict[str, str] = {}
+
+    def recommender(view) -> dict[int, float]:  # the five lowest actions; the model names the top
+        if len(view.legal_actions) > 5:
+            outside["text"] = text.action_text(view, max(view.legal_actions))
+        return {a: -float(a) for a in view.legal_actions}
+
+    def script(request) -> str:
+        return f"动作：{outside.get('text', '过牌')}"
+
+    agent = LLMAgent(ScriptedClient(script), preset="paper001", recommender=recommender)
+    ep = play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 3})
+    reprompts = [
+        c["messages"][-1]["content"]
+        for s in mine(ep)
+        if s["info"].get("llm", {}).get("notes", {}).get("top_k")  # a shortlist was shown
+        for c in s["info"]["llm_calls"]
+        if c["step"] == "reprompt"
+    ]
+    assert reprompts and all("不是当前的候选动作之一" in r for r in reprompts)
