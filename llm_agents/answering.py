@@ -10,12 +10,20 @@ probes (:meth:`AnsweringMixin.answer_probes`).
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Probe, normalise_answer
-from tom_envs.core.text import FEEDBACK, NUMBER, match_action, option_number
+from tom_envs.core.text import (
+    FEEDBACK,
+    NUMBER,
+    answer_marked,
+    answer_segment,
+    match_action,
+    option_number,
+)
 from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
@@ -118,6 +126,7 @@ class AnsweringMixin:
         """Ask for an action in the answer format; on invalid output apply the ``invalid``
         policy (re-prompt with the game's feedback, resample, or forfeit)."""
         fmt, names = self.answer_format(ctx, decider)
+        ctx.notes.pop("grounding", None)  # this generation's own
         options = list(ctx.candidates.values())
         schema = None
         if self.constrained:
@@ -140,6 +149,18 @@ class AnsweringMixin:
                 {"role": "assistant", "content": past_reply},
             ]
         messages.append({"role": "user", "content": user})
+        first_step = "action"
+        revise = ctx.notes.get("_revise")
+        if revise is not None and "_conversation" in ctx.notes:
+            # the verifier's critique, in the generator's own conversation (002's authors)
+            rejected, critique = revise
+            note = self.templates.VERIFY_REJECTED.format(
+                action=rejected,
+                critique=critique.strip() or "-",
+                actions="\n".join(ctx.candidates.values()),
+            )
+            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
+            first_step = "revise"
         budget = self.max_tokens or (
             decider.max_tokens
             + self.field_chars // 4 * len(ctx.fields)
@@ -152,7 +173,7 @@ class AnsweringMixin:
         for attempt in range(attempts):
             request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
             step = (
-                "action"
+                first_step
                 if attempt == 0
                 else ("resample" if self.invalid == "resample" else "reprompt")
             )
@@ -161,6 +182,7 @@ class AnsweringMixin:
             action, feedback, parsed_message = self._interpret(ctx, reply, text)
             if action is not None:
                 ctx.notes["_exchange"] = (user, text)
+                ctx.notes["_conversation"] = [*messages, {"role": "assistant", "content": text}]
                 return Decision(
                     action=action,
                     fields=reply.fields,
@@ -220,6 +242,16 @@ class AnsweringMixin:
             feedback = result.feedback or feedback
             if shortlist:  # the game lists every legal action: say it of the shortlist instead
                 feedback = self._shortlist_feedback(ctx, candidate)
+        if self.grounding == "fuzzy":
+            grounded = fuzzy_ground(raw, ctx.candidates)
+            if grounded is not None:
+                action, said, score = grounded
+                ctx.notes["grounding"] = {
+                    "said": said,
+                    "action": ctx.candidates[action],
+                    "similarity": round(score, 3),
+                }
+                return action, f"grounded by text similarity: {ctx.candidates[action]}", None
         return None, feedback, None
 
     def _shortlist_feedback(self, ctx: DecisionContext, said: str) -> str:
@@ -291,6 +323,28 @@ class AnsweringMixin:
                 raw = found.get(i, "")
                 answers[probe.id] = normalise_answer(raw, probe.options) or raw.strip()
         return answers
+
+
+def fuzzy_ground(reply: str, candidates: Mapping[int, str]) -> tuple[int, str, float] | None:
+    """002's authors' grounding of a reply the parser could not read: the text of its answer
+    (after its answer label or inside its tag; a reply that marks no answer is not grounded:
+    the authors drew a random action, here a counted fallback), then the first candidate that
+    contains it, else the candidate most similar to it (``difflib``'s ratio standing in for
+    ``fuzzywuzzy``'s). ``(action, the answer read, similarity)``, or ``None``. The answer is cut
+    to 200 characters, so the cost stays linear in the reply."""
+    if not candidates or not answer_marked(reply):
+        return None
+    said = answer_segment(reply)[:200].strip().lower()
+    if not said:
+        return None
+    for a, t in candidates.items():
+        if said in t.lower():
+            return a, said, 1.0
+    scored = [
+        (difflib.SequenceMatcher(None, said, t.lower()).ratio(), a) for a, t in candidates.items()
+    ]
+    score, best = max(scored, key=lambda x: (x[0], -list(candidates).index(x[1])))
+    return best, said, score
 
 
 def _without_listing(feedback: str) -> str:

@@ -66,6 +66,17 @@ _P004_DIFF = (
     "the suite's prompts follow the figures' captions and Akata et al.'s wording (the figures "
     "are images)"
 )
+#: What every paper-002 preset still does differently from the authors' agents.
+_P002_DIFF = (
+    "messages: the game description is the system message and the state the user message (the "
+    "authors sent it as a first user turn answered 'Got it!', under a one-line system prompt); "
+    "grounding: a reply the game's parser cannot read is re-prompted with the game's feedback "
+    "(2x), then a counted fallback; the authors matched every 'Action:' reply to the closest "
+    "legal action by fuzzy string matching (fuzzywuzzy) and drew a random action when there was "
+    "no 'Action:': grounding=fuzzy reproduces theirs (difflib's similarity standing in for "
+    "fuzzywuzzy's), recorded per decision; sampling seeds are derived from the episode seed "
+    "(the authors' were unseeded)"
+)
 #: Tables 1-2 name the RPS actions R, P and S (App. C); Tables 3 and 10 use J, F, B (the
 #: matrix games' default ``letters``), as do IBS and IPD everywhere.
 _TABLE2_NAMES = {"action_names": "rps"}
@@ -194,35 +205,48 @@ PRESETS: dict[str, Preset] = {
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=1.0,
                 memory="auto",
                 history=0,
                 verify_rounds=10,
                 probes=False,
             ),
             unstated=(
-                "the temperature (0 here) and a cap on the verifier loop (the paper loops until "
-                "the verifier agrees; here at most 10 vetoes per decision, recorded)"
+                "a cap on the verifier loop (the authors loop until the verifier agrees; here at "
+                "most 10 vetoes per decision, recorded in notes['verify'])"
             ),
+            differences=_P002_DIFF
+            + "; the ToM step and the verifier see the suite's Hanabi text (App. B.2's state "
+            "description, plus each partner's last action), not the authors' separate prompt "
+            "with the partner's move and 'Think step by step about partners action'; the "
+            "verifier's question is 'Selected action: X' after App. C.3's instruction (the "
+            "authors': 'State: ... My Solution: X. Think step by step. Think about rules, think "
+            "about conventions, and think about safety.')",
         ),
         Preset(
             "paper002-overcooked",
             "002",
             "Overcooked",
             "Table 1 (Overcooked): mid-level actions grounded by shortest paths, reasoning "
-            "without the ToM step (the paper skipped it on Overcooked)",
+            "without the ToM step (the paper skipped it on Overcooked), App. A.1's prompt with "
+            "its conventions line",
             dict(
                 strategy="cot",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=0.9,
                 memory="auto",
                 history=0,
                 interface="midlevel",
                 probes=False,
             ),
-            unstated="the temperature (0 here)",
+            differences=_P002_DIFF
+            + "; the authors' released Overcooked agent shows its own inventory only "
+            "(single_agent_ablation) and asks for no explanation; the suite shows both chefs "
+            "and asks for App. A.1's 'Explanation: ... Action: ...'",
         ),
         Preset(
             "paper002-collab",
@@ -234,12 +258,16 @@ PRESETS: dict[str, Preset] = {
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=0.9,
                 memory="auto",
                 history=0,
                 probes=False,
             ),
-            unstated="the temperature (0 here)",
+            differences=_P002_DIFF
+            + "; the ToM step uses App. C.2's instruction generalised from Hanabi (the authors' "
+            "Collab Escape interpreter asks for 'a short explanation about what my partner "
+            "intends to do next')",
         ),
         Preset(
             "paper003",

@@ -26,6 +26,9 @@ INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
 #: Whether a preset's game arguments are applied to its game (``"preset"``) or not (``"none"``).
 GAME_ARGS = ("preset", "none")
+#: How a reply becomes an action: the game's parser only, or (002's authors) also the closest
+#: candidate by text similarity when the parser finds none.
+GROUNDINGS = ("parser", "fuzzy")
 
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
@@ -83,6 +86,7 @@ DEFAULTS: dict[str, Any] = {
     "step_tokens": None,
     "field_chars": 400,
     "game_args": "preset",
+    "grounding": "parser",
 }
 
 
@@ -165,6 +169,7 @@ class SettingsMixin:
             ("interface", INTERFACES),
             ("language", LANGUAGES),
             ("game_args", GAME_ARGS),
+            ("grounding", GROUNDINGS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -232,6 +237,7 @@ class SettingsMixin:
             "step_tokens": self.step_tokens,
             "field_chars": self.field_chars,
             "game_args": self._settings["game_args"],
+            "grounding": self._settings["grounding"],
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,

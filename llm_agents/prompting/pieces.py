@@ -195,7 +195,15 @@ class ToMReasoning(Piece):
         self.max_tokens = max_tokens
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the partner interpretation as a section."""
+        """Add the partner interpretation as a section; in a turn-based game, none before any
+        other player has acted (the authors' Hanabi agent asks only once the partner has an
+        action to interpret)."""
+        info = ctx.agent.info
+        history = getattr(ctx.turn.view, "history", None)
+        sequential = getattr(getattr(info, "tags", None), "dynamics", "") == "sequential"
+        if sequential and history is not None and len(history) == 0:
+            ctx.notes["tom_reasoning_skipped"] = "no other player has acted yet"
+            return
         user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.TOM_REASONING
         text = _ask_text(ctx, "tom_reasoning", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["tom_reasoning"] = text
@@ -205,8 +213,10 @@ class ToMReasoning(Piece):
 class SelfVerification(Piece):
     """002 App. C.3: a verifier checks the chosen action ("Verification: Okay / Not Okay").
 
-    A vetoed action is removed from the candidates and the decider runs again, at most
-    ``LLMAgent.verify_rounds`` times; the last remaining candidate is never vetoed.
+    On a veto the verifier's reply goes back to the generator in its own conversation ("Your
+    selected action: X is not appropriate. <critique> Please choose another action.", every
+    candidate but X listed), and the generator answers again, at most ``LLMAgent.verify_rounds``
+    times (the authors' loop had no cap); a single candidate is never vetoed.
     """
 
     name = "verify"
@@ -239,6 +249,8 @@ class SelfVerification(Piece):
         if reply.action_text is None and "okay" not in verdict:
             ok = True  # no verdict at all: do not veto on noise
         ctx.notes.setdefault("verification", []).append({"action": action_text, "okay": ok})
+        if not ok:  # the critique the generator is shown (002's authors: the whole reply)
+            ctx.notes["_critique"] = " ".join(text.split())
         return ok
 
 

@@ -128,6 +128,11 @@ VERIFICATION = (
     '"Verification: Not Okay" otherwise. Restrict your response to 4-5 sentences.'
 )
 VERIFY_QUESTION = "Selected action: {action}"
+#: 002's authors: the verifier's critique, back in the generator's conversation.
+VERIFY_REJECTED = (
+    "Your selected action: {action} is not appropriate. {critique}\n"
+    "Please choose another action. List of Available Actions:\n{actions}"
+)
 
 # ----------------------------------------------------------------------------- 003 CoBlock
 #: 003 §3 step 2 with the output template of App. B.2.

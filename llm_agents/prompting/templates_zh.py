@@ -68,3 +68,6 @@ VERIFICATION = (
     "“Verification: Okay”结束回答，否则以“Verification: Not Okay”结束。回答限制在 4-5 句话。"
 )
 VERIFY_QUESTION = "所选动作：{action}"
+VERIFY_REJECTED = (
+    "你选择的动作：{action} 不合适。{critique}\n请选择另一个动作。可选动作列表：\n{actions}"
+)

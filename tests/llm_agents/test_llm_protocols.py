@@ -415,19 +415,26 @@ def test_verifier_loops_to_its_recorded_cap() -> None:
     def script(r: LLMRequest) -> str:
         if "action verification agent" in text_of(r):
             return "The action looks risky. Verification: Not Okay"
-        if "Legal actions:" not in text_of(r):
+        last = r.messages[-1]["content"]
+        if "List of Available Actions:" in last:  # the critique: the first action listed again
+            listed = last.split("List of Available Actions:\n")[1].split("\n")[0]
+            return f"Reasoning: r\nAction: {listed}"
+        if "Legal actions:" not in last:
             return "My partner has no clear intention yet."  # the ToM-reasoning step
-        first = text_of(r).split("Legal actions:\n- ")[1].split("\n")[0]
-        return f"Reasoning: r\nAction: {first}"  # the first candidate still offered
+        first = last.split("Legal actions:\n- ")[1].split("\n")[0]
+        return f"Reasoning: r\nAction: {first}"
 
     spec = RPS
     agent = LLMAgent(ScriptedClient(script), strategy="cot+verify", verify_rounds=1)
     (step,) = mine(play(agent, spec=spec, horizon=1))
     assert step["info"]["llm"]["notes"]["verify"] == {"vetoes": 1, "cap": 1, "cap_reached": True}
-    uncapped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
-    (step,) = mine(play(uncapped, spec=spec, horizon=1))
+    # 002's authors relist every action but the one just vetoed: the loop only ends when the
+    # verifier agrees, here at the preset's cap of 10 vetoes
+    capped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
+    (step,) = mine(play(capped, spec=spec, horizon=1))
     notes = step["info"]["llm"]["notes"]
-    assert notes["verify"]["vetoes"] == 2 and not notes["verify"]["cap_reached"]  # one left
+    assert notes["verify"] == {"vetoes": 10, "cap": 10, "cap_reached": True}
+    assert len(notes["vetoed"]) == 10 and step["valid"]
 
 
 def test_overcooked_llm_plays_mid_level_actions_by_default() -> None:

@@ -59,9 +59,10 @@ def test_paper004_table2_names_are_the_presets_own(tmp_path) -> None:
     agent = LLMAgent(ScriptedClient(["Action: Option P"]), preset="paper004")
     ep = play_episode(rps, seats(rps, agent, "always_0"), seed=0, env_kwargs={"horizon": 2})
     assert ep.env_kwargs["action_names"] == "rps"
-    assert "Option R, Option P and Option S" in mine(ep)[0]["info"]["llm_calls"][0]["messages"][0][
-        "content"
-    ]
+    assert (
+        "Option R, Option P and Option S"
+        in mine(ep)[0]["info"]["llm_calls"][0]["messages"][0]["content"]
+    )
     ep = play_episode(ipd, seats(ipd, agent, "always_0"), seed=0, env_kwargs={"horizon": 1})
     assert "action_names" not in ep.env_kwargs  # R/P/S names are Rock, Paper, Scissors only
     table3 = LLMAgent(ScriptedClient(["Action: Option J"]), preset="paper004-cot3shot")
@@ -150,3 +151,120 @@ def test_an_answer_outside_the_shortlist_is_refused_in_the_prompts_language() ->
         if c["step"] == "reprompt"
     ]
     assert reprompts and all("不是当前的候选动作之一" in r for r in reprompts)
+
+
+# ----------------------------------------------------------------------------- 002
+@pytest.mark.parametrize(
+    ("preset", "top_p"), [("paper002", 1.0), ("paper002-overcooked", 0.9), ("paper002-collab", 0.9)]
+)
+def test_paper002_samples_as_the_authors_did(preset: str, top_p: float) -> None:
+    """temperature 0.6; top_p 1 for Hanabi, 0.9 for the others (the authors' code)."""
+    from tom_llm_agents.presets import PRESETS
+
+    client = ScriptedClient(lambda r: "Verification: Okay\nExplanation: e\nAction: 1")
+    agent = LLMAgent(client, preset=preset)
+    spec = game_spec(PRESETS[preset].game)
+    play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 2})
+    assert client.requests and all(
+        r.temperature == 0.6 and r.top_p == top_p and r.seed is not None for r in client.requests
+    )
+    assert "temperature" not in PRESETS[preset].unstated
+
+
+def _hanabi_vetoing(vetoes: int):
+    seen = {"verify": 0}
+
+    def script(r) -> str:
+        system = r.messages[0]["content"]
+        last = r.messages[-1]["content"]
+        if "action verification agent" in last or "action verification agent" in system:
+            seen["verify"] += 1
+            if seen["verify"] <= vetoes:
+                return (
+                    f"Playing blind loses a life (check {seen['verify']}). Verification: Not Okay"
+                )
+            return "Safe. Verification: Okay"
+        if "Theory of Mind inference agent" in last:
+            return "Partner Action Explanation: none\nSuggestion: none"
+        return "Explanation: e\nAction: " + ("A" if "not appropriate" in last else "G")
+
+    return script
+
+
+def test_paper002_verifier_critique_returns_to_the_generators_conversation() -> None:
+    spec = game_spec("Hanabi")
+    agent = LLMAgent(ScriptedClient(_hanabi_vetoing(1)), preset="paper002")
+    ep = play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 1})
+    (step,) = mine(ep)
+    calls = step["info"]["llm_calls"]
+    assert [c["step"] for c in calls] == ["action", "verify", "revise", "verify"]
+    first, revise = calls[0], calls[2]
+    assert revise["messages"][: len(first["messages"])] == first["messages"]  # same conversation
+    assert revise["messages"][len(first["messages"])] == {
+        "role": "assistant",
+        "content": first["reply"],
+    }
+    note = revise["messages"][-1]["content"]
+    assert note.startswith("Your selected action: G. Play my Card 0 is not appropriate. ")
+    assert "Playing blind loses a life (check 1). Verification: Not Okay" in note
+    assert "Please choose another action." in note
+    listed = note.split("List of Available Actions:\n")[1].splitlines()
+    assert "G. Play my Card 0" not in listed and "A. Reveal Bobs Red color cards" in listed
+    assert step["action_text"].startswith("A. ")
+    assert step["info"]["llm"]["notes"]["verify"] == {"vetoes": 1, "cap": 10, "cap_reached": False}
+
+
+def test_paper002_verifier_cap_is_recorded_when_reached() -> None:
+    spec = game_spec("Hanabi")
+    agent = LLMAgent(ScriptedClient(_hanabi_vetoing(99)), preset="paper002", verify_rounds=3)
+    (step,) = mine(play_episode(spec, seats(spec, agent), seed=0, env_kwargs={"max_cycles": 1}))
+    notes = step["info"]["llm"]["notes"]
+    assert notes["verify"] == {"vetoes": 3, "cap": 3, "cap_reached": True}
+    assert [c["step"] for c in step["info"]["llm_calls"]].count("revise") == 3
+    assert agent.config()["verify_rounds"] == 3
+
+
+def test_paper002_overcooked_prompt_has_the_conventions_line() -> None:
+    spec = game_spec("Overcooked")
+    client = ScriptedClient(["Explanation: e\nAction: 1"])
+    agent = LLMAgent(client, preset="paper002-overcooked")
+    play_episode(spec, seats(spec, agent, "greedy"), seed=0, env_kwargs={"max_cycles": 2})
+    system = client.requests[0].messages[0]["content"]
+    assert (
+        "We have agreed to follow the following conventions: 1. We will try to maximize the "
+        "number of deliveries. 2. We will try to be efficient and prepare for the next soup "
+        "while the current soup is cooking." in system
+    )
+    assert system.index("Overcooked has the following rules") < system.index("conventions")
+
+
+@pytest.mark.parametrize("grounding", ["parser", "fuzzy"])
+def test_fuzzy_grounding_is_a_named_option(grounding: str) -> None:
+    spec = game_spec("CollabEscape")
+    replies = ["Analysis: run\nAction: I will go to rom 5 quickly", "I go to the room, five"]
+    agent = LLMAgent(
+        ScriptedClient(lambda r: replies[r.sample % 2] if r.sample < 2 else replies[1]),
+        preset="paper002-collab",
+        grounding=grounding,
+        reprompts=0,
+    )
+    assert agent.config()["grounding"] == grounding
+    ep = play_episode(spec, seats(spec, agent, "greedy"), seed=0, env_kwargs={"max_cycles": 1})
+    (step,) = mine(ep)
+    notes = step["info"]["llm"].get("notes", {})
+    if grounding == "parser":  # the suite's default: not read, a counted fallback
+        assert not step["valid"] and "grounding" not in notes
+    else:  # the authors': the closest action, recorded as such
+        assert step["valid"] and notes["grounding"]["said"] == "i will go to rom 5 quickly"
+        assert notes["grounding"]["action"] == step["action_text"]
+        assert agent.episode_stats["fuzzy_grounded"] == 1
+
+
+def test_fuzzy_grounding_never_grounds_an_unmarked_reply() -> None:
+    from tom_llm_agents.answering import fuzzy_ground
+
+    options = {0: "Move to room 2", 1: "Wait"}
+    assert fuzzy_ground("no idea really", options) is None  # the authors drew at random
+    assert fuzzy_ground("Action: wiat", options)[0] == 1
+    assert fuzzy_ground("Action: room 2", options)[:2] == (0, "room 2")
+    assert fuzzy_ground("Action: " + "x" * 100_000, options) is not None  # cut, linear

@@ -194,6 +194,14 @@ def answer_segment(text: object, labels: Sequence[str] = ()) -> str:
     return _undecorate(body)
 
 
+def answer_marked(text: object, labels: Sequence[str] = ()) -> bool:
+    """Whether the reply marks its answer (an ``<action>`` tag or an answer label), as opposed
+    to an answer that is the whole reply. Linear."""
+    if not isinstance(text, str):
+        return False
+    return tag_content(text) is not None or _label_pattern(labels).search(text) is not None
+
+
 # ----------------------------------------------------------------------------- numbers
 def ascii_int(text: str, max_digits: int = MAX_NUMBER_DIGITS) -> int | None:
     """``"12"`` -> 12; anything but 1 to ``max_digits`` ASCII digits -> ``None``. Never raises

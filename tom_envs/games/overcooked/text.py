@@ -12,7 +12,9 @@ counters. Two action vocabularies share that description:
   "interact"), with the chef's cell and facing added to the observation;
 * the mid-level actions of :mod:`~tom_envs.games.overcooked.midlevel` ("pick up onion from o0",
   "place onion in c0", ...), listed as "Available Actions: [...]" exactly as in the paper's
-  prompt (:meth:`OvercookedText.mid_level_observation`).
+  prompt (:meth:`OvercookedText.mid_level_observation`), whose rules carry App. A.1's line
+  "We have agreed to follow the following conventions: ..." (:data:`CONVENTIONS`, the
+  conventions of the authors' agent).
 """
 
 from __future__ import annotations
@@ -75,6 +77,13 @@ SYNONYMS = {
 def _units(d: int) -> str:
     return f"{d} units away"
 
+
+#: App. A.1's conventions line, with the conventions of the authors' Overcooked agent.
+CONVENTIONS = (
+    "We have agreed to follow the following conventions: 1. We will try to maximize the number "
+    "of deliveries. 2. We will try to be efficient and prepare for the next soup while the "
+    "current soup is cooking."
+)
 
 #: The paper's mid-level answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = (
@@ -163,8 +172,9 @@ class OvercookedText(TextInterface[OvercookedView]):
         if key not in self._rules:
             me, partner = self._names(player)
             tail = (
-                "I'll provide my action history, current state, teammate's status, and my "
-                f"possible actions. Help me select the best action from the list. {ANSWER_FORMAT}"
+                f"{CONVENTIONS}\nI'll provide my action history, current state, teammate's "
+                f"status, and my possible actions. Help me select the best action from the list. "
+                f"{ANSWER_FORMAT}"
                 if mid_level
                 else "Each step I choose one primitive action: move up, move down, move right, "
                 "move left (moving towards a counter, dispenser, cooker or window only turns me "
@@ -337,4 +347,4 @@ class OvercookedText(TextInterface[OvercookedView]):
         return "\n".join(lines)
 
 
-__all__ = ["ACTION_TEXT", "SYNONYMS", "OvercookedText"]
+__all__ = ["ACTION_TEXT", "CONVENTIONS", "SYNONYMS", "OvercookedText"]
