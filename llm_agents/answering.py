@@ -35,12 +35,27 @@ class AnsweringMixin:
     docstring); it reads the agent's settings, templates, client and episode state."""
 
     # ------------------------------------------------------------------ prompt parts
-    def examples_block(self) -> str:
-        """The in-context examples, rendered in the answer format asked for (or ``""``)."""
+    def examples_block(self, ctx: DecisionContext | None = None) -> str:
+        """The in-context examples, rendered in the answer format asked for (or ``""``): with
+        ``ctx``, exactly the fields this decision's answer has (an example's other steps are
+        left out: 003's baseline shows no partner modelling)."""
         if not self.examples:
             return ""
-        body = "\n\n".join(e.render(i + 1, self.constrained) for i, e in enumerate(self.examples))
-        return self.templates.EXAMPLES_HEADER + "\n\n" + body
+        t = self.templates
+        fields = None
+        if ctx is not None:
+            fields = list({**self.decider.fields_for(ctx), **ctx.fields})
+        body = "\n\n".join(
+            e.render(
+                i + 1,
+                self.constrained,
+                fields=fields,
+                label=lambda n: t.LABELS.get(n, n.replace("_", " ").capitalize()),
+                action_label=t.ACTION_LABEL,
+            )
+            for i, e in enumerate(self.examples)
+        )
+        return t.EXAMPLES_HEADER + "\n\n" + body
 
     def memory_lines(self) -> list[str]:
         """The episodic memory shown in prompts (most recent last). Decisions whose answer was

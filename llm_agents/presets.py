@@ -66,6 +66,15 @@ _P004_DIFF = (
     "the suite's prompts follow the figures' captions and Akata et al.'s wording (the figures "
     "are images)"
 )
+#: What the paper-003 presets still do differently from the paper.
+_P003_DIFF = (
+    "the eight examples are written for the suite's CoBlock XML and commands from the paper's "
+    "description (its own use its XML and action functions and are not all printed); each is "
+    "one round (App. B.2's example spans three rounds); the model is asked for labelled steps "
+    "('World state:', 'Partner modelling:', 'Reflection:', 'Action:') in the suite's answer "
+    "format; an unreadable command is re-prompted with the game's feedback (2x), then a "
+    "counted fallback (the paper does not say)"
+)
 #: What every paper-002 preset still does differently from the authors' agents.
 _P002_DIFF = (
     "messages: the game description is the system message and the state the user message (the "
@@ -273,10 +282,11 @@ PRESETS: dict[str, Preset] = {
             "paper003",
             "003",
             "CoBlock",
-            "the full agent (Figs. 6-7): CoT with partner-state modelling and self-reflection, "
-            "three-round in-context examples",
+            "the full agent (Figs. 6-7): one generation per decision with the four CoT steps "
+            "(world state, partner and self modelling, self-reflection, action) and eight "
+            "in-context examples (2 independent, 3 skill-dependent, 3 goal-dependent tasks)",
             dict(
-                strategy="cot+partner+reflect",
+                strategy="cot_steps+partner+reflect",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
@@ -286,19 +296,17 @@ PRESETS: dict[str, Preset] = {
                 examples="paper003",
                 probes=False,
             ),
-            unstated="the temperature (0 here) and the re-prompt policy",
-            differences=(
-                "the in-context examples are written for the suite's CoBlock text from App. B.2's "
-                "description (the paper's use its own XML and action functions)"
-            ),
+            unstated="the temperature (0 here) and the re-prompt policy (2 re-prompts)",
+            differences=_P003_DIFF,
         ),
         Preset(
             "paper003-baseline",
             "003",
             "CoBlock",
-            "the baseline LLM agent (CoT without partner modelling and self-reflection)",
+            "the baseline LLM agent: CoT without partner-state modelling (step 2) and "
+            "self-reflection (step 3); its examples show the world state and the action only",
             dict(
-                strategy="cot",
+                strategy="cot_steps",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
@@ -309,7 +317,27 @@ PRESETS: dict[str, Preset] = {
                 probes=False,
             ),
             unstated="as paper003",
-            differences="as paper003",
+            differences=_P003_DIFF,
+        ),
+        Preset(
+            "paper003-3call",
+            "003",
+            "CoBlock",
+            "a variant, not the paper's protocol: partner modelling and self-reflection as two "
+            "separate calls before the action (3 calls per decision, about 3x the tokens)",
+            dict(
+                strategy="cot_steps+partner_call+reflect_call",
+                decoding="free",
+                invalid="reprompt",
+                reprompts=2,
+                temperature=0.0,
+                memory="auto",
+                history=0,
+                examples="paper003",
+                probes=False,
+            ),
+            unstated="as paper003",
+            differences="as paper003; and steps 2-3 are separate calls (the paper: one generation)",
         ),
         _p004(
             "paper004",

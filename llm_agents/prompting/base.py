@@ -128,7 +128,7 @@ class DecisionContext:
         parts = [self.rules.strip()] if self.rules.strip() else []
         if role:
             parts.append(self.T.AGENT_ROLE)
-        examples = self.agent.examples_block()
+        examples = self.agent.examples_block(self)
         if examples:
             parts.append(examples)
         return "\n\n".join(parts)

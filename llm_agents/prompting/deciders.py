@@ -47,6 +47,27 @@ class CoT(Decider):
         return (self.examples + "\n\n" if self.examples else "") + ctx.T.COT_INSTRUCTION
 
 
+class StepsCoT(CoT):
+    """003 §3's chain of thought in one generation: step 1, the world state in the model's own
+    words (this decider's field), then the steps the pieces ask for as answer fields (partner
+    and self modelling, self-reflection: ``partner`` and ``reflect``), then the action, as the
+    in-context examples show. Without those pieces it is 003's baseline agent (CoT without
+    partner modelling and self-reflection)."""
+
+    name = "cot_steps"
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """Step 1's field, described in the prompt's language."""
+        return {"world_state": ctx.T.WORLD_STATE_FIELD}
+
+    def instruction_for(self, ctx: DecisionContext) -> str:
+        """The steps of this decision, in order, then the action."""
+        names = ["world_state", *(n for n in ctx.fields if n in ctx.T.STEP_NAMES)]
+        steps = [ctx.T.STEP_NAMES[n] for n in names if n in ctx.T.STEP_NAMES]
+        listed = "; ".join(f"{i + 1}) {s}" for i, s in enumerate(steps))
+        return ctx.T.STEPS_INSTRUCTION.format(steps=listed, last=len(steps) + 1)
+
+
 @dataclass
 class Scores:
     """Log-probabilities of continuations and how they were obtained.

@@ -8,9 +8,11 @@ piece                  idea                                            source
 :class:`ToMReasoning`  interpret the partner's last action first       002 §4.1.1, App. C.2
 :class:`SelfVerification`  check the chosen action; veto and re-ask    002 §4.1.1, App. C.3
 :class:`PartnerModelling`  predict the partner's goal, resources,      003 §3 step 2, App. B.2
-                       next plan; model oneself
+                       next plan; model oneself (a step of the answer,
+                       or its own call)
 :class:`SelfReflection`    review past actions and feedback; adjust    003 §3 step 3
-                       team role, altruism, persuasion
+                       team role, altruism, persuasion (a step of the
+                       answer, or its own call)
 :class:`ToMPlanning`   1st/2nd-order ToM analysis of every player,     001 §3.2-3.3
                        planning over the recommender's top-k
 :class:`PlansInsights` write plans and insights, read them next step   004 Figs. 8-9
@@ -256,16 +258,25 @@ class SelfVerification(Piece):
 
 # ----------------------------------------------------------------------------- 003
 class PartnerModelling(Piece):
-    """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan."""
+    """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan.
+
+    ``inline=True`` (003's protocol, strategy ``partner``): a step of the one generation that
+    also chooses the action, an answer field in App. B.2's template. ``inline=False``
+    (``partner_call``, a variant): a separate call first, whose answer is shown as a section.
+    """
 
     name = "partner"
     priority = 20
 
-    def __init__(self, max_tokens: int = 192) -> None:
+    def __init__(self, max_tokens: int = 192, inline: bool = True) -> None:
         self.max_tokens = max_tokens
+        self.inline = inline
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the partner and self model as a section."""
+        """Ask for the step in the answer, or make the separate call and show its answer."""
+        if self.inline:
+            ctx.fields["partner_modelling"] = ctx.T.PARTNER_FIELD
+            return
         user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.PARTNER_MODELLING
         text = _ask_text(ctx, "partner_modelling", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["partner_modelling"] = text
@@ -274,17 +285,26 @@ class PartnerModelling(Piece):
 
 class SelfReflection(Piece):
     """003 §3 step 3: review recent actions and the game's feedback; adjust the collaboration
-    strategy (team role, altruism/egoism, persuasion). Skipped on the first decision."""
+    strategy (team role, altruism/egoism, persuasion).
+
+    ``inline=True`` (003's protocol, strategy ``reflect``): a step of the one generation (the
+    game's comparison of the built structure with the goal, 003's external check, is in the
+    observation). ``inline=False`` (``reflect_call``, a variant): a separate call, skipped on
+    the first decision, whose answer is shown as a section."""
 
     name = "reflect"
     priority = 30
 
-    def __init__(self, max_tokens: int = 160, window: int = 3) -> None:
+    def __init__(self, max_tokens: int = 160, window: int = 3, inline: bool = True) -> None:
         self.max_tokens = max_tokens
         self.window = window
+        self.inline = inline
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the reflection as a section."""
+        """Ask for the step in the answer, or make the separate call and show its answer."""
+        if self.inline:
+            ctx.fields["reflection"] = ctx.T.REFLECTION_FIELD
+            return
         memory = ctx.agent.memory[-self.window :]
         if not memory:
             return

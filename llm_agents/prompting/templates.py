@@ -156,6 +156,32 @@ SELF_REFLECTION = (
     "persuasive in communication). Answer in 3-5 sentences."
 )
 
+#: 003 §3's one-generation chain of thought (steps as answer fields; the action is the last).
+STEPS_INSTRUCTION = (
+    "Think in steps before you act, as the examples do: {steps}; {last}) choose your action."
+)
+STEP_NAMES = {
+    "world_state": "understand the world state",
+    "partner_modelling": "model your partner's state and your own",
+    "reflection": "reflect on your past actions and the dialogue",
+}
+#: Step 1: the XML world state in natural language (the paper's "understanding the world state").
+WORLD_STATE_FIELD = (
+    "step 1: the world state in your own words: what is built, what your goal still needs and "
+    "what you have"
+)
+#: Step 2 as an answer field, in App. B.2's output template.
+PARTNER_FIELD = (
+    "step 2: '# Partner Modelling # Long-term goal: ... # Short-term goal: ... # Partner "
+    "resources: ... # Explanation: ... # Self Modelling # Long-term goal: ... # Short-term goal: "
+    "... # My resources: ... # Explanation: ...'"
+)
+#: Step 3 as an answer field (self-reflection; the three strategy dimensions).
+REFLECTION_FIELD = (
+    "step 3: compare what is built with your goal and note any mistake in your actions or the "
+    "dialogue; then adjust your team role, altruism/egoism balance and persuasion"
+)
+
 # ----------------------------------------------------------------------------- 001 ToM planning
 #: 001 §3.3, first order: behaviour patterns of every other player, then merged plan + evaluation.
 TOM_PLANNING_1 = (

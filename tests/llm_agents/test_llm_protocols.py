@@ -393,7 +393,7 @@ def test_fewshot_examples_are_in_the_answer_format_and_legal() -> None:
     j = ScriptedClient(['{"reasoning": "r", "action": "Option F"}'])
     play(LLMAgent(j, preset="paper004-cot3shot", decoding="json"), spec=RPS, horizon=1)
     assert '{"reasoning": "The other player' in j.requests[0].messages[0]["content"]
-    assert len(EXAMPLE_SETS["paper003"]) == 3  # 003 App. B.2: three rounds
+    assert len(EXAMPLE_SETS["paper003"]) == 8  # 003 §4.1: eight CoT examples
 
 
 def test_chinese_game_text_gets_chinese_scaffolding() -> None:

@@ -268,3 +268,76 @@ def test_fuzzy_grounding_never_grounds_an_unmarked_reply() -> None:
     assert fuzzy_ground("Action: wiat", options)[0] == 1
     assert fuzzy_ground("Action: room 2", options)[:2] == (0, "room 2")
     assert fuzzy_ground("Action: " + "x" * 100_000, options) is not None  # cut, linear
+
+
+# ----------------------------------------------------------------------------- 003
+STEPS_REPLY = (
+    "World state: nothing built\nPartner modelling: # Partner Modelling # Long-term goal: x\n"
+    "Reflection: no mistake\nAction: wait()"
+)
+PARTNER_WORDS = ("Partner modelling", "Partner Modelling", "Long-term goal", "Short-term goal",
+                 "Partner resources", "Reflection:", "altruism")  # fmt: skip
+
+
+def _coblock_calls(preset: str) -> list[dict]:
+    spec = game_spec("CoBlock")
+    agent = LLMAgent(ScriptedClient([STEPS_REPLY]), preset=preset)
+    ep = play_episode(spec, seats(spec, agent, "cooperative"), seed=0, env_kwargs={"max_cycles": 2})
+    assert all(s["valid"] for s in mine(ep))
+    return [c for s in mine(ep) for c in s["info"]["llm_calls"]]
+
+
+def test_paper003_is_one_generation_with_the_four_steps_and_eight_examples() -> None:
+    from tom_llm_agents.fewshot import EXAMPLE_SETS
+
+    calls = _coblock_calls("paper003")
+    assert [c["step"] for c in calls] == ["action", "action"]  # one call per decision
+    system, user = calls[0]["messages"][0]["content"], calls[0]["messages"][-1]["content"]
+    assert system.count("\nExample ") == 8
+    fmt = user.split("Format your response as\n", 1)[1].splitlines()
+    assert [ln.split(":")[0] for ln in fmt[:4]] == [
+        "World state",
+        "Partner modelling",
+        "Reflection",
+        "Action",
+    ]
+    kinds = [e.kind for e in EXAMPLE_SETS["paper003"]]
+    assert kinds.count("independent") == 2 and kinds.count("skill-dependent") == 3
+    assert kinds.count("goal-dependent") == 3 and len(kinds) == 8
+    for e in EXAMPLE_SETS["paper003"]:  # each example shows all four steps
+        shown = e.render(1, False, fields=["world_state", "partner_modelling", "reflection"])
+        assert all(f"\n{lab}: " in shown for lab in ("World state", "Partner modelling",
+                                                       "Reflection", "Action"))  # fmt: skip
+
+
+def test_paper003_baseline_examples_contain_no_partner_modelling() -> None:
+    calls = _coblock_calls("paper003-baseline")
+    assert [c["step"] for c in calls] == ["action", "action"]
+    system, user = calls[0]["messages"][0]["content"], calls[0]["messages"][-1]["content"]
+    assert system.count("\nExample ") == 8 and "World state: " in system
+    for word in PARTNER_WORDS:
+        assert word not in system and word not in user, word
+    full = _coblock_calls("paper003")[0]["messages"][0]["content"]
+    assert all(word in full for word in ("Partner modelling", "Long-term goal", "Reflection:"))
+
+
+def test_every_paper003_example_command_is_a_coblock_command() -> None:
+    from tom_envs.games.coblock.text import CoBlockText
+    from tom_llm_agents.fewshot import EXAMPLE_SETS
+
+    spec = game_spec("CoBlock")
+    text = spec.load().make_bundle(**spec.kwargs).text
+    assert isinstance(text, CoBlockText)
+    for e in EXAMPLE_SETS["paper003"]:
+        assert not isinstance(text._read(e.action), str), e.action  # a command, not feedback
+        for tag in ("<Motives>", "<World>", "<Inventory>", "<Dialogue>", "<ComparisonResult>"):
+            assert tag in e.situation
+
+
+def test_paper003_three_call_variant_is_labelled_and_costs_three_calls() -> None:
+    from tom_llm_agents.presets import PRESETS
+
+    assert "variant, not the paper's protocol" in PRESETS["paper003-3call"].reproduces
+    steps = [c["step"] for c in _coblock_calls("paper003-3call")]
+    assert steps == ["partner_modelling", "action", "partner_modelling", "self_reflection",
+                     "action"]  # fmt: skip
