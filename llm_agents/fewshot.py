@@ -225,7 +225,7 @@ def _coblock() -> tuple[Example, ...]:
                 [("yellow", (3, 0, 3)), ("yellow", (3, 1, 3)), ("yellow", (3, 2, 3))],
                 [("yellow", 2)],
                 [("Partner", "Still working on my green wall.")],
-                last='command="place_block(block_type=\'yellow\', pos=(3, 2, 3))", '
+                last="command=\"place_block(block_type='yellow', pos=(3, 2, 3))\", "
                 'status="success"',
             ),
             "Every block of my goal is in place: the pillar from (3, 0, 3) to (3, 2, 3) is "
@@ -269,8 +269,7 @@ def _coblock() -> tuple[Example, ...]:
                     ("You", "I need a purple block at (1, 2, 1); I have none."),
                     ("Partner", "I have purple. I will place it after my red row."),
                 ],
-                last='command="place_block(block_type=\'green\', pos=(1, 1, 1))", '
-                'status="success"',
+                last='command="place_block(block_type=\'green\', pos=(1, 1, 1))", status="success"',
             ),
             "My green blocks stand at (1, 0, 1) and (1, 1, 1); only the purple block at "
             "(1, 2, 1) is missing, and I have no purple.",
@@ -357,7 +356,7 @@ def _coblock() -> tuple[Example, ...]:
                 [("yellow", 2)],
                 [("Partner", "My green base block is at (2, 0, 2).")],
                 extra=[("green", (2, 0, 2)), ("yellow", (2, 0, 3))],
-                last='command="place_block(block_type=\'yellow\', pos=(2, 0, 3))", '
+                last="command=\"place_block(block_type='yellow', pos=(2, 0, 3))\", "
                 'status="success"',
             ),
             "The green base is at (2, 0, 2). My yellow block went to (2, 0, 3), which is not in "

@@ -63,8 +63,15 @@ _P004_UNSTATED = (
     "samples, then a recorded fallback)"
 )
 _P004_DIFF = (
-    "the suite's prompts follow the figures' captions and Akata et al.'s wording (the figures "
-    "are images)"
+    "the prompts follow the figures' captions and Akata et al.'s repeated-game wording (the "
+    "figures are images, so the exact wording is the suite's); the answer is asked for in the "
+    "suite's format ('Action: <option>', the prediction 'Prediction: <option>'); the literal-ToM "
+    "prediction is a separate call after the action (Figs. 2, 5, 7)"
+)
+_P004_LM_DIFF = (
+    _P004_DIFF + "; LM prompting scores each action through the completions endpoint's top-20 "
+    "token alternatives (a lower bound when a token is not among them, recorded as lm_exact), "
+    "where the authors read the probabilities from the model directly"
 )
 #: What the paper-003 presets still do differently from the paper.
 _P003_DIFF = (
@@ -95,7 +102,11 @@ def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **mor
     """A paper-004 preset; ``table2``: it reproduces a Table 2 row, whose RPS actions are named
     R/P/S (the preset's game argument; run Table 3's rows with the default letters)."""
     if table2:
-        reproduces += "; RPS actions named R/P/S as in Table 2 (Table 3: action_names=letters)"
+        reproduces += (
+            "; RPS actions named R/P/S as in Table 2, applied by the preset (Table 3's letters: "
+            "game_args=none)"
+        )
+    lm = any(part in ("lm", "social_lm", "predict_lm") for part in strategy.split("+"))
     return Preset(
         name,
         "004",
@@ -104,7 +115,7 @@ def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **mor
         {**_P004, "strategy": strategy, **more},
         env_kwargs=dict(_TABLE2_NAMES) if table2 else {},
         unstated=_P004_UNSTATED,
-        differences=_P004_DIFF,
+        differences=_P004_LM_DIFF if lm else _P004_DIFF,
     )
 
 

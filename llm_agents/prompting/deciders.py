@@ -12,6 +12,20 @@ from tom_llm_agents.failures import LLMError
 from tom_llm_agents.prompting import templates as T
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
 
+#: Games whose rules show a payoff table (004's iterated matrix games).
+PAYOFF_TABLE_GAMES = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
+
+
+def cot_instruction(ctx: DecisionContext) -> str:
+    """The step-by-step instruction: "consider the rules and payoffs" where the game shows a
+    payoff table (and the payoffs are not ablated away, 004 Table 3), else "consider the
+    rules"."""
+    info = ctx.agent.info
+    game = info.env_id.split("/")[-1].split("-v")[0] if info is not None else ""
+    if game in PAYOFF_TABLE_GAMES and not ctx.agent.hide_payoffs:
+        return ctx.T.COT_INSTRUCTION_PAYOFFS
+    return ctx.T.COT_INSTRUCTION
+
 
 class QA(Decider):
     """Answer with the action directly (004 Fig. 4: QA prompting)."""
@@ -43,8 +57,9 @@ class CoT(Decider):
         return {"reasoning": ctx.T.COT_FIELD}
 
     def instruction_for(self, ctx: DecisionContext) -> str:
-        """Worked examples given as text (if any), then the step-by-step instruction."""
-        return (self.examples + "\n\n" if self.examples else "") + ctx.T.COT_INSTRUCTION
+        """Worked examples given as text (if any), then the step-by-step instruction (which
+        speaks of payoffs only where the prompt shows a payoff table)."""
+        return (self.examples + "\n\n" if self.examples else "") + cot_instruction(ctx)
 
 
 class StepsCoT(CoT):

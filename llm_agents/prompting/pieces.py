@@ -39,7 +39,7 @@ from tom_envs.core.text import match_action
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
 from tom_llm_agents.prompting.base import Decision, DecisionContext, Piece
-from tom_llm_agents.prompting.deciders import choose_by_score
+from tom_llm_agents.prompting.deciders import choose_by_score, cot_instruction
 
 if TYPE_CHECKING:
     from tom_llm_agents.agent import LLMAgent
@@ -526,7 +526,7 @@ def predict_partner(
     names = ["reasoning"] if method == "cot" else []
     question = ctx.T.PREDICT_QUESTION.format(options=", ".join(options.values()))
     if method == "cot":
-        question = ctx.T.COT_INSTRUCTION.replace("choose your action", "predict") + "\n" + question
+        question = cot_instruction(ctx).replace("choose your action", "predict") + "\n" + question
     schema = None
     if ctx.agent.constrained:
         fields = {n: ctx.T.COT_FIELD for n in names}

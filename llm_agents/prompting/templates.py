@@ -83,6 +83,12 @@ REWARD_TEAM = "your team received a reward of {reward}"
 
 #: CoT (004 Fig. 6; Wei et al.): reason, then answer in the template.
 COT_INSTRUCTION = (
+    "Let's think step by step: consider the rules, what has happened so far and what the other "
+    "players are likely to do, then choose your action."
+)
+#: The same, where the prompt shows a payoff table (004's matrix games, unless the payoffs are
+#: ablated away): only there does it speak of payoffs.
+COT_INSTRUCTION_PAYOFFS = (
     "Let's think step by step: consider the rules and payoffs, what has happened so far and what "
     "the other players are likely to do, then choose your action."
 )

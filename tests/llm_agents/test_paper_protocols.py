@@ -341,3 +341,42 @@ def test_paper003_three_call_variant_is_labelled_and_costs_three_calls() -> None
     steps = [c["step"] for c in _coblock_calls("paper003-3call")]
     assert steps == ["partner_modelling", "action", "partner_modelling", "self_reflection",
                      "action"]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- 004
+@pytest.mark.parametrize(
+    ("game", "settings", "payoffs"),
+    [
+        ("RockPaperScissors", {"preset": "paper004-cot"}, True),
+        ("PrisonersDilemma", {"preset": "paper004-cot"}, True),
+        ("RockPaperScissors", {"strategy": "cot", "hide_payoffs": True}, False),
+        ("Hanabi", {"strategy": "cot"}, False),
+        ("CollabEscape", {"preset": "paper002-collab"}, False),
+    ],
+)
+def test_the_cot_instruction_speaks_of_payoffs_only_where_there_are_some(
+    game: str, settings: dict, payoffs: bool
+) -> None:
+    spec = game_spec(game)
+    client = ScriptedClient(lambda r: "Reasoning: r\nPrediction: 1\nAction: 1")
+    agent = LLMAgent(client, **settings)
+    kw = {"horizon": 1} if "Rock" in game or "Prisoner" in game else {"max_cycles": 2}
+    play_episode(spec, seats(spec, agent, "random"), seed=0, env_kwargs=kw)
+    asked = [
+        r.messages[-1]["content"] for r in client.requests if "step by step" in str(r.messages)
+    ]
+    assert asked and all(("rules and payoffs" in a) == payoffs for a in asked)
+    assert all("Let's think step by step" in a for a in asked)
+
+
+def test_paper004_never_reads_a_contraction_as_an_option() -> None:
+    """The SmolLM2 run of the issue: "What's" read as Option S made a decision "valid"."""
+    spec = game_spec("RockPaperScissors")
+    replies = ["What's the best move? Let's see what the player's next move is.", "Action: S"]
+    client = ScriptedClient(lambda r: replies[0] if r.sample == 0 else replies[1])
+    agent = LLMAgent(client, preset="paper004")
+    ep = play_episode(spec, seats(spec, agent, "always_0"), seed=0, env_kwargs={"horizon": 1})
+    (step,) = mine(ep)
+    steps = [c["step"] for c in step["info"]["llm_calls"]]
+    assert steps[:2] == ["action", "resample"]  # the first reply named no option
+    assert step["valid"] and step["action_text"] == "Option S"
