@@ -145,6 +145,9 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             answer is marked (``Action: ...``), is grounded to the candidate whose text it
             resembles most (recorded in the step's ``notes["grounding"]`` and counted in the
             episode's ``fuzzy_grounded``); an unmarked reply is still a fallback.
+        menu: ``"auto"`` (default): the candidate actions are listed in the prompt unless the
+            observation lists them; ``"none"``: never (the game's rules say how to write an
+            action: 003's CoBlock commands); a shortlist (001's top-k) is always listed.
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.
@@ -245,6 +248,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.step_tokens = resolved["step_tokens"]
         self.field_chars = int(resolved["field_chars"])
         self.grounding: str = resolved["grounding"]
+        self.menu: str = resolved["menu"]
         if (price_in is None) != (price_out is None):
             raise ValueError("give both price_in and price_out (USD per million tokens), or none")
         prices = None

@@ -135,7 +135,10 @@ class AnsweringMixin:
         )
         if message:
             lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
-        return t.TEXT_FORMAT.format(lines=lines), names
+        fmt = t.TEXT_FORMAT.format(lines=lines)
+        if not (ctx.shows_menu() or ctx.listed_in_observation()):
+            fmt = fmt.replace(t.ACTION_SLOT, t.ACTION_SLOT_NO_MENU)
+        return fmt, names
 
     def generate(self, ctx: DecisionContext, decider: Decider) -> Decision:
         """Ask for an action in the answer format; on invalid output apply the ``invalid``
@@ -210,15 +213,17 @@ class AnsweringMixin:
                 break
             reprompts += 1
             if self.invalid == "reprompt":
+                again = (
+                    self.templates.REPROMPT.format(
+                        feedback=_without_listing(feedback), actions="; ".join(options)
+                    )
+                    if ctx.shows_menu() or ctx.listed_in_observation()
+                    else self.templates.REPROMPT_NO_MENU.format(feedback=feedback)
+                )
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text},
-                    {
-                        "role": "user",
-                        "content": self.templates.REPROMPT.format(
-                            feedback=_without_listing(feedback), actions="; ".join(options)
-                        ),
-                    },
+                    {"role": "user", "content": again},
                 ]
         ctx.notes["_exchange"] = (user, text)
         return Decision(None, reply.fields, reply.message, feedback, text, reprompts)

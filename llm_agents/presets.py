@@ -73,13 +73,24 @@ _P004_LM_DIFF = (
     "token alternatives (a lower bound when a token is not among them, recorded as lm_exact), "
     "where the authors read the probabilities from the model directly"
 )
+#: What the paper-001 presets still do differently from the paper.
+_P001_DIFF = (
+    "the action recommender is the suite's hand evaluation (tom_envs.games.guandan.recommender), "
+    "standing in for the paper's DanZero-based RL scorer, whose weights are not available; the "
+    "game text is rendered by the suite (rules after App. A.2's template, state and recent "
+    "plays), where the paper had the model convert low-level states with conversion prompts; "
+    "the ToM analysis and the planning/evaluation prompts are the suite's wording of §3.3 (the "
+    "paper's App. B prompts are not reproduced in full); 2 calls per decision, as the paper's "
+    "merged Planning+Evaluator after the ToM analysis"
+)
 #: What the paper-003 presets still do differently from the paper.
 _P003_DIFF = (
     "the eight examples are written for the suite's CoBlock XML and commands from the paper's "
     "description (its own use its XML and action functions and are not all printed); each is "
     "one round (App. B.2's example spans three rounds); the model is asked for labelled steps "
     "('World state:', 'Partner modelling:', 'Reflection:', 'Action:') in the suite's answer "
-    "format; an unreadable command is re-prompted with the game's feedback (2x), then a "
+    "format; no list of candidate commands is shown (the rules give the command syntax, as the "
+    "paper's task description does); an unreadable command is re-prompted with the game's feedback (2x), then a "
     "counted fallback (the paper does not say)"
 )
 #: What every paper-002 preset still does differently from the authors' agents.
@@ -187,10 +198,8 @@ PRESETS: dict[str, Preset] = {
                 probes=False,
             ),
             env_kwargs={"language": "zh"},
-            unstated="the temperature, the re-prompt policy (2 re-prompts with feedback here)",
-            differences=(
-                "the suite's recommender stands in for the paper's trained RL recommender"
-            ),
+            unstated="the temperature (0 here), the re-prompt policy (2 re-prompts with feedback)",
+            differences=_P001_DIFF,
         ),
         Preset(
             "paper001-tom1",
@@ -211,7 +220,7 @@ PRESETS: dict[str, Preset] = {
             ),
             env_kwargs={"language": "zh"},
             unstated="as paper001",
-            differences="as paper001",
+            differences=_P001_DIFF,
         ),
         Preset(
             "paper002",
@@ -221,7 +230,7 @@ PRESETS: dict[str, Preset] = {
             'episodic memory of previous actions (the game\'s own "My Action History" line, '
             "the paper's; memory=auto adds no second list)",
             dict(
-                strategy="cot+tom+verify",
+                strategy="explain+tom+verify",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
@@ -242,7 +251,8 @@ PRESETS: dict[str, Preset] = {
             "with the partner's move and 'Think step by step about partners action'; the "
             "verifier's question is 'Selected action: X' after App. C.3's instruction (the "
             "authors': 'State: ... My Solution: X. Think step by step. Think about rules, think "
-            "about conventions, and think about safety.')",
+            "about conventions, and think about safety.'); the lettered legal actions are "
+            "listed under the agent's 'Legal actions:' (App. B.2: 'Available Actions:')",
         ),
         Preset(
             "paper002-overcooked",
@@ -252,7 +262,7 @@ PRESETS: dict[str, Preset] = {
             "without the ToM step (the paper skipped it on Overcooked), App. A.1's prompt with "
             "its conventions line",
             dict(
-                strategy="cot",
+                strategy="explain",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
@@ -274,7 +284,7 @@ PRESETS: dict[str, Preset] = {
             "CollabEscape",
             "Table 2 (CollabCapture, CollabEscape): reasoning with the ToM-reasoning step",
             dict(
-                strategy="cot+tom",
+                strategy="explain+tom",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
@@ -305,6 +315,7 @@ PRESETS: dict[str, Preset] = {
                 memory="auto",
                 history=0,
                 examples="paper003",
+                menu="none",
                 probes=False,
             ),
             unstated="the temperature (0 here) and the re-prompt policy (2 re-prompts)",
@@ -325,6 +336,7 @@ PRESETS: dict[str, Preset] = {
                 memory="auto",
                 history=0,
                 examples="paper003",
+                menu="none",
                 probes=False,
             ),
             unstated="as paper003",
@@ -345,6 +357,7 @@ PRESETS: dict[str, Preset] = {
                 memory="auto",
                 history=0,
                 examples="paper003",
+                menu="none",
                 probes=False,
             ),
             unstated="as paper003",

@@ -29,6 +29,9 @@ GAME_ARGS = ("preset", "none")
 #: How a reply becomes an action: the game's parser only, or (002's authors) also the closest
 #: candidate by text similarity when the parser finds none.
 GROUNDINGS = ("parser", "fuzzy")
+#: Whether the agent lists the candidate actions in its prompts (``"auto"``: unless the
+#: observation lists them) or never (``"none"``: the game's rules and text alone).
+MENUS = ("auto", "none")
 
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
@@ -87,6 +90,7 @@ DEFAULTS: dict[str, Any] = {
     "field_chars": 400,
     "game_args": "preset",
     "grounding": "parser",
+    "menu": "auto",
 }
 
 
@@ -170,6 +174,7 @@ class SettingsMixin:
             ("language", LANGUAGES),
             ("game_args", GAME_ARGS),
             ("grounding", GROUNDINGS),
+            ("menu", MENUS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -238,6 +243,7 @@ class SettingsMixin:
             "field_chars": self.field_chars,
             "game_args": self._settings["game_args"],
             "grounding": self._settings["grounding"],
+            "menu": self.menu,
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,

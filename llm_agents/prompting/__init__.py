@@ -8,6 +8,7 @@ name                what                                                        
 ==================  ===========================================================  ==============
 ``qa``              answer with the action (the default decider)                 004 Fig. 4
 ``cot``             reason step by step, then answer                             004 Fig. 6, 002
+``explain``         "Explanation: ... Action: ...", no step-by-step instruction  002 App. C.1
 ``cot_steps``       one generation in steps: world state, the pieces' steps,     003 §3
                     then the action
 ``lm``              score every action by token log-probabilities                004 Fig. 1
@@ -27,7 +28,7 @@ name                what                                                        
 ==================  ===========================================================  ==============
 
 Presets: ``paper000`` = ``qa+belief``, ``paper001`` = ``cot+tom2``, ``paper002`` =
-``cot+tom+verify``, ``paper003`` = ``cot_steps+partner+reflect``.
+``explain+tom+verify``, ``paper003`` = ``cot_steps+partner+reflect``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ from collections.abc import Callable
 from typing import Any
 
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
-from tom_llm_agents.prompting.deciders import LM, QA, CoT, StepsCoT, score_continuations
+from tom_llm_agents.prompting.deciders import (
+    LM,
+    QA,
+    CoT,
+    Explain,
+    StepsCoT,
+    score_continuations,
+)
 from tom_llm_agents.prompting.pieces import (
     S2A,
     BeliefState,
@@ -56,6 +64,7 @@ DECIDERS: dict[str, Callable[..., Decider]] = {
     "qa": lambda **o: QA(),
     "cot": lambda **o: CoT(examples=o.get("examples", "")),
     "cot_steps": lambda **o: StepsCoT(),
+    "explain": lambda **o: Explain(),
     "lm": lambda **o: LM(),
 }
 
@@ -98,7 +107,7 @@ PIECES: dict[str, Callable[..., Piece]] = {
 PRESETS: dict[str, str] = {
     "paper000": "qa+belief",
     "paper001": "cot+tom2",
-    "paper002": "cot+tom+verify",
+    "paper002": "explain+tom+verify",
     "paper003": "cot_steps+partner+reflect",
 }
 
@@ -143,6 +152,7 @@ __all__ = [
     "Decider",
     "Decision",
     "DecisionContext",
+    "Explain",
     "MemoryEntry",
     "Oracle",
     "PartnerModelling",

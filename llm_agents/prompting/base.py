@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.game import TextObservation
-from tom_envs.core.text import letter
+from tom_envs.core.text import letter, named_options
 from tom_llm_agents.client import LLMRequest, LLMResponse
 from tom_llm_agents.prompting import templates as T
 
@@ -154,17 +154,32 @@ class DecisionContext:
         if sections:
             for title, body in self.sections:
                 parts.append(f"{title}\n{body}".strip() if title else body.strip())
-        if legal and not self.listed_in_observation():
+        if legal and self.shows_menu():
             parts.append(self.legal_block())
         return "\n\n".join(p for p in parts if p)
 
+    def shows_menu(self) -> bool:
+        """Whether the agent lists the candidate actions: not with ``menu="none"`` (003: the
+        rules give the command syntax, the paper lists no candidates), nor where the
+        observation lists them already; a shortlist (001's top-k) is always listed."""
+        shortlist = set(self.candidates) != set(self.text.legal_actions)
+        if self.agent.menu == "none" and not shortlist:
+            return False
+        return not self.listed_in_observation()
+
     def listed_in_observation(self) -> bool:
         """Whether the observation already lists every legal action as an option (CollabCapture's
-        "A. Move to room 6.", Overcooked's "Available Actions: [...]") and every one is still a
-        candidate: then the agent's own list would show them twice."""
+        "A. Move to room 6.", Overcooked's "Available Actions: [...]", a matrix game's closing
+        question "Q: Which Option do you choose, Option J, Option F or Option B?") and every one
+        is still a candidate: then the agent's own list would show them twice."""
         full = self.text.legal_actions
         if not full or set(self.candidates) != set(full):
             return False
+        question = self.observation_question()
+        if question is not None and all(
+            named_options(question, {a: t}, case_sensitive=True) for a, t in full.items()
+        ):  # the game's own question names every option (004: "Q: Which Option do you choose,
+            return True  # Option J, Option F or Option B?")
         lines = {ln.strip().rstrip(".") for ln in self.observation.splitlines()}
         inline = re.findall(r"\[([^\[\]]*)\]", self.observation)
         items = {item.strip() for group in inline for item in group.split(",")}

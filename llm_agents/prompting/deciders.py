@@ -62,6 +62,18 @@ class CoT(Decider):
         return (self.examples + "\n\n" if self.examples else "") + cot_instruction(ctx)
 
 
+class Explain(Decider):
+    """002 App. A.1/C.1's answer: "Explanation: <brief explanation for selecting the move>" then
+    "Action: <selected move>", with no step-by-step instruction (the authors' prompt has none)."""
+
+    name = "explain"
+    max_tokens = 256
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """The explanation field, described in the prompt's language."""
+        return {"explanation": ctx.T.EXPLANATION_FIELD}
+
+
 class StepsCoT(CoT):
     """003 §3's chain of thought in one generation: step 1, the world state in the model's own
     words (this decider's field), then the steps the pieces ask for as answer fields (partner

@@ -51,6 +51,9 @@ MESSAGE_FIELD = "a short message to your teammates, sent with your action (may b
 TEXT_FORMAT = (
     "Format your response as\n{lines}Action: <one of the legal actions>\nDo not say anything else."
 )
+#: The action slot of :data:`TEXT_FORMAT`, and its wording when no actions are listed.
+ACTION_SLOT = "<one of the legal actions>"
+ACTION_SLOT_NO_MENU = "<your action, written as the rules say>"
 #: Field labels of the plain-text format (``Reasoning: ...``); read back by the parser.
 LABELS: dict[str, str] = {}
 FIELD_LINE = "{label}: <{text}>"
@@ -66,6 +69,11 @@ EXAMPLES_HEADER = "Here are examples of good answers (situations written in shor
 REPROMPT = (
     "Your answer could not be used: {feedback}\n"
     "Answer again in the required format, choosing exactly one of: {actions}."
+)
+#: The re-prompt when the prompt lists no actions (``menu="none"``): the rules say how to act.
+REPROMPT_NO_MENU = (
+    "Your answer could not be used: {feedback}\n"
+    "Answer again in the required format, with one action written as the rules say."
 )
 #: Feedback on an answer that names a legal action outside the shortlist (001's top-k).
 NOT_CANDIDATE = "{action} is not one of the candidate actions now"
@@ -93,6 +101,8 @@ COT_INSTRUCTION_PAYOFFS = (
     "the other players are likely to do, then choose your action."
 )
 COT_FIELD = "your step-by-step reasoning, in a few sentences"
+#: 002's answer field (App. A.1, C.1: "Explanation: <brief explanation for selecting the move>").
+EXPLANATION_FIELD = "brief explanation for selecting the move"
 
 # ----------------------------------------------------------------------------- 000 belief state
 #: 000 App. A.2, generalised.

@@ -21,12 +21,16 @@ JSON_FORMAT = "请用一个 JSON 对象回答，包含 {keys}。“action” 必
 JSON_FIELD = "“{name}”：{description}"
 MESSAGE_FIELD = "随动作发送给队友的一条简短消息（可以为空）"
 TEXT_FORMAT = "请按以下格式回答：\n{lines}动作：<一个合法动作>\n不要输出其他内容。"
+ACTION_SLOT = "<一个合法动作>"
+ACTION_SLOT_NO_MENU = "<按规则写出的动作>"
+REPROMPT_NO_MENU = "你的回答无法使用：{feedback}\n请按要求的格式重新回答，按规则写出一个动作。"
 LABELS = {
     "reasoning": "推理",
     "evaluation": "评估",
     "plans": "计划",
     "insights": "见解",
     "analysis": "分析",
+    "explanation": "解释",
 }
 FIELD_LINE = "{label}：<{text}>"
 ACTION_LABEL = "动作"
@@ -49,6 +53,7 @@ COT_INSTRUCTION = (
 )
 COT_INSTRUCTION_PAYOFFS = "让我们一步一步地思考：考虑规则和收益、到目前为止发生的事情以及其他玩家可能的行动，然后选择你的动作。"
 COT_FIELD = "你的逐步推理，写几句话"
+EXPLANATION_FIELD = "选择该动作的简短解释"
 TOM_PLANNING_1 = (
     "根据游戏历史和当前观察，分析每一位其他玩家的行为模式：推断他们可能持有的牌或意图、他们的策略，"
     "并预测他们的下一步动作。每位玩家用几句话回答。"

@@ -308,7 +308,7 @@ def test_every_preset_builds_and_records_itself() -> None:
 def test_preset_from_a_spec_string() -> None:
     pytest.importorskip("openai")
     agent = make_agent("llm:preset=paper002:model=m:base_url=http://127.0.0.1:9/v1", PD)
-    assert agent.strategy == "cot+tom+verify" and agent.verify_rounds == 10
+    assert agent.strategy == "explain+tom+verify" and agent.verify_rounds == 10
     assert agent.name == "llm:m:paper002"
 
 
@@ -419,10 +419,9 @@ def test_verifier_loops_to_its_recorded_cap() -> None:
         if "List of Available Actions:" in last:  # the critique: the first action listed again
             listed = last.split("List of Available Actions:\n")[1].split("\n")[0]
             return f"Reasoning: r\nAction: {listed}"
-        if "Legal actions:" not in last:
+        if "Q: Which Option do you choose" not in last:
             return "My partner has no clear intention yet."  # the ToM-reasoning step
-        first = last.split("Legal actions:\n- ")[1].split("\n")[0]
-        return f"Reasoning: r\nAction: {first}"
+        return "Reasoning: r\nAction: 1"  # the first option
 
     spec = RPS
     agent = LLMAgent(ScriptedClient(script), strategy="cot+verify", verify_rounds=1)

@@ -351,7 +351,7 @@ def test_paper003_three_call_variant_is_labelled_and_costs_three_calls() -> None
         ("PrisonersDilemma", {"preset": "paper004-cot"}, True),
         ("RockPaperScissors", {"strategy": "cot", "hide_payoffs": True}, False),
         ("Hanabi", {"strategy": "cot"}, False),
-        ("CollabEscape", {"preset": "paper002-collab"}, False),
+        ("CollabEscape", {"strategy": "cot+tom"}, False),
     ],
 )
 def test_the_cot_instruction_speaks_of_payoffs_only_where_there_are_some(
