@@ -15,7 +15,9 @@ difference from the paper that the suite cannot remove is listed in :attr:`Prese
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -442,6 +444,20 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+#: The checked-in protocol description of every preset (``protocols/<preset>.toml``): its game
+#: and short test episode, the calls of a decision and their messages, decoding and sampling,
+#: language, the menu shown, the answer fields, the examples and the invalid-output policy.
+#: ``tests/llm_agents/test_protocol_descriptions.py`` plays each preset against a scripted model
+#: and checks its real prompts against it.
+PROTOCOL_DIR = Path(__file__).parent / "protocols"
+
+
+def protocol_description(name: str) -> dict[str, Any]:
+    """The protocol description of preset ``name`` (``ValueError`` for an unknown preset)."""
+    preset(name)
+    return tomllib.loads((PROTOCOL_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+
+
 def preset(name: str) -> Preset:
     """The preset called ``name``; an unknown name raises ``ValueError`` listing the known ones."""
     if name not in PRESETS:
@@ -450,15 +466,17 @@ def preset(name: str) -> Preset:
 
 
 def preset_table() -> str:
-    """A markdown table of every preset: game, what it reproduces, its settings."""
+    """A markdown table of every preset: game, what it reproduces, its settings and the calls of
+    a decision (from its protocol description, :func:`protocol_description`)."""
     rows = [
-        "| preset | paper | game | reproduces | strategy | decoding | invalid output | "
-        "temperature | memory / history | other |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| preset | paper | game | reproduces | strategy | calls per decision | menu | decoding | "
+        "invalid output | temperature | memory / history | other |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     main = {"strategy", "decoding", "invalid", "reprompts", "temperature", "memory", "history"}
     for p in PRESETS.values():
         s = p.settings
+        d = protocol_description(p.name)
         invalid = {
             "resample": f"resample until valid (cap {s.get('reprompts')})",
             "reprompt": f"re-prompt with feedback ({s.get('reprompts')}x)",
@@ -471,9 +489,32 @@ def preset_table() -> str:
                 + "game: "
                 + ", ".join(f"{k}={v}" for k, v in p.env_kwargs.items())
             )
+        calls = " → ".join(c.replace("+", " (1+)") for c in d["calls"])
+        if "first_calls" in d:
+            calls += " (first: " + " → ".join(d["first_calls"]) + ")"
+        menu = {
+            "list": "listed",
+            "shortlist": f"top {d.get('shortlist')}",
+            "observation": "the game's",
+            "none": "none",
+        }[d["menu"]]
         rows.append(
-            f"| `{p.name}` | {p.paper} | {p.game} | {p.reproduces} | `{s['strategy']}` | "
-            f"{s['decoding']} | {invalid} | {s['temperature']} | {s['memory']} / {s['history']} "
-            f"| {other} |"
+            f"| `{p.name}` | {p.paper} | {p.game} | {p.reproduces} | `{s['strategy']}` | {calls} "
+            f"| {menu} | {s['decoding']} | {invalid} | {s['temperature']} | "
+            f"{s['memory']} / {s['history']} | {other} |"
         )
     return "\n".join(rows)
+
+
+def departures_list() -> str:
+    """A markdown list of every preset's unstated settings and remaining departures from its
+    paper (what ``docs/results/llm_presets.md`` shows beside the presets table)."""
+    lines = []
+    for p in PRESETS.values():
+        parts = []
+        if p.unstated:
+            parts.append(f"unstated (the suite's choice): {p.unstated}")
+        if p.differences:
+            parts.append(f"differences: {p.differences}")
+        lines.append(f"- `{p.name}`: " + ("; ".join(parts) if parts else "none"))
+    return "\n".join(lines)
