@@ -85,6 +85,18 @@ _P001_DIFF = (
     "paper's App. B prompts are not reproduced in full); 2 calls per decision, as the paper's "
     "merged Planning+Evaluator after the ToM analysis"
 )
+#: The settings every paper-003 preset shares (the strategy is each one's own).
+_P003: dict[str, Any] = dict(
+    decoding="free",
+    invalid="reprompt",
+    reprompts=2,
+    temperature=0.0,
+    memory="auto",
+    history=0,
+    examples="paper003",
+    menu="none",
+    probes=False,
+)
 #: What the paper-003 presets still do differently from the paper.
 _P003_DIFF = (
     "the eight examples are written for the suite's CoBlock XML and commands from the paper's "
@@ -308,18 +320,7 @@ PRESETS: dict[str, Preset] = {
             "the full agent (Figs. 6-7): one generation per decision with the four CoT steps "
             "(world state, partner and self modelling, self-reflection, action) and eight "
             "in-context examples (2 independent, 3 skill-dependent, 3 goal-dependent tasks)",
-            dict(
-                strategy="cot_steps+partner+reflect",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory="auto",
-                history=0,
-                examples="paper003",
-                menu="none",
-                probes=False,
-            ),
+            {**_P003, "strategy": "cot_steps+partner+reflect"},
             unstated="the temperature (0 here) and the re-prompt policy (2 re-prompts)",
             differences=_P003_DIFF,
         ),
@@ -329,18 +330,7 @@ PRESETS: dict[str, Preset] = {
             "CoBlock",
             "the baseline LLM agent: CoT without partner-state modelling (step 2) and "
             "self-reflection (step 3); its examples show the world state and the action only",
-            dict(
-                strategy="cot_steps",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory="auto",
-                history=0,
-                examples="paper003",
-                menu="none",
-                probes=False,
-            ),
+            {**_P003, "strategy": "cot_steps"},
             unstated="as paper003",
             differences=_P003_DIFF,
         ),
@@ -350,18 +340,7 @@ PRESETS: dict[str, Preset] = {
             "CoBlock",
             "a variant, not the paper's protocol: partner modelling and self-reflection as two "
             "separate calls before the action (3 calls per decision, about 3x the tokens)",
-            dict(
-                strategy="cot_steps+partner_call+reflect_call",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory="auto",
-                history=0,
-                examples="paper003",
-                menu="none",
-                probes=False,
-            ),
+            {**_P003, "strategy": "cot_steps+partner_call+reflect_call"},
             unstated="as paper003",
             differences="as paper003; and steps 2-3 are separate calls (the paper: one generation)",
         ),

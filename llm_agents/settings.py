@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from tom_llm_agents.fewshot import examples_for
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 
 DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
