@@ -10,8 +10,9 @@ order of :attr:`Piece.priority`:
    analysis adds a section, S2A rewrites rules and history, Social adds a prediction, ToM planning
    restricts the candidates to a recommender's top-k, Plans+Insights asks for extra fields);
 3. the decider produces an action (the agent's invalid-output policy re-prompts on bad output);
-4. :meth:`Piece.verify` may veto it (self-verification); a vetoed action is removed from the
-   candidates and the decider runs again;
+4. :meth:`Piece.verify` may veto it (self-verification); the verifier's critique goes back to
+   the decider in its own conversation, with every candidate but the vetoed one, and the decider
+   answers again (002's authors' loop, capped by the agent's ``verify_rounds``);
 5. :meth:`Piece.finish` sees the final action (literal ToM prediction after acting, storing plans).
 
 Everything a piece adds is visible to later pieces and to the decider, so pieces compose: a
@@ -311,7 +312,8 @@ class Piece:
         """Enrich the context before the decider runs."""
 
     def verify(self, ctx: DecisionContext, action: int) -> bool:
-        """``False`` vetoes ``action`` (it is removed from the candidates; the decider reruns)."""
+        """``False`` vetoes ``action`` (the decider answers again without it; a verifier may leave
+        its critique in ``ctx.notes["_critique"]`` for the decider's conversation)."""
         return True
 
     def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:
