@@ -18,12 +18,20 @@ from urllib.parse import urlsplit
 from tom_llm_agents.fewshot import examples_for
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 
 DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
 INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
+#: Whether a preset's game arguments are applied to its game (``"preset"``) or not (``"none"``).
+GAME_ARGS = ("preset", "none")
+#: How a reply becomes an action: the game's parser only, or (002's authors) also the closest
+#: candidate by text similarity when the parser finds none.
+GROUNDINGS = ("parser", "fuzzy")
+#: Whether the agent lists the candidate actions in its prompts (``"auto"``: unless the
+#: observation lists them) or never (``"none"``: the game's rules and text alone).
+MENUS = ("auto", "none")
 
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
@@ -80,6 +88,9 @@ DEFAULTS: dict[str, Any] = {
     "hide_payoffs": False,
     "step_tokens": None,
     "field_chars": 400,
+    "game_args": "preset",
+    "grounding": "parser",
+    "menu": "auto",
 }
 
 
@@ -161,6 +172,9 @@ class SettingsMixin:
             ("fallback", ("random", "first")),
             ("interface", INTERFACES),
             ("language", LANGUAGES),
+            ("game_args", GAME_ARGS),
+            ("grounding", GROUNDINGS),
+            ("menu", MENUS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -227,6 +241,9 @@ class SettingsMixin:
             "hide_payoffs": self.hide_payoffs,
             "step_tokens": self.step_tokens,
             "field_chars": self.field_chars,
+            "game_args": self._settings["game_args"],
+            "grounding": self._settings["grounding"],
+            "menu": self.menu,
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,

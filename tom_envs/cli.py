@@ -41,6 +41,7 @@ from tom_envs.cli_args import (
     workers_int,
 )
 from tom_envs.cli_qa import cmd_qa
+from tom_envs.core.agents import with_required_env_kwargs
 from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec
 from tom_envs.runner import (
@@ -131,6 +132,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the command line's own specs: they may name code (tom_envs.core.trust)
     factories = [lambda s=s: make_agent(s, spec, bundle, trusted=True) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
+    try:  # the game arguments the agents' protocols need (paper 001's language=zh ...)
+        kwargs = with_required_env_kwargs(spec, agents, kwargs)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.no_endpoint_check:
         check_agent_endpoints(specs)  # before the first call
     cfg = run_config(spec, agents, kwargs, {"text": args.text, "observations": False})

@@ -313,7 +313,7 @@ def test_preset_from_a_spec_string() -> None:
     pytest.importorskip("openai")
     agent = make_agent("llm:preset=paper002:model=m:base_url=http://127.0.0.1:9/v1", PD,
                        trusted=True)
-    assert agent.strategy == "cot+tom+verify" and agent.verify_rounds == 10
+    assert agent.strategy == "explain+tom+verify" and agent.verify_rounds == 10
     assert agent.name == "llm:m:paper002"
 
 
@@ -398,7 +398,7 @@ def test_fewshot_examples_are_in_the_answer_format_and_legal() -> None:
     j = ScriptedClient(['{"reasoning": "r", "action": "Option F"}'])
     play(LLMAgent(j, preset="paper004-cot3shot", decoding="json"), spec=RPS, horizon=1)
     assert '{"reasoning": "The other player' in j.requests[0].messages[0]["content"]
-    assert len(EXAMPLE_SETS["paper003"]) == 3  # 003 App. B.2: three rounds
+    assert len(EXAMPLE_SETS["paper003"]) == 8  # 003 §4.1: eight CoT examples
 
 
 def test_chinese_game_text_gets_chinese_scaffolding() -> None:
@@ -420,19 +420,25 @@ def test_verifier_loops_to_its_recorded_cap() -> None:
     def script(r: LLMRequest) -> str:
         if "action verification agent" in text_of(r):
             return "The action looks risky. Verification: Not Okay"
-        if "Legal actions:" not in text_of(r):
+        last = r.messages[-1]["content"]
+        if "List of Available Actions:" in last:  # the critique: the first action listed again
+            listed = last.split("List of Available Actions:\n")[1].split("\n")[0]
+            return f"Reasoning: r\nAction: {listed}"
+        if "Q: Which Option do you choose" not in last:
             return "My partner has no clear intention yet."  # the ToM-reasoning step
-        first = text_of(r).split("Legal actions:\n- ")[1].split("\n")[0]
-        return f"Reasoning: r\nAction: {first}"  # the first candidate still offered
+        return "Reasoning: r\nAction: 1"  # the first option
 
     spec = RPS
     agent = LLMAgent(ScriptedClient(script), strategy="cot+verify", verify_rounds=1)
     (step,) = mine(play(agent, spec=spec, horizon=1))
     assert step["info"]["llm"]["notes"]["verify"] == {"vetoes": 1, "cap": 1, "cap_reached": True}
-    uncapped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
-    (step,) = mine(play(uncapped, spec=spec, horizon=1))
+    # 002's authors relist every action but the one just vetoed: the loop only ends when the
+    # verifier agrees, here at the preset's cap of 10 vetoes
+    capped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
+    (step,) = mine(play(capped, spec=spec, horizon=1))
     notes = step["info"]["llm"]["notes"]
-    assert notes["verify"]["vetoes"] == 2 and not notes["verify"]["cap_reached"]  # one left
+    assert notes["verify"] == {"vetoes": 10, "cap": 10, "cap_reached": True}
+    assert len(notes["vetoed"]) == 10 and step["valid"]
 
 
 def test_overcooked_llm_plays_mid_level_actions_by_default() -> None:

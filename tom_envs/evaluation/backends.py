@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tom_envs import lifetime
+from tom_envs.core.agents import EnvKwargsConflict, with_required_env_kwargs
 from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.identity import episode_config
 from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
@@ -110,7 +111,9 @@ def expected_config(job: Job) -> dict[str, Any]:
 
     agents = _agents(job)
     record = {"text": "text" in job.record, "observations": "observations" in job.record}
-    return episode_config(game_spec(job.game), job.env_kwargs, agents, job.seed, record)
+    spec = game_spec(job.game)
+    kwargs = with_required_env_kwargs(spec, agents, job.env_kwargs)  # the agents' protocol
+    return episode_config(spec, kwargs, agents, job.seed, record)
 
 
 def read_finished(job: Job) -> Episode | None:
@@ -133,7 +136,7 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
     for job in jobs:
         try:
             ep = read_finished(job)
-        except ConfigMismatchError as exc:
+        except (ConfigMismatchError, EnvKwargsConflict) as exc:
             clashes.append(str(exc))
             continue
         if ep is not None:
