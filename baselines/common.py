@@ -220,7 +220,8 @@ def seat_agents(
     """One agent factory per seat: ``partners[seat]`` specs where given, the learner elsewhere."""
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     return [
-        (lambda s=partners[i]: make_agent(s, spec)) if i in partners else learner
+        (lambda s=partners[i]: make_agent(s, spec, trusted=True))  # the trainer's flags
+        if i in partners else learner
         for i in range(num_players)
     ]
 

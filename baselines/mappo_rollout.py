@@ -97,7 +97,8 @@ class Collector:
         if not self.learners:
             raise ValueError("every seat is a partner: at least one seat must learn")
         self.partners = [
-            {p: make_agent(s, spec, env.bundle) for p, s in partners.items()} for env in self.envs
+            {p: make_agent(s, spec, env.bundle, trusted=True)  # the trainer's command line
+             for p, s in partners.items()} for env in self.envs
         ]
         self.rng = np.random.default_rng(args.seed)
         self.policy = FailurePolicy(on_failure="raise")

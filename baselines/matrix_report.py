@@ -72,7 +72,7 @@ def run_cells(algos: list[str], steps: int, episodes: int, out: Path, seed: int)
                 for against in eval_partners(game):
                     factories = seat_agents(
                         spec,
-                        lambda c=ckpt, g=spec: make_agent(f"checkpoint:path={c}", g),
+                        lambda c=ckpt, g=spec: make_agent(f"checkpoint:path={c}", g, trusted=True),
                         {1: against},
                         2,
                     )

@@ -49,7 +49,7 @@ from tom_baselines.common import (
     progress_bar,
     seat_agents,
 )
-from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn
+from tom_envs.core.agents import Agent, BaseAgent, EpisodeInfo, Turn, jsonable
 from tom_envs.registration import game_spec
 from tom_envs.single_agent import SingleAgentEnv
 
@@ -417,6 +417,20 @@ class SB3Agent(BaseAgent):
         with zipfile.ZipFile(path) as zf:
             meta = json.loads(zf.read(META_NAME)) if META_NAME in zf.namelist() else {}
         return cls(model, deterministic, name=f"checkpoint:path={path}", meta=meta)
+
+    def config(self) -> dict[str, Any]:
+        """Settings for result keys: the policy's class and network, its spaces, the sampling
+        and the environment it was trained on (the file's hash is the checkpoint agent's)."""
+        policy = getattr(self.model, "policy", None)
+        obs = getattr(self.model, "observation_space", None)
+        return {
+            "policy": type(policy).__name__ if policy is not None else None,
+            "net_arch": jsonable(getattr(policy, "net_arch", None)),
+            "observation_shape": list(getattr(obs, "shape", None) or []),
+            "num_actions": getattr(getattr(self.model, "action_space", None), "n", None),
+            "deterministic": self.deterministic,
+            "trained_on": jsonable({k: self.meta.get(k) for k in ("env_id", "env_kwargs")}),
+        }
 
     def reset(self, info: EpisodeInfo) -> None:
         """Seed the sampler from the episode; check the action space and environment match."""

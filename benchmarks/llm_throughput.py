@@ -179,13 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "bench.toml"
         spec = f"llm:model=slow:base_url={server.base_url}:temperature=0.7:probes=false"
-        cfg.write_text(
+        cfg.write_text(  # the endpoint is named on the command line (a file may not)
             f'name = "llm-throughput"\nepisodes = {args.episodes}\n'
-            f'[agents]\nllm = "{spec}"\npartner = "{args.partner}"\n'
+            f'[agents]\npartner = "{args.partner}"\n'
             f'[[games]]\ngame = "{args.game}"\nkwargs = {{ horizon = {args.horizon} }}\n'
             f'[[matchups]]\ngame = "{args.game}"\nseats = ["llm", "partner"]\n'
         )
-        command = [sys.executable, "-m", "tom_envs.cli", "eval", str(cfg), "--out", f"{tmp}/run"]
+        command = [sys.executable, "-m", "tom_envs.cli", "eval", str(cfg), "--agent", f"llm={spec}",
+                   "--out", f"{tmp}/run"]  # fmt: skip
         command += args.cli_args.split()
         env = {**os.environ, "TOM_ENVS_PROGRESS": "off", "PYTHONPATH": str(ROOT)}
         log = Path(tmp) / "command.log"
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         if server.first is not None and server.last is not None and server.last > server.first
         else float("nan")
     )
-    print(f"command: {' '.join(['tom-envs', *command[3:]])}")
+    print(f"command: {' '.join(['tom-envs', *command[3:]])}".replace(server.base_url, "URL"))
     print(
         f"episodes {args.episodes} x {args.horizon} decisions of {args.game}, latency "
         f"{args.latency}s; {server.requests} calls, valid {valid:.0f}%"

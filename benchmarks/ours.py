@@ -16,6 +16,10 @@ instructions (a ``PCG64`` seeding), which no peer loop pays. The other modes res
                step; the action is sampled from the text observation's legal actions.
 * ``llm``      what an LLM loop does, minus the LLM: ``text_observation(agent).prompt()``, the text
                of a random legal action, ``env.parse_action(agent, text)``, ``step(parsed)``.
+* ``textenv``  the natural-language wrapper's loop (``tom_envs.wrappers.TextAECEnv``), what an LLM
+               loop over it does, minus the LLM: ``obs, ... = env.last()`` (the seat's prompt), the
+               text of a random legal action (``info["text_observation"].legal_actions``),
+               ``env.step(text)``: the ``llm`` loop's work plus the wrapper's.
 * ``rules``    the pure rules engine of the game's bundle (``make_bundle(**kwargs).game``):
                ``current_players``, ``legal_actions``, ``step``; no observation at all.
 
@@ -47,8 +51,9 @@ from benchlib import EpisodeStats, Sampler, emit, measure  # noqa: E402
 import tom_envs  # noqa: E402  (registers every game with pettingzoo)
 from tom_envs.core.game import SIMULTANEOUS  # noqa: E402
 from tom_envs.registration import GameSpec, game_spec  # noqa: E402
+from tom_envs.wrappers import TextAECEnv  # noqa: E402
 
-ALL_MODES = ("aec", "parallel", "text", "llm", "rules")
+ALL_MODES = ("aec", "parallel", "text", "llm", "textenv", "rules")
 
 
 def _per_joint(env: Any) -> int:
@@ -163,6 +168,31 @@ def llm_episode_fn(
     return episode
 
 
+def textenv_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = TextAECEnv(pettingzoo.make("aec", spec.id, **kwargs))
+    per_joint = _per_joint(env)
+    index = sampler.index
+
+    def episode(seed: int) -> EpisodeStats:
+        env.reset(seed=seed)
+        moves = chars = 0
+        for _agent in env.agent_iter():
+            obs, _rew, term, trunc, info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                chars += len(obs)
+                texts = list(info["text_observation"].legal_actions.values())
+                action = texts[index(len(texts))]
+                moves += 1
+            env.step(action)
+        return moves, moves / per_joint, chars
+
+    return episode
+
+
 def rules_episode_fn(
     spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
 ) -> Callable[[int], EpisodeStats]:
@@ -197,6 +227,7 @@ MODE_FNS: dict[
     "parallel": parallel_episode_fn,
     "text": text_episode_fn,
     "llm": llm_episode_fn,
+    "textenv": textenv_episode_fn,
     "rules": rules_episode_fn,
 }
 

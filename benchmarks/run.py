@@ -231,6 +231,7 @@ def ours_table(games: list[BenchGame], ours: dict[str, dict[str, dict[str, Any]]
         "text moves/s",
         "text chars/obs",
         "LLM-loop moves/s",
+        "text wrapper moves/s",
         "rules joint/s",
         "max spread",
     ]
@@ -253,6 +254,7 @@ def ours_table(games: list[BenchGame], ours: dict[str, dict[str, dict[str, Any]]
                 fmt(get("text", "moves_per_s")),
                 fmt(get("text", "obs_chars_per_move")),
                 fmt(get("llm", "moves_per_s")),
+                fmt(get("textenv", "moves_per_s")),
                 fmt(get("rules", "joint_per_s")),
                 pct(max(spreads) if spreads else None),
             ]
@@ -265,6 +267,7 @@ MODE_TEXT = {
     "parallel": "Parallel",
     "text": "text_observation",
     "llm": "LLM loop (prompt+parse)",
+    "textenv": "text wrapper (TextAECEnv)",
     "rules": "rules engine",
 }
 

@@ -1,10 +1,11 @@
-"""Hanabi through the text layer, as an LLM plays it, with a rule-based "model" instead of an API.
+"""Hanabi through the text wrapper, as an LLM plays it, with a rule-based "model" instead of an API.
 
-The loop is the one an LLM agent runs: ``env.text_observation(agent)`` gives the rules, the
-observation and the legal actions as text; the "model" answers in free text; ``env.parse_action``
-turns the answer into an action or into feedback to show the model (an unparseable answer is
-counted, never guessed). The policy below reads *only the text*: it plays a card its hints prove
-playable, else hints a playable card of its partner's, else discards its least-known card.
+The loop is a plain PettingZoo loop over ``TextAECEnv``: ``last()`` gives the seat's prompt (rules,
+observation, legal actions) and ``info["text_observation"]`` the same text in parts; the "model"
+answers in free text; ``step(reply)`` reads it with the game's parser. An unparseable reply is
+asked again with the parser's feedback (counted, never guessed). The policy below reads *only the
+text*: it plays a card its hints prove playable, else hints a playable card of its partner's, else
+discards its least-known card.
 
     python examples/hanabi_text.py
 """
@@ -14,6 +15,7 @@ import re
 import pettingzoo
 
 import tom_envs  # noqa: F401  (registers the tom_envs/ ids)
+from tom_envs.wrappers import TextAECEnv
 
 
 def _sets(colours: str, ranks: str) -> tuple[set[str], set[str]]:
@@ -61,28 +63,23 @@ def text_policy(observation: str, legal: list[str]) -> str:
 
 
 def main() -> None:
-    env = pettingzoo.make("aec", "tom_envs/Hanabi-v0")
+    env = TextAECEnv(pettingzoo.make("aec", "tom_envs/Hanabi-v0"))
     env.reset(seed=0)
-    calls = invalid = 0
+    calls = 0
     returns = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
-        _, reward, terminated, truncated, _ = env.last()
+        _prompt, reward, terminated, truncated, info = env.last()  # the prompt an LLM is sent
         returns[agent] += reward
         if terminated or truncated:
             env.step(None)
             continue
-        text = env.text_observation(agent)  # .prompt() is what an LLM would be sent
+        text = info["text_observation"]
         reply = text_policy(text.observation, list(text.legal_actions.values()))
         calls += 1
         if calls <= 3:
             print(f"{agent}: {reply!r}")
-        parsed = env.parse_action(agent, reply)
-        if parsed.action is None:  # the feedback goes back to the model, which answers again
-            invalid += 1
-            if invalid == 1:
-                print(f"{agent}: {reply!r} -> feedback {parsed.feedback[:70]!r}...")
-            parsed = env.parse_action(agent, "A")
-        env.step(parsed.action)
+        env.step(reply)
+    invalid = sum(c["invalid"] for c in env.episode_record()["counts"].values())
     print(f"{calls} replies, {invalid} unparseable; team score {returns['player_0']:.0f} of 25")
 
 

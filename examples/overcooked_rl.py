@@ -63,7 +63,7 @@ def main() -> None:
         spec = game_spec("Overcooked")
         bundle = spec.load().make_bundle(**KITCHEN)
         ckpt = f"checkpoint:path={summary['checkpoint']}"
-        episodes = run(spec, [lambda: make_agent(ckpt, spec, bundle),
+        episodes = run(spec, [lambda: make_agent(ckpt, spec, bundle, trusted=True),
                               lambda: make_agent("planner", spec, bundle)], 2, seed=100,
                        env_kwargs=KITCHEN)  # fmt: skip
         print("MAPPO + planner bot:", [e.returns["player_0"] for e in episodes], "(team returns)")

@@ -1,43 +1,45 @@
-"""The text layer an LLM loop uses, with a scripted "model" instead of an API call.
+"""An LLM in a plain PettingZoo loop, with a scripted "model" instead of an API call.
 
-Every game offers the same three calls, so a loop like this needs no game-specific code:
-``env.text_observation(agent)`` (rules, observation, legal actions), and
-``env.parse_action(agent, text)`` (free text -> action, or feedback to show the model).
+``TextAECEnv`` gives every game text observations and text actions: ``last()`` returns the seat's
+prompt (rules, observation, legal actions) and ``step`` takes the seat's answer in free text,
+read by the game's parser, so the loop needs no game-specific code. An answer the parser cannot
+use is asked again, with its feedback appended to the prompt (``on_invalid="reask"``, the
+default; ``"forfeit"`` plays a recorded fallback, ``"terminate"`` ends the episode), and every
+answer is recorded (``env.episode_record()``).
 
     python examples/text_loop.py
 """
 
 import pettingzoo
 
-import tom_envs  # noqa: F401
+import tom_envs  # noqa: F401  (registers the tom_envs/ ids)
+from tom_envs.wrappers import TextAECEnv
 
-
-def scripted_model(prompt: str, turn: int) -> str:
-    """Stands in for an LLM: answers in free text, sometimes badly."""
-    answers = ["I will choose Option J.", "hmm, not sure", "<action>F</action>", "Option J"]
-    return answers[turn % len(answers)]
+ANSWERS = ["I will choose Option J.", "hmm, not sure", "<action>F</action>", "Option J"]
 
 
 def main() -> None:
-    env = pettingzoo.make("aec", "tom_envs/BattleOfSexes-v0", horizon=3)
+    calls = []
+
+    def my_llm(prompt: str) -> str:
+        """Stands in for an LLM: answers in free text, sometimes badly."""
+        calls.append(prompt)
+        return ANSWERS[len(calls) % len(ANSWERS)]
+
+    env = TextAECEnv(pettingzoo.make("aec", "tom_envs/BattleOfSexes-v0", horizon=3))
     env.reset(seed=0)
-    calls = invalid = 0
-    for agent in env.agent_iter():
-        _, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        prompt = env.text_observation(agent).prompt()
-        result = env.parse_action(agent, scripted_model(prompt, calls))
-        calls += 1
-        while not result.valid:  # show the feedback and ask again
-            invalid += 1
-            print(f"{agent}: invalid ({result.feedback}); asking again")
-            result = env.parse_action(agent, scripted_model(prompt + "\n" + result.feedback, calls))
-            calls += 1
-        env.step(result.action)
+    for _agent in env.agent_iter():
+        obs, _reward, terminated, truncated, _info = env.last()
+        env.step(None if terminated or truncated else my_llm(obs))
+
+    asked_again = next(p for p in calls if "could not be used" in p)
+    print("a re-asked prompt ends with:", asked_again.splitlines()[-2])
     print(env.unwrapped.text_observation("player_0").observation)
-    print(f"model calls: {calls}, invalid answers: {invalid}")
+    record = env.episode_record()
+    invalid = sum(c["invalid"] for c in record["counts"].values())
+    print(f"model calls: {len(calls)}, invalid answers: {invalid}")
+    print(f"policy: {record['invalid_policy']['on_invalid']}, max_reasks "
+          f"{record['invalid_policy']['max_reasks']}")  # fmt: skip
 
 
 if __name__ == "__main__":

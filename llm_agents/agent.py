@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_llm_agents.answering import AnsweringMixin
@@ -140,6 +140,18 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             ``"zh"``.
         hide_history: remove the interaction history from matrix-game prompts (004 Table 3).
         hide_payoffs: remove the payoff rules from matrix-game prompts (004 Table 3).
+        game_args: ``"preset"`` (default): the preset's game arguments are required on its game
+            (paper 001's Guandan in Chinese, 004 Table 2's R/P/S names), applied by ``run``,
+            ``eval`` and ``reproduce`` (:meth:`required_env_kwargs`), and a run that sets them
+            otherwise is refused; ``"none"``: the run's own game arguments are played (recorded).
+        grounding: ``"parser"`` (default): a reply is an action only when the game's parser
+            reads one; ``"fuzzy"`` (002's authors): a reply the parser cannot read, but whose
+            answer is marked (``Action: ...``), is grounded to the candidate whose text it
+            resembles most (recorded in the step's ``notes["grounding"]`` and counted in the
+            episode's ``fuzzy_grounded``); an unmarked reply is still a fallback.
+        menu: ``"auto"`` (default): the candidate actions are listed in the prompt unless the
+            observation lists them; ``"none"``: never (the game's rules say how to write an
+            action: 003's CoBlock commands); a shortlist (001's top-k) is always listed.
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.
@@ -176,6 +188,14 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         "an LLM on any OpenAI-compatible endpoint (model=, base_url=, strategy=qa|cot|lm+...; "
         "local=true: the bundled SmolLM2)"
     )
+    #: options a spec read from a file or request may not set (tom_envs.core.trust): only the command
+    #: line chooses the host that receives prompts and the key, and which secret is sent
+    trusted_options: ClassVar[dict[str, str]] = {
+        "base_url": "chooses the host that receives the prompts and the API key",
+        "api_key_env": "chooses which secret is sent to the endpoint",
+    }
+    #: path options a file's spec may give only inside the current folder
+    path_options = ("cache_dir",)
 
     def __init__(
         self,
@@ -249,6 +269,8 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.hide_payoffs = bool(resolved["hide_payoffs"])
         self.step_tokens = resolved["step_tokens"]
         self.field_chars = int(resolved["field_chars"])
+        self.grounding: str = resolved["grounding"]
+        self.menu: str = resolved["menu"]
         if (price_in is None) != (price_out is None):
             raise ValueError("give both price_in and price_out (USD per million tokens), or none")
         prices = None
@@ -358,6 +380,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             "decisions": 0,
             "valid": 0,
             "first_try_valid": 0,
+            "fuzzy_grounded": 0,
             **dict.fromkeys(USAGE_KEYS, 0),
         }
         self._dead = None
@@ -399,6 +422,16 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 config = spec.load().make_bundle(**spec.kwargs).game.config
             self._oracle = matrix_partner_oracle(self.oracle_partner, config)
         return self._oracle(turn)
+
+    def required_env_kwargs(self, game: str) -> dict[str, Any]:
+        """The game arguments this agent's protocol needs on ``game``: its preset's
+        (:attr:`~tom_llm_agents.presets.Preset.env_kwargs`) on the preset's own game, unless
+        ``game_args="none"``. The commands that play episodes apply them
+        (:func:`tom_envs.core.agents.with_required_env_kwargs`)."""
+        if self.preset is None or self._settings["game_args"] == "none":
+            return {}
+        p = get_preset(str(self.preset))
+        return dict(p.env_kwargs) if game.split("/")[-1].split("-v")[0] == p.game else {}
 
     # ------------------------------------------------------------------ accounting
     @property
@@ -479,6 +512,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self._remember(turn, ctx, text.legal_actions.get(action, str(action)), True, decision)
         stats["valid"] += 1
         stats["first_try_valid"] += int(decision.reprompts == 0)
+        stats["fuzzy_grounded"] += int("grounding" in ctx.notes)
         stats["reprompts"] += decision.reprompts
         self._step_usage["reprompts"] = decision.reprompts
         info = self._info(ctx, decision, error)
@@ -609,21 +643,29 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         return int(legal[int(self.rng.integers(len(legal)))])
 
     def _decide(self, ctx: DecisionContext) -> Decision:
-        """The decider, then self-verification: a vetoed action leaves the candidates and the
-        decider runs again, until the verifier agrees or ``verify_rounds`` vetoes (the cap,
-        recorded in ``notes["verify"]``)."""
+        """The decider, then self-verification (002 §4.1.1, the authors' loop): a vetoed action's
+        critique goes back to the generator in the same conversation ("Your selected action: X
+        is not appropriate. <critique> Please choose another action.", with every candidate but X
+        listed), until the verifier agrees or ``verify_rounds`` vetoes (the cap, recorded in
+        ``notes["verify"]``; the authors looped without one)."""
         verifiers = [p for p in self.pieces if type(p).verify is not Piece.verify]
         vetoes = 0
+        base = dict(ctx.candidates)
         while True:
             decision = self.decider.decide(ctx)
-            if decision.action is None or not verifiers or len(ctx.candidates) <= 1:
+            if decision.action is None or not verifiers or len(base) <= 1:
                 break
             if vetoes >= self.verify_rounds:
                 break
             if all(p.verify(ctx, decision.action) for p in verifiers):
                 break
             vetoes += 1
-            ctx.notes.setdefault("vetoed", []).append(ctx.candidates.pop(decision.action))
+            rejected = decision.action
+            ctx.notes.setdefault("vetoed", []).append(base[rejected])
+            ctx.candidates = {a: t for a, t in base.items() if a != rejected}
+            ctx.notes["_revise"] = (base[rejected], ctx.notes.pop("_critique", ""))
+        ctx.notes.pop("_revise", None)
+        ctx.notes.pop("_conversation", None)
         if verifiers:
             ctx.notes["verify"] = {
                 "vetoes": vetoes,

@@ -35,12 +35,20 @@ from tom_llm_agents.fewshot import examples_for
 from tom_llm_agents.openai_client import REASONING_EFFORTS
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 
 DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
 INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
+#: Whether a preset's game arguments are applied to its game (``"preset"``) or not (``"none"``).
+GAME_ARGS = ("preset", "none")
+#: How a reply becomes an action: the game's parser only, or (002's authors) also the closest
+#: candidate by text similarity when the parser finds none.
+GROUNDINGS = ("parser", "fuzzy")
+#: Whether the agent lists the candidate actions in its prompts (``"auto"``: unless the
+#: observation lists them) or never (``"none"``: the game's rules and text alone).
+MENUS = ("auto", "none")
 
 #: The client's failure kinds a decision's fallback is recorded under as they are (any other
 #: refused request is recorded as ``"endpoint"``: its message says which).
@@ -101,6 +109,9 @@ DEFAULTS: dict[str, Any] = {
     "hide_payoffs": False,
     "step_tokens": None,
     "field_chars": 400,
+    "game_args": "preset",
+    "grounding": "parser",
+    "menu": "auto",
     "reasoning": None,
     "reasoning_effort": None,
     "max_completion_tokens": None,
@@ -212,6 +223,9 @@ class SettingsMixin:
             ("fallback", ("random", "first")),
             ("interface", INTERFACES),
             ("language", LANGUAGES),
+            ("game_args", GAME_ARGS),
+            ("grounding", GROUNDINGS),
+            ("menu", MENUS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -318,6 +332,9 @@ class SettingsMixin:
             "hide_payoffs": self.hide_payoffs,
             "step_tokens": self.step_tokens,
             "field_chars": self.field_chars,
+            "game_args": self._settings["game_args"],
+            "grounding": self._settings["grounding"],
+            "menu": self.menu,
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,

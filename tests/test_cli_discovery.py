@@ -42,6 +42,7 @@ def test_info_lists_arguments_bounds_agents_and_ids(spec, capsys) -> None:
     for sa in single_agent_specs():
         if sa.game is spec:
             assert f"gymnasium.make('{sa.id}')" in out
+            assert f"gymnasium.make('{sa.text_id}')" in out
 
 
 def test_list_filters(capsys) -> None:
@@ -49,7 +50,10 @@ def test_list_filters(capsys) -> None:
     assert code == 0 and "tom_envs/Hanabi-v0" in out and "Guandan" not in out
     code, out, _ = _run(["list", "--ids"], capsys)
     ids = out.split()
-    assert code == 0 and set(ids) == {g.id for g in GAMES} | {s.id for s in single_agent_specs()}
+    views = single_agent_specs()
+    assert code == 0 and set(ids) == {g.id for g in GAMES} | {s.id for s in views} | {
+        s.text_id for s in views
+    }
     code, out, _ = _run(["list", "--bots", "prisoner"], capsys)
     assert code == 0 and all(line.startswith("PrisonersDilemma ") for line in out.splitlines())
     assert any(" tit_for_tat " in line for line in out.splitlines())
@@ -78,7 +82,7 @@ def test_misspelled_kw_names_the_allowed_keys(capsys, tmp_path: Path) -> None:
 def test_zero_episodes_is_an_error(command: str, capsys) -> None:
     argv = {"run": ["run", "PrisonersDilemma"], "demo": ["demo"], "eval": ["eval", "paper004"]}
     code, _, err = _run([*argv[command], "--episodes", "0"], capsys)
-    assert code == 2 and "--episodes: expected a whole number >= 1, got '0'" in err
+    assert code == 2 and "--episodes: expected a whole number in [1, 1,000,000], got '0'" in err
 
 
 @pytest.mark.parametrize("spec", GAMES, ids=lambda g: g.name)

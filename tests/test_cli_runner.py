@@ -141,7 +141,8 @@ def test_run_writes_jsonl_trajectories(tmp_path: Path, capsys: pytest.CaptureFix
         assert sum(s["rewards"]["player_0"] for s in steps[1::2]) == tail["returns"]["player_0"]
         # Episode.read roundtrip: the file and the loaded episode say the same thing
         ep = Episode.read(path)
-        assert ep.records() == lines
+        assert ep.digest_ok is True and len(tail["digest"]) == 64  # the file's own SHA-256
+        assert ep.records() == [*lines[:-1], {k: v for k, v in tail.items() if k != "digest"}]
         assert all("observation_text" in s for s in ep.steps)  # rebuilt from the diffs
         assert (ep.seed, ep.length, ep.env_kwargs) == (seed, 10, {"horizon": 10})
 
@@ -237,7 +238,7 @@ def test_run_is_deterministic(tmp_path: Path, capsys) -> None:
                      "--episodes", "2", "--out", str(tmp_path / d), "--kw", "horizon=8"]) == 0
     for name in ("episode_000000.jsonl", "episode_000001.jsonl"):
         a, b = read_lines(tmp_path / "a" / name), read_lines(tmp_path / "b" / name)
-        strip = ("latency_s", "wall_time_s")
+        strip = ("latency_s", "wall_time_s", "digest")  # the digest covers the timings too
         clean = [{k: v for k, v in x.items() if k not in strip} for x in a]
         assert clean == [{k: v for k, v in x.items() if k not in strip} for x in b]
 

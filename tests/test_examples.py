@@ -20,7 +20,8 @@ SMALL = {
 def test_examples_exist() -> None:
     names = {p.name for p in EXAMPLES}
     assert {"pettingzoo_loop.py", "custom_policy.py", "gymnasium_vs_partner.py", "overcooked_rl.py",
-            "hanabi_sb3.py", "hanabi_text.py", "llm_custom_policy.py"} <= names  # fmt: skip
+            "hanabi_sb3.py", "hanabi_text.py", "llm_custom_policy.py", "text_loop.py",
+            "gymnasium_text.py"} <= names  # fmt: skip
     assert (EXAMPLES[0].parent / "eval_hanabi_overcooked.toml").exists()
 
 
@@ -41,8 +42,13 @@ def test_example_runs(path: Path, capsys: pytest.CaptureFixture[str], monkeypatc
         # Against a constant partner, predicting "it repeats" is right and best-responding is optimal
         # after the first round: 99 of 100 rounds won.
         assert "vs always_1     return   99.00  ΔFunctional/T 0.010  ToM % 99.0" in out
-    if path.name == "text_loop.py":
-        assert "invalid answers: 2" in out
+    if path.name == "text_loop.py":  # a plain PettingZoo loop over TextAECEnv
+        assert "model calls: 8, invalid answers: 2" in out and "policy: reask, max_reasks 2" in out
+        assert "ends with: Your previous answer could not be used: could not match 'hmm" in out
+    if path.name == "gymnasium_text.py":  # a registered -text id, stepped with strings
+        assert "5 turns, return 42.0 (optimal against tit-for-tat over 5 rounds: 42)" in out
+        assert "sloppy model: 10 turns (5 re-asked), return 42.0" in out
+        assert "on_invalid='terminate': 1 turn, reward -1.0, recorded player_0" in out
     if path.name == "rllib_ppo.py":  # PPO, a remote runner: a Parallel and a masked AEC game
         for game in ("Overcooked", "Hanabi"):
             line = re.search(rf"{game} iteration 2: 512 env steps; mean return per seat: (.*)", out)

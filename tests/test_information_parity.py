@@ -4,18 +4,22 @@ An RL agent (vector) and an LLM agent (text) must get the same information: both
 computed from ``game.observe(state, player)`` and from nothing else. Checked here over random
 states of every registered game: equal views give equal vectors and equal texts; the env's
 observations are exactly the renderings of ``env.view(agent)``; every legal action's text parses
-back to that action; garbage never parses and never raises.
+back to that action; garbage never parses and never raises. Through the natural-language wrappers
+(``tom_envs.wrappers``: AEC, Parallel and the Gymnasium ``-text`` ids) a seat receives exactly its
+own prompt (and the parser's feedback on its own answers) and infos rendered from its own view.
 """
 
 from __future__ import annotations
 
 import copy
 
+import gymnasium
 import numpy as np
 from conformance_helpers import (
     all_games,
     assert_same,
     bundle_of,
+    default_max_cycles,
     freeze,
     legal_choice,
     make_aec,
@@ -26,6 +30,8 @@ from conformance_helpers import (
 )
 
 from tom_envs.core.game import ParseResult, TextObservation, agent_index
+from tom_envs.registration import single_agent_specs
+from tom_envs.wrappers import TextAECEnv, TextParallelEnv, TextSingleAgentEnv
 
 GARBAGE = (
     "",
@@ -275,3 +281,126 @@ def test_parallel_parse_action(spec) -> None:
     for a in env.possible_agents:
         result = env.parse_action(a, "1")
         assert result.action is None and result.feedback.strip(), "parsed an action after the end"
+
+
+# ------------------------------------------------------------------ the text wrappers
+#: What a text wrapper puts in a seat's info (tom_envs.wrappers).
+WRAPPER_INFO_KEYS = {"action_mask", "text_observation", "answer", "invalid_policy"}
+#: Every how many decisions a seat first answers with garbage (re-asked with the feedback).
+GARBAGE_EVERY = 4
+
+
+def _wrapper_view_checks(info, view, text, agent, asked: bool) -> None:
+    """A seat's info holds renderings of its own view and records of its own answers only."""
+    assert WRAPPER_INFO_KEYS - {"answer"} <= set(info) <= WRAPPER_INFO_KEYS, sorted(info)
+    mask = info["action_mask"]
+    if asked:
+        assert_same(info["text_observation"], text.text_observation(view), f"text of {agent}")
+        assert sorted(np.flatnonzero(mask).tolist()) == sorted(view.legal_actions)
+    else:
+        assert info["text_observation"] is None and not mask.any()
+    answer = info.get("answer")
+    assert answer is None or answer["agent"] == agent, f"{agent}'s info holds another's answer"
+
+
+def _expected_prompt(text, view, feedback, template) -> str:
+    prompt = text.text_observation(view).prompt()
+    return prompt if feedback is None else f"{prompt}\n\n{template.format(feedback=feedback)}"
+
+
+@all_games
+def test_the_aec_text_wrapper_shows_each_seat_only_its_view(spec) -> None:
+    """Through ``TextAECEnv`` a seat's observation is exactly its prompt (plus, when re-asked,
+    the parser's feedback on its own answer read against its own view), and every seat's info
+    holds only renderings of its own view; nothing else reaches a seat."""
+    env = TextAECEnv(make_aec(spec))
+    u = env.unwrapped
+    text, template = u.bundle.text, env.policy.feedback_template
+    rng = np.random.default_rng(12)
+    env.reset(seed=0)
+    feedback: str | None = None
+    for n, agent in enumerate(env.agent_iter()):
+        obs, _, term, trunc, info = env.last()
+        live = not (term or trunc)
+        view = u.view(agent)
+        assert obs == _expected_prompt(text, view, feedback, template), f"{agent}'s observation"
+        _wrapper_view_checks(info, view, text, agent, live)
+        if n < 40 or n % 10 == 0:
+            for other in env.agents:
+                if other != agent:
+                    other_view = u.view(other)
+                    assert env.observe(other) == _expected_prompt(text, other_view, None, template)
+                    _wrapper_view_checks(env.infos[other], other_view, text, other, False)
+        if not live:
+            env.step(None)
+            continue
+        if feedback is None and n % GARBAGE_EVERY == 0:
+            said = "%% not an action %%"
+            feedback = text.parse_action(view, said).feedback
+            env.step(said)
+            continue
+        feedback = None
+        env.step(info["text_observation"].legal_actions[legal_choice(rng, info["action_mask"])])
+
+
+@parallel_games
+def test_the_parallel_text_wrapper_shows_each_seat_only_its_view(spec) -> None:
+    """The same for ``TextParallelEnv``: prompts of each seat's own view (feedback only on its own
+    re-asked answer), infos of its own view."""
+    env = TextParallelEnv(make_parallel(spec))
+    u = env.unwrapped
+    text, template = u.bundle.text, env.policy.feedback_template
+    rng = np.random.default_rng(13)
+    obs, infos = env.reset(seed=0)
+    feedback: dict[str, str] = {}
+    steps = 0
+    while True:
+        for a, ob in obs.items():
+            view = u.view(a)
+            assert ob == _expected_prompt(text, view, feedback.get(a), template), f"{a}'s prompt"
+            _wrapper_view_checks(infos[a], view, text, a, a in env.awaiting)
+        if not env.agents:
+            break
+        answers, feedback = {}, {}
+        for a in env.awaiting:
+            if steps % GARBAGE_EVERY == 0 and a == env.awaiting[-1]:
+                answers[a] = "%% not an action %%"
+                feedback[a] = text.parse_action(u.view(a), answers[a]).feedback
+            else:
+                legal = infos[a]["text_observation"].legal_actions
+                answers[a] = legal[legal_choice(rng, infos[a]["action_mask"])]
+        obs, _, _, _, infos = env.step(answers)
+        steps += 1
+
+
+@all_games
+def test_the_gymnasium_text_view_shows_the_learner_only_its_view(spec) -> None:
+    """A registered ``-text`` id: the learner's observation is its prompt, its info renders its
+    own view (the partners' text never reaches it)."""
+    sa = next(s for s in single_agent_specs() if s.game is spec)
+    env = gymnasium.make(sa.text_id, max_cycles=default_max_cycles(spec))
+    inner = env.unwrapped
+    assert isinstance(inner, TextSingleAgentEnv)
+    aec, agent = inner.view.aec, inner.view.agent
+    text, template = aec.bundle.text, inner.policy.feedback_template
+    rng = np.random.default_rng(14)
+    obs, info = env.reset(seed=0)
+    feedback, n = None, 0
+    while True:
+        view = aec.view(agent)
+        assert obs == _expected_prompt(text, view, feedback, template)
+        done = not info["action_mask"].any()
+        _wrapper_view_checks(info, view, text, agent, not done)
+        if done:
+            break
+        if feedback is None and n % GARBAGE_EVERY == 0:
+            said = "%% not an action %%"
+            feedback = text.parse_action(view, said).feedback
+        else:
+            legal = info["text_observation"].legal_actions
+            said, feedback = legal[legal_choice(rng, info["action_mask"])], None
+        obs, _, term, trunc, info = env.step(said)
+        n += 1
+        if term or trunc:
+            _wrapper_view_checks(info, aec.view(agent), text, agent, False)
+            break

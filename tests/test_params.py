@@ -121,6 +121,12 @@ BAD = [
     ("Overcooked", {"layuot": "cramped_room"}, "layuot"),
     ("CollabCapture", {"doors_open": [1, 0]}, "doors_open"),
     ("CollabEscape", {"max_turns": 10**7}, "max_turns"),
+    # issue #31: arguments that pass their own declaration but not together, and objects
+    ("CollabEscape", {"starts": [1, 1, 1]}, "starts"),
+    ("BombDefusal", {"num_agents": 1}, "num_agents"),
+    ("BombDefusal", {"colors": list("abcdefgh")}, "colors"),  # 3 agents hold 6 colours
+    ("CoBlock", {"task": "junk"}, "task"),
+    ("CoBlock", {"task": {"target": []}}, "task"),
 ]
 
 
@@ -179,15 +185,20 @@ def _bad_values(p: Param) -> list[object]:
             bad += [[1.5], ["abc"], [10**30], [-(10**9)]]
     elif t == "str_lists":
         bad += [3, [[3]], [["x" * 10_000]], [[]]]
+    elif t == "object":  # anything that is not an instance of the declared classes
+        bad += ["junk", "", 0, 3, 1.5, True, [1], (1, 2), b"x", {"target": []}]
     return bad
 
 
-FUZZ = [
-    (spec, p)
-    for spec in GAMES
-    for p in spec.load().PARAMS
-    if p.type != "object" and p.name not in spec.fixed
-]
+FUZZ = [(spec, p) for spec in GAMES for p in spec.load().PARAMS if p.name not in spec.fixed]
+
+
+def test_every_object_argument_declares_its_class() -> None:
+    """An ``object`` argument names the classes it accepts, so a wrong object is refused at
+    construction (CoBlock's ``task="junk"`` used to fail later with an AttributeError)."""
+    objects = [(s.name, p.name) for s, p in FUZZ if p.type == "object"]
+    assert objects == [("CoBlock", "task")]
+    assert all(p.instance_of for _, p in FUZZ if p.type == "object")
 
 
 @pytest.mark.parametrize(("spec", "param"), FUZZ, ids=[f"{s.name}-{p.name}" for s, p in FUZZ])

@@ -141,13 +141,49 @@ def test_schema_1_files_are_not_taken_as_results(tmp_path: Path, capsys) -> None
     for key in ("config", "config_hash"):
         lines[0].pop(key)
     lines[0]["version"] = 1
+    lines[-1].pop("digest")  # schema 1 had no content digest either
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert main(args) == 2
     assert "has no configuration (schema 1)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "edit",
+    ["a returned score", "a recorded action", "the status", "the digest itself", "one space"],
+)
+def test_an_edited_finished_trajectory_is_refused_not_reused(tmp_path: Path, capsys,
+                                                            edit: str) -> None:  # fmt: skip
+    """Adversary: a valid-JSON edit of a finished trajectory (its configuration untouched)."""
+    args = [*PD, "--agents", "always_0", "tit_for_tat", "--kw", "horizon=3", "--out", str(tmp_path)]
+    assert main(args) == 0
+    path = tmp_path / "episode_000001.jsonl"
+    text = path.read_text()
+    lines = [json.loads(x) for x in text.splitlines()]
+    tail = lines[-1]
+    if edit == "a returned score":
+        tail["returns"]["player_0"] += 99
+    elif edit == "a recorded action":
+        next(x for x in lines if x["type"] == "step")["action"] = 1
+    elif edit == "the status":
+        tail["status"] = "ok" if tail["status"] != "ok" else "failed"
+    elif edit == "the digest itself":
+        tail["digest"] = "0" * 64
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    edited = "".join(json.dumps(x, **compact) + "\n" for x in lines)
+    if edit == "one space":
+        edited = text.replace('"status":', '"status": ', 1)
+    assert edited != text
+    path.write_text(edited)
+    capsys.readouterr()
+    assert main(args) == 2  # refused, with a clear message, before anything is played
+    err = capsys.readouterr().err
+    assert "episode_000001.jsonl was edited after it was written" in err
+    assert "not reused" in err and "Traceback" not in err
+    assert path.read_text() == edited  # kept as evidence, never overwritten
+
+
 def _strip(lines: list[dict]) -> list[dict]:
-    drop = ("latency_s", "wall_time_s")
+    drop = ("latency_s", "wall_time_s", "digest")  # the digest covers the timings too
     return [{k: v for k, v in x.items() if k not in drop} for x in lines]
 
 
@@ -210,25 +246,26 @@ def test_fallback_share_over_threshold_fails_and_is_never_reused(tmp_path: Path,
 
 
 def test_eval_never_serves_a_swapped_agent(tmp_path: Path) -> None:
-    """Adversary: eval cell ids are labels; the model behind a label changed."""
+    """Adversary: eval cell ids are labels; the model behind a label changed (the class is given
+    as the command line gives it: a config file cannot name code)."""
     data = {
         "name": "swap",
         "episodes": 2,
-        "out": str(tmp_path / "run"),
-        "agents": {"m": f"{FAKE}:model=a", "tft": "tit_for_tat"},
+        "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
         "matchups": [{"game": "PrisonersDilemma", "seats": ["m", "tft"]}],
     }
-    first = evaluate(parse_config(data), workers=1)
+    out = str(tmp_path / "run")
+    a_m, b_m = {"m": f"{FAKE}:model=a"}, {"m": f"{FAKE}:model=b"}
+    first = evaluate(parse_config(data, agents=a_m, out=out), workers=1)
     assert first.played == 2
-    swapped = {**data, "agents": {"m": f"{FAKE}:model=b", "tft": "tit_for_tat"}}
     with pytest.raises(ConfigError, match=r'agents\.player_0\.settings\.model: "a" -> "b"'):
-        evaluate(parse_config(swapped), workers=1)
-    again = evaluate(parse_config(data), workers=1)
+        evaluate(parse_config(data, agents=b_m, out=out), workers=1)
+    again = evaluate(parse_config(data, agents=a_m, out=out), workers=1)
     assert again.played == 0 and again.resumed == 2
     # default directories differ by configuration
-    a = parse_config({k: v for k, v in data.items() if k != "out"})
-    b = parse_config({k: v for k, v in swapped.items() if k != "out"})
+    a = parse_config(data, agents=a_m)
+    b = parse_config(data, agents=b_m)
     from tom_envs.evaluation.run import experiment_hash
 
     assert experiment_hash(a, a.cells()) != experiment_hash(b, b.cells())
@@ -238,20 +275,20 @@ def test_eval_failed_episodes_are_retried_not_reused(tmp_path: Path, monkeypatch
     data = {
         "name": "fail",
         "episodes": 2,
-        "out": str(tmp_path / "run"),
-        "agents": {"bad": "fake_identity.mod:Raising:fail_every=2", "tft": "tit_for_tat"},
+        "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
         "matchups": [{"game": "PrisonersDilemma", "seats": ["bad", "tft"]}],
     }
-    res = evaluate(parse_config(data), workers=1)
+    cli = {"agents": {"bad": "fake_identity.mod:Raising:fail_every=2"}, "out": str(tmp_path / "r")}
+    res = evaluate(parse_config(data, **cli), workers=1)
     assert len(res.failures) == 2 and not res.episodes
     assert all("fell back on 2 of 4" in f.error for f in res.failures)
     calls: list[int] = []
     real = be.play_episode
     monkeypatch.setattr(be, "play_episode", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = evaluate(parse_config(data), workers=1)
+    again = evaluate(parse_config(data, **cli), workers=1)
     assert len(calls) == 2 and again.resumed == 0
-    loose = evaluate(parse_config({**data, "max_fallback_share": 0.5}), workers=1)
+    loose = evaluate(parse_config({**data, "max_fallback_share": 0.5}, **cli), workers=1)
     assert not loose.failures and len(loose.episodes) == 1
 
 
@@ -262,7 +299,7 @@ def test_llm_calls_store_each_message_once(tmp_path: Path) -> None:
     from tom_envs.registration import game_spec
 
     spec = game_spec("PrisonersDilemma")
-    eps = run(spec, [lambda: make_agent(FAKE, spec), lambda: make_agent("tit_for_tat", spec)], 1,
+    eps = run(spec, [lambda: make_agent(FAKE, spec, trusted=True), lambda: make_agent("tit_for_tat", spec)], 1,
               out_dir=tmp_path, env_kwargs={"horizon": 30})  # fmt: skip
     path = tmp_path / "episode_000000.jsonl"
     lines = lines_of(path)
@@ -402,3 +439,50 @@ def test_qa_eval_fails_when_the_answerer_fails_on_too_many_items(tmp_path: Path,
     calls["n"] = 0
     assert main(["qa", "eval", str(suite), "--answerer", "random", "--trials", "1",
                  "--max-failure-share", "0.9"]) == 0  # fmt: skip
+
+
+# ------------------------------------------------------------------------ the code is part of the key
+def test_the_code_that_plays_keys_every_result(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Adversary: a bot changed but the package version did not (a result of the old code
+    reused). The key holds a digest of each package's sources; a resumed run naming another
+    digest stops and names the package."""
+    from tom_envs import identity
+
+    code = identity.code_identity()
+    assert set(code) == set(identity.CODE_PACKAGES)
+    assert all(len(v) == 16 for v in code.values())  # every package is installed here
+    args = [*PD, "--agents", "always_0", "tit_for_tat", "--kw", "horizon=3", "--out", str(tmp_path)]
+    assert main(args) == 0
+    head = lines_of(tmp_path / "episode_000000.jsonl")[0]
+    assert head["config"]["code"] == code
+    monkeypatch.setattr(identity, "_CODE", {**code, "tom_envs": "0" * 16})  # the code changed
+    capsys.readouterr()
+    assert main(args) == 2
+    assert f'code.tom_envs: "{code["tom_envs"]}" -> "{"0" * 16}"' in capsys.readouterr().err
+
+
+def test_the_source_digest_follows_every_source_file(tmp_path: Path, monkeypatch) -> None:
+    """What the digest covers: every .py file and a game's data files, by path and content."""
+    from tom_envs.identity import _package_digest
+
+    pkg = tmp_path / "pkg_digest_probe"
+    (pkg / "games" / "g").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "games" / "g" / "bots.py").write_text("X = 1\n")
+    (pkg / "games" / "g" / "layout.txt").write_text("XX\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = _package_digest("pkg_digest_probe")
+    seen = {base}
+    for edit in (lambda: (pkg / "games" / "g" / "bots.py").write_text("X = 2\n"),
+                 lambda: (pkg / "games" / "g" / "layout.txt").write_text("XY\n"),
+                 lambda: (pkg / "new.py").write_text(""),
+                 lambda: (pkg / "new.py").rename(pkg / "renamed.py")):  # fmt: skip
+        edit()
+        seen.add(_package_digest("pkg_digest_probe"))
+    assert len(seen) == 5  # each edit gives a new digest
+    after = _package_digest("pkg_digest_probe")
+    (pkg / "README.md").write_text("docs are not code")
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.pyc").write_bytes(b"\x00")
+    assert _package_digest("pkg_digest_probe") == after
+    assert _package_digest("no_such_package_here") == "absent"

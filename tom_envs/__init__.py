@@ -6,6 +6,9 @@ Gymnasium, lazily: no game module is imported until an environment is made::
     import pettingzoo, gymnasium, tom_envs
     env = pettingzoo.make("aec", "tom_envs/RockPaperScissors-v0")
     solo = gymnasium.make("tom_envs/PrisonersDilemmaVsTitForTat-v0")
+    llm = gymnasium.make("tom_envs/PrisonersDilemmaVsTitForTat-text-v0")   # text in, text out
+
+Text observations and text actions for any game: :mod:`tom_envs.wrappers`.
 """
 
 from __future__ import annotations

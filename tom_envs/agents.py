@@ -12,8 +12,17 @@ An agent spec is a string::
     <name>:key=value:key=value   any of the above with keyword arguments (ints, floats, bools, str;
                                  a value may hold ':', as in base_url=http://127.0.0.1:8000/v1)
     module.path:Class            any importable Agent class (keyword arguments after a further ':');
-                                 ``myagent:Cls`` (a file myagent.py) too. The command line finds
-                                 them from the current folder; a served request never names code
+                                 ``myagent:Cls`` (a file myagent.py) too: only from the command
+                                 line (``trusted=True``), which finds them from the current folder
+
+**Trust** (:mod:`tom_envs.core.trust`). A spec read from a file or a request (eval configs, the
+shipped configs, study files, QA suites, served requests) is untrusted: :func:`make_agent`'s
+default ``trusted=False`` accepts only the allow-list above (``random``, the game's bots and populations,
+installed ``tom_envs.agents`` plugins), refuses the plugin options that could run code, pick a
+host or leak a secret (each plugin's ``trusted_options``), and keeps the paths it names inside the
+current folder (``path_options``). Only a caller that holds a spec from the person running the
+command passes ``trusted=True``: the command line, and Python code for its own specs. The
+permission is that argument, never something read from the spec.
 
 Generic kinds other than ``random`` are plugins (:mod:`tom_envs.plugins`, group
 ``tom_envs.agents``): this package names no agent package. The partner registry is each game
@@ -31,6 +40,7 @@ from typing import Any
 from tom_envs import plugins
 from tom_envs.core.agents import Agent, AgentAction, BaseAgent, EpisodeInfo, RandomAgent, Turn
 from tom_envs.core.game import GameBundle
+from tom_envs.core.trust import HOW_TO_NAME_CODE, NotAllowed, inside_folder
 from tom_envs.registration import GameSpec
 
 #: The agent kind every game has without a plugin.
@@ -80,14 +90,29 @@ def _names_code(head: str, item: str) -> bool:
     return "=" not in item and item.isidentifier() and ("." in head or item[:1].isupper())
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"rmax:known_threshold=2:gamma=0.9"`` -> ``("rmax", {"known_threshold": 2, "gamma": 0.9})``."""
+def parse_spec(spec: str, *, trusted: bool = False) -> tuple[str, dict[str, Any]]:
+    """``"rmax:known_threshold=2:gamma=0.9"`` -> ``("rmax", {"known_threshold": 2, "gamma": 0.9})``.
+
+    ``module:Class`` heads (``("mypkg.agents:Cls", {...})``) are read only with ``trusted=True``;
+    otherwise a spec of that shape raises :class:`~tom_envs.core.trust.NotAllowed`.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is text, got {type(spec).__name__} {str(spec)[:60]!r}")
+    if len(spec) > 4000:
+        raise ValueError(f"agent spec of {len(spec)} characters (at most 4000): {spec[:60]!r}...")
     parts = spec.split(":")
     head = parts[0]
     rest = parts[1:]
     if head == "population" and rest:
         head, rest = f"population:{rest[0]}", rest[1:]
     elif rest and _names_code(head, rest[0]):
+        if not trusted:
+            raise NotAllowed(
+                f"agent spec {spec[:120]!r} names Python code ({head}:{rest[0]}); a file or a "
+                "request may name only random, the game's bots, population:NAME and installed "
+                f"agent plugins ({', '.join(generic_agent_names())}). To play it, "
+                + HOW_TO_NAME_CODE
+            )
         head, rest = f"{head}:{rest[0]}", rest[1:]
     raw: dict[str, str] = {}
     last = None
@@ -138,34 +163,72 @@ class PopulationAgent(BaseAgent):
             end(turn)
 
 
-def _build(entry: str, spec: str, kwargs: dict[str, Any]) -> Agent:
-    """Load ``entry`` (a generic agent name or ``module:Class``) and construct it; a bad spec raises
-    KeyError/ValueError, never TypeError."""
+def check_options(cls: Any, spec: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options of an untrusted spec for the plugin class ``cls``: :class:`NotAllowed` for
+    an option the plugin keeps for the command line (``trusted_options``), and every path option
+    (``path_options``) kept inside the current folder."""
+    restricted: dict[str, str] = dict(getattr(cls, "trusted_options", {}) or {})
+    for key in kwargs:
+        if key in restricted:
+            raise NotAllowed(
+                f"agent spec {spec[:120]!r}: option {key!r} {restricted[key]}, so a file or a "
+                "request cannot set it; give this agent on the command line instead (tom-envs "
+                "run --agents SPEC, tom-envs eval CONFIG --agent LABEL=SPEC, tom-envs serve "
+                "--partner NAME=SPEC)"
+            )
+    out = dict(kwargs)
+    for key in getattr(cls, "path_options", ()) or ():
+        if key in out and out[key] is not None:
+            kind = "dir" if key.endswith("_dir") else "file"
+            out[key] = str(inside_folder(str(out[key]), f"agent spec {spec[:120]!r}: {key}",
+                                         kind=kind))  # fmt: skip
+    return out
+
+
+def _build(entry: str, spec: str, kwargs: dict[str, Any], trusted: bool) -> Agent:
+    """Load ``entry`` (a generic agent name, or ``module:Class`` when ``trusted``) and construct
+    it; a bad spec raises KeyError/ValueError, never TypeError."""
     try:
-        cls = _generic_class(entry) if ":" not in entry else _load(entry)
+        if ":" not in entry:
+            cls = _generic_class(entry)
+        elif trusted:
+            cls = _load(entry)
+        else:  # unreachable through parse_spec; kept so no other path can import a named class
+            raise NotAllowed(f"agent spec {spec[:120]!r} names Python code; {HOW_TO_NAME_CODE}")
     except (ImportError, AttributeError, plugins.PluginError) as exc:
         raise KeyError(f"agent spec {spec!r}: cannot load {entry!r} ({exc})") from exc
+    if not trusted:
+        kwargs = check_options(cls, spec, kwargs)
     try:
         return cls(**kwargs)
     except TypeError as exc:  # unknown or missing keyword arguments
         raise ValueError(f"agent spec {spec!r}: {exc}") from exc
 
 
-def make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
+def make_agent(
+    spec: str, game: GameSpec, bundle: GameBundle | None = None, *, trusted: bool = False
+) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (see the module docstring).
+
+    ``trusted=False`` (the default) applies the rules for a spec read from a file or a request
+    (:mod:`tom_envs.core.trust`: the allow-list only, refused plugin options raise
+    :class:`~tom_envs.core.trust.NotAllowed`); pass ``trusted=True`` only for a spec the person
+    running the command gave (the command line, your own code).
 
     The agent's ``spec`` attribute is set to ``spec`` (trajectory headers and result keys name it;
     :func:`tom_envs.core.agents.agent_config` adds its class and resolved settings).
     """
-    agent = _make_agent(spec, game, bundle)
+    if trusted is not True and trusted is not False:  # a truthy string is never a permission
+        raise TypeError(f"trusted must be True or False, got {trusted!r}")
+    agent = _make_agent(spec, game, bundle, trusted)
     with contextlib.suppress(AttributeError):  # __slots__ or a read-only property: keep its own
         agent.spec = spec  # type: ignore[attr-defined]
     return agent
 
 
-def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
+def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: bool) -> Agent:
     """:func:`make_agent` without recording the spec."""
-    head, kwargs = parse_spec(spec)
+    head, kwargs = parse_spec(spec, trusted=trusted)
     module = game.load()
     bundle = bundle or module.make_bundle(**game.kwargs)
     table = module.bot_table(**game.kwargs)
@@ -174,17 +237,20 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None = None) -> 
         pops = table.populations
         if pop not in pops:
             raise KeyError(f"{game.name} has no population {pop!r}; choose from {sorted(pops)}")
+        if kwargs:
+            raise ValueError(f"population {pop!r} takes no arguments, got {kwargs}")
         return PopulationAgent(pop, list(pops[pop]), lambda m: make_agent(m, game, bundle))
     if head in table:  # a game's own bot wins over a generic name
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")
         return table.make(head, bundle)
     if head in generic_agent_names():
-        return _build(head, spec, kwargs)
-    if ":" in head and all(part.isidentifier() for part in head.replace(":", ".").split(".")):
-        return _build(head, spec, kwargs)
+        return _build(head, spec, kwargs, trusted)
+    if (trusted and ":" in head
+            and all(part.isidentifier() for part in head.replace(":", ".").split("."))):  # fmt: skip
+        return _build(head, spec, kwargs, trusted)
     raise KeyError(
-        f"unknown agent {spec!r} for {game.name}; generic: {generic_agent_names()}; bots: "
+        f"unknown agent {spec[:120]!r} for {game.name}; generic: {generic_agent_names()}; bots: "
         f"{table.names()}; populations: "
         f"{sorted('population:' + p for p in table.populations)}"
     )
@@ -208,9 +274,11 @@ def agent_names(game: GameSpec) -> dict[str, str]:
 
 __all__ = [
     "BUILTIN_AGENTS",
+    "NotAllowed",
     "PopulationAgent",
     "RandomAgent",
     "agent_names",
+    "check_options",
     "describe",
     "generic_agent_names",
     "make_agent",

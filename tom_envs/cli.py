@@ -33,15 +33,27 @@ from tom_envs.cli_args import (
     find_local_modules,
     kw_items,
     parse_kw,
+    port_int,
     positive_int,
+    seed_int,
     split_env_level,
     version_text,
+    workers_int,
 )
 from tom_envs.cli_cost import add_cost_args
 from tom_envs.cli_qa import cmd_qa
+from tom_envs.core.agents import with_required_env_kwargs
 from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec
-from tom_envs.runner import Episode, format_table, run, summarize
+from tom_envs.runner import (
+    Episode,
+    OutputWriteError,
+    RunningSummary,
+    format_table,
+    iter_run,
+    run,
+    summarize,
+)
 
 
 def _share(text: str) -> float:
@@ -54,13 +66,16 @@ def _share(text: str) -> float:
     return value
 
 
-def check_agent_endpoints(specs: Sequence[str]) -> None:
-    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not)."""
+def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
+    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
+
+    ``trusted``: the specs come from the command line (they may name code; see
+    :mod:`tom_envs.core.trust`)."""
     from tom_envs.evaluation.config import check_endpoint, endpoint_of
 
     seen: set[str | None] = set()
     for s in specs:
-        ep = endpoint_of(s)
+        ep = endpoint_of(s, trusted=trusted)
         if ep is not None and ep[1] not in seen:
             seen.add(ep[1])
             check_endpoint(ep[1])
@@ -68,14 +83,21 @@ def check_agent_endpoints(specs: Sequence[str]) -> None:
 
 def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
     """Print what failed (to stderr); 1 if an agent failed on every decision or an episode failed."""
-    from tom_envs.runner import failure_report
+    totals = RunningSummary()
+    for ep in episodes:
+        totals.add(ep)
+    return report_totals(totals, out)
 
-    every, failed = failure_report(episodes)
+
+def report_totals(totals: RunningSummary, out: Path | None) -> int:
+    """:func:`report_failures` from running totals."""
+    every, failed = totals.failure_report()
+    failed_count = totals.failed_count
     for line in every:
         print(f"error: {line}", file=sys.stderr)
     if failed:
         where = f" (trajectories in {out / 'failed'}/)" if out is not None else ""
-        print(f"{len(failed)} failed episode(s), not counted as results{where}:", file=sys.stderr)
+        print(f"{failed_count} failed episode(s), not counted as results{where}:", file=sys.stderr)
         for line in failed[:20]:
             print(f"  {line}", file=sys.stderr)
     return 1 if every or failed else 0
@@ -97,6 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         kwargs.update({k: MAX_CYCLES.parse(v) for k, v in env_level.items()})
     bundle = module.make_bundle(**{**spec.kwargs, **game_kwargs})
     n = bundle.game.num_players
+    from tom_envs.runner import check_seeds
+
+    check_seeds(args.seed, args.episodes, "run")  # ValueError: exit 2 naming the ranges
     specs = list(args.agents)
     find_local_modules(specs)
     if len(specs) == 1 and n > 1:
@@ -105,8 +130,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {spec.name} has {n} seats; give 1 or {n} agents", file=sys.stderr)
         return 2
     policy = FailurePolicy(max_fallback_share=args.max_fallback_share)
-    factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
+    # the command line's own specs: they may name code (tom_envs.core.trust)
+    factories = [lambda s=s: make_agent(s, spec, bundle, trusted=True) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
+    try:  # the game arguments the agents' protocols need (paper 001's language=zh ...)
+        kwargs = with_required_env_kwargs(spec, agents, kwargs)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.no_endpoint_check:
         check_agent_endpoints(specs)  # before the first call
     cfg = run_config(spec, agents, kwargs, {"text": args.text, "observations": False})
@@ -120,32 +151,39 @@ def cmd_run(args: argparse.Namespace) -> int:
             + f"-seed{args.seed}-{config_hash(cfg)[:8]}"
         )
     )
-    guard = _run_estimate(args, spec, specs, bundle, kwargs, out)  # before the first call
+    guard = _run_estimate(args, spec, specs, factories, kwargs, out)  # before the first call
     from tom_envs.budget import BudgetExhausted
+    from tom_envs.evaluation.cost import usage_of
 
-    with guard.running(), Progress(args.episodes, f"run {spec.name}") as bar:
-        try:
-            eps = run(spec, factories, args.episodes, args.seed, out, kwargs, args.text, bar,
-                      policy=policy)  # fmt: skip
-        except BudgetExhausted:
-            print(guard.stopped_message(f"Finished episodes are in {out}/."), file=sys.stderr)
-            return 3
-    _spent(guard, eps)
-    ok = [e for e in eps if e.ok]
-    summary = summarize(ok)
+    totals = RunningSummary()  # episodes are streamed to disk; only running sums stay in memory
+    spent = usage_of([])  # and what their model calls used
+    try:
+        with guard.running(), Progress(args.episodes, f"run {spec.name}") as bar:
+            for ep in iter_run(spec, factories, args.episodes, args.seed, out, kwargs, args.text,
+                               bar, policy=policy):  # fmt: skip
+                totals.add(ep)
+                for k, v in usage_of([ep]).items():
+                    spent[k] += v
+    except OutputWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BudgetExhausted:
+        print(guard.stopped_message(f"Finished episodes are in {out}/."), file=sys.stderr)
+        return 3
+    guard.spent(spent)
     cols = ["metric", "mean ± 95% CI"]
-    rows = [{"metric": k, "mean ± 95% CI": v} for k, v in summary.items()]
+    rows = [{"metric": k, "mean ± 95% CI": v} for k, v in totals.summary().items()]
     print(
-        f"{spec.id}: {' vs '.join(specs)}, {len(ok)} episodes, seeds {args.seed}.."
-        + (f" ({len(eps) - len(ok)} failed)" if len(ok) < len(eps) else "")
+        f"{spec.id}: {' vs '.join(specs)}, {totals.ok} episodes, seeds {args.seed}.."
+        + (f" ({totals.failed_count} failed)" if totals.failed_count else "")
     )
     if rows:
         print(format_table(rows, cols))
     print(f"trajectories: {out}/")
-    return report_failures(eps, out)
+    return report_totals(totals, out)
 
 
-def _run_estimate(args: argparse.Namespace, spec: Any, specs: Sequence[str], bundle: Any,
+def _run_estimate(args: argparse.Namespace, spec: Any, specs: Sequence[str], factories: Any,
                   kwargs: Any, out: Path) -> Any:  # fmt: skip
     """``run``'s cost estimate (printed), budget and response cache (``OUT/llm_cache``)."""
     from tom_envs.cli_cost import CostGuard
@@ -154,18 +192,11 @@ def _run_estimate(args: argparse.Namespace, spec: Any, specs: Sequence[str], bun
     guard = CostGuard(args)
     seeds = [s for s in range(args.seed, args.seed + args.episodes)
              if not (out / f"episode_{s:06d}.jsonl").exists()]  # fmt: skip
-    factories = [lambda s=s: make_agent(s, spec, bundle) for s in specs]
-    estimate = estimate_run(spec, factories, list(specs), seeds, kwargs)
+    estimate = estimate_run(spec, factories, list(specs), seeds, kwargs)  # fresh agents
     if estimate.agents:
         guard.use_cache(out / "llm_cache")
     guard.announce(estimate)
     return guard
-
-
-def _spent(guard: Any, episodes: Sequence[Any]) -> None:
-    from tom_envs.evaluation.cost import usage_of
-
-    guard.spent(usage_of(episodes))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -234,18 +265,15 @@ REPRODUCIBLE = (*PAPERS, "hanabi", "overcooked")
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """A paper's shipped eval config by name: its sections and its tables, played in the worker
     pool with resume; the tables' markdown is printed (and written to ``--out``)."""
-    from tom_envs.evaluation import ConfigError, load_config
+    from tom_envs.evaluation import ConfigError, load_config, shipped_configs
     from tom_envs.evaluation.report import table_markdown, table_section
 
-    try:
-        cfg = load_config(args.paper, out=args.run_dir)
+    try:  # the shipped file itself, never a file of that name in the current folder
+        cfg = load_config(shipped_configs()[args.paper], out=args.run_dir)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.episodes is not None:
-        if args.episodes < 1:
-            print(f"error: --episodes must be >= 1, got {args.episodes}", file=sys.stderr)
-            return 2
         from tom_envs.experiments.tables import get_table
 
         for t in cfg.tables:  # each table's own budgets; the sections keep the config's
@@ -340,7 +368,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from tom_envs.evaluation import write_outputs
 
         command = "tom-envs eval " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else ""
-        report = write_outputs(res, command)
+        try:
+            report = write_outputs(res, command)
+        except OSError as exc:
+            print(f"error: cannot write the report in {cfg.out_dir()}: {exc.strerror or exc}; "
+                  "every episode is on disk: run the same command again to write it",
+                  file=sys.stderr)  # fmt: skip
+            return 1
         print(report.read_text())
         print(f"\nreport: {report}  (trajectories and plots in {report.parent})")
     return code
@@ -369,15 +403,23 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     from tom_envs.evaluation.cost import usage_summary
 
     guard.spent(usage_summary(res)["total"])
-    if res.stopped:
-        print(guard.stopped_message(f"{len(res.stopped)} episode(s) not played; the finished ones "
-                                    f"are in {cfg.out_dir()}/."), file=sys.stderr)  # fmt: skip
+    if res.stopped:  # nothing more could be written: the finished episodes are on disk
+        kept = sum(len(v) for v in res.episodes.values()) + sum(
+            len(v) for t in res.tables.values() for v in t.values())  # fmt: skip
+        print(f"error: {res.stopped}; the run stopped. The {kept} finished episode(s) are kept "
+              f"in {cfg.out_dir()}/; free space and run the same command again to resume",
+              file=sys.stderr)  # fmt: skip
+        return None, 1
+    if res.budget_stopped:
+        print(guard.stopped_message(f"{len(res.budget_stopped)} episode(s) not played; the "
+                                    f"finished ones are in {cfg.out_dir()}/."),
+              file=sys.stderr)  # fmt: skip
     if res.failures:
         print(f"error: {len(res.failures)} failed episode(s), not counted as results:",
               file=sys.stderr)  # fmt: skip
         for o in res.failures[:20]:
             print(f"  {o.job.cell_id} seed {o.job.seed}: {o.error}", file=sys.stderr)
-    return res, EXIT_BUDGET if res.stopped else 1 if res.failures else 0
+    return res, EXIT_BUDGET if res.budget_stopped else 1 if res.failures else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -388,13 +430,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"error: tom-envs serve needs the serve extra ({exc}); from the checkout: "
               'pip install -e ".[serve]"', file=sys.stderr)  # fmt: skip
         return 2
-    from tom_envs.serve.app import load_study, parse_presets
+    from tom_envs.serve.app import check_study, load_study, parse_presets, study_partners
 
     # everything the server will call or read is checked before it starts
     try:
         presets = parse_presets(args.partner)
         study = load_study(args.study) if args.study else []
-        check_agent_endpoints([*presets.values(), *(p for t in study for p in t.partners)])
+        check_study(study, presets)  # a study file names no code, host or outside file
+        check_agent_endpoints(list(presets.values()))
+        for t in study:  # the file's own specs (an LLM spec without base_url: the default host)
+            specs, trusted = study_partners(t, presets)
+            check_agent_endpoints([s for s, ok in zip(specs, trusted, strict=True) if not ok],
+                                  trusted=False)  # fmt: skip
     except (ValueError, OSError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -435,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
         "NAME:key=value",
     )
     r.add_argument("--episodes", type=positive_int, default=10)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=seed_int, default=0)
     r.add_argument("--out", help="trajectory directory (default runs/GAME/AGENTS-seedS-CONFIGHASH)")
     r.add_argument("--text", action="store_true", help="record text observations")
     r.add_argument("--kw", nargs="*", default=[],
@@ -449,16 +496,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("demo", help="built-in agents on every game")
     d.add_argument("--episodes", type=positive_int, default=20)
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=seed_int, default=0)
     d.add_argument("--out", help="also write trajectories here")
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
     d.set_defaults(fn=cmd_demo)
     rp = sub.add_parser("reproduce", help="a results page's tables: its shipped eval config")
     rp.add_argument("paper", choices=REPRODUCIBLE)
-    rp.add_argument("--episodes", type=int, help="the tables' budget: episodes per cell (paper001: "
+    rp.add_argument("--episodes", type=positive_int, help="the tables' budget: episodes per cell (paper001: "
                     "deals and matches per pairing, paper003: generated tasks; default: the config's)")  # fmt: skip
     rp.add_argument("--backend", choices=["local", "ray"], default="local")
-    rp.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
+    rp.add_argument("--workers", type=workers_int, help="parallel episodes (default: CPU count)")
     rp.add_argument("--run-dir", help="trajectories (default runs/eval/NAME-CONFIGHASH; resumes)")
     rp.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     rp.add_argument("--out", help="also write the tables' markdown here")
@@ -478,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.set_defaults(fn=cmd_train)
     sv = sub.add_parser("serve", help="play any seat of any game in the browser")
     sv.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--port", type=port_int, default=8000)
     sv.add_argument("--out", default="runs/human", help="where session trajectories are written")
     sv.add_argument("--study", help="a study file (TOML [[tasks]]) for participants")
     sv.add_argument("--idle-timeout", type=float, default=600.0,
@@ -491,15 +538,15 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--max-fallback-share", type=_share, default=0.2,
                     help="write a session under failed/ when a partner fell back on more than "
                     "this share of its decisions")  # fmt: skip
-    sv.add_argument("--max-sessions", type=int, default=100,
+    sv.add_argument("--max-sessions", type=positive_int, default=100,
                     help="most live sessions at once (idle ones are evicted)")  # fmt: skip
     sv.set_defaults(fn=cmd_serve)
     qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
     qs = qa.add_subparsers(dest="qa_cmd", required=True)
     qgen = qs.add_parser("generate", help="generate seeded suites (JSONL, one per game)")
     qgen.add_argument("games", nargs="*", help="games (default: every game with a generator)")
-    qgen.add_argument("--n", type=int, default=60, help="items per game")
-    qgen.add_argument("--seed", type=int, default=0)
+    qgen.add_argument("--n", type=positive_int, default=60, help="items per game")
+    qgen.add_argument("--seed", type=seed_int, default=0)
     qgen.add_argument("--filter", nargs="*", default=[], help="scenario filters (see each qa.py)")
     qgen.add_argument("--out", default="runs/qa", help="output directory")
     qv = qs.add_parser("verify", help="recompute every item of suites with the engine")
@@ -513,8 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
     qe.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
     qe.add_argument("--local", action="store_true", help="the bundled SmolLM2 model")
     qe.add_argument("--temperature", type=float, default=0.7)
-    qe.add_argument("--trials", type=int, default=3)
-    qe.add_argument("--seed", type=int, default=0)
+    qe.add_argument("--trials", type=positive_int, default=3)
+    qe.add_argument("--seed", type=seed_int, default=0)
     qe.add_argument("--max-failure-share", type=_share, default=0.2,
                     help="fail when more than this share of answers failed for the answerer's "
                     "own reasons (endpoint, context overflow, exception)")  # fmt: skip
@@ -530,7 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("config", nargs="?", help="a .toml file or a shipped config name (--list)")
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
     ev.add_argument("--backend", choices=["local", "ray"], default="local")
-    ev.add_argument("--workers", type=int, help="parallel episodes (default: CPU count)")
+    ev.add_argument("--workers", type=workers_int, help="parallel episodes (default: CPU count)")
     ev.add_argument("--episodes", type=positive_int, help="episodes per cell (overrides the config)")
     ev.add_argument(
         "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
@@ -555,6 +602,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc  # no repr quotes
         print(f"error: {text}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file that cannot be read or written: one line, never a traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 ``--kw key=value ...`` is the one flag for game arguments on every command (``--env-kwargs`` is
 the older spelling, still read); ``max_cycles`` is the env-level argument every game takes
 besides its declared ``PARAMS``. Agent classes named on the command line (``mypkg.agents:Cls``,
-``myagent:Cls``) are found from the current folder: only the command line does this.
+``myagent:Cls``) are found from the current folder: only the command line names code
+(:mod:`tom_envs.core.trust`).
 """
 
 from __future__ import annotations
@@ -28,14 +29,38 @@ def parse_kw(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def positive_int(text: str) -> int:
+def _whole(text: str, lo: int, hi: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count of episodes (or items): a whole number in [1, EPISODES_MAX]."""
+    from tom_envs.runner import EPISODES_MAX
+
+    return _whole(text, 1, EPISODES_MAX)
+
+
+def workers_int(text: str) -> int:
+    """A number of parallel workers: a whole number in [1, 1024]."""
+    return _whole(text, 1, 1024)
+
+
+def port_int(text: str) -> int:
+    """A TCP port: a whole number in [0, 65535] (0: any free port)."""
+    return _whole(text, 0, 65535)
+
+
+def seed_int(text: str) -> int:
+    """A seed: a whole number in [0, SEED_MAX]."""
+    from tom_envs.runner import SEED_MAX
+
+    return _whole(text, 0, SEED_MAX)
 
 
 def version_text() -> str:
@@ -58,15 +83,22 @@ def split_env_level(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 
 def names_code(specs: Sequence[str]) -> bool:
-    """Whether an agent spec names a class to import (``module:Class``)."""
-    return any(parse_spec(s)[0].count(":") == 1 and not s.startswith("population:")
-               for s in specs)  # fmt: skip
+    """Whether a command-line agent spec names a class to import (``module:Class``)."""
+    for s in specs:
+        try:
+            head = parse_spec(s, trusted=True)[0]
+        except ValueError:  # a malformed spec: reported where it is built
+            continue
+        if head.count(":") == 1 and not s.startswith("population:"):
+            return True
+    return False
 
 
 def find_local_modules(specs: Sequence[str]) -> None:
     """Agent classes named on the command line (``mypkg.agents:Cls``, ``myagent:Cls``) are found
     from the current folder, as ``python -m`` would find them. Only the command line does this:
-    the browser server and eval configs never import code a request or file names."""
+    the browser server, study files and eval configs never import code a request or file names
+    (:mod:`tom_envs.core.trust`)."""
     if names_code(specs) and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
 
@@ -81,7 +113,7 @@ def cmd_list(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     for spec in games:
-        views = [sa.id for sa in single_agent_specs() if sa.game is spec]
+        views = [i for sa in single_agent_specs() if sa.game is spec for i in (sa.id, sa.text_id)]
         if args.ids:
             print("\n".join([spec.id, *views]))
             continue
@@ -130,6 +162,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     for sa in single_agent_specs():
         if sa.game is spec:
             print(f"    gymnasium.make('{sa.id}')")
+            print(f"    gymnasium.make('{sa.text_id}')   # text in, text out")
     return 0
 
 
@@ -149,7 +182,10 @@ __all__ = [
     "kw_items",
     "names_code",
     "parse_kw",
+    "port_int",
     "positive_int",
+    "seed_int",
     "split_env_level",
     "version_text",
+    "workers_int",
 ]

@@ -108,10 +108,25 @@ def render_pages() -> dict[str, str]:
         lines += ["", "## Agents (`tom-envs run GAME --agents ...`)", ""]
         for name, desc in agent_names(specs[0]).items():
             lines.append(f"* `{name}`: {desc}")
+        lines += ["", "## Text in, text out: the natural-language wrappers", ""]
+        for spec in specs:
+            wrapped = f'`TextAECEnv(pettingzoo.make("aec", "{spec.id}"))`'
+            if spec.parallel:
+                wrapped += f', `TextParallelEnv(pettingzoo.make("parallel", "{spec.id}"))`'
+            lines.append(f"* {wrapped}")
+        lines += [
+            "",
+            "`from tom_envs.wrappers import TextAECEnv, TextParallelEnv`. Each seat's observation is "
+            "its prompt (the rules, its observation as text and its legal actions, as described "
+            "above), its action an answer in free text read by this game's parser; an invalid "
+            "answer is re-asked with the parser's feedback, forfeited to a recorded fallback or ends "
+            "the episode, as the user chooses (`on_invalid=`; see the quickstart's "
+            "[Text in, text out](../quickstart.md#text-in-text-out-the-natural-language-wrappers)).",
+        ]
         lines += ["", "## Gymnasium single-agent views (learner in seat 0)", ""]
         for sa in single_agent_specs():
             if sa.game in specs:
-                lines.append(f"* `{sa.id}`")
+                lines.append(f"* `{sa.id}`; text in and text out: `{sa.text_id}`")
         pages[f"games/{key}.md"] = "\n".join(lines) + "\n"
     pages["games/README.md"] = "\n".join(index) + "\n"
     return pages

@@ -3,8 +3,17 @@
 :func:`resolved_env_kwargs` gives every game argument with its default resolved (the game's config
 dataclass); :func:`episode_config` is the full configuration of one episode (game id and version,
 resolved arguments, every agent's spec, class and settings, seed, what is recorded, suite version,
-record schema) and :func:`config_hash` its hash; :func:`config_diff` says what changed between two.
-Trajectories record both (:mod:`tom_envs.runner`); a resumed run reuses only an equal configuration.
+the code that plays it, record schema) and :func:`config_hash` its hash; :func:`config_diff` says
+what changed between two. Trajectories record both (:mod:`tom_envs.runner`); a resumed run reuses
+only an equal configuration.
+
+**The code.** ``config["code"]`` (:func:`code_identity`) holds, per package of the suite
+(``tom_envs``, ``tom_baselines``, ``tom_llm_agents``), a SHA-256 over every ``.py`` file and every
+package data file of a game (Overcooked layouts, CoBlock task sets) under the installed package's
+folder, by relative path and content, in sorted order (``__pycache__`` and other files excluded;
+``"absent"`` for a package that is not installed). It is computed once per process (about 10 ms);
+so a changed game, bot, agent, prompt or driver changes every result key, while documentation,
+tests and benchmarks do not. The Python, NumPy and PyTorch versions are not part of the key.
 """
 
 from __future__ import annotations
@@ -18,9 +27,59 @@ from typing import Any
 from tom_envs.core.agents import agent_config, jsonable
 
 #: Version of the trajectory record format (bumped when the JSONL schema changes).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-__all__ = ["SCHEMA_VERSION", "config_diff", "config_hash", "episode_config", "resolved_env_kwargs"]
+#: The suite's packages whose sources key every result (:func:`code_identity`).
+CODE_PACKAGES = ("tom_envs", "tom_baselines", "tom_llm_agents")
+#: Data files that are part of a game (besides ``.py``): they change what is played.
+_DATA_SUFFIXES = (".txt", ".json")
+
+__all__ = [
+    "CODE_PACKAGES",
+    "SCHEMA_VERSION",
+    "code_identity",
+    "config_diff",
+    "config_hash",
+    "episode_config",
+    "resolved_env_kwargs",
+]
+
+_CODE: dict[str, str] | None = None
+
+
+def _package_digest(name: str) -> str:
+    """SHA-256 (16 hex digits) of a package's sources: see the module docstring."""
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        found = None
+    roots = list(found.submodule_search_locations or []) if found is not None else []
+    if not roots:
+        return "absent"
+    h = hashlib.sha256()
+    for root in map(Path, roots):
+        files = sorted(
+            p
+            for p in root.rglob("*")
+            if p.is_file()
+            and "__pycache__" not in p.parts
+            and (p.suffix == ".py" or (p.suffix in _DATA_SUFFIXES and "games" in p.parts))
+        )
+        for p in files:
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def code_identity() -> dict[str, str]:
+    """``{package: source digest}`` of the suite's packages (computed once per process)."""
+    global _CODE
+    if _CODE is None:
+        _CODE = {name: _package_digest(name) for name in CODE_PACKAGES}
+    return dict(_CODE)
 
 
 def resolved_env_kwargs(spec: Any, kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -65,6 +124,7 @@ def episode_config(
         "seed": seed,
         "record": {k: bool(v) for k, v in sorted((record or {}).items())},
         "suite_version": tom_envs.__version__,
+        "code": code_identity(),
         "schema": SCHEMA_VERSION,
     }
 

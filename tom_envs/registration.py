@@ -18,6 +18,9 @@ Ids::
     gymnasium.make("tom_envs/<Name>Vs<Bot>-v<N>")           seat 0 learns, the bot fills the others
                                                             (an illegal action ends the episode
                                                             with reward -1: illegal_action=)
+    gymnasium.make("tom_envs/<Name>Vs<Bot>-text-v<N>")      the same view, text in and text out
+                                                            (tom_envs.wrappers; an invalid answer
+                                                            is re-asked: on_invalid=)
 """
 
 from __future__ import annotations
@@ -194,8 +197,18 @@ class SingleAgentSpec:
     @property
     def id(self) -> str:
         """``tom_envs/<Name>Vs<Bot>-v<N>``."""
+        return f"{NAMESPACE}/{self._name}-v{self.game.version}"
+
+    @property
+    def text_id(self) -> str:
+        """``tom_envs/<Name>Vs<Bot>-text-v<N>``: the same view with text in and text out
+        (:class:`tom_envs.wrappers.TextSingleAgentEnv`)."""
+        return f"{NAMESPACE}/{self._name}-text-v{self.game.version}"
+
+    @property
+    def _name(self) -> str:
         camel = "".join(part.capitalize() for part in self.bot.split("_"))
-        return f"{NAMESPACE}/{self.game.name}Vs{camel}-v{self.game.version}"
+        return f"{self.game.name}Vs{camel}"
 
 
 def game_spec(name_or_id: str) -> GameSpec:
@@ -216,7 +229,8 @@ def single_agent_specs() -> tuple[SingleAgentSpec, ...]:
 
 
 def register_all() -> None:
-    """Register every game with PettingZoo and every single-agent view with Gymnasium."""
+    """Register every game with PettingZoo and every single-agent view with Gymnasium (its
+    vector id and its text id)."""
     for spec in GAMES:
         if spec.id not in pettingzoo.aec_registry:
             pettingzoo.register(
@@ -243,4 +257,12 @@ def register_all() -> None:
                     "seat": sa.seat,
                     "illegal_action": "terminate",
                 },
+            )
+        if sa.text_id not in gymnasium.registry:
+            gymnasium.register(
+                id=sa.text_id,
+                entry_point="tom_envs.wrappers.single_agent:text_single_agent_env",
+                # an invalid answer is re-asked with the parser's feedback, twice, then forfeits
+                # to a recorded fallback (tom_envs/wrappers/answers.py; on_invalid= to choose)
+                kwargs={"game": sa.game.name, "partners": sa.bot, "seat": sa.seat},
             )

@@ -21,11 +21,13 @@ the output directory stops the run before anything is played, with a message lis
 changed (:class:`ConfigMismatchError`): results are never mixed or overwritten. Default output
 directories include a short hash of the configuration, so a changed configuration goes to a new
 directory. A failed episode is written to ``<out>/failed/`` and never reused: the next run plays
-it again.
+it again. Every file ends with the SHA-256 of its own content (``digest``); a finished file whose
+content no longer matches it (edited after it was written) stops the run the same way
+(:class:`TrajectoryDigestError`) and is never reused.
 
-Trajectory schema, version 2 (one JSON object per line)::
+Trajectory schema, version 3 (one JSON object per line)::
 
-    {"type": "episode", "version": 2, "env_id", "seed", "agents": {agent: spec},
+    {"type": "episode", "version": 3, "env_id", "seed", "agents": {agent: spec},
      "env_kwargs" (as given), "config": {...} (see above), "config_hash"}
     {"type": "prompt", "hash", "message"}          # each distinct LLM message of the file, once
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
@@ -38,7 +40,8 @@ Trajectory schema, version 2 (one JSON object per line)::
      "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
      "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
      "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
-     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s"}
+     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s",
+     "digest" (SHA-256 of the file's lines, this one without it: :func:`content_digest`)}
 
 Stored once: ``observation_text_diff`` is the seat's text observation as a diff against that
 seat's previous one in the file: a list whose items are ``[start, stop]`` (copy those lines of
@@ -57,15 +60,16 @@ import hashlib
 import json
 import math
 import os
+import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import Agent
+from tom_envs.core.agents import Agent, with_required_env_kwargs
 from tom_envs.core.probes import ORDERS
 from tom_envs.driver import EpisodeDriver, FailurePolicy
 from tom_envs.identity import (
@@ -81,7 +85,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "ConfigMismatchError",
     "Episode",
+    "OutputWriteError",
+    "RunningSummary",
+    "TrajectoryDigestError",
+    "check_seeds",
+    "content_digest",
     "format_table",
+    "iter_run",
     "mean_ci95",
     "play_episode",
     "probe_accuracy",
@@ -91,8 +101,36 @@ __all__ = [
 ]
 
 
+#: Episode seeds are whole numbers in [0, SEED_MAX] (what ``reset(seed)`` and the browser take).
+SEED_MAX = 2**32 - 1
+#: The most episodes one command plays per cell (and, in ``eval``, in all).
+EPISODES_MAX = 1_000_000
+
+
+def check_seeds(seed: object, episodes: object, what: str = "") -> None:
+    """ValueError naming the allowed ranges unless ``episodes`` seeds from ``seed`` are possible:
+    ``episodes`` a whole number in [1, EPISODES_MAX], every seed in [0, SEED_MAX]."""
+    lead = f"{what}: " if what else ""
+    for name, value, lo, hi in (("episodes", episodes, 1, EPISODES_MAX),
+                                ("seed", seed, 0, SEED_MAX)):  # fmt: skip
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+            lo <= int(value) <= hi
+        ):
+            raise ValueError(f"{lead}{name} must be a whole number in [{lo:,}, {hi:,}], got "
+                             f"{value!r}")  # fmt: skip
+    last = int(seed) + int(episodes) - 1  # type: ignore[call-overload]
+    if last > SEED_MAX:
+        raise ValueError(f"{lead}seeds {seed}..{last} pass {SEED_MAX:,}: the last seed must be "
+                         f"at most {SEED_MAX:,}")  # fmt: skip
+
+
 class ConfigMismatchError(ValueError):
     """A trajectory on disk belongs to a different configuration than the one asked for."""
+
+
+class TrajectoryDigestError(ConfigMismatchError):
+    """A finished trajectory on disk whose content no longer matches the digest written with it
+    (edited after it was written): it is never reused."""
 
 
 @dataclass
@@ -118,6 +156,8 @@ class Episode:
     config_hash: str | None = None
     #: the member a population seat drew this episode (``population:all`` -> ``tit_for_tat``)
     members: dict[str, str] = field(default_factory=dict)
+    #: read from a file: whether its content matches the digest written with it (None: none)
+    digest_ok: bool | None = field(default=None, compare=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -161,14 +201,19 @@ class Episode:
         return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
-        """Write the trajectory as JSONL, atomically (a crash never leaves half a file)."""
+        """Write the trajectory as JSONL, atomically (a crash never leaves half a file); the
+        summary line carries the file's ``digest`` (:func:`content_digest`)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        records = self.records()
+        lines = [_dumps(rec) for rec in records]
+        tail = {**records[-1], "digest": content_digest(lines)}
+        lines[-1] = _dumps(tail)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
         try:
             with os.fdopen(fd, "w") as fh:
-                for rec in self.records():
-                    fh.write(_dumps(rec) + "\n")
+                for line in lines:
+                    fh.write(line + "\n")
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -177,13 +222,23 @@ class Episode:
 
     @classmethod
     def read(cls, path: str | Path) -> Episode:
-        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity)."""
-        lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity).
+
+        :attr:`digest_ok` says whether the file's content still matches the digest written with
+        it (``None``: the file has none)."""
+        raw = Path(path).read_text()
+        lines = [json.loads(x) for x in raw.splitlines() if x.strip()]
         if not lines:
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
         head, tail = lines[0], lines[-1]
         if head.get("type") != "episode" or tail.get("type") != "summary":
             raise ValueError(f"{path} is not a complete tom-envs trajectory")
+        digest_ok: bool | None = None
+        if "digest" in tail:  # byte for byte: the file as written, without its digest field
+            found = _DIGEST_FIELD.search(raw)
+            digest_ok = found is not None and found.group(2) == hashlib.sha256(
+                (raw[: found.start(1)] + "}\n").encode("utf-8")
+            ).hexdigest()
         ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
         ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
         prompts = _unpack_prompts(x for x in lines[1:-1] if x.get("type") == "prompt")
@@ -196,7 +251,20 @@ class Episode:
         ep.fallbacks = tail.get("fallbacks") or {}
         ep.failures = tail.get("failures") or {}
         ep.members = tail.get("members") or {}
+        ep.digest_ok = digest_ok
         return ep
+
+
+#: The digest field the writer appends to the last line (:meth:`Episode.write`).
+_DIGEST_FIELD = re.compile(r'(,"digest":"([0-9a-f]{64})"\}\n)\Z')
+
+
+def content_digest(lines: Sequence[str]) -> str:
+    """SHA-256 of a trajectory's lines (the summary line without its ``digest``), as written."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8") + b"\n")
+    return h.hexdigest()
 
 
 def _message_hash(message: Any) -> str:
@@ -367,7 +435,8 @@ def play_episode(
         game: a :class:`GameSpec` or a game name/id.
         agents: one agent per seat, in seat order.
         seed: the episode seed (the env's ``reset(seed)`` and every agent's generator).
-        env_kwargs: overrides of the game's keyword arguments.
+        env_kwargs: overrides of the game's keyword arguments (with the arguments the agents
+            require added: :func:`~tom_envs.core.agents.with_required_env_kwargs`).
         record_text: also record the text observation each agent was shown.
         record_observations: also record the vector observation.
         env: an AEC env to reuse (made from ``game`` when omitted).
@@ -375,6 +444,7 @@ def play_episode(
         config: the episode's configuration (computed with :func:`episode_config` when omitted).
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
+    env_kwargs = with_required_env_kwargs(spec, agents, env_kwargs)  # the agents' protocol
     driver = EpisodeDriver(
         spec,
         agents,
@@ -453,6 +523,9 @@ def reusable(path: Path, expected: Mapping[str, Any], policy: FailurePolicy) -> 
         ep = Episode.read(path)
     except (ValueError, KeyError, IndexError, TypeError, json.JSONDecodeError):
         return None  # half-written or damaged: played again
+    if ep.digest_ok is False:
+        raise _digest_error(path, "was edited after it was written (its content no longer "
+                            "matches the digest written with it)")  # fmt: skip
     want = config_hash(expected)
     if ep.config_hash != want:
         if ep.config is None:
@@ -465,9 +538,18 @@ def reusable(path: Path, expected: Mapping[str, Any], policy: FailurePolicy) -> 
             + ". Use another output directory (the default one includes the configuration's hash)"
             " or remove the old results"
         )
+    if ep.digest_ok is None:
+        raise _digest_error(path, f"has no content digest (schema {_schema_of(path)})")
     if not ep.ok or any(v > policy.max_fallback_share for v in ep.fallback_share().values()):
         return None  # not a result under this policy: played again
     return ep
+
+
+def _digest_error(path: Path, why: str) -> TrajectoryDigestError:
+    return TrajectoryDigestError(
+        f"{path} {why}: it is not reused as a result. Remove it (it is played again) or use "
+        "another output directory"
+    )
 
 
 def _schema_of(path: Path) -> Any:
@@ -480,6 +562,23 @@ def _schema_of(path: Path) -> Any:
 def failed_path(path: Path) -> Path:
     """Where a failed episode of ``path`` goes (``<dir>/failed/<name>``)."""
     return path.parent / "failed" / path.name
+
+
+class OutputWriteError(RuntimeError):
+    """A trajectory could not be written (disk full, read-only folder, ...). Every episode
+    finished before it is on disk; the same command resumes once the cause is fixed."""
+
+    def __init__(self, path: Path, error: OSError, kept: int) -> None:
+        import errno
+
+        code = errno.errorcode.get(error.errno or 0, "")
+        why = f"{error.strerror or error}" + (f" ({code})" if code else "")
+        super().__init__(
+            f"cannot write {path}: {why}. The {kept} episode(s) finished before it are kept in "
+            f"{path.parent}/; free space (or fix the folder) and run the same command again to "
+            "resume"
+        )
+        self.path, self.error, self.kept = path, error, kept
 
 
 def run(
@@ -499,42 +598,139 @@ def run(
     this configuration (see the module docstring); every file is checked before the first episode
     is played, and one of another configuration raises :class:`ConfigMismatchError`. Failed
     episodes are returned too (``status == "failed"``) and written under ``out_dir/failed/``.
+    Every episode is kept in the returned list: :func:`iter_run` keeps none (bounded memory).
     """
+    return list(iter_run(game, agent_factories, episodes, seed, out_dir, env_kwargs,
+                         record_text, progress, policy))  # fmt: skip
+
+
+def iter_run(
+    game: GameSpec | str,
+    agent_factories: Sequence[Callable[[], Agent]],
+    episodes: int,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    record_text: bool = False,
+    progress: Callable[[int, Episode], None] | None = None,
+    policy: FailurePolicy | None = None,
+) -> Iterator[Episode]:
+    """:func:`run` one episode at a time: each is written to disk as it finishes, then yielded,
+    and nothing is kept, so memory stays bounded for any number of episodes (the command line
+    sums them with :class:`RunningSummary`). Every file in ``out_dir`` is checked (and let go)
+    before the first episode is played. A trajectory that cannot be written raises
+    :class:`OutputWriteError`; the episodes before it stay on disk."""
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     policy = policy or FailurePolicy()
     agents = [f() for f in agent_factories]
+    env_kwargs = with_required_env_kwargs(spec, agents, env_kwargs)  # the agents' protocol
     env = spec.load().raw_env(**{**spec.kwargs, **(env_kwargs or {})})
     resolved = resolved_env_kwargs(spec, env_kwargs)
     record = {"text": record_text, "observations": False}
-    configs = [
-        episode_config(spec, env_kwargs, agents, seed + i, record, resolved)
-        for i in range(episodes)
-    ]
-    paths = [
-        Path(out_dir) / f"episode_{seed + i:06d}.jsonl" if out_dir is not None else None
-        for i in range(episodes)
-    ]
-    found = [
-        reusable(p, c, policy) if p is not None else None
-        for p, c in zip(paths, configs, strict=True)
-    ]  # every file checked before anything is played
-    out: list[Episode] = []
+    base = episode_config(spec, env_kwargs, agents, None, record, resolved)
+
+    def config(i: int) -> dict[str, Any]:
+        return {**base, "seed": seed + i}
+
+    def path_of(i: int) -> Path | None:
+        return Path(out_dir) / f"episode_{seed + i:06d}.jsonl" if out_dir is not None else None
+
+    reuse = set()
+    if out_dir is not None and Path(out_dir).is_dir():  # every file checked before anything plays
+        for i in range(episodes):
+            path = path_of(i)
+            if path is not None and path.exists() and reusable(path, config(i), policy):
+                reuse.add(i)
     for i in range(episodes):
-        ep, path = found[i], paths[i]
+        path = path_of(i)
+        ep = reusable(path, config(i), policy) if i in reuse and path is not None else None
         if ep is None:
             ep = play_episode(spec, agents, seed + i, env_kwargs, record_text=record_text,
-                              env=env, policy=policy, config=configs[i])  # fmt: skip
+                              env=env, policy=policy, config=config(i))  # fmt: skip
             if path is not None:
-                if ep.ok:
-                    ep.write(path)
-                    failed_path(path).unlink(missing_ok=True)
-                else:
-                    ep.write(failed_path(path))
-                    path.unlink(missing_ok=True)
-        out.append(ep)
+                target = path if ep.ok else failed_path(path)
+                try:
+                    ep.write(target)
+                    (failed_path(path) if ep.ok else path).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise OutputWriteError(target, exc, i) from None
         if progress is not None:
             progress(i, ep)
-    return out
+        yield ep
+
+
+class RunningSummary:
+    """What :func:`summarize` and :func:`failure_report` say, from episodes seen one at a time:
+    running sums only (bounded memory for any number of episodes)."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+        self.ok = 0
+        self._stats: dict[str, list[float]] = {}  # key -> [n, mean, M2] (Welford)
+        self._decisions: dict[str, list[int]] = {}  # seat -> [decisions, fallbacks]
+        self._names: dict[str, str] = {}
+        self._first: dict[str, str] = {}
+        self.failed: list[str] = []  # the first 20 failed episodes' reasons
+        self.failed_count = 0
+
+    def _add(self, key: str, x: float) -> None:
+        s = self._stats.setdefault(key, [0.0, 0.0, 0.0])
+        if isinstance(x, float) and math.isnan(x):
+            return
+        s[0] += 1
+        d = x - s[1]
+        s[1] += d / s[0]
+        s[2] += d * (x - s[1])
+
+    def add(self, ep: Episode) -> None:
+        """Count one episode (its steps are read for the first failure's cause, then let go)."""
+        self.episodes += 1
+        for a, n in ep.decisions.items():
+            t = self._decisions.setdefault(a, [0, 0])
+            t[0] += n
+            t[1] += ep.fallbacks.get(a, 0)
+            self._names.setdefault(a, ep.agents.get(a, a))
+            if a not in self._first and ep.fallbacks.get(a):
+                cause = _first_failure(ep, a)
+                if cause is not None:
+                    self._first[a] = cause
+        if not ep.ok:
+            self.failed_count += 1
+            if len(self.failed) < 20:
+                self.failed.append(f"seed {ep.seed}: {ep.failure or ep.status}")
+            return
+        self.ok += 1
+        for a, r in ep.returns.items():
+            self._add(f"return/{a}", float(r))
+        for a, n in ep.invalid.items():
+            self._add(f"invalid/{a}", float(n))
+        self._add("length", float(ep.length))
+        for k, v in ep.metrics.items():
+            if isinstance(v, (int, float)):
+                self._add(k, float(v))
+
+    def summary(self) -> dict[str, tuple[float, float]]:
+        """Mean and 95% half-width per key over the finished episodes (as :func:`summarize`)."""
+        out = {}
+        for k, (n, mean, m2) in self._stats.items():
+            if n == 0:
+                out[k] = (float("nan"), float("nan"))
+            elif n == 1:
+                out[k] = (mean, float("nan"))
+            else:
+                out[k] = (mean, 1.96 * math.sqrt(max(m2, 0.0) / (n - 1)) / math.sqrt(n))
+        return out
+
+    def failure_report(self) -> tuple[list[str], list[str]]:
+        """``(every_decision_failed, failed_episodes)`` as :func:`failure_report` says them (the
+        failed list holds the first 20)."""
+        every = [
+            f"{a} ({self._names[a]}) failed on every decision ({f} of {n}); cause: "
+            f"{self._first.get(a, 'unknown')}"
+            for a, (n, f) in self._decisions.items()
+            if n and f == n
+        ]
+        return every, list(self.failed)
 
 
 def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
@@ -553,11 +749,9 @@ def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
             t[1] += ep.fallbacks.get(a, 0)
             names.setdefault(a, ep.agents.get(a, a))
             if a not in first and ep.fallbacks.get(a):
-                step = next((s for s in ep.steps if s["agent"] == a and s.get("fallback")), None)
-                if step is not None and step.get("failure"):
-                    first[a] = f"{step['failure']['kind']}: {step['failure']['message']}"
-                elif ep.failures.get(a):
-                    first[a] = ", ".join(ep.failures[a])
+                cause = _first_failure(ep, a)
+                if cause is not None:
+                    first[a] = cause
     every = [
         f"{a} ({names[a]}) failed on every decision ({f} of {n}); cause: {first.get(a, 'unknown')}"
         for a, (n, f) in total.items()
@@ -565,6 +759,16 @@ def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
     ]
     failed = [f"seed {ep.seed}: {ep.failure or ep.status}" for ep in episodes if not ep.ok]
     return every, failed
+
+
+def _first_failure(ep: Episode, agent: str) -> str | None:
+    """The cause of ``agent``'s first fallback in ``ep`` (``kind: message``)."""
+    step = next((s for s in ep.steps if s["agent"] == agent and s.get("fallback")), None)
+    if step is not None and step.get("failure"):
+        return f"{step['failure']['kind']}: {step['failure']['message']}"
+    if ep.failures.get(agent):
+        return ", ".join(ep.failures[agent])
+    return None
 
 
 def mean_ci95(values: Iterable[float]) -> tuple[float, float]:

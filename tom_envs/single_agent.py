@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 
 from tom_envs.core.agents import Agent
-from tom_envs.core.game import IllegalActionError, ParseResult, TextObservation
+from tom_envs.core.game import IllegalActionError, ParseResult, ResetNeeded, TextObservation
 from tom_envs.driver import EpisodeDriver, FailurePolicy, draw_episode_seed
 
 
@@ -50,7 +50,10 @@ class SingleAgentEnv(gymnasium.Env):
 
     Args:
         game: a registered game name or id.
-        partners: one agent spec for every other seat, or a list (one per other seat, in order).
+        partners: one agent spec for every other seat, or a list (one per other seat, in order)
+            of specs or agent objects. Specs are built as untrusted ones (``random``, the game's
+            bots and populations, installed plugins: :mod:`tom_envs.core.trust`); pass an agent
+            object (e.g. ``make_agent(spec, game, trusted=True)``) for anything else.
         seat: the learner's seat.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (the game's renderer,
             :mod:`tom_envs.core.render`; another mode warns and renders nothing).
@@ -69,7 +72,7 @@ class SingleAgentEnv(gymnasium.Env):
     def __init__(
         self,
         game: str,
-        partners: str | Sequence[str] = "random",
+        partners: str | Sequence[str | Agent] = "random",
         seat: int = 0,
         render_mode: str | None = None,
         illegal_action: str = "raise",
@@ -109,7 +112,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.partner_specs = specs
         others = [i for i in range(n) if i != seat]
         self.partners: dict[int, Agent] = {
-            i: make_agent(s, self.spec_, self.bundle) for i, s in zip(others, specs, strict=True)
+            i: make_agent(s, self.spec_, self.bundle) if isinstance(s, str) else s
+            for i, s in zip(others, specs, strict=True)
         }
         self.env_kwargs = dict(env_kwargs)
         self._seats: list[Agent | None] = [self.partners.get(i) for i in range(n)]
@@ -162,6 +166,8 @@ class SingleAgentEnv(gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """The learner acts; partners reply; returns the learner's next observation."""
+        if getattr(self, "driver", None) is None:
+            raise ResetNeeded("step() before reset(): call reset(seed=...) first")
         if self._illegal_end or self.aec.agent_selection != self.agent or self.driver.over():
             raise IllegalActionError("the episode is over: call reset()")
         if isinstance(action, np.ndarray) and action.ndim == 0:

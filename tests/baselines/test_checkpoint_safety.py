@@ -96,7 +96,7 @@ def test_a_pickle_in_the_data_json_never_runs(models, tmp_path: Path, field: str
     evil = rewrite(models["masked"], tmp_path / "evil.zip",
                    {**data_of(models["masked"]), field: serialized(sentinel)})  # fmt: skip
     with pytest.raises(ppo_sb3.CheckpointError, match=r"trusted=true") as exc:
-        make_agent(f"checkpoint:path={evil}", game_spec("RockPaperScissors"))
+        make_agent(f"checkpoint:path={evil}", game_spec("RockPaperScissors"), trusted=True)
     assert field.split("_")[0] in str(exc.value) or "policy" in str(exc.value)
     assert not sentinel.exists()
 
@@ -108,7 +108,8 @@ def test_only_a_strict_true_opts_in_to_unpickling(models, tmp_path: Path, loose:
     evil = rewrite(models["masked"], tmp_path / "evil.zip",
                    {**data_of(models["masked"]), "policy_kwargs": serialized(sentinel)})  # fmt: skip
     with pytest.raises((ValueError, ppo_sb3.CheckpointError), match="trusted"):
-        make_agent(f"checkpoint:path={evil}:trusted={loose}", game_spec("RockPaperScissors"))
+        make_agent(f"checkpoint:path={evil}:trusted={loose}", game_spec("RockPaperScissors"),
+                   trusted=True)
     with pytest.raises(ValueError, match="trusted"):
         CheckpointAgent(str(evil), trusted=1)  # type: ignore[arg-type]
     assert not sentinel.exists()
@@ -165,7 +166,7 @@ def test_a_pickle_in_the_weights_never_runs(models, tmp_path: Path) -> None:
 
 def test_trusted_true_is_the_ordinary_sb3_load(models) -> None:
     agent = make_agent(f"checkpoint:path={models['plain']}:trusted=true",
-                       game_spec("RockPaperScissors"))  # fmt: skip
+                       game_spec("RockPaperScissors"), trusted=True)  # fmt: skip
     assert type(agent.inner.model).__name__ == "PPO"
     assert agent.inner.meta["env_id"] == "tom_envs/RockPaperScissors-v0"
 
@@ -196,10 +197,10 @@ def test_a_checkpoint_knows_its_environment(models) -> None:
 def test_a_checkpoint_refuses_a_longer_game_in_the_runner(models) -> None:
     spec = game_spec("RockPaperScissors")
     seats = [f"checkpoint:path={models['masked']}", "always_2"]
-    eps = run(spec, [lambda s=s: make_agent(s, spec) for s in seats], 1, 0, None, {"horizon": 5})
+    eps = run(spec, [lambda s=s: make_agent(s, spec, trusted=True) for s in seats], 1, 0, None, {"horizon": 5})
     assert sum(eps[0].invalid.values()) == 0
     with pytest.raises(ValueError, match=r"horizon|shape"):
-        run(spec, [lambda s=s: make_agent(s, spec) for s in seats], 1, 0, None, {"horizon": 10})
+        run(spec, [lambda s=s: make_agent(s, spec, trusted=True) for s in seats], 1, 0, None, {"horizon": 10})
 
 
 def test_multi_input_policies_load_safely_too(tmp_path: Path) -> None:
@@ -237,3 +238,100 @@ def test_multi_input_policies_load_safely_too(tmp_path: Path) -> None:
             a = safe.policy.get_distribution(safe.policy.obs_to_tensor(obs)[0]).distribution.probs
             b = model.policy.get_distribution(model.policy.obs_to_tensor(obs)[0]).distribution.probs
         assert torch.allclose(a, b)
+
+
+# ------------------------------------------------------------------ identity and bad files (#31)
+@pytest.mark.parametrize("kind", ["sb3", "mappo"])
+def test_a_checkpoint_replaced_at_the_same_path_is_never_served_old_results(
+    models, tmp_path: Path, kind: str
+) -> None:
+    """Adversary: the model behind a path changes; a resumed run must not reuse the old results."""
+    import shutil
+
+    from tom_envs.runner import ConfigMismatchError
+
+    if kind == "sb3":
+        first, second = models["masked"], models["plain"]
+        path = tmp_path / "model.zip"
+    else:
+        import torch
+
+        from tom_baselines import mappo_policy
+
+        path = tmp_path / "model.pt"
+        nets = []
+        for seed in (0, 1):
+            torch.manual_seed(seed)
+            meta = {"game": "RockPaperScissors", "num_players": 2, "num_actions": 3,
+                    "obs_dim": 31, "state_dim": 31, "hidden": 8, "recurrent": False,
+                    "actor_agent_id": False}  # fmt: skip
+            actor, critic = mappo_policy.build_nets(meta)
+            out = mappo_policy.save_checkpoint(tmp_path / f"m{seed}.pt", actor, critic,
+                                               mappo_policy.ValueNorm(), meta)  # fmt: skip
+            nets.append(out)
+        first, second = nets
+    spec = game_spec("RockPaperScissors")
+    seats = [f"checkpoint:path={path}", "always_2"]
+    factories = [lambda s=s: make_agent(s, spec, trusted=True) for s in seats]
+    out = tmp_path / "run"
+    shutil.copy(first, path)
+    a = run(spec, factories, 2, 0, out, {"horizon": 5})
+    again = run(spec, factories, 2, 0, out, {"horizon": 5})  # the same file: reused as is
+    assert [e.steps for e in again] == [e.steps for e in a]
+    shutil.copy(second, path)
+    with pytest.raises(ConfigMismatchError, match=r"settings\.file_sha256"):
+        run(spec, factories, 2, 0, out, {"horizon": 5})
+
+
+def _bad_checkpoints(root: Path, models) -> dict[str, Path]:
+    import torch
+
+    sentinel = root / "pwned"
+    bad = {}
+    buf = io.BytesIO()
+    torch.save({"format": "tom_envs.mappo/1", "meta": Payload(sentinel)}, buf)
+    bad["pickle payload in a .pt"] = root / "evil.pt"
+    bad["pickle payload in a .pt"].write_bytes(buf.getvalue())
+    bad["garbage .pt"] = root / "garbage.pt"
+    bad["garbage .pt"].write_bytes(b"\x00not a checkpoint" * 50)
+    bad["empty .zip"] = root / "empty.zip"
+    bad["empty .zip"].write_bytes(b"")
+    bad["garbage .zip"] = root / "garbage.zip"
+    bad["garbage .zip"].write_bytes(b"PK\x03\x04 truncated")
+    bad["pickle payload in a .zip"] = rewrite(models["masked"], root / "evil.zip",
+                                              {**data_of(models["masked"]),
+                                               "policy_class": serialized(sentinel)})  # fmt: skip
+    bad["a folder named .pt"] = root / "folder.pt"
+    bad["a folder named .pt"].mkdir()
+    bad["another game's tensors"] = root / "other.pt"
+    torch.save({"format": "tom_envs.mappo/1", "meta": {"game": "x"}, "actor": {}},
+               bad["another game's tensors"])
+    bad["a .zip without policy.pth"] = rewrite(models["masked"], root / "nopolicy.zip",
+                                               members={"policy.pth": b"junk"})  # fmt: skip
+    return bad
+
+
+def test_bad_and_malicious_checkpoints_get_a_one_line_error(models, tmp_path: Path,
+                                                            capsys) -> None:  # fmt: skip
+    """`run` and `eval` refuse each with exit 2 and one line naming the file: no traceback, and
+    the payloads never run."""
+    from tom_envs.cli import main
+
+    bad = _bad_checkpoints(tmp_path, models)
+    for name, path in bad.items():
+        code = main(["run", "RockPaperScissors", "--agents", f"checkpoint:path={path}", "random",
+                     "--episodes", "1", "--out", str(tmp_path / "run")])  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2, (name, err)
+        assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, (name, err)
+        assert path.name in err and "Traceback" not in err, (name, err)
+        cfg = tmp_path / "c.toml"
+        cfg.write_text('name = "c"\n[[games]]\ngame = "RockPaperScissors"\n[[matchups]]\n'
+                       'game = "RockPaperScissors"\nseats = ["ck", "random"]\n[agents]\n'
+                       'random = "random"\n')  # fmt: skip
+        code = main(["eval", str(cfg), "--validate", "--agent", f"ck=checkpoint:path={path}"])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1, (name, err)
+        assert "Traceback" not in err, (name, err)
+    assert not (tmp_path / "pwned").exists()
+    assert not list(tmp_path.rglob("*.jsonl"))

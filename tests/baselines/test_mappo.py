@@ -110,7 +110,7 @@ def test_checkpoint_round_trip_and_plays_any_seat(tmp_path) -> None:
     assert meta["game"] == "RockPaperScissors" and meta["num_actions"] == 3
     spec = game_spec("RockPaperScissors")
     for seats in (["tit_for_tat", f"checkpoint:path={path}"], [f"checkpoint:path={path}"] * 2):
-        factories = [lambda s=s: make_agent(s, spec) for s in seats]
+        factories = [lambda s=s: make_agent(s, spec, trusted=True) for s in seats]
         a = run(spec, factories, 2, seed=3, env_kwargs={"horizon": 5})
         b = run(spec, factories, 2, seed=3, env_kwargs={"horizon": 5})
         assert all(sum(ep.invalid.values()) == 0 for ep in a)

@@ -365,7 +365,7 @@ def test_the_shipped_bomb_model_plays_a_team_from_the_safe_loader() -> None:
     assert agent.meta["engine"] == "batched" and "acting seat" in agent.meta["engine_detail"]
     spec = game_spec("BombDefusal")
     kw = {"shaping": True, "probes": "none"}
-    team = [lambda: make_agent(f"checkpoint:path={path}", spec)] * 3
+    team = [lambda: make_agent(f"checkpoint:path={path}", spec, trusted=True)] * 3
     episodes = run(spec, team, 5, 100000, None, kw)
     assert all(sum(ep.invalid.values()) == 0 for ep in episodes)
     rounds = [ep.metrics["rounds"] for ep in episodes]

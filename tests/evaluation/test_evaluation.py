@@ -48,7 +48,7 @@ def small(tmp_path: Path, **extra: object) -> dict:
         ({"agents": {"a0": "no_such_bot"}}, "unknown agent 'no_such_bot'"),
         ({"matchups": [{"game": "PrisonersDilemma", "seats": ["a0"]}]}, "has 2 seats"),
         ({"matchups": [{"game": "Hanabi", "seats": ["a0", "a0"]}]}, "not among the config's games"),
-        ({"episodes": 0}, "episodes must be >= 1"),
+        ({"episodes": 0}, r"episodes must be a whole number in \[1, 1,000,000\], got 0"),
         ({"record": ["video"]}, "record"),
         ({"crossplay": {"agents": []}}, "empty"),
     ],
@@ -74,13 +74,11 @@ def test_unreachable_endpoint_is_caught_up_front(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    data = small(
-        tmp_path,
-        agents={"a0": "always_0", "llm": f"llm:model=m:base_url=http://127.0.0.1:{port}/v1"},
-    )
+    data = small(tmp_path, agents={"a0": "always_0"})
     data["crossplay"] = {"agents": ["a0", "llm"]}
+    llm = {"llm": f"llm:model=m:base_url=http://127.0.0.1:{port}/v1"}  # the command line's
     with pytest.raises(ConfigError, match="unreachable"):
-        evaluate(parse_config(data), workers=1)
+        evaluate(parse_config(data, agents=llm), workers=1)
     assert not (tmp_path / "run").exists()
 
 
@@ -215,10 +213,10 @@ def test_failing_endpoint_marks_episodes_failed_and_the_rest_completes(tmp_path:
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:
         data = small(tmp_path, episodes=2)
-        data["agents"]["llm"] = f"llm:model=m:base_url={url}:max_retries=1:retry_delay_s=0.01"
+        llm = f"llm:model=m:base_url={url}:max_retries=1:retry_delay_s=0.01"  # the command line's
         data["games"] = [{"game": "PrisonersDilemma", "kwargs": {"horizon": 2}}]
         data["crossplay"] = {"agents": ["a0", "llm"]}
-        cfg = parse_config(data)
+        cfg = parse_config(data, agents={"llm": llm})
         res = evaluate(cfg, workers=1)
         llm_cells = {c.id for c in res.cells if "llm" in c.labels}
         assert {f.job.cell_id for f in res.failures} == llm_cells

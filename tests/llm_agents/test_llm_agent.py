@@ -303,7 +303,7 @@ def test_oracle_strategy_states_the_true_action() -> None:
 @needs_openai
 def test_agent_spec_and_no_keys_in_specs() -> None:
     agent = make_agent(
-        "llm:model=m:base_url=http://127.0.0.1:9/v1:strategy=cot+social:memory=2", PD
+        "llm:model=m:base_url=http://127.0.0.1:9/v1:strategy=cot+social:memory=2", PD, trusted=True
     )
     assert isinstance(agent, LLMAgent)
     assert agent.client.base_url == "http://127.0.0.1:9/v1"
@@ -318,7 +318,7 @@ def test_api_key_never_reaches_a_trajectory(tmp_path, fake_endpoint, monkeypatch
     secret = "sk-test-SECRET-trajectory-0000"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     ep_server = fake_endpoint(content='{"action": "Option J"}')
-    agent = make_agent(f"llm:model=fake:base_url={ep_server.base_url}", PD)
+    agent = make_agent(f"llm:model=fake:base_url={ep_server.base_url}", PD, trusted=True)
     path = play(agent).write(tmp_path / "ep.jsonl")
     text = path.read_text()
     steps = Episode.read(path).steps

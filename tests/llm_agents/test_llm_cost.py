@@ -39,17 +39,21 @@ def distinct(requests: list[dict]) -> int:
     return len({json.dumps(r, sort_keys=True) for r in requests})
 
 
-def write_config(tmp: Path, url: str, episodes: int, horizon: int, extra: str = "") -> Path:
+def write_config(
+    tmp: Path, url: str, episodes: int, horizon: int, extra: str = ""
+) -> tuple[Path, list[str]]:
+    """A config file and the command line's ``--agent llm=SPEC --out DIR`` (an endpoint and a
+    folder outside the current one are named on the command line, never by a file)."""
     cfg = tmp / "cfg.toml"
     cfg.write_text(
-        f'name = "costtest"\nepisodes = {episodes}\nout = "{tmp / "run"}"\n'
-        f'[agents]\nllm = "llm:model=m:base_url={url}:temperature=0.5{extra}"\n'
-        'tft = "tit_for_tat"\n'
+        f'name = "costtest"\nepisodes = {episodes}\n'
+        '[agents]\ntft = "tit_for_tat"\n'
         f'[[games]]\ngame = "PrisonersDilemma"\nkwargs = {{ horizon = {horizon} }}\n'
         '[[matchups]]\ngame = "PrisonersDilemma"\nseats = ["llm", "tft"]\n'
         '[[matchups]]\ngame = "PrisonersDilemma"\nseats = ["tft", "tft"]\n'
     )
-    return cfg
+    spec = f"llm=llm:model=m:base_url={url}:temperature=0.5{extra}"
+    return cfg, ["--agent", spec, "--out", str(tmp / "run")]
 
 
 # ----------------------------------------------------------------------------- the estimate
@@ -57,7 +61,7 @@ def write_config(tmp: Path, url: str, episodes: int, horizon: int, extra: str = 
 def test_the_dry_run_counts_the_calls_a_real_run_sends(faulty_endpoint, settings: str) -> None:
     ep = faulty_endpoint([{"content": "Reasoning: fine.\nPrediction: Option J\nAction: Option J"}])
     spec = f"llm:model=m:base_url={ep.base_url}:price_in=1:price_out=2{settings}"
-    factories = [lambda: make_agent(spec, PD), lambda: make_agent("tit_for_tat", PD)]
+    factories = [lambda: make_agent(spec, PD, trusted=True), lambda: make_agent("tit_for_tat", PD)]
     est = estimate_run(PD, factories, ["llm", "tft"], [0, 1, 2], {"horizon": 4})
     assert ep.requests == []  # offline: nothing was sent
     (agent,) = est.agents.values()
@@ -74,8 +78,8 @@ def test_the_dry_run_counts_the_calls_a_real_run_sends(faulty_endpoint, settings
 
 def test_eval_validate_prints_the_estimate(faulty_endpoint, tmp_path: Path, capsys) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J"}])
-    cfg = write_config(tmp_path, ep.base_url, episodes=5, horizon=4, extra=":probes=false")
-    assert main(["eval", str(cfg), "--validate"]) == 0
+    cfg, llm = write_config(tmp_path, ep.base_url, episodes=5, horizon=4, extra=":probes=false")
+    assert main(["eval", str(cfg), *llm, "--validate"]) == 0
     out = capsys.readouterr().out
     assert "valid; 2 cells x 5 episodes" in out
     assert "~20 calls (~4.0 per episode)" in out and "unpriced" in out
@@ -84,8 +88,8 @@ def test_eval_validate_prints_the_estimate(faulty_endpoint, tmp_path: Path, caps
 
 def test_max_cost_needs_prices(faulty_endpoint, tmp_path: Path, capsys) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J"}])
-    cfg = write_config(tmp_path, ep.base_url, episodes=2, horizon=2)
-    assert main(["eval", str(cfg), "--max-cost", "1"]) == 2
+    cfg, llm = write_config(tmp_path, ep.base_url, episodes=2, horizon=2)
+    assert main(["eval", str(cfg), *llm, "--max-cost", "1"]) == 2
     assert "--max-cost needs a price" in capsys.readouterr().err
     assert ep.requests == []
 
@@ -95,12 +99,12 @@ def test_a_budget_stops_eval_cleanly_and_the_rerun_pays_for_nothing_twice(
     faulty_endpoint, tmp_path: Path, capsys
 ) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J"}])
-    cfg = write_config(tmp_path, ep.base_url, episodes=4, horizon=3, extra=":probes=false")
-    assert main(["eval", str(cfg), "--workers", "1", "--max-calls", "5"]) == 3
+    cfg, llm = write_config(tmp_path, ep.base_url, episodes=4, horizon=3, extra=":probes=false")
+    assert main(["eval", str(cfg), *llm, "--workers", "1", "--max-calls", "5"]) == 3
     err = capsys.readouterr().err
     assert "stopped: budget of 5 calls reached: 5 calls sent" in err
     assert len(ep.requests) == 5
-    assert main(["eval", str(cfg), "--workers", "1"]) == 0  # continues
+    assert main(["eval", str(cfg), *llm, "--workers", "1"]) == 0  # continues
     assert len(ep.requests) == distinct(ep.requests) == 12  # 4 episodes x 3 decisions, once each
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     total = results["usage"]["total"]
@@ -127,9 +131,9 @@ def test_greedy_episodes_played_at_once_pay_once_for_the_same_request(
     faulty_endpoint, tmp_path: Path
 ) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J", "delay": 0.1}])
-    cfg = write_config(tmp_path, ep.base_url, episodes=8, horizon=3, extra=":probes=false")
-    cfg.write_text(cfg.read_text().replace(":temperature=0.5", ""))  # greedy: same prompts
-    assert main(["eval", str(cfg), "--workers", "1"]) == 0
+    cfg, llm = write_config(tmp_path, ep.base_url, episodes=8, horizon=3, extra=":probes=false")
+    llm[1] = llm[1].replace(":temperature=0.5", "")  # greedy: the same prompts
+    assert main(["eval", str(cfg), *llm, "--workers", "1"]) == 0
     # the 8 episodes (played at once) ask the same 3 questions of the deterministic partner
     assert len(ep.requests) == distinct(ep.requests) == 3
     results = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -157,8 +161,8 @@ def test_a_killed_eval_resumes_repeating_at_most_the_requests_in_flight(
 ) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J", "delay": 0.2}])
     episodes, horizon = 6, 6
-    cfg = write_config(tmp_path, ep.base_url, episodes, horizon, extra=":probes=false")
-    command = [sys.executable, "-m", "tom_envs.cli", "eval", str(cfg), "--workers", "2"]
+    cfg, llm = write_config(tmp_path, ep.base_url, episodes, horizon, extra=":probes=false")
+    command = [sys.executable, "-m", "tom_envs.cli", "eval", str(cfg), *llm, "--workers", "2"]
     env = {**os.environ, "TOM_ENVS_PROGRESS": "off", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -108,7 +108,7 @@ def test_server_errors_and_rate_limits_open_the_breaker(faulty_endpoint, status:
 
 def test_an_agent_facing_an_hour_long_retry_after_fails_its_episode_fast(faulty_endpoint) -> None:
     ep = faulty_endpoint([{"status": 429, "headers": {"Retry-After": "3600"}}])
-    agent = make_agent(f"llm:model=m:base_url={ep.base_url}:max_retries=5", PD)
+    agent = make_agent(f"llm:model=m:base_url={ep.base_url}:max_retries=5", PD, trusted=True)
     t0 = time.monotonic()
     episode = play(agent, horizon=5)
     assert time.monotonic() - t0 < 10
@@ -174,7 +174,7 @@ def test_an_oversized_reply_is_a_recorded_fallback_and_kept_out_of_the_file(
 ) -> None:
     ep = faulty_endpoint([{"big": 10_000_000}])
     agent = make_agent(
-        f"llm:model=m:base_url={ep.base_url}:max_reply_bytes=65536:max_retries=0", PD
+        f"llm:model=m:base_url={ep.base_url}:max_reply_bytes=65536:max_retries=0", PD, trusted=True
     )
     episode = play(agent, horizon=3)
     steps = mine(episode)
@@ -269,10 +269,10 @@ def test_an_agent_with_an_empty_reply_asks_again_and_the_rerun_does_not_replay_i
 ) -> None:
     ep = faulty_endpoint([{"content": ""}, {"content": "Action: Option J"}])
     spec = f"llm:model=m:base_url={ep.base_url}:cache_dir={tmp_path}"
-    first = play(make_agent(spec, PD), horizon=1)
+    first = play(make_agent(spec, PD, trusted=True), horizon=1)
     assert mine(first)[0]["valid"]  # the re-prompt got the answer
     n = len(ep.requests)
-    second = play(make_agent(spec, PD), horizon=1)
+    second = play(make_agent(spec, PD, trusted=True), horizon=1)
     # the first request of the decision (answered empty) is sent again, the rest is replayed
     assert len(ep.requests) == n + 1 and mine(second)[0]["valid"]
 
@@ -281,16 +281,19 @@ def test_an_agent_with_an_empty_reply_asks_again_and_the_rerun_does_not_replay_i
 def test_the_endpoint_is_keyed_by_its_full_url_also_from_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-000000")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://user:pw@Example.org:8080/a/v1/?key=sk-x")
-    a = make_agent("llm:model=m", PD).config()["endpoint"]
+    a = make_agent("llm:model=m", PD, trusted=True).config()["endpoint"]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://example.org:8080/b/v1")
-    b = make_agent("llm:model=m", PD).config()["endpoint"]
+    b = make_agent("llm:model=m", PD, trusted=True).config()["endpoint"]
     assert a == "http://example.org:8080/a/v1" and b == "http://example.org:8080/b/v1"
     monkeypatch.delenv("OPENAI_BASE_URL")
-    c = make_agent("llm:model=m", PD).config()["endpoint"]
+    c = make_agent("llm:model=m", PD, trusted=True).config()["endpoint"]
     assert c == "https://api.openai.com/v1"
     from tom_envs.identity import config_hash
 
-    cfgs = [make_agent(f"llm:model=m:base_url=http://h:1/{p}/v1", PD).config() for p in ("x", "y")]
+    cfgs = [
+        make_agent(f"llm:model=m:base_url=http://h:1/{p}/v1", PD, trusted=True).config()
+        for p in ("x", "y")
+    ]
     assert config_hash(cfgs[0]) != config_hash(cfgs[1])
 
 
@@ -307,6 +310,7 @@ def test_reasoning_models_get_their_wire_format_and_their_tokens_counted(faulty_
         f"llm:model=o3-mini:base_url={ep.base_url}:max_completion_tokens=4000"
         ":reasoning_effort=low:price_in=1:price_out=4",
         PD,
+        trusted=True,
     )
     episode = play(agent, horizon=1)
     body = ep.requests[0]
@@ -329,12 +333,18 @@ def test_reasoning_models_get_their_wire_format_and_their_tokens_counted(faulty_
 
 def test_other_endpoints_keep_their_sampling_parameters(faulty_endpoint) -> None:
     ep = faulty_endpoint([{"content": "Action: Option J"}])
-    play(make_agent(f"llm:model=qwen:base_url={ep.base_url}:temperature=0.4", PD), horizon=1)
+    play(
+        make_agent(f"llm:model=qwen:base_url={ep.base_url}:temperature=0.4", PD, trusted=True),
+        horizon=1,
+    )
     body = ep.requests[0]
     assert body["temperature"] == 0.4 and "max_tokens" in body
     assert "max_completion_tokens" not in body and "reasoning_effort" not in body
     ep2 = faulty_endpoint([{"content": "Action: Option J"}])
-    play(make_agent(f"llm:model=o3:base_url={ep2.base_url}:reasoning=false", PD), horizon=1)
+    play(
+        make_agent(f"llm:model=o3:base_url={ep2.base_url}:reasoning=false", PD, trusted=True),
+        horizon=1,
+    )
     assert "temperature" in ep2.requests[0]  # the rule is overridden by the spec
 
 
@@ -360,11 +370,22 @@ def test_the_model_name_rule(name: str, reasoning: bool) -> None:
 
 def test_resampling_at_temperature_zero_is_refused() -> None:
     with pytest.raises(ValueError, match="resample at temperature 0"):
-        make_agent("llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper004:temperature=0", PD)
-    make_agent("llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper004", PD)  # 0.7: fine
+        make_agent(
+            "llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper004:temperature=0",
+            PD,
+            trusted=True,
+        )
+    make_agent(
+        "llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper004", PD, trusted=True
+    )  # 0.7: fine
     make_agent(
         "llm:model=m:base_url=http://127.0.0.1:9/v1:preset=paper004:temperature=0:reasoning=true",
         PD,
+        trusted=True,
     )
     with pytest.raises(ValueError, match="disagree"):
-        make_agent("llm:model=m:base_url=http://h/v1:max_tokens=5:max_completion_tokens=6", PD)
+        make_agent(
+            "llm:model=m:base_url=http://h/v1:max_tokens=5:max_completion_tokens=6",
+            PD,
+            trusted=True,
+        )

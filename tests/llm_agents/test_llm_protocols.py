@@ -60,7 +60,8 @@ def refused_port() -> int:
 @needs_openai
 def test_dead_endpoint_trips_the_breaker_and_fails_the_episode_fast() -> None:
     url = f"http://127.0.0.1:{refused_port()}/v1"
-    agent = make_agent(f"llm:model=m:base_url={url}:retry_delay_s=0.01:max_retries=5", PD)
+    agent = make_agent(f"llm:model=m:base_url={url}:retry_delay_s=0.01:max_retries=5", PD,
+                       trusted=True)
     attempts = []
     send = agent.client._asend
 
@@ -121,7 +122,8 @@ def test_context_overflow_is_its_own_kind_and_never_retried(fake_endpoint) -> No
         [400] * 5,
         error_message="This model's maximum context length is 4096 tokens; you asked for 9000.",
     )
-    agent = make_agent(f"llm:model=m:base_url={ep_server.base_url}:retry_delay_s=0.01", PD)
+    agent = make_agent(f"llm:model=m:base_url={ep_server.base_url}:retry_delay_s=0.01", PD,
+                       trusted=True)
     ep = play(agent, horizon=1)
     (step,) = mine(ep)
     assert step["info"]["failure"]["kind"] == "context_overflow" and step["info"]["fallback"]
@@ -158,6 +160,7 @@ def test_config_records_resolved_settings_and_no_secret(monkeypatch) -> None:
         ":temperature=0.3:top_p=0.9:max_tokens=4096:timeout=5:max_retries=1"
         ':price_in=0.5:price_out=1.5:extra={"top_k":20,"min_p":0.05}',
         PD,
+        trusted=True,
     )
     cfg = agent.config()
     assert cfg["endpoint"] == "http://127.0.0.1:8000/v1" and cfg["model"] == "m"
@@ -178,6 +181,7 @@ def test_generation_settings_reach_the_request_and_prices_the_cost(fake_endpoint
         f"llm:model=m:base_url={server.base_url}:temperature=0.5:top_p=0.8:max_tokens=3000"
         ':extra={"top_k":7}:price_in=1:price_out=2',
         PD,
+        trusted=True,
     )
     ep = play(agent, horizon=1)
     body = server.requests[0]["body"]
@@ -216,7 +220,7 @@ def test_reasoning_text_is_kept_and_a_nameless_server_reports_the_asked_model(
     fake_endpoint,
 ) -> None:
     think = fake_endpoint(content="<think>J is safe against tit-for-tat.</think>Action: Option J")
-    agent = make_agent(f"llm:model=r1:base_url={think.base_url}", PD)
+    agent = make_agent(f"llm:model=r1:base_url={think.base_url}", PD, trusted=True)
     (step,) = mine(play(agent, horizon=1))
     (call,) = step["info"]["llm_calls"]
     assert (
@@ -307,8 +311,9 @@ def test_every_preset_builds_and_records_itself() -> None:
 
 def test_preset_from_a_spec_string() -> None:
     pytest.importorskip("openai")
-    agent = make_agent("llm:preset=paper002:model=m:base_url=http://127.0.0.1:9/v1", PD)
-    assert agent.strategy == "cot+tom+verify" and agent.verify_rounds == 10
+    agent = make_agent("llm:preset=paper002:model=m:base_url=http://127.0.0.1:9/v1", PD,
+                       trusted=True)
+    assert agent.strategy == "explain+tom+verify" and agent.verify_rounds == 10
     assert agent.name == "llm:m:paper002"
 
 
@@ -393,7 +398,7 @@ def test_fewshot_examples_are_in_the_answer_format_and_legal() -> None:
     j = ScriptedClient(['{"reasoning": "r", "action": "Option F"}'])
     play(LLMAgent(j, preset="paper004-cot3shot", decoding="json"), spec=RPS, horizon=1)
     assert '{"reasoning": "The other player' in j.requests[0].messages[0]["content"]
-    assert len(EXAMPLE_SETS["paper003"]) == 3  # 003 App. B.2: three rounds
+    assert len(EXAMPLE_SETS["paper003"]) == 8  # 003 §4.1: eight CoT examples
 
 
 def test_chinese_game_text_gets_chinese_scaffolding() -> None:
@@ -415,19 +420,25 @@ def test_verifier_loops_to_its_recorded_cap() -> None:
     def script(r: LLMRequest) -> str:
         if "action verification agent" in text_of(r):
             return "The action looks risky. Verification: Not Okay"
-        if "Legal actions:" not in text_of(r):
+        last = r.messages[-1]["content"]
+        if "List of Available Actions:" in last:  # the critique: the first action listed again
+            listed = last.split("List of Available Actions:\n")[1].split("\n")[0]
+            return f"Reasoning: r\nAction: {listed}"
+        if "Q: Which Option do you choose" not in last:
             return "My partner has no clear intention yet."  # the ToM-reasoning step
-        first = text_of(r).split("Legal actions:\n- ")[1].split("\n")[0]
-        return f"Reasoning: r\nAction: {first}"  # the first candidate still offered
+        return "Reasoning: r\nAction: 1"  # the first option
 
     spec = RPS
     agent = LLMAgent(ScriptedClient(script), strategy="cot+verify", verify_rounds=1)
     (step,) = mine(play(agent, spec=spec, horizon=1))
     assert step["info"]["llm"]["notes"]["verify"] == {"vetoes": 1, "cap": 1, "cap_reached": True}
-    uncapped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
-    (step,) = mine(play(uncapped, spec=spec, horizon=1))
+    # 002's authors relist every action but the one just vetoed: the loop only ends when the
+    # verifier agrees, here at the preset's cap of 10 vetoes
+    capped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
+    (step,) = mine(play(capped, spec=spec, horizon=1))
     notes = step["info"]["llm"]["notes"]
-    assert notes["verify"]["vetoes"] == 2 and not notes["verify"]["cap_reached"]  # one left
+    assert notes["verify"] == {"vetoes": 10, "cap": 10, "cap_reached": True}
+    assert len(notes["vetoed"]) == 10 and step["valid"]
 
 
 def test_overcooked_llm_plays_mid_level_actions_by_default() -> None:

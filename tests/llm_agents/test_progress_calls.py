@@ -17,14 +17,16 @@ def _llm_calls(episodes) -> int:
 def test_worker_processes_forward_their_llm_calls(tmp_path: Path, fake_endpoint) -> None:
     ep = fake_endpoint()
     data = {
-        "name": "llmprog", "episodes": 3, "out": str(tmp_path / "run"),
-        "agents": {"llm": f"llm:model=fake:base_url={ep.base_url}", "tft": "tit_for_tat"},
+        "name": "llmprog", "episodes": 3,
+        "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
         "crossplay": {"agents": ["llm", "tft"]},
     }  # fmt: skip
     out = io.StringIO()
     with Progress(label="eval llmprog", stream=out, mode="lines") as bar:
-        res = evaluate(parse_config(data), workers=2, progress=bar, check_endpoints=False)
+        cfg = parse_config(data, agents={"llm": f"llm:model=fake:base_url={ep.base_url}"},
+                           out=str(tmp_path / "run"))  # both the command line's
+        res = evaluate(cfg, workers=2, progress=bar, check_endpoints=False)
     played = [e for eps in res.episodes.values() for e in eps]
     assert not res.failures and len(played) == 12
     served = len(ep.requests)

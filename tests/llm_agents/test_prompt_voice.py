@@ -131,11 +131,15 @@ def test_constrained_prompts_describe_every_key_once(game: str) -> None:
 
 
 def test_the_reasoning_field_is_described_where_it_is_asked() -> None:
-    calls, _ = run("CollabEscape", "paper002-collab")
+    calls, _ = run("CollabEscape", "paper002-collab")  # 002's "Explanation: ... Action: ..."
+    for call in calls:
+        _, user = prompt_of(call)
+        assert "Explanation: <brief explanation for selecting the move>" in user
+        assert "Analysis:" not in user and "Action: <letter or action>" not in user
+    calls, _ = run("CollabEscape", None, strategy="cot")
     for call in calls:
         _, user = prompt_of(call)
         assert "Reasoning: <your step-by-step reasoning" in user
-        assert "Analysis:" not in user and "Action: <letter or action>" not in user
 
 
 def test_bomb_defusal_tools_are_written_for_each_seat() -> None:

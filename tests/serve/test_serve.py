@@ -291,7 +291,7 @@ def test_the_servers_fallback_bound_is_the_operators(tmp_path: Path) -> None:
 
     app = App(tmp_path, max_fallback_share=1.0)
     s = app.create({"game": "PrisonersDilemma", "seat": 0, "partners": [Broken()], "seed": 0,
-                    "kwargs": {"horizon": 2}}, trusted=True)  # fmt: skip
+                    "kwargs": {"horizon": 2}}, study=True)  # fmt: skip
     for step in range(2):
         s.submit(step, 0)
     assert s.episode.status == "ok" and s.episode.fallbacks["player_1"] == 2

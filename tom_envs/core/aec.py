@@ -25,10 +25,12 @@ from tom_envs.core.game import (
     GameBundle,
     IllegalActionError,
     ParseResult,
+    ResetNeeded,
     TextObservation,
     agent_index,
     check_action,
     check_messages,
+    unknown_agent,
 )
 from tom_envs.core.render import check_render_mode, render
 
@@ -103,6 +105,11 @@ class TomAECEnv(AECEnv):
     Besides the PettingZoo API it offers the text layer for LLM loops and people:
     :meth:`text_observation`, :meth:`parse_action` and :meth:`view` (the structured player view).
 
+    Misuse gets a clear error, never an ``AttributeError`` from inside: any use before ``reset()``
+    raises :class:`~tom_envs.core.game.ResetNeeded`, an agent name the game does not have raises
+    :class:`~tom_envs.core.game.UnknownAgentError` (listing the agents), a malformed, out-of-range
+    or illegal action raises :class:`~tom_envs.core.game.IllegalActionError` and changes nothing.
+
     Args:
         bundle: the configured game with its encoder and text interface.
         name: PettingZoo metadata name, e.g. ``"matrix_rps_v0"``.
@@ -156,15 +163,40 @@ class TomAECEnv(AECEnv):
         self._simultaneous = self.game.tags.dynamics == SIMULTANEOUS
         self.game_state: Any = None
         self.np_random, self._np_random_seed = seeding.np_random(None)
+        # before the first reset: no agent, nobody selected (every use says "call reset()")
+        self.agents: list[str] = []
+        self.agent_selection: Any = None
+        self.terminations: dict[str, bool] = {}
+        self.truncations: dict[str, bool] = {}
+        self._cumulative_rewards: dict[str, float] = {}
+
+    # ----------------------------------------------------------------- misuse
+    def _seat(self, agent: Any) -> int:
+        """The seat of ``agent``, or :class:`UnknownAgentError` listing the agents."""
+        index = self._index.get(agent) if isinstance(agent, str) else None
+        if index is None:
+            raise unknown_agent(agent, self.possible_agents)
+        return index
+
+    def _live(self, what: str) -> None:
+        """:class:`ResetNeeded` unless an episode has been started."""
+        if self.game_state is None:
+            raise ResetNeeded(f"{what} before reset(): call reset(seed=...) first")
 
     # ----------------------------------------------------------------- spaces
     def observation_space(self, agent: str) -> spaces.Space:
         """The Dict space of ``{"observation", "action_mask"}``."""
-        return self._obs_spaces[agent]
+        try:
+            return self._obs_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     def action_space(self, agent: str) -> spaces.Space:
         """Discrete over the game's action catalogue."""
-        return self._act_spaces[agent]
+        try:
+            return self._act_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -203,8 +235,15 @@ class TomAECEnv(AECEnv):
     # ---------------------------------------------------------------- observe
     def view(self, agent: str) -> Any:
         """The structured player view (what bots and text read)."""
-        index = self._index.get(agent)
-        return self.game.observe(self.game_state, agent_index(agent) if index is None else index)
+        self._live("view()")
+        return self.game.observe(self.game_state, self._seat(agent))
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``, with a clear error before ``reset()`` or after the end."""
+        if self.agent_selection not in self._cumulative_rewards:
+            self._live("last()")
+            raise ResetNeeded("last() after the episode ended (every agent is done): call reset()")
+        return super().last(observe)
 
     def _acting(self, agent: str) -> bool:
         return (
@@ -220,14 +259,15 @@ class TomAECEnv(AECEnv):
         simultaneous game, a seat that has still to choose its part of the current joint action (so
         that ``aec_to_parallel`` hands every seat its legal actions).
         """
-        index = self._index.get(agent)
+        index = self._index.get(agent) if type(agent) is str else None
+        if index is None or self.game_state is None:
+            self._live("observe()")
+            index = self._seat(agent)  # raises: not an agent of this game
         fast = self._encode_player
         view = None
-        if index is not None and fast is not None:
+        if fast is not None:
             obs, legal = fast(self.game_state, index)
         else:
-            if index is None:
-                index = agent_index(agent)  # a clear error for a malformed name
             view = self._observe(self.game_state, index)
             obs = self._encode(view)
             legal = view  # its legal actions are read below, only when the mask needs them
@@ -250,6 +290,7 @@ class TomAECEnv(AECEnv):
 
     def state(self) -> np.ndarray:
         """Global state vector for centralised critics."""
+        self._live("state()")
         return self.bundle.encoder.encode_state(self.game_state)
 
     def sample_mask(self, agent: str) -> np.ndarray | None:
@@ -266,7 +307,8 @@ class TomAECEnv(AECEnv):
         return self.bundle.text.text_observation(self.view(agent))
 
     def parse_action(self, agent: str, text: object) -> ParseResult:
-        """Parse free text into a legal action for ``agent``; never raises, gives feedback."""
+        """Parse free text into a legal action for ``agent``; gives feedback and never raises on
+        the text (only on misuse: before ``reset()``, an unknown agent)."""
         view = self.view(agent)
         if not self._acting(agent):
             return ParseResult(None, f"it is not {agent}'s turn to act")
@@ -274,6 +316,8 @@ class TomAECEnv(AECEnv):
 
     def render(self) -> str | np.ndarray | None:
         """The whole state in ``render_mode``: text, an RGB image, or a window (``None``)."""
+        if self.render_mode is not None:
+            self._live("render()")
         return render(self.bundle, self.game_state, self.render_mode)
 
     def close(self) -> None:
@@ -281,10 +325,10 @@ class TomAECEnv(AECEnv):
 
     def probes(self, agent: str) -> list[Any]:
         """Theory-of-Mind probes to put to ``agent`` now, with ground truth (empty if none)."""
+        self._live("probes()")
+        seat = self._seat(agent)
         fn = self.bundle.probes
-        if fn is None or self.game_state is None:
-            return []
-        return list(fn(self.game_state, agent_index(agent)))
+        return [] if fn is None else list(fn(self.game_state, seat))
 
     # ------------------------------------------------------------------- chat
     def send_message(self, agent: str, text: str) -> None:
@@ -294,9 +338,10 @@ class TomAECEnv(AECEnv):
         decides who sees it. Raises :class:`~tom_envs.core.game.IllegalActionError` if ``agent``
         is not the one to act, the game has no chat, or the text is not a valid message.
         """
+        self._live("send_message()")
+        player = self._seat(agent)
         if not self._acting(agent):
             raise IllegalActionError(f"it is not {agent}'s turn: it cannot send a message now")
-        player = agent_index(agent)
         check_messages(self.game, {player}, {player: text})
         self._messages[player] = text
 
@@ -306,6 +351,7 @@ class TomAECEnv(AECEnv):
         agent = self.agent_selection
         terminations = self.terminations
         if agent not in terminations:
+            self._live("step()")
             raise IllegalActionError("the episode is over: call reset()")
         if terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

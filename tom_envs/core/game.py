@@ -98,6 +98,24 @@ class IllegalActionError(ValueError):
     """An action that is out of range or illegal in the current state. The state is unchanged."""
 
 
+class ResetNeeded(RuntimeError):
+    """An env used before its first ``reset()`` (or stepped after its episode ended)."""
+
+
+class UnknownAgentError(KeyError, ValueError):
+    """An agent name the env does not have (a ``KeyError`` for mappings, a ``ValueError`` for
+    arguments; its message lists the agents)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown agent"
+
+
+def unknown_agent(agent: object, agents: Sequence[str]) -> UnknownAgentError:
+    """The error for ``agent`` not being one of ``agents``."""
+    shown = repr(agent) if len(repr(agent)) <= 60 else repr(agent)[:57] + "..."
+    return UnknownAgentError(f"unknown agent {shown}; the agents are {', '.join(agents)}")
+
+
 class Game(abc.ABC, Generic[StateT, ViewT]):
     """A pure rules engine. Subclasses hold a frozen config and implement the abstract methods."""
 
@@ -389,6 +407,8 @@ def agent_names(n: int) -> list[str]:
 
 def agent_index(agent: str) -> int:
     """``"player_3" -> 3``."""
+    if not isinstance(agent, str):
+        raise ValueError(f"agent names look like 'player_0', got {type(agent).__name__} {agent!r}")
     prefix, _, number = agent.rpartition("_")
     if prefix != "player" or not number.isdigit():
         raise ValueError(f"agent names look like 'player_0', got {agent!r}")

@@ -15,8 +15,10 @@ from tom_envs.core.game import (
     GameBundle,
     IllegalActionError,
     ParseResult,
+    ResetNeeded,
     TextObservation,
     agent_index,
+    unknown_agent,
 )
 from tom_envs.core.render import check_render_mode, render
 
@@ -25,6 +27,8 @@ class TomParallelEnv(ParallelEnv):
     """PettingZoo Parallel environment over a simultaneous-move :class:`GameBundle`.
 
     Seeded with the same ``reset(seed)`` it plays exactly the episodes of the AEC version.
+    Misuse gets the AEC version's clear errors (``ResetNeeded``, ``UnknownAgentError``,
+    ``IllegalActionError``).
 
     Args:
         bundle: the configured game (its ``tags.dynamics`` must be ``"simultaneous"``).
@@ -66,15 +70,30 @@ class TomParallelEnv(ParallelEnv):
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The Dict space of ``{"observation", "action_mask"}``."""
-        return self._obs_spaces[agent]
+        try:
+            return self._obs_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
 
     def action_space(self, agent: str) -> spaces.Space:
         """Discrete over the game's action catalogue."""
-        return self._act_spaces[agent]
+        try:
+            return self._act_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+
+    def _seat(self, agent: Any) -> int:
+        """The seat of ``agent`` (:class:`UnknownAgentError` listing the agents), once an
+        episode has started (:class:`ResetNeeded` before)."""
+        if self.game_state is None:
+            raise ResetNeeded("used before reset(): call reset(seed=...) first")
+        if not isinstance(agent, str) or agent not in self.possible_agents:
+            raise unknown_agent(agent, self.possible_agents)
+        return agent_index(agent)
 
     def view(self, agent: str) -> Any:
         """The structured player view."""
-        return self.game.observe(self.game_state, agent_index(agent))
+        return self.game.observe(self.game_state, self._seat(agent))
 
     def _obs(self, agent: str, live: bool = True) -> dict[str, np.ndarray]:
         view = self.view(agent)
@@ -110,8 +129,14 @@ class TomParallelEnv(ParallelEnv):
         Missing, extra, illegal or malformed actions or messages raise ``IllegalActionError`` and
         change nothing.
         """
+        if self.game_state is None:
+            raise ResetNeeded("step() before reset(): call reset(seed=...) first")
         if not self.agents:
             raise IllegalActionError("the episode is over: call reset()")
+        if not isinstance(actions, dict):
+            raise IllegalActionError(
+                f"a joint action is a dict {{agent: action}}, got {type(actions).__name__}"
+            )
         if set(actions) != set(self.agents):
             raise IllegalActionError(
                 f"a joint action needs exactly the live agents {self.agents}, got {sorted(actions)}"
@@ -141,6 +166,8 @@ class TomParallelEnv(ParallelEnv):
 
     def state(self) -> np.ndarray:
         """Global state vector for centralised critics."""
+        if self.game_state is None:
+            raise ResetNeeded("state() before reset(): call reset(seed=...) first")
         return self.bundle.encoder.encode_state(self.game_state)
 
     def text_observation(self, agent: str) -> TextObservation:
@@ -148,20 +175,23 @@ class TomParallelEnv(ParallelEnv):
         return self.bundle.text.text_observation(self.view(agent))
 
     def parse_action(self, agent: str, text: object) -> ParseResult:
-        """Parse free text into a legal action for ``agent``; never raises."""
+        """Parse free text into a legal action for ``agent``; never raises on the text (only on
+        misuse: before ``reset()``, an unknown agent)."""
+        self._seat(agent)
         if agent not in self.agents:
             return ParseResult(None, f"{agent} is not playing now")
         return self.bundle.text.parse_action(self.view(agent), text)  # type: ignore[arg-type]
 
     def probes(self, agent: str) -> list[Any]:
         """Theory-of-Mind probes to put to ``agent`` now, with ground truth (empty if none)."""
+        seat = self._seat(agent)
         fn = self.bundle.probes
-        if fn is None or self.game_state is None:
-            return []
-        return list(fn(self.game_state, agent_index(agent)))
+        return [] if fn is None else list(fn(self.game_state, seat))
 
     def render(self) -> str | np.ndarray | None:
         """The whole state in ``render_mode``: text, an RGB image, or a window (``None``)."""
+        if self.render_mode is not None and self.game_state is None:
+            raise ResetNeeded("render() before reset(): call reset(seed=...) first")
         return render(self.bundle, self.game_state, self.render_mode)
 
     def close(self) -> None:

@@ -22,7 +22,9 @@ Parsing is strict:
 strings; every game sets upper bounds that keep memory and time bounded (horizons, grid sizes,
 player counts). Values that came over HTTP (``source="http"``) are also checked against
 :attr:`Param.http_choices` where a parameter has them: Overcooked layouts are accepted by name
-only over HTTP, while Python and the command line may give a layout file path.
+only over HTTP, while Python and the command line may give a layout file path. Values read from a
+file (``source="file"``: an eval config, a study file) may give such a path only inside the current
+folder (relative, no ``..``: :func:`tom_envs.core.trust.inside_folder`).
 
 :func:`params_table` renders the declarations as a Markdown table for the game's docs page.
 """
@@ -35,7 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Source = Literal["python", "http"]
+Source = Literal["python", "file", "http"]
+SOURCES = ("python", "file", "http")
 
 TYPES = ("int", "float", "bool", "str", "choice", "int_list", "bool_list", "str_list",
          "str_lists", "object")  # fmt: skip
@@ -61,8 +64,10 @@ class Param:
         min_len: the fewest items (lists) or characters (strings).
         max_len: the most items (lists) or characters (strings; each item of a string list).
         item_len: the most characters of each string item of a list.
-        http_choices: over HTTP the value must be one of these (e.g. layout names only).
+        http_choices: over HTTP the value must be one of these (e.g. layout names only); from a
+            file any other value is a path, which must stay inside the current folder.
         error: an opening phrase for this argument's errors (e.g. ``"unknown matrix game"``).
+        instance_of: an ``object`` argument must be an instance of one of these classes.
     """
 
     name: str
@@ -78,6 +83,7 @@ class Param:
     item_len: int = 40
     http_choices: tuple[Any, ...] | None = None
     error: str = ""
+    instance_of: tuple[type, ...] = ()
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -95,7 +101,8 @@ class Param:
         elif t == "bool":
             parts.append("true or false")
         elif t == "object":
-            parts.append("a Python object (not over HTTP)")
+            kinds = " or ".join(f"{c.__module__}.{c.__qualname__}" for c in self.instance_of)
+            parts.append(f"{'a ' + kinds if kinds else 'a Python object'} (Python only)")
         elif t in ("int", "float", "int_list"):
             lo = "-inf" if self.low is None else _num(self.low)
             hi = "inf" if self.high is None else _num(self.high)
@@ -124,8 +131,10 @@ class Param:
             self._fail(value, "none is not allowed")
         t = self.type
         if t == "object":
-            if source == "http":
+            if source != "python":
                 self._fail(value, "it can only be given from Python")
+            if self.instance_of and not isinstance(value, self.instance_of):
+                self._fail(value)
             return value
         if t == "int":
             out: Any = self._number(_int(value, self), whole=True)
@@ -141,8 +150,13 @@ class Param:
             out = self._lists(value)
         else:
             out = self._list(value)
-        if source == "http" and self.http_choices is not None and out not in self.http_choices:
-            self._fail(value, "over HTTP only " + ", ".join(repr(c) for c in self.http_choices))
+        if self.http_choices is not None and out not in self.http_choices:
+            if source == "http":
+                self._fail(value, "over HTTP only " + ", ".join(repr(c) for c in self.http_choices))
+            if source == "file":  # any other value names a file: kept inside the current folder
+                from tom_envs.core.trust import inside_folder
+
+                inside_folder(out, f"argument {self.name!r} (a file path)", kind="file")
         return out
 
     def _fail(self, value: Any, why: str | None = None) -> None:
@@ -264,17 +278,17 @@ def validate_kwargs(
     Unknown keys are rejected with the list of allowed names. Returns a new dict holding only the
     given keys, parsed (``"true"`` -> ``True``, ``"a,b"`` -> ``("a", "b")``, ...).
     """
-    if source not in ("python", "http"):
-        raise ValueError(f"source must be 'python' or 'http', got {source!r}")
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
     by_name = {p.name: p for p in params}
     if not isinstance(kwargs, Mapping):
         raise ValueError("game arguments must be a mapping of names to values")
     out: dict[str, Any] = {}
     for key, value in kwargs.items():
         p = by_name.get(key) if isinstance(key, str) else None
-        if p is None or (source == "http" and p.type == "object"):
+        if p is None or (source != "python" and p.type == "object"):
             allowed = sorted(
-                n for n, q in by_name.items() if source != "http" or q.type != "object"
+                n for n, q in by_name.items() if source == "python" or q.type != "object"
             )
             shown = repr(key)[:60]
             raise ValueError(f"unknown game argument {shown}; allowed: {', '.join(allowed)}")
@@ -301,4 +315,4 @@ def params_table(params: Sequence[Param]) -> str:
     return "\n".join(rows)
 
 
-__all__ = ["TYPES", "Param", "Source", "params_table", "validate_kwargs"]
+__all__ = ["SOURCES", "TYPES", "Param", "Source", "params_table", "validate_kwargs"]

@@ -18,10 +18,16 @@ the report, and a later run retries it. Any other exception in a worker (a crash
 constructor, a broken env) is recorded the same way; the rest of the run completes.
 
 Every episode depends only on its cell and seed, so the backends give identical results.
+
+Nothing outlives the command (:mod:`tom_envs.lifetime`): pool workers die with the main process
+(even after ``kill -9``) and never write an episode once it is gone; a local Ray cluster runs
+inside a guardian that ends every process Ray left when the command ends.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -33,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tom_envs import lifetime
+from tom_envs.core.agents import EnvKwargsConflict, with_required_env_kwargs
 from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.identity import episode_config
 from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
@@ -53,6 +61,16 @@ class Job:
     out: str
     record: tuple[str, ...] = ()
     max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE
+    #: per seat: the spec came from the command line (it may name code); every other spec is a
+    #: file's, built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
+    trusted: tuple[bool, ...] = ()
+    #: the command's process (:func:`tom_envs.lifetime.owner_token`), for workers that are not
+    #: its children (a local Ray cluster): they write nothing once it is gone
+    owner: tuple[int, int] | None = None
+
+    def seat_trusted(self, seat: int) -> bool:
+        """Whether seat ``seat``'s spec may name code (the command line gave it)."""
+        return seat < len(self.trusted) and self.trusted[seat] is True
 
     @property
     def policy(self) -> FailurePolicy:
@@ -78,8 +96,10 @@ class Outcome:
     episode: Episode | None
     error: str | None = None
     resumed: bool = False
+    #: the run cannot go on (the episode could not be written: a full disk, a read-only folder)
+    stop: bool = False
     #: not played to the end because the run's budget was reached (not a failure; a rerun plays it)
-    stopped: bool = False
+    budget_stopped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -93,7 +113,9 @@ def expected_config(job: Job) -> dict[str, Any]:
 
     agents = _agents(job)
     record = {"text": "text" in job.record, "observations": "observations" in job.record}
-    return episode_config(game_spec(job.game), job.env_kwargs, agents, job.seed, record)
+    spec = game_spec(job.game)
+    kwargs = with_required_env_kwargs(spec, agents, job.env_kwargs)  # the agents' protocol
+    return episode_config(spec, kwargs, agents, job.seed, record)
 
 
 def read_finished(job: Job) -> Episode | None:
@@ -116,7 +138,7 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
     for job in jobs:
         try:
             ep = read_finished(job)
-        except ConfigMismatchError as exc:
+        except (ConfigMismatchError, EnvKwargsConflict) as exc:
             clashes.append(str(exc))
             continue
         if ep is not None:
@@ -131,27 +153,24 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
 
 # One set of agents per cell, process and thread: agents are reset at every episode, so reuse is
 # safe; threads playing episodes at once (tom_envs.evaluation.pool) each have their own.
-_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, int], list[Any]] = {}
+_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, tuple[bool, ...], int], list[Any]] = {}
 
 
 def _agents(job: Job) -> list[Any]:
-    import dataclasses
     import threading
 
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
 
-    key = (
-        job.game,
-        job.specs,
-        json.dumps(job.env_kwargs, sort_keys=True, default=str),
-        threading.get_ident(),
-    )
+    trust = tuple(job.seat_trusted(i) for i in range(len(job.specs)))
+    kwargs = json.dumps(job.env_kwargs, sort_keys=True, default=str)
+    key = (job.game, job.specs, kwargs, trust, threading.get_ident())
     if key not in _AGENT_CACHE:
         base = game_spec(job.game)
         spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
         bundle = spec.load().make_bundle(**spec.kwargs)
-        _AGENT_CACHE[key] = [make_agent(s, spec, bundle) for s in job.specs]
+        _AGENT_CACHE[key] = [make_agent(s, spec, bundle, trusted=t)
+                             for s, t in zip(job.specs, trust, strict=True)]  # fmt: skip
     return _AGENT_CACHE[key]
 
 
@@ -184,12 +203,22 @@ def run_job(job: Job) -> Outcome:
         }
     except Exception as exc:  # a worker never dies: the failure is recorded
         error = f"{type(exc).__name__}: {exc}"
-        _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
-                                      "traceback": traceback.format_exc(limit=5)})  # fmt: skip
+        with contextlib.suppress(OSError):  # a full disk must not turn a failure into a crash
+            _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
+                                          "traceback": traceback.format_exc(limit=5)})  # fmt: skip
         return Outcome(job, None, error)
-    failure = episode.failure if not episode.ok else None
+    if not (lifetime.parent_alive() and lifetime.owner_alive(job.owner)):
+        os._exit(1)  # the command is gone: nothing is written after it
+    try:
+        return _record(job, episode)
+    except OSError as exc:  # disk full, read-only folder: the run stops, what is done is kept
+        return Outcome(job, None, _write_error(job, exc), stop=True)
+
+
+def _record(job: Job, episode: Episode) -> Outcome:
+    """Write a played episode where it belongs (``failed/`` if it failed the policy)."""
     if not episode.ok:
-        failure = failure or f"episode {episode.status}"
+        failure = episode.failure or f"episode {episode.status}"
         episode.metrics["failed"] = 1.0
         path = job.failed_path.with_suffix(".jsonl")
         episode.write(path)
@@ -200,6 +229,14 @@ def run_job(job: Job) -> Outcome:
     job.failed_path.with_suffix(".jsonl").unlink(missing_ok=True)
     episode.write(job.path)
     return Outcome(job, episode)
+
+
+def _write_error(job: Job, exc: OSError) -> str:
+    import errno
+
+    code = errno.errorcode.get(exc.errno or 0, "")
+    where = getattr(exc, "filename", None) or job.path
+    return f"cannot write {where}: {exc.strerror or exc}" + (f" ({code})" if code else "")
 
 
 def run_jobs(
@@ -215,18 +252,27 @@ def run_jobs(
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
     runner = _run_ray if backend == "ray" else _run_local
-    outcomes: Iterable[Outcome] | None = None
+    outcomes: Iterator[Outcome] | None = None
     if backend == "local":
         from tom_envs.evaluation.pool import pooled_runner
 
         pooled = pooled_runner(jobs, workers, concurrency)
         outcomes = pooled() if pooled is not None else None
+    if outcomes is None:
+        outcomes = runner(jobs, workers)
     by_job: dict[tuple[str, int], Outcome] = {}
-    for outcome in outcomes if outcomes is not None else runner(jobs, workers):
-        by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
-        if progress is not None:
-            progress(outcome)
-    return [by_job[(j.cell_id, j.seed)] for j in jobs]
+    try:
+        for outcome in outcomes:
+            by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome
+            if progress is not None:
+                progress(outcome)
+            if outcome.stop:  # nothing more can be written: stop scheduling, keep what is done
+                break
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # cancels what has not started; running episodes finish and are kept
+    return [by_job[(j.cell_id, j.seed)] for j in jobs if (j.cell_id, j.seed) in by_job]
 
 
 def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
@@ -240,15 +286,28 @@ def _run_local(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     # while a display counts LLM calls, the workers forward theirs to it (tom_envs.progress)
     queue: Any = multiprocessing.get_context().Queue() if progress.listening() else None
     stop = progress.forward_calls(queue) if queue is not None else None
-    init = progress.worker_channel if queue is not None else None
     try:
-        with ProcessPoolExecutor(n, initializer=init, initargs=(queue,) if init else ()) as pool:
+        with ProcessPoolExecutor(n, initializer=_worker_init,
+                                 initargs=(os.getpid(), queue)) as pool:  # fmt: skip
             futures = [pool.submit(run_job, job) for job in jobs]
-            for fut in as_completed(futures):
-                yield fut.result()
+            try:
+                for fut in as_completed(futures):
+                    yield fut.result()
+            finally:  # stopped early (GeneratorExit): drop what has not started
+                for fut in futures:
+                    fut.cancel()
     finally:
         if stop is not None:
             stop()
+
+
+def _worker_init(parent: int, queue: Any) -> None:
+    """Initializer of a pool worker: die with the main process; forward LLM calls if asked."""
+    lifetime.die_with_parent(parent)
+    if queue is not None:
+        from tom_envs import progress
+
+        progress.worker_channel(queue)
 
 
 def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
@@ -256,6 +315,15 @@ def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
         import ray
     except ImportError as exc:
         raise ValueError('--backend ray needs Ray; from the checkout: pip install -e ".[ray]"') from exc
+    with contextlib.ExitStack() as stack:
+        if not ray.is_initialized() and not os.environ.get("RAY_ADDRESS"):
+            stack.enter_context(lifetime.Guardian())  # the local cluster ends with the command
+            owner = lifetime.owner_token()  # its workers write nothing once the command is gone
+            jobs = [dataclasses.replace(job, owner=owner) for job in jobs]
+        yield from _ray_outcomes(ray, jobs, workers)
+
+
+def _ray_outcomes(ray: Any, jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     started = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")

@@ -60,6 +60,7 @@ from typing import Any
 
 from tom_envs.experiments.tables import TABLES, get_table
 from tom_envs.registration import GameSpec, game_spec
+from tom_envs.runner import EPISODES_MAX, check_seeds
 
 RECORD_OPTIONS = ("text", "observations")
 TOP_KEYS = {
@@ -155,6 +156,13 @@ class EvalConfig:
     source: str | None = None
     max_fallback_share: float = 0.2
     config_hash: str | None = None  # set by evaluate(): the default directory names it
+    #: labels whose spec the command line gave (``--agent``): only these may name code, hosts or
+    #: paths outside the current folder (:mod:`tom_envs.core.trust`); every other is the file's
+    trusted_labels: frozenset[str] = frozenset()
+
+    def trusted(self, label: str) -> bool:
+        """Whether the spec behind ``label`` came from the command line (never a ``=spec``)."""
+        return not label.startswith("=") and label in self.trusted_labels
 
     def spec_of(self, label: str) -> str:
         """The agent spec behind a label (``"=spec"`` is a literal spec)."""
@@ -239,12 +247,12 @@ def parse_config(
     name = _expect(data.get("name", Path(source).stem if source else "eval"), str, "name")
     cfg = EvalConfig(name=name, source=source)
     cfg.description = _expect(data.get("description", ""), str, "description")
-    cfg.seed = _expect(data.get("seed", 0), int, "seed")
-    cfg.episodes = _expect(
-        episodes if episodes is not None else data.get("episodes", 10), int, "episodes"
-    )
-    if cfg.episodes < 1:
-        raise ConfigError(f"episodes must be >= 1, got {cfg.episodes}")
+    cfg.seed = data.get("seed", 0)
+    cfg.episodes = episodes if episodes is not None else data.get("episodes", 10)
+    try:  # whole numbers in range: seeds seed..seed+episodes-1 in [0, 2^32-1]
+        check_seeds(cfg.seed, cfg.episodes)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     record = tuple(_expect(data.get("record", []), list, "record"))
     for r in record:
         if r not in RECORD_OPTIONS:
@@ -254,10 +262,11 @@ def parse_config(
     if isinstance(share, bool) or not 0.0 <= float(share) <= 1.0:
         raise ConfigError(f"max_fallback_share must be in [0, 1], got {share!r}")
     cfg.max_fallback_share = float(share)
-    cfg.out = out or (_expect(data["out"], str, "out") if "out" in data else None)
+    cfg.out = out or (_file_path(data["out"], "out", "out") if "out" in data else None)
     table = _expect(data.get("agents", {}), dict, "[agents]")
-    cfg.agents = {str(k): _expect(v, str, f"agents.{k}") for k, v in table.items()}
-    cfg.agents.update(agents or {})
+    cfg.agents = {str(k): _file_spec(v, f"agents.{k}") for k, v in table.items()}
+    cfg.agents.update(agents or {})  # the command line's: trusted
+    cfg.trusted_labels = frozenset(agents or {})
     for i, g in enumerate(_expect(data.get("games", []), list, "[[games]]")):
         where = f"games[{i}]"
         _expect(g, dict, where)
@@ -270,7 +279,7 @@ def parse_config(
         label = _expect(g.get("label", spec.name), str, f"{where}.label")
         if label in cfg.games:
             raise ConfigError(f"{where}: duplicate game label {label!r}")
-        kwargs = dict(_expect(g.get("kwargs", {}), dict, f"{where}.kwargs"))
+        kwargs = _file_kwargs(spec, _expect(g.get("kwargs", {}), dict, f"{where}.kwargs"), where)
         n = _num_players(spec, kwargs, where)
         focal = tuple(_expect(g.get("focal_seats", [0]), list, f"{where}.focal_seats"))
         default_partner = [s for s in range(n) if s not in focal]
@@ -284,7 +293,7 @@ def parse_config(
             raise ConfigError(f"{where}: focal_seats and partner_seats overlap")
         others = g.get("others")
         if others is not None:
-            _expect(others, str, f"{where}.others")
+            _file_spec(others, f"{where}.others")
         cfg.games[label] = GameEntry(label, spec.name, kwargs, focal, partner, others, n)
     if not cfg.games and not data.get("tables"):  # a config of paper tables only needs none
         raise ConfigError("config: no [[games]] given")
@@ -326,6 +335,7 @@ def parse_config(
         if "table" not in t:
             raise ConfigError(f"{where}: give table = NAME (one of {sorted(TABLES)})")
         kwargs = _expect(t.get("kwargs", {}), dict, f"{where}.kwargs")
+        _no_code_in(kwargs, f"{where}.kwargs")
         try:
             get_table(_expect(t["table"], str, f"{where}.table")).check_kwargs(kwargs, where)
         except ValueError as exc:
@@ -334,7 +344,13 @@ def parse_config(
     for i, lc in enumerate(_expect(data.get("learning_curves", []), list, "[[learning_curves]]")):
         where = f"learning_curves[{i}]"
         _keys(_expect(lc, dict, where), {"csv", "x", "y", "label"}, where)
-        _expect(lc.get("csv"), str, f"{where}.csv")
+        _file_path(lc.get("csv"), f"{where}.csv", "out")  # read at validation: see validate()
+        if "x" in lc:
+            _expect(lc["x"], str, f"{where}.x")
+        for y in _expect(lc.get("y", []), list, f"{where}.y"):
+            _expect(y, str, f"{where}.y")
+        if "label" in lc:
+            _expect(lc["label"], str, f"{where}.label")
         cfg.learning_curves.append(dict(lc))
     if not (
         cfg.matchups or cfg.crossplay or cfg.functional_tom or cfg.tables or cfg.learning_curves
@@ -344,6 +360,66 @@ def parse_config(
             "[[tables]] or [[learning_curves]]"
         )
     return cfg
+
+
+def _file_spec(value: Any, where: str) -> str:
+    """An agent spec read from the config file: text that names no code
+    (:mod:`tom_envs.core.trust`; which names and options it may use is checked against each game
+    by :func:`validate`)."""
+    from tom_envs.agents import parse_spec
+
+    _expect(value, str, where)
+    try:
+        parse_spec(value, trusted=False)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return str(value)
+
+
+def _no_code_in(value: Any, where: str) -> None:
+    """Refuse any text in a table's arguments that names code (an agent list such as Guandan's
+    ``agents``); every spec is checked again against its game by :func:`validate`."""
+    from tom_envs.agents import parse_spec
+    from tom_envs.core.trust import NotAllowed
+
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _no_code_in(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _no_code_in(v, f"{where}[{i}]")
+    elif isinstance(value, str):
+        try:
+            parse_spec(value, trusted=False)
+        except NotAllowed as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        except ValueError:  # not an agent spec: the table checks its own arguments
+            pass
+
+
+def _file_path(value: Any, where: str, kind: str) -> str:
+    """A path named by the config file: relative and inside the current folder."""
+    from tom_envs.core.trust import inside_folder
+
+    _expect(value, str, where)
+    try:
+        inside_folder(value, where, kind=kind)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(value)
+
+
+def _file_kwargs(spec: GameSpec, kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Game arguments read from the config file, checked against the game's declarations as a
+    file's (a layout path stays inside the current folder); the values are kept as written."""
+    from tom_envs.core.contract import MAX_CYCLES
+    from tom_envs.core.params import validate_kwargs
+
+    try:
+        validate_kwargs((*spec.load().PARAMS, MAX_CYCLES), kwargs, source="file")
+    except ValueError as exc:
+        raise ConfigError(f"{where}: bad kwargs for {spec.name}: {exc}") from None
+    return dict(kwargs)
 
 
 def _sections(data: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -420,11 +496,12 @@ def used_labels(cfg: EvalConfig) -> dict[str, set[str]]:
     return used
 
 
-def endpoint_of(spec: str) -> tuple[str, str | None] | None:
-    """``(model, base_url)`` of an LLM agent spec that talks to a remote endpoint, else ``None``."""
+def endpoint_of(spec: str, *, trusted: bool = False) -> tuple[str, str | None] | None:
+    """``(model, base_url)`` of an LLM agent spec that talks to a remote endpoint, else ``None``
+    (``trusted``: a command-line spec, which may name code)."""
     from tom_envs.agents import parse_spec
 
-    head, kwargs = parse_spec(spec)
+    head, kwargs = parse_spec(spec, trusted=trusted)
     if head != "llm" or kwargs.get("local") or kwargs.get("fake"):
         return None
     return str(kwargs.get("model", "")), kwargs.get("base_url")
@@ -449,12 +526,18 @@ def check_endpoint(base_url: str | None, timeout: float = 5.0) -> None:
 def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
     """Check everything that can be checked before running; return the cells.
 
-    Builds every agent once for every game it plays (unknown labels, specs and bad keyword
-    arguments fail here), imports every table function, and checks LLM endpoints.
+    Builds every agent once for every game it plays (unknown labels, specs, bad keyword
+    arguments and game arguments that contradict an agent's protocol fail here), imports every
+    table function, and checks LLM endpoints.
     """
     from tom_envs.agents import make_agent
+    from tom_envs.core.agents import with_required_env_kwargs
 
     cells = cfg.cells()
+    jobs = len(cells) * cfg.episodes
+    if jobs > EPISODES_MAX:
+        raise ConfigError(f"{len(cells)} cells x {cfg.episodes} episodes = {jobs:,} episodes; at "
+                          f"most {EPISODES_MAX:,} per run: lower episodes or split the config")  # fmt: skip
     for game_label, labels in used_labels(cfg).items():
         entry = cfg.games[game_label]
         spec = _with_kwargs(entry)
@@ -462,23 +545,61 @@ def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
         for label in sorted(labels):
             agent_spec = cfg.spec_of(label)
             try:
-                make_agent(agent_spec, spec, bundle)
+                agent = make_agent(agent_spec, spec, bundle, trusted=cfg.trusted(label))
+                with_required_env_kwargs(spec, [agent], entry.kwargs)  # the agent's protocol
             except (KeyError, ValueError) as exc:
                 msg = exc.args[0] if exc.args else exc
                 raise ConfigError(f"agent {label!r} on {entry.label}: {msg}") from None
             except ImportError as exc:
                 raise ConfigError(f"agent {label!r} needs a missing package: {exc}") from None
-    for lc in cfg.learning_curves:
-        if not Path(lc["csv"]).exists():
-            raise ConfigError(f"learning curve file {lc['csv']!r} does not exist")
+    for i, lc in enumerate(cfg.learning_curves):
+        _file_path(lc["csv"], f"learning_curves[{i}].csv", "file")
+    _check_table_specs(cfg)
     if check_endpoints:
         seen: set[str | None] = set()
         for label in {x for v in used_labels(cfg).values() for x in v}:
-            ep = endpoint_of(cfg.spec_of(label))
+            ep = endpoint_of(cfg.spec_of(label), trusted=cfg.trusted(label))
             if ep is not None and ep[1] not in seen:
                 seen.add(ep[1])
                 check_endpoint(ep[1])
     return cells
+
+
+def _check_table_specs(cfg: EvalConfig) -> None:
+    """Build once every agent the config's paper tables seat (a table's arguments may name
+    agents, e.g. Guandan's ``agents``): under the file's rules unless the table's own code wrote
+    the spec (``TableCell.trusted``)."""
+    import dataclasses
+
+    from tom_envs.agents import make_agent
+    from tom_envs.experiments.tables import get_table
+
+    seen: set[tuple[str, str, bool]] = set()
+    total = len(cfg.cells()) * cfg.episodes
+    for i, t in enumerate(cfg.tables):
+        try:
+            cells = get_table(t["table"]).cells(**t.get("kwargs", {}))
+            for c in cells:
+                check_seeds(c.seed, c.episodes, f"cell {c.key}")
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ConfigError(f"tables[{i}] ({t['table']}): {exc}; "
+                              f"its arguments: {t.get('kwargs', {})}") from None  # fmt: skip
+        total += sum(c.episodes for c in cells)
+        if total > EPISODES_MAX:
+            raise ConfigError(f"tables[{i}] ({t['table']}): {total:,} episodes in all; at most "
+                              f"{EPISODES_MAX:,} per run: lower its budget ({t.get('kwargs', {})})")  # fmt: skip
+        for c in cells:
+            for s in c.seats:
+                if (c.game, s, c.trusted) in seen:
+                    continue
+                seen.add((c.game, s, c.trusted))
+                base = game_spec(c.game)
+                spec = dataclasses.replace(base, kwargs={**base.kwargs, **c.kwargs})
+                try:
+                    make_agent(s, spec, trusted=c.trusted)
+                except (KeyError, ValueError) as exc:
+                    msg = exc.args[0] if exc.args else exc
+                    raise ConfigError(f"tables[{i}] ({t['table']}), cell {c.key}: {msg}") from None
 
 
 def _with_kwargs(entry: GameEntry) -> GameSpec:

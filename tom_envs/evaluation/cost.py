@@ -259,7 +259,10 @@ def estimate_jobs(jobs: Iterable[Any]) -> Estimate:
         base = game_spec(job.game)
         spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
         bundle = spec.load().make_bundle(**spec.kwargs)
-        agents = [make_agent(s, spec, bundle) for s in job.specs]
+        agents = [
+            make_agent(s, spec, bundle, trusted=job.seat_trusted(i))
+            for i, s in enumerate(job.specs)
+        ]
         if not any(calls_models(a) for a in agents):
             continue
         usages = dry_episode(game_spec(job.game), agents, job.seed, job.env_kwargs)
@@ -281,7 +284,10 @@ def model_calls(jobs: Iterable[Any]) -> str | None:
     found: str | None = None
     for job in jobs:
         for s in job.specs:
-            head, kwargs = parse_spec(s)
+            try:  # only read (nothing is imported): the job's own build applies the trust rules
+                head, kwargs = parse_spec(s, trusted=True)
+            except ValueError:
+                continue
             if head not in kinds:
                 cls = None
                 if head in plugins.names("tom_envs.agents"):

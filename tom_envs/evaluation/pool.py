@@ -24,8 +24,10 @@ its worker before it is reported). Each worker talks to the parent through its o
 parent hands it a job whenever one of its threads is free), so no lock is shared between
 processes: a worker that dies fails exactly the jobs it held, and the others go on. The run's
 budget (:mod:`tom_envs.budget`) is shared with the workers: an episode stopped by it comes back
-as *stopped* (not a failure, not written; a rerun plays it). A worker whose parent disappears
-exits (it checks every half second), so a killed command leaves no process behind.
+as *stopped* (not a failure, not written; a rerun plays it). A worker dies with the command
+(:func:`tom_envs.lifetime.die_with_parent`: even after ``kill -9``), so nothing is left behind;
+when the command stops early (an episode could not be written), the workers are ended with
+the episodes they were playing.
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ import multiprocessing
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from tom_envs import budget as budget_mod
+from tom_envs import lifetime
 from tom_envs import progress as progress_mod
 from tom_envs.evaluation.backends import Job, Outcome, run_job
 
@@ -52,11 +54,11 @@ def run_one(job: Job) -> Outcome:
     """:func:`run_job`, with the budget's stop reported as a stopped outcome."""
     active = budget_mod.active()
     if active is not None and active.stopped:
-        return Outcome(job, None, "not played: the budget was reached", stopped=True)
+        return Outcome(job, None, "not played: the budget was reached", budget_stopped=True)
     try:
         return run_job(job)
     except budget_mod.BudgetExhausted as exc:
-        return Outcome(job, None, f"stopped: {exc}", stopped=True)
+        return Outcome(job, None, f"stopped: {exc}", budget_stopped=True)
 
 
 def plan(jobs: list[Job], workers: int | None, concurrency: int | None) -> tuple[int, int] | None:
@@ -173,22 +175,10 @@ def _run_threads(jobs: list[Job], threads: int) -> Iterator[Outcome]:
             yield pending.get()
 
 
-def _watch_parent(parent: int) -> None:
-    """Exit this worker when the process that started it is gone (killed with SIGKILL too)."""
-
-    def watch() -> None:
-        while True:
-            if os.getppid() != parent:
-                os._exit(3)
-            time.sleep(0.5)
-
-    threading.Thread(target=watch, name="tom-envs-parent-watch", daemon=True).start()
-
-
 def _worker(conn: Any, calls_q: Any, budget: Any, threads: int, parent: int) -> None:
     """A worker process: a reader thread takes jobs from the pipe, ``threads`` threads play
     them and send the outcomes back."""
-    _watch_parent(parent)
+    lifetime.die_with_parent(parent)  # even kill -9 of the command ends this worker
     if calls_q is not None:
         progress_mod.worker_channel(calls_q)
     else:

@@ -398,7 +398,7 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
             valid, fallback = decision_shares(eps)
             figures["cells"][c.id]["valid_action_pct"] = valid
             figures["cells"][c.id]["fallback_pct"] = fallback
-    stopped = getattr(res, "stopped", [])
+    stopped = getattr(res, "budget_stopped", [])
     if stopped:
         lines += [f"**Stopped at the budget:** {len(stopped)} episode(s) not played; run the same "
                   "command again to continue (answered model calls are in the run's response "

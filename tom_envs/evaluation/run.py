@@ -28,8 +28,10 @@ class EvalResults:
     played: int = 0
     wall_time_s: float = 0.0
     backend: str = "local"
+    #: why the run stopped before every job ran (an episode could not be written), else None
+    stopped: str | None = None
     #: episodes not played to the end because the run's budget was reached (a rerun plays them)
-    stopped: list[Outcome] = field(default_factory=list)
+    budget_stopped: list[Outcome] = field(default_factory=list)
     #: the cost estimate printed before the first model call (set by the command), if any
     estimate: dict[str, Any] | None = None
 
@@ -45,6 +47,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
     for cell in cells:
         specs = tuple(cfg.spec_of(label) for label in cell.labels)
         labels = tuple(label.lstrip("=") for label in cell.labels)
+        trusted = tuple(cfg.trusted(label) for label in cell.labels)
         for s in range(cfg.seed, cfg.seed + cfg.episodes):
             jobs.append(
                 Job(
@@ -57,6 +60,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
                     out,
                     cfg.record,
                     cfg.max_fallback_share,
+                    trusted,
                 )
             )
     return jobs
@@ -76,7 +80,8 @@ def table_jobs(cfg: EvalConfig) -> list[Job]:
             for s in range(c.seed, c.seed + c.episodes):
                 share = cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
                 jobs.append(Job(f"tables/{t['table']}/{c.key}", c.game, dict(c.kwargs), c.seats,
-                                c.seats, s, out, cfg.record, share))  # fmt: skip
+                                c.seats, s, out, cfg.record, share,
+                                (c.trusted,) * len(c.seats)))  # fmt: skip
     return jobs
 
 
@@ -123,12 +128,14 @@ def evaluate(
         on_plan(cfg, todo)
     if isinstance(progress, Progress):
         progress = _counting(progress.start(len(todo), skipped=len(done)))
-    outcomes = done + run_jobs(todo, backend, workers, progress, concurrency)
-    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(todo))
+    played = run_jobs(todo, backend, workers, progress, concurrency)
+    outcomes = done + played
+    res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(played))
+    res.stopped = next((o.error for o in played if o.stop), None)
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
     for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
-        if o.stopped:
-            res.stopped.append(o)
+        if o.budget_stopped:
+            res.budget_stopped.append(o)
             continue
         if not o.ok:
             res.failures.append(o)
@@ -144,8 +151,9 @@ def evaluate(
 
 def _counting(bar: Progress) -> Callable[[Outcome], None]:
     def update(o: Outcome) -> None:
-        note = "" if o.ok or o.stopped else f"{o.job.cell_id} seed {o.job.seed}: FAILED ({o.error})"
-        bar.update(failed=not o.ok and not o.stopped, note=note)
+        stopped = o.budget_stopped
+        note = "" if o.ok or stopped else f"{o.job.cell_id} seed {o.job.seed}: FAILED ({o.error})"
+        bar.update(failed=not o.ok and not stopped, note=note)
 
     return update
 

@@ -41,6 +41,9 @@ class TableCell:
     #: the failure policy's bound for this cell (None: the run's); a row that measures invalid
     #: moves on purpose (paper 000's unmasked random team) sets 1.0, and its page shows them
     max_fallback_share: float | None = None
+    #: the seats' specs were written by the table's own code, never taken from its arguments (a
+    #: config file's): they may name the suite's classes (:mod:`tom_envs.core.trust`)
+    trusted: bool = False
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.=+-]{1,120}", self.key):

@@ -271,8 +271,12 @@ def replay(scenario: Scenario) -> tuple[GameBundle, Any]:
         IllegalActionError: a recorded action is not legal (the scenario does not belong to this
             version of the rules).
     """
+    from tom_envs.core.params import validate_kwargs
+
     spec = game_spec(scenario.game)
-    bundle = spec.load().make_bundle(**{**spec.kwargs, **scenario.env_kwargs})
+    # a suite is a file: its arguments are checked as a file's (a layout path stays in this folder)
+    kwargs = validate_kwargs(spec.load().PARAMS, scenario.env_kwargs, source="file")
+    bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})
     rng, _ = seeding.np_random(scenario.seed)
     game = bundle.game
     state = game.initial_state(rng)

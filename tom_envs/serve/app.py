@@ -82,8 +82,10 @@ class BadRequest(ValueError):
 class StudyTask:
     """One task of a study: a game, the person's seat, partners, seed and game arguments.
 
-    A study file is the operator's: its partner specs may be any agent spec (an LLM endpoint, a
-    checkpoint), unlike a browser's request.
+    A study file is a file (:mod:`tom_envs.core.trust`): each partner is the name of one of the
+    operator's presets (``tom-envs serve --partner NAME=SPEC``: an LLM endpoint, a checkpoint,
+    your own class), or a spec from the allow-list (a bot, ``population:NAME``, a plugin with the
+    options a file may set). Its game arguments are checked as a file's.
     """
 
     name: str
@@ -94,15 +96,80 @@ class StudyTask:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+_TASK_KEYS = {"name": str, "game": str, "seat": int, "partners": list, "seed": int, "kwargs": dict}
+
+
 def load_study(path: str | Path) -> list[StudyTask]:
-    """A study file (TOML): ``[[tasks]]`` tables with name, game, seat, partners, seed, kwargs."""
+    """A study file (TOML): ``[[tasks]]`` tables with name, game, seat, partners, seed, kwargs.
+
+    Structure and types are checked here (ValueError naming the task and field); what the
+    partners and game arguments may name is checked by :func:`check_study` against the presets.
+    """
     import tomllib
 
-    data = tomllib.loads(Path(path).read_text())
-    tasks = [StudyTask(**t) for t in data.get("tasks", [])]
-    if not tasks:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: malformed TOML: {exc}") from None
+    unknown = sorted(set(data) - {"tasks"})
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown}; a study file holds [[tasks]] only")
+    raw = data.get("tasks", [])
+    if not isinstance(raw, list) or not raw:
         raise ValueError(f"{path}: no [[tasks]]")
+    tasks = []
+    for i, t in enumerate(raw):
+        where = f"{path}: tasks[{i}]"
+        if not isinstance(t, dict):
+            raise ValueError(f"{where}: expected a table")
+        bad = sorted(set(t) - set(_TASK_KEYS))
+        missing = sorted({"name", "game", "seat", "partners"} - set(t))
+        if bad or missing:
+            raise ValueError(f"{where}: unknown keys {bad}, missing {missing}; "
+                             f"allowed: {sorted(_TASK_KEYS)}")  # fmt: skip
+        for key, kind in _TASK_KEYS.items():
+            if key in t and (not isinstance(t[key], kind) or isinstance(t[key], bool)):
+                raise ValueError(f"{where}.{key}: expected {kind.__name__}, got {t[key]!r}"[:300])
+        if not all(isinstance(p, str) for p in t["partners"]):
+            raise ValueError(f"{where}.partners: expected a list of names")
+        if not 0 <= t.get("seed", 0) <= SEED_MAX:
+            raise ValueError(f"{where}.seed: must be in [0, {SEED_MAX}]")
+        tasks.append(StudyTask(**t))
     return tasks
+
+
+def study_partners(task: StudyTask, presets: Mapping[str, str]) -> tuple[list[str], list[bool]]:
+    """The task's partner specs and, per partner, whether it is trusted: a preset's name stands
+    for the operator's spec (trusted); anything else is the file's own spec (untrusted)."""
+    specs = [presets.get(p, p) for p in task.partners]
+    return specs, [p in presets for p in task.partners]
+
+
+def check_study(tasks: Sequence[StudyTask], presets: Mapping[str, str]) -> None:
+    """Build every task's partners once and check its game arguments as a file's (ValueError
+    naming the task): a study file can name no code, host or outside file."""
+    import dataclasses
+
+    from tom_envs.agents import make_agent
+    from tom_envs.core.params import validate_kwargs
+    from tom_envs.registration import game_spec
+
+    for t in tasks:
+        try:
+            spec = game_spec(t.game)
+            kwargs = validate_kwargs(spec.load().PARAMS, t.kwargs, source="file")
+            full = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs})
+            bundle = spec.load().make_bundle(**full.kwargs)
+            n = bundle.game.num_players
+            if not 0 <= t.seat < n:
+                raise ValueError(f"seat must be in [0, {n - 1}], got {t.seat}")
+            if len(t.partners) != n - 1:
+                raise ValueError(f"{spec.name} needs {n - 1} partners, got {len(t.partners)}")
+            for p, trusted in zip(*study_partners(t, presets), strict=True):
+                make_agent(p, full, bundle, trusted=trusted)
+        except (KeyError, ValueError, TypeError, ImportError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            raise ValueError(f"study task {t.name!r}: {msg}") from None
 
 
 def parse_presets(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
@@ -125,7 +192,7 @@ def parse_presets(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, 
             raise ValueError(f"preset name {name!r}: use letters, digits, '_', '.', '-' (<= 40)")
         if name in out:
             raise ValueError(f"preset {name!r} given twice")
-        parse_spec(spec)  # raises on a malformed spec
+        parse_spec(spec, trusted=True)  # the operator's (may name code); raises if malformed
         out[name] = spec
     return out
 
@@ -173,6 +240,7 @@ class App:
         self.idle_timeout = idle_timeout
         self.sweep_every = sweep_every
         self.presets = parse_presets(presets)
+        check_study(list(self.study.values()), self.presets)  # before the first request
         self.token = token
         self.max_sessions = max_sessions
         self.policy = FailurePolicy(max_fallback_share=max_fallback_share)
@@ -242,15 +310,16 @@ class App:
         allowed = self.partner_names(spec.name)
         if not isinstance(partners, list) or len(partners) != n - 1:
             raise BadRequest("partners", f"must be a list of {n - 1} partner names")
-        specs = []
+        specs, trusted = [], []
         for p in partners:
             if not isinstance(p, str) or p not in allowed:
                 shown = repr(p)[:60]
                 raise BadRequest("partners", f"{shown} is not offered by this server; choose from "
                                  f"{sorted(allowed)}")  # fmt: skip
             specs.append(allowed[p])
+            trusted.append(p in self.presets)  # the operator's preset, named by its name
         return {"game": spec.name, "seat": seat, "partners": specs, "seed": seed,
-                "env_kwargs": kwargs}  # fmt: skip
+                "env_kwargs": kwargs, "trusted": trusted}  # fmt: skip
 
     # ------------------------------------------------------------------ sessions
     def live(self) -> int:
@@ -258,12 +327,12 @@ class App:
         return sum(1 for s in self.sessions.values() if s.status == "playing")
 
     def create(self, body: Mapping[str, Any], participant: str | None = None,
-               task: str | None = None, trusted: bool = False) -> Session:  # fmt: skip
+               task: str | None = None, study: bool = False) -> Session:  # fmt: skip
         """A new session from a request body (:class:`BadRequest` names the bad field).
 
-        ``trusted=True`` (study tasks, the operator's own file) takes partner specs and game
-        arguments as given, checked as Python arguments; otherwise the body is a browser's and is
-        checked by :meth:`request_to_session_args`.
+        ``study=True``: the body is a study task's (the study file's partners, preset names or
+        allow-listed specs, and its game arguments, checked as a file's); otherwise the body is a
+        browser's and is checked by :meth:`request_to_session_args`.
         """
         self.sweep()
         with self._mutex:
@@ -272,7 +341,7 @@ class App:
                                  "sessions; try again later", 503)  # fmt: skip
             self._pending += 1
         try:
-            s = self._new_session(body, participant, task, trusted)
+            s = self._new_session(body, participant, task, study)
             with self._mutex:
                 self.sessions[s.id] = s
                 self.locks[s.id] = asyncio.Lock()
@@ -282,16 +351,19 @@ class App:
         return s
 
     def _new_session(self, body: Mapping[str, Any], participant: str | None, task: str | None,
-                     trusted: bool) -> Session:  # fmt: skip
-        if trusted:
-            args = {"game": body["game"], "seat": body["seat"], "partners": list(body["partners"]),
-                    "seed": body.get("seed", 0), "env_kwargs": dict(body.get("kwargs") or {})}  # fmt: skip
+                     study: bool) -> Session:  # fmt: skip
+        if study:
+            t = StudyTask(task or "", body["game"], body["seat"], list(body["partners"]),
+                          body.get("seed", 0), dict(body.get("kwargs") or {}))  # fmt: skip
+            specs, trusted = study_partners(t, self.presets)
+            args = {"game": t.game, "seat": t.seat, "partners": specs, "seed": t.seed,
+                    "env_kwargs": t.kwargs, "trusted": trusted}  # fmt: skip
         else:
             args = self.request_to_session_args(body)
         try:
             s = Session(args["game"], args["seat"], args["partners"], args["seed"],
                         args["env_kwargs"], self.out_dir, participant, task,
-                        policy=self.policy)  # fmt: skip
+                        policy=self.policy, trusted=args["trusted"])  # fmt: skip
         except (ValueError, KeyError, TypeError, ImportError, OSError) as exc:
             # e.g. Hanabi names fewer than players, or a preset whose extra is not installed
             msg = str(exc.args[0] if exc.args else exc)

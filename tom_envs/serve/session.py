@@ -75,6 +75,9 @@ class Session:
         participant: a participant id (study mode), recorded in the trajectory.
         task: the study task's name, if any.
         policy: the failure policy for the partners (default: the runner's).
+        trusted: per partner, whether its spec is the operator's (a ``--partner`` preset), which
+            may name code, hosts and files; every other spec is built under the rules for a
+            file or a request (:mod:`tom_envs.core.trust`). Default: none is.
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class Session:
         participant: str | None = None,
         task: str | None = None,
         policy: FailurePolicy | None = None,
+        trusted: Sequence[bool] | None = None,
     ) -> None:
         from tom_envs.agents import make_agent
 
@@ -107,8 +111,12 @@ class Session:
         others = [s for s in range(n) if s != seat]
         self.agents: dict[int, Agent] = {}
         self.specs: dict[int, str] = {seat: HUMAN}
-        for s, p in zip(others, partners, strict=True):
-            self.agents[s] = make_agent(p, self.spec, self.bundle) if isinstance(p, str) else p
+        trust = list(trusted) if trusted is not None else [False] * len(partners)
+        if len(trust) != len(partners) or not all(t is True or t is False for t in trust):
+            raise TypeError(f"trusted must hold one True/False per partner, got {trusted!r}")
+        for s, p, t in zip(others, partners, trust, strict=True):
+            self.agents[s] = (make_agent(p, self.spec, self.bundle, trusted=t)
+                              if isinstance(p, str) else p)  # fmt: skip
             self.specs[s] = p if isinstance(p, str) else str(getattr(p, "name", type(p).__name__))
         self._lock = threading.RLock()  # submit, abandon and shutdown come from several threads
         self.id = secrets.token_hex(8)

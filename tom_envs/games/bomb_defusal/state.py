@@ -137,7 +137,9 @@ class BombConfig:
         held = {c for t in tools for c in t}
         if held != set(range(m)):
             missing = [self.colors[c] for c in range(m) if c not in held]
-            raise ValueError(f"no agent holds a {missing} tool: some bombs could not be defused")
+            raise ValueError(f"arguments 'tools', 'colors', 'agents' and 'num_agents': no agent "
+                             f"holds a {missing} tool, so some bombs could not be defused; "
+                             "allowed: every colour held by at least one agent")  # fmt: skip
         if self.map not in ("paper", "random"):
             raise ValueError(f"map must be 'paper' or 'random', got {self.map!r}")
         if self.layout not in ("random", "mturk"):

@@ -137,6 +137,7 @@ from tom_envs.games.coblock.rules import (
     CoBlockConfig,
     CoBlockGame,
 )
+from tom_envs.games.coblock.tasks import Task
 from tom_envs.games.coblock.text import CoBlockText
 
 NAME = "coblock_v0"
@@ -148,7 +149,8 @@ PARAMS = (
     Param("task_index", "int", None, "play this task of the set (none: drawn)", low=0, high=1000,
           optional=True),
     Param("generated", "bool", False, "a freshly generated task per episode"),
-    Param("task", "object", None, "inject a tasks.Task (Python only)", optional=True),
+    Param("task", "object", None, "inject a tasks.Task (Python only)", optional=True,
+          instance_of=(Task,)),
     Param("grid", "int_list", (6, 5, 6), "(X, Y up, Z) cells", low=1, high=12, min_len=3,
           max_len=3),
     Param("max_rounds", "int", 60, "round limit", low=1, high=500),

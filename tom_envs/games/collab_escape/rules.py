@@ -151,7 +151,8 @@ class EscapeConfig:
             if len(starts) != 3 or any(r not in ROOMS for r in starts):
                 raise ValueError(f"starts must be three rooms of {list(ROOMS)}, got {self.starts}")
             if starts[2] in starts[:2]:
-                raise ValueError("the killer cannot start in a player's room")
+                raise ValueError(f"argument 'starts': got {self.starts}; allowed: three rooms, "
+                                 "the killer's (the third) not a player's")  # fmt: skip
             object.__setattr__(self, "starts", starts)
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError(f"max_turns must be None or >= 1, got {self.max_turns}")
