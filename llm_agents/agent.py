@@ -20,8 +20,10 @@ criteria is satisfied"), ``"forfeit"`` lets the invalid answer use up the turn (
 most ``reprompts`` further attempts. What is then played is a *fallback*, never the model's own:
 ``AgentAction.valid=False``, ``info["fallback"]=True`` and ``info["failure"]={"kind", "message"}``
 with the kind one of ``"unparseable"`` (no legal action in the reply), ``"endpoint"`` (unreachable
-or failing after the retries, circuit breaker open), ``"context_overflow"`` (the prompt does not
-fit) or ``"exception"`` (anything else that went wrong inside the agent).
+or failing after the retries, circuit breaker open), ``"rate_limited"`` (429 after the retries, or
+a ``Retry-After`` over the bound), ``"oversized"`` (a reply over the size cap),
+``"context_overflow"`` (the prompt does not fit) or ``"exception"`` (anything else that went wrong
+inside the agent).
 
 No wasted calls: a decision with one legal action is played without asking the model
 (``info["forced"]=True``); ToM probes are answered only with ``probes=true`` (default); once the
@@ -67,11 +69,13 @@ from tom_llm_agents.prompting import build_strategy
 from tom_llm_agents.prompting import templates as T_EN
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
 from tom_llm_agents.settings import (
+    AGENT_FAILURE_KINDS,
     DEFAULTS,
     HISTORY_IN_OBSERVATION,
     SettingsMixin,
     bounded,
     parse_extra,
+    resolve_settings,
 )
 
 USAGE_KEYS = (
@@ -166,6 +170,15 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             ToM analyses, reflections, S2A) and of probe answers, for small models and quick
             runs.
         field_chars: longest free-text field (reasoning, plans...) in a constrained answer.
+        reasoning: the model refuses ``temperature``/``top_p`` (none is sent; the budget goes as
+            ``max_completion_tokens``); unset: by the model's name (o-series, GPT-5).
+        reasoning_effort: ``minimal``, ``low``, ``medium`` or ``high`` (sent when given).
+        max_completion_tokens: the budget, sent under that name (instead of ``max_tokens``).
+        max_reply_bytes: the largest reply read (over it: a fallback of kind ``oversized``).
+        max_retry_after_s: the longest ``Retry-After`` waited for (over it: kind
+            ``rate_limited`` at once).
+        deadline_s: wall-clock bound on one call with its retries (each attempt is bounded by
+            ``timeout`` anyway).
         label: a display name (default ``llm:<model>:<preset or strategy>``).
         max_concurrency: requests in flight at once (probes, scoring) for the built client.
     """
@@ -231,6 +244,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         if strategy is not None:
             settings["strategy"] = strategy
         resolved.update(settings)
+        resolve_settings(resolved)
         self._settings = resolved
         self._check(resolved)
         self.decoding: str = resolved["decoding"]
@@ -269,7 +283,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
-            retry = RetryPolicy(max_retries=self.max_retries, base_delay_s=self.retry_delay_s)
+            retry = RetryPolicy(
+                max_retries=self.max_retries,
+                base_delay_s=self.retry_delay_s,
+                max_retry_after_s=float(resolved["max_retry_after_s"]),
+            )
             breaker_obj = CircuitBreaker(
                 int(bounded("breaker", breaker, 0, 100)),
                 bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
@@ -278,7 +296,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 from tom_llm_agents.local import shared_client
 
                 client = shared_client(
-                    cache_dir=cache_dir, retry=retry, breaker=breaker_obj, timeout=self.timeout
+                    cache_dir=cache_dir,
+                    retry=retry,
+                    breaker=breaker_obj,
+                    timeout=self.timeout,
+                    **self.client_options(),
                 )
             else:
                 client = OpenAIClient(
@@ -291,6 +313,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                     retry=retry,
                     timeout=self.timeout,
                     breaker=breaker_obj,
+                    **self.client_options(),
                 )
         if prices is not None:
             client.prices[client.model] = prices
@@ -466,7 +489,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                     else f"circuit breaker open after: {exc}"
                 )
             # a refused request is the endpoint's failure too (its message says which)
-            kind = "context_overflow" if exc.kind == "context_overflow" else "endpoint"
+            kind = exc.kind if exc.kind in AGENT_FAILURE_KINDS else "endpoint"
             return self._fail(turn, kind, str(exc), ctx, ctx.calls)
         except Exception as exc:  # a bug or a hostile reply must not lose the step's usage
             return self._fail(turn, "exception", f"{type(exc).__name__}: {exc}", ctx, ctx.calls)

@@ -77,6 +77,8 @@ class AnsweringMixin:
             "latency_s": 0.0 if response.cached else response.latency_s,
             "cache_hits": int(response.cached),
         }
+        if response.reasoning_tokens:
+            counts["reasoning_tokens"] = response.reasoning_tokens
         if response.cost_usd is not None:
             counts["cost_usd"] = response.cost_usd
         for k, v in counts.items():

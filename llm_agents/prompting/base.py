@@ -272,6 +272,8 @@ class DecisionContext:
             "tokens_in": response.tokens_in,
             "tokens_out": response.tokens_out,
         }
+        if response.reasoning_tokens:
+            usage["reasoning_tokens"] = response.reasoning_tokens
         if response.cost_usd is not None:
             usage["cost_usd"] = response.cost_usd
         call: dict[str, Any] = {

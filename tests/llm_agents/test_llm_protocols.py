@@ -25,7 +25,7 @@ from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
 from tom_llm_agents.fewshot import EXAMPLE_SETS, examples_for
 from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import PRESETS, preset_table
-from tom_llm_agents.settings import DEFAULTS, endpoint_host, parse_extra
+from tom_llm_agents.settings import DEFAULTS, endpoint_id, parse_extra
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"
@@ -63,13 +63,13 @@ def test_dead_endpoint_trips_the_breaker_and_fails_the_episode_fast() -> None:
     agent = make_agent(f"llm:model=m:base_url={url}:retry_delay_s=0.01:max_retries=5", PD,
                        trusted=True)
     attempts = []
-    send = agent.client._send
+    send = agent.client._asend
 
-    def counting(request, constrained):
+    async def counting(request, constrained, timeout=None):
         attempts.append(1)
-        return send(request, constrained)
+        return await send(request, constrained, timeout)
 
-    agent.client._send = counting
+    agent.client._asend = counting
     ep = play(agent, horizon=10)
     steps = mine(ep)
     # three connection failures open the breaker: no more attempts, not even the five retries,
@@ -163,7 +163,7 @@ def test_config_records_resolved_settings_and_no_secret(monkeypatch) -> None:
         trusted=True,
     )
     cfg = agent.config()
-    assert cfg["endpoint"] == "http://127.0.0.1:8000" and cfg["model"] == "m"
+    assert cfg["endpoint"] == "http://127.0.0.1:8000/v1" and cfg["model"] == "m"
     assert cfg["preset"] == "paper004" and cfg["strategy"] == "qa+predict"
     assert cfg["decoding"] == "free" and cfg["invalid"] == "resample"
     assert (cfg["temperature"], cfg["top_p"], cfg["max_tokens"]) == (0.3, 0.9, 4096)
@@ -242,7 +242,7 @@ def test_cache_key_uses_the_stable_cache_endpoint() -> None:
     req = LLMRequest(messages=[{"role": "user", "content": "hi"}])
     assert a.cache_key(req) == b.cache_key(req)
     assert ScriptedClient(["x"]).cache_key(req) != a.cache_key(req)
-    assert endpoint_host("local://model.gguf?n_ctx=8") == "local://model.gguf"
+    assert endpoint_id("local://model.gguf?n_ctx=8") == "local://model.gguf?n_ctx=8"
 
 
 # ----------------------------------------------------------------------------- no wasted calls
@@ -303,8 +303,8 @@ def test_every_preset_builds_and_records_itself() -> None:
         assert cfg["decoding"] == p.settings["decoding"] == "free"  # the papers' protocol
         assert set(p.settings) <= set(DEFAULTS) and p.reproduces and p.game
     assert "paper004-oracle-max-nopayoffs" in preset_table()
-    agent = LLMAgent(ScriptedClient(["x"]), preset="paper004", decoding="json", temperature=0)
-    assert agent.config()["decoding"] == "json" and agent.temperature == 0.0  # spec overrides
+    agent = LLMAgent(ScriptedClient(["x"]), preset="paper004", decoding="json", temperature=0.2)
+    assert agent.config()["decoding"] == "json" and agent.temperature == 0.2  # spec overrides
     with pytest.raises(ValueError, match="unknown preset"):
         LLMAgent(ScriptedClient(["x"]), preset="paper999")
 

@@ -55,8 +55,19 @@ class EpisodeInfo:
 #: * ``context_overflow``: the prompt did not fit the model's context;
 #: * ``unparseable``: the agent's reply named no legal action;
 #: * ``illegal``: the agent answered with an action that is not legal now (or none);
-#: * ``invalid``: the agent reported its own output invalid without naming a kind.
-FAILURE_KINDS = ("exception", "endpoint", "context_overflow", "unparseable", "illegal", "invalid")
+#: * ``invalid``: the agent reported its own output invalid without naming a kind;
+#: * ``rate_limited``: a model endpoint kept answering 429, or asked to wait longer than allowed;
+#: * ``oversized``: a model's reply was larger than the client's cap (never read in full).
+FAILURE_KINDS = (
+    "exception",
+    "endpoint",
+    "context_overflow",
+    "unparseable",
+    "illegal",
+    "invalid",
+    "rate_limited",
+    "oversized",
+)
 
 
 class AgentFailure(Exception):
