@@ -20,8 +20,10 @@ criteria is satisfied"), ``"forfeit"`` lets the invalid answer use up the turn (
 most ``reprompts`` further attempts. What is then played is a *fallback*, never the model's own:
 ``AgentAction.valid=False``, ``info["fallback"]=True`` and ``info["failure"]={"kind", "message"}``
 with the kind one of ``"unparseable"`` (no legal action in the reply), ``"endpoint"`` (unreachable
-or failing after the retries, circuit breaker open), ``"context_overflow"`` (the prompt does not
-fit) or ``"exception"`` (anything else that went wrong inside the agent).
+or failing after the retries, circuit breaker open), ``"rate_limited"`` (429 after the retries, or
+a ``Retry-After`` over the bound), ``"oversized"`` (a reply over the size cap),
+``"context_overflow"`` (the prompt does not fit) or ``"exception"`` (anything else that went wrong
+inside the agent).
 
 No wasted calls: a decision with one legal action is played without asking the model
 (``info["forced"]=True``); ToM probes are answered only with ``probes=true`` (default); once the
@@ -67,11 +69,13 @@ from tom_llm_agents.prompting import build_strategy
 from tom_llm_agents.prompting import templates as T_EN
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
 from tom_llm_agents.settings import (
+    AGENT_FAILURE_KINDS,
     DEFAULTS,
     HISTORY_IN_OBSERVATION,
     SettingsMixin,
     bounded,
     parse_extra,
+    resolve_settings,
 )
 
 USAGE_KEYS = (
@@ -131,9 +135,6 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         probe_batch: how a step's ToM probes are grouped into requests: ``True``/``"step"``
             (one request), ``False``/``"question"`` (one each), ``"target"`` (one per teammate
             asked about: paper 000's three questions per call).
-        menu: ``"auto"`` (default): the legal actions are listed in the prompt unless the
-            observation lists them; ``"none"``: never (the game's rules say how to write an
-            action: paper 000 showed no list).
         answer_format: ``"agent"`` (the agent states the one format it parses, the game's own
             instruction removed) or ``"game"`` (the game's own reply format stays in the rules
             and the whole reply goes to the game's parser: paper 000's App. A.1 format).
@@ -144,6 +145,19 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             ``"zh"``.
         hide_history: remove the interaction history from matrix-game prompts (004 Table 3).
         hide_payoffs: remove the payoff rules from matrix-game prompts (004 Table 3).
+        game_args: ``"preset"`` (default): the preset's game arguments are required on its game
+            (paper 001's Guandan in Chinese, 004 Table 2's R/P/S names), applied by ``run``,
+            ``eval`` and ``reproduce`` (:meth:`required_env_kwargs`), and a run that sets them
+            otherwise is refused; ``"none"``: the run's own game arguments are played (recorded).
+        grounding: ``"parser"`` (default): a reply is an action only when the game's parser
+            reads one; ``"fuzzy"`` (002's authors): a reply the parser cannot read, but whose
+            answer is marked (``Action: ...``), is grounded to the candidate whose text it
+            resembles most (recorded in the step's ``notes["grounding"]`` and counted in the
+            episode's ``fuzzy_grounded``); an unmarked reply is still a fallback.
+        menu: ``"auto"`` (default): the candidate actions are listed in the prompt unless the
+            observation lists them; ``"none"``: never (the game's rules say how to write an
+            action: 003's CoBlock commands, 000's App. A.1 forms); a shortlist (001's top-k) is
+            always listed.
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.
@@ -162,6 +176,15 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             ToM analyses, reflections, S2A) and of probe answers, for small models and quick
             runs.
         field_chars: longest free-text field (reasoning, plans...) in a constrained answer.
+        reasoning: the model refuses ``temperature``/``top_p`` (none is sent; the budget goes as
+            ``max_completion_tokens``); unset: by the model's name (o-series, GPT-5).
+        reasoning_effort: ``minimal``, ``low``, ``medium`` or ``high`` (sent when given).
+        max_completion_tokens: the budget, sent under that name (instead of ``max_tokens``).
+        max_reply_bytes: the largest reply read (over it: a fallback of kind ``oversized``).
+        max_retry_after_s: the longest ``Retry-After`` waited for (over it: kind
+            ``rate_limited`` at once).
+        deadline_s: wall-clock bound on one call with its retries (each attempt is bounded by
+            ``timeout`` anyway).
         label: a display name (default ``llm:<model>:<preset or strategy>``).
         max_concurrency: requests in flight at once (probes, scoring) for the built client.
     """
@@ -227,6 +250,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         if strategy is not None:
             settings["strategy"] = strategy
         resolved.update(settings)
+        resolve_settings(resolved)
         self._settings = resolved
         self._check(resolved)
         self.decoding: str = resolved["decoding"]
@@ -244,7 +268,6 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.examples_setting: str = str(resolved["examples"])
         self.probes_enabled = bool(resolved["probes"])
         self.probe_batch: bool | str = resolved["probe_batch"]
-        self.menu: str = resolved["menu"]
         self.answer_format_setting: str = resolved["answer_format"]
         self.skip_forced = bool(resolved["skip_forced"])
         self.interface: str = resolved["interface"]
@@ -253,6 +276,8 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.hide_payoffs = bool(resolved["hide_payoffs"])
         self.step_tokens = resolved["step_tokens"]
         self.field_chars = int(resolved["field_chars"])
+        self.grounding: str = resolved["grounding"]
+        self.menu: str = resolved["menu"]
         if (price_in is None) != (price_out is None):
             raise ValueError("give both price_in and price_out (USD per million tokens), or none")
         prices = None
@@ -265,7 +290,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
-            retry = RetryPolicy(max_retries=self.max_retries, base_delay_s=self.retry_delay_s)
+            retry = RetryPolicy(
+                max_retries=self.max_retries,
+                base_delay_s=self.retry_delay_s,
+                max_retry_after_s=float(resolved["max_retry_after_s"]),
+            )
             breaker_obj = CircuitBreaker(
                 int(bounded("breaker", breaker, 0, 100)),
                 bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
@@ -274,7 +303,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 from tom_llm_agents.local import shared_client
 
                 client = shared_client(
-                    cache_dir=cache_dir, retry=retry, breaker=breaker_obj, timeout=self.timeout
+                    cache_dir=cache_dir,
+                    retry=retry,
+                    breaker=breaker_obj,
+                    timeout=self.timeout,
+                    **self.client_options(),
                 )
             else:
                 client = OpenAIClient(
@@ -287,6 +320,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                     retry=retry,
                     timeout=self.timeout,
                     breaker=breaker_obj,
+                    **self.client_options(),
                 )
         if prices is not None:
             client.prices[client.model] = prices
@@ -353,6 +387,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             "decisions": 0,
             "valid": 0,
             "first_try_valid": 0,
+            "fuzzy_grounded": 0,
             **dict.fromkeys(USAGE_KEYS, 0),
         }
         self._dead = None
@@ -394,6 +429,16 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                 config = spec.load().make_bundle(**spec.kwargs).game.config
             self._oracle = matrix_partner_oracle(self.oracle_partner, config)
         return self._oracle(turn)
+
+    def required_env_kwargs(self, game: str) -> dict[str, Any]:
+        """The game arguments this agent's protocol needs on ``game``: its preset's
+        (:attr:`~tom_llm_agents.presets.Preset.env_kwargs`) on the preset's own game, unless
+        ``game_args="none"``. The commands that play episodes apply them
+        (:func:`tom_envs.core.agents.with_required_env_kwargs`)."""
+        if self.preset is None or self._settings["game_args"] == "none":
+            return {}
+        p = get_preset(str(self.preset))
+        return dict(p.env_kwargs) if game.split("/")[-1].split("-v")[0] == p.game else {}
 
     # ------------------------------------------------------------------ accounting
     @property
@@ -451,7 +496,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
                     else f"circuit breaker open after: {exc}"
                 )
             # a refused request is the endpoint's failure too (its message says which)
-            kind = "context_overflow" if exc.kind == "context_overflow" else "endpoint"
+            kind = exc.kind if exc.kind in AGENT_FAILURE_KINDS else "endpoint"
             return self._fail(turn, kind, str(exc), ctx, ctx.calls)
         except Exception as exc:  # a bug or a hostile reply must not lose the step's usage
             return self._fail(turn, "exception", f"{type(exc).__name__}: {exc}", ctx, ctx.calls)
@@ -474,6 +519,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self._remember(turn, ctx, text.legal_actions.get(action, str(action)), True, decision)
         stats["valid"] += 1
         stats["first_try_valid"] += int(decision.reprompts == 0)
+        stats["fuzzy_grounded"] += int("grounding" in ctx.notes)
         stats["reprompts"] += decision.reprompts
         self._step_usage["reprompts"] = decision.reprompts
         info = self._info(ctx, decision, error)
@@ -604,21 +650,29 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         return int(legal[int(self.rng.integers(len(legal)))])
 
     def _decide(self, ctx: DecisionContext) -> Decision:
-        """The decider, then self-verification: a vetoed action leaves the candidates and the
-        decider runs again, until the verifier agrees or ``verify_rounds`` vetoes (the cap,
-        recorded in ``notes["verify"]``)."""
+        """The decider, then self-verification (002 §4.1.1, the authors' loop): a vetoed action's
+        critique goes back to the generator in the same conversation ("Your selected action: X
+        is not appropriate. <critique> Please choose another action.", with every candidate but X
+        listed), until the verifier agrees or ``verify_rounds`` vetoes (the cap, recorded in
+        ``notes["verify"]``; the authors looped without one)."""
         verifiers = [p for p in self.pieces if type(p).verify is not Piece.verify]
         vetoes = 0
+        base = dict(ctx.candidates)
         while True:
             decision = self.decider.decide(ctx)
-            if decision.action is None or not verifiers or len(ctx.candidates) <= 1:
+            if decision.action is None or not verifiers or len(base) <= 1:
                 break
             if vetoes >= self.verify_rounds:
                 break
             if all(p.verify(ctx, decision.action) for p in verifiers):
                 break
             vetoes += 1
-            ctx.notes.setdefault("vetoed", []).append(ctx.candidates.pop(decision.action))
+            rejected = decision.action
+            ctx.notes.setdefault("vetoed", []).append(base[rejected])
+            ctx.candidates = {a: t for a, t in base.items() if a != rejected}
+            ctx.notes["_revise"] = (base[rejected], ctx.notes.pop("_critique", ""))
+        ctx.notes.pop("_revise", None)
+        ctx.notes.pop("_conversation", None)
         if verifiers:
             ctx.notes["verify"] = {
                 "vetoes": vetoes,

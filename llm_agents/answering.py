@@ -10,13 +10,21 @@ probes (:meth:`AnsweringMixin.answer_probes`).
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Question, normalise_answer
-from tom_envs.core.text import NUMBER, option_number
+from tom_envs.core.text import (
+    FEEDBACK,
+    NUMBER,
+    answer_marked,
+    answer_segment,
+    match_action,
+    option_number,
+)
 from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
@@ -28,12 +36,27 @@ class AnsweringMixin:
     docstring); it reads the agent's settings, templates, client and episode state."""
 
     # ------------------------------------------------------------------ prompt parts
-    def examples_block(self) -> str:
-        """The in-context examples, rendered in the answer format asked for (or ``""``)."""
+    def examples_block(self, ctx: DecisionContext | None = None) -> str:
+        """The in-context examples, rendered in the answer format asked for (or ``""``): with
+        ``ctx``, exactly the fields this decision's answer has (an example's other steps are
+        left out: 003's baseline shows no partner modelling)."""
         if not self.examples:
             return ""
-        body = "\n\n".join(e.render(i + 1, self.constrained) for i, e in enumerate(self.examples))
-        return self.templates.EXAMPLES_HEADER + "\n\n" + body
+        t = self.templates
+        fields = None
+        if ctx is not None:
+            fields = list({**self.decider.fields_for(ctx), **ctx.fields})
+        body = "\n\n".join(
+            e.render(
+                i + 1,
+                self.constrained,
+                fields=fields,
+                label=lambda n: t.LABELS.get(n, n.replace("_", " ").capitalize()),
+                action_label=t.ACTION_LABEL,
+            )
+            for i, e in enumerate(self.examples)
+        )
+        return t.EXAMPLES_HEADER + "\n\n" + body
 
     def memory_lines(self) -> list[str]:
         """The episodic memory shown in prompts (most recent last). Decisions whose answer was
@@ -55,6 +78,8 @@ class AnsweringMixin:
             "latency_s": 0.0 if response.cached else response.latency_s,
             "cache_hits": int(response.cached),
         }
+        if response.reasoning_tokens:
+            counts["reasoning_tokens"] = response.reasoning_tokens
         if response.cost_usd is not None:
             counts["cost_usd"] = response.cost_usd
         for k, v in counts.items():
@@ -117,12 +142,16 @@ class AnsweringMixin:
         )
         if message:
             lines += t.MESSAGE_LINE.format(description=t.MESSAGE_FIELD) + "\n"
-        return t.TEXT_FORMAT.format(lines=lines), names
+        fmt = t.TEXT_FORMAT.format(lines=lines)
+        if not (ctx.shows_menu() or ctx.listed_in_observation()):
+            fmt = fmt.replace(t.ACTION_SLOT, t.ACTION_SLOT_NO_MENU)
+        return fmt, names
 
     def generate(self, ctx: DecisionContext, decider: Decider) -> Decision:
         """Ask for an action in the answer format; on invalid output apply the ``invalid``
         policy (re-prompt with the game's feedback, resample, or forfeit)."""
         fmt, names = self.answer_format(ctx, decider)
+        ctx.notes.pop("grounding", None)  # this generation's own
         options = list(ctx.candidates.values())
         schema = None
         if self.constrained:
@@ -145,6 +174,18 @@ class AnsweringMixin:
                 {"role": "assistant", "content": past_reply},
             ]
         messages.append({"role": "user", "content": user})
+        first_step = "action"
+        revise = ctx.notes.get("_revise")
+        if revise is not None and "_conversation" in ctx.notes:
+            # the verifier's critique, in the generator's own conversation (002's authors)
+            rejected, critique = revise
+            note = self.templates.VERIFY_REJECTED.format(
+                action=rejected,
+                critique=critique.strip() or "-",
+                actions="\n".join(ctx.candidates.values()),
+            )
+            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
+            first_step = "revise"
         budget = self.max_tokens or (
             decider.max_tokens
             + self.field_chars // 4 * len(ctx.fields)
@@ -157,7 +198,7 @@ class AnsweringMixin:
         for attempt in range(attempts):
             request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
             step = (
-                "action"
+                first_step
                 if attempt == 0
                 else ("resample" if self.invalid == "resample" else "reprompt")
             )
@@ -166,6 +207,7 @@ class AnsweringMixin:
             action, feedback, parsed_message = self._interpret(ctx, reply, text)
             if action is not None:
                 ctx.notes["_exchange"] = (user, text)
+                ctx.notes["_conversation"] = [*messages, {"role": "assistant", "content": text}]
                 return Decision(
                     action=action,
                     fields=reply.fields,
@@ -178,15 +220,17 @@ class AnsweringMixin:
                 break
             reprompts += 1
             if self.invalid == "reprompt":
+                again = (
+                    self.templates.REPROMPT.format(
+                        feedback=_without_listing(feedback), actions="; ".join(options)
+                    )
+                    if ctx.shows_menu() or ctx.listed_in_observation()
+                    else self.templates.REPROMPT_NO_MENU.format(feedback=feedback)
+                )
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text},
-                    {
-                        "role": "user",
-                        "content": self.templates.REPROMPT.format(
-                            feedback=feedback, actions="; ".join(options)
-                        ),
-                    },
+                    {"role": "user", "content": again},
                 ]
         ctx.notes["_exchange"] = (user, text)
         return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
@@ -197,9 +241,14 @@ class AnsweringMixin:
         """The game's parser on the named action (for plain text, then on the whole reply).
         A parser that raises is treated as feedback, never as a crash of the decision."""
         feedback = "the answer names no action"
-        if self.menu == "none" and any(
-            t is not None and _LEADING_NUMBER.match(t.strip(" *\"'`")) for t in (reply.action_text, raw)
-        ):  # the suite's number rule counts a list that was not shown
+        if (
+            self.answer_format_setting == "game"
+            and not (ctx.shows_menu() or ctx.listed_in_observation())
+            and any(
+                t is not None and _LEADING_NUMBER.match(t.strip(" *\"'`"))
+                for t in (reply.action_text, raw)
+            )
+        ):  # the game's own format with no list shown: the number rule would count an unseen list
             return None, "no list of actions was shown: a number names no action", None
         tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
         if self.answer_format_setting == "game":
@@ -226,9 +275,32 @@ class AnsweringMixin:
                 if result.action in ctx.candidates:
                     return result.action, result.feedback, result.message
                 named = ctx.text.legal_actions.get(result.action, str(result.action))
-                return None, f"{named} is not among the candidate actions now", None
+                feedback = self.templates.NOT_CANDIDATE.format(action=named)
+                continue
             feedback = result.feedback or feedback
+            if shortlist:  # the game lists every legal action: say it of the shortlist instead
+                feedback = self._shortlist_feedback(ctx, candidate)
+        if self.grounding == "fuzzy":
+            grounded = fuzzy_ground(raw, ctx.candidates)
+            if grounded is not None:
+                action, said, score = grounded
+                ctx.notes["grounding"] = {
+                    "said": said,
+                    "action": ctx.candidates[action],
+                    "similarity": round(score, 3),
+                }
+                return action, f"grounded by text similarity: {ctx.candidates[action]}", None
         return None, feedback, None
+
+    def _shortlist_feedback(self, ctx: DecisionContext, said: str) -> str:
+        """Feedback on an answer that names none of the shortlisted candidates (001's top-k, the
+        actions a verifier left), in the prompt's language, without the game's full list of
+        legal actions: the re-prompt lists the candidates."""
+        language = self.templates.LANGUAGE
+        result = match_action(said, ctx.candidates, language=language, listing=False)
+        if result.valid:  # one candidate named, beside actions that are not candidates
+            return self.templates.NOT_ONLY_CANDIDATE
+        return result.feedback
 
     # ------------------------------------------------------------------ probes
     def answer_probes(self, turn: Turn, questions: Sequence[Question]) -> dict[str, str]:
@@ -339,6 +411,38 @@ def probe_groups(questions: Sequence[Question], batch: bool | str) -> list[list[
             groups[(fact, None)] = home = []
         home.append(q)
     return [sorted(g, key=lambda q: q.order) for g in groups.values()]
+
+
+def fuzzy_ground(reply: str, candidates: Mapping[int, str]) -> tuple[int, str, float] | None:
+    """002's authors' grounding of a reply the parser could not read: the text of its answer
+    (after its answer label or inside its tag; a reply that marks no answer is not grounded:
+    the authors drew a random action, here a counted fallback), then the first candidate that
+    contains it, else the candidate most similar to it (``difflib``'s ratio standing in for
+    ``fuzzywuzzy``'s). ``(action, the answer read, similarity)``, or ``None``. The answer is cut
+    to 200 characters, so the cost stays linear in the reply."""
+    if not candidates or not answer_marked(reply):
+        return None
+    said = answer_segment(reply)[:200].strip().lower()
+    if not said:
+        return None
+    for a, t in candidates.items():
+        if said in t.lower():
+            return a, said, 1.0
+    scored = [
+        (difflib.SequenceMatcher(None, said, t.lower()).ratio(), a) for a, t in candidates.items()
+    ]
+    score, best = max(scored, key=lambda x: (x[0], -list(candidates).index(x[1])))
+    return best, said, score
+
+
+def _without_listing(feedback: str) -> str:
+    """The game's feedback without the matcher's closing list of the legal actions
+    (``...; choose one of: ...``): the re-prompt lists the actions the agent may choose."""
+    for words in FEEDBACK.values():
+        marker = words["choose"].split("{", 1)[0]
+        if marker in feedback:
+            return feedback.split(marker, 1)[0]
+    return feedback
 
 
 def _probe_replies(text: str, n: int) -> dict[int, str]:

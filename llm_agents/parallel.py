@@ -1,9 +1,13 @@
-"""Many episodes at once: LLM calls wait on the network (or a local server), not on the CPU.
+"""Many episodes at once from Python: LLM calls wait on the network, not on the CPU.
 
-:func:`run_concurrent` plays seeded episodes in worker threads, each with its own environment and
-its own agents (from the factories), so one client can serve many episodes and agents at once. A
-client is thread-safe (its cache writes are atomic); with a disk cache a re-run is free and gives
-the same trajectories.
+:func:`run_concurrent` plays seeded episodes in threads of this process, each with its own
+environment and its own agents (from the factories), so one client can serve many episodes and
+agents at once: a notebook's helper. A client is thread-safe (its cache writes are atomic); with a
+disk cache a re-run is free and gives the same trajectories.
+
+The commands (``tom-envs eval``, ``reproduce``) play LLM episodes many at once in each of their
+worker processes through :mod:`tom_envs.evaluation.pool`, with resume, the run's budget and the
+response cache in the run directory; ``benchmarks/llm_throughput.py`` measures that path.
 """
 
 from __future__ import annotations

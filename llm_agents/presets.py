@@ -15,7 +15,9 @@ difference from the paper that the suite cannot remove is listed in :attr:`Prese
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -30,8 +32,11 @@ class Preset:
             only there).
         reproduces: the table(s) or condition it reproduces.
         settings: the :class:`~tom_llm_agents.agent.LLMAgent` settings it fixes.
-        env_kwargs: game arguments the protocol needs (e.g. Guandan's ``language=zh``); the
-            agent cannot set them: pass them to the run (``--kw``) or the eval config.
+        env_kwargs: game arguments the protocol needs on its own ``game`` (Guandan's
+            ``language=zh``, 004 Table 2's ``action_names=rps``): the agent requires them
+            (:meth:`~tom_llm_agents.agent.LLMAgent.required_env_kwargs`), ``run``, ``eval`` and
+            ``reproduce`` apply them, and a run that sets them otherwise is refused (unless the
+            agent is given ``game_args=none``).
         unstated: settings the paper does not state, with the suite's choice.
         differences: what still differs from the paper.
     """
@@ -69,9 +74,11 @@ P000_DIFFERENCES = (
     "the game's App. B feedback is shown at the next decision and the ToM questions are asked "
     "about the move played; the game's parser reads more phrasings and any quotes (the "
     "original's substring rules and straight quotes only), so a few replies the original "
-    "counted invalid are valid here; the system message is App. A.1 followed by one role line "
-    "(the original: 'You are playing a text game with the user.' with App. A.1 as a user "
-    "message); the belief-update request is the suite's wording of the original instruction; "
+    "counted invalid are valid here (and a bare number, which the suite would read as the "
+    "n-th legal action, is refused: no list was shown); the system message is App. A.1 "
+    "followed by the original's system line 'You are playing a text game with the user.' (the "
+    "original sent that line alone as the system message and App. A.1 as a user message); the "
+    "belief-update request is the suite's wording of the original instruction; "
     "the ToM questions' target teammate is drawn from the mission and the time (the game's "
     "probes='one', the preset's game argument; the original used numpy's global generator), "
     "and with probes='all' the questions about each teammate go in a call of their own; each "
@@ -94,8 +101,58 @@ _P004_UNSTATED = (
     "samples, then a recorded fallback)"
 )
 _P004_DIFF = (
-    "the suite's prompts follow the figures' captions and Akata et al.'s wording (the figures "
-    "are images)"
+    "the prompts follow the figures' captions and Akata et al.'s repeated-game wording (the "
+    "figures are images, so the exact wording is the suite's); the answer is asked for in the "
+    "suite's format ('Action: <option>', the prediction 'Prediction: <option>'); the literal-ToM "
+    "prediction is a separate call after the action (Figs. 2, 5, 7)"
+)
+_P004_LM_DIFF = (
+    _P004_DIFF + "; LM prompting scores each action through the completions endpoint's top-20 "
+    "token alternatives (a lower bound when a token is not among them, recorded as lm_exact), "
+    "where the authors read the probabilities from the model directly"
+)
+#: What the paper-001 presets still do differently from the paper.
+_P001_DIFF = (
+    "the action recommender is the suite's hand evaluation (tom_envs.games.guandan.recommender), "
+    "standing in for the paper's DanZero-based RL scorer, whose weights are not available; the "
+    "game text is rendered by the suite (rules after App. A.2's template, state and recent "
+    "plays), where the paper had the model convert low-level states with conversion prompts; "
+    "the ToM analysis and the planning/evaluation prompts are the suite's wording of §3.3 (the "
+    "paper's App. B prompts are not reproduced in full); 2 calls per decision, as the paper's "
+    "merged Planning+Evaluator after the ToM analysis"
+)
+#: The settings every paper-003 preset shares (the strategy is each one's own).
+_P003: dict[str, Any] = dict(
+    decoding="free",
+    invalid="reprompt",
+    reprompts=2,
+    temperature=0.0,
+    memory="auto",
+    history=0,
+    examples="paper003",
+    menu="none",
+    probes=False,
+)
+#: What the paper-003 presets still do differently from the paper.
+_P003_DIFF = (
+    "the eight examples are written for the suite's CoBlock XML and commands from the paper's "
+    "description (its own use its XML and action functions and are not all printed); each is "
+    "one round (App. B.2's example spans three rounds); the model is asked for labelled steps "
+    "('World state:', 'Partner modelling:', 'Reflection:', 'Action:') in the suite's answer "
+    "format; no list of candidate commands is shown (the rules give the command syntax, as the "
+    "paper's task description does); an unreadable command is re-prompted with the game's feedback (2x), then a "
+    "counted fallback (the paper does not say)"
+)
+#: What every paper-002 preset still does differently from the authors' agents.
+_P002_DIFF = (
+    "messages: the game description is the system message and the state the user message (the "
+    "authors sent it as a first user turn answered 'Got it!', under a one-line system prompt); "
+    "grounding: a reply the game's parser cannot read is re-prompted with the game's feedback "
+    "(2x), then a counted fallback; the authors matched every 'Action:' reply to the closest "
+    "legal action by fuzzy string matching (fuzzywuzzy) and drew a random action when there was "
+    "no 'Action:': grounding=fuzzy reproduces theirs (difflib's similarity standing in for "
+    "fuzzywuzzy's), recorded per decision; sampling seeds are derived from the episode seed "
+    "(the authors' were unseeded)"
 )
 #: Tables 1-2 name the RPS actions R, P and S (App. C); Tables 3 and 10 use J, F, B (the
 #: matrix games' default ``letters``), as do IBS and IPD everywhere.
@@ -106,7 +163,11 @@ def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **mor
     """A paper-004 preset; ``table2``: it reproduces a Table 2 row, whose RPS actions are named
     R/P/S (the preset's game argument; run Table 3's rows with the default letters)."""
     if table2:
-        reproduces += "; RPS actions named R/P/S as in Table 2 (Table 3: action_names=letters)"
+        reproduces += (
+            "; RPS actions named R/P/S as in Table 2, applied by the preset (Table 3's letters: "
+            "game_args=none)"
+        )
+    lm = any(part in ("lm", "social_lm", "predict_lm") for part in strategy.split("+"))
     return Preset(
         name,
         "004",
@@ -115,7 +176,7 @@ def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **mor
         {**_P004, "strategy": strategy, **more},
         env_kwargs=dict(_TABLE2_NAMES) if table2 else {},
         unstated=_P004_UNSTATED,
-        differences=_P004_DIFF,
+        differences=_P004_LM_DIFF if lm else _P004_DIFF,
     )
 
 
@@ -177,10 +238,8 @@ PRESETS: dict[str, Preset] = {
                 probes=False,
             ),
             env_kwargs={"language": "zh"},
-            unstated="the temperature, the re-prompt policy (2 re-prompts with feedback here)",
-            differences=(
-                "the suite's recommender stands in for the paper's trained RL recommender"
-            ),
+            unstated="the temperature (0 here), the re-prompt policy (2 re-prompts with feedback)",
+            differences=_P001_DIFF,
         ),
         Preset(
             "paper001-tom1",
@@ -201,7 +260,7 @@ PRESETS: dict[str, Preset] = {
             ),
             env_kwargs={"language": "zh"},
             unstated="as paper001",
-            differences="as paper001",
+            differences=_P001_DIFF,
         ),
         Preset(
             "paper002",
@@ -211,39 +270,53 @@ PRESETS: dict[str, Preset] = {
             'episodic memory of previous actions (the game\'s own "My Action History" line, '
             "the paper's; memory=auto adds no second list)",
             dict(
-                strategy="cot+tom+verify",
+                strategy="explain+tom+verify",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=1.0,
                 memory="auto",
                 history=0,
                 verify_rounds=10,
                 probes=False,
             ),
             unstated=(
-                "the temperature (0 here) and a cap on the verifier loop (the paper loops until "
-                "the verifier agrees; here at most 10 vetoes per decision, recorded)"
+                "a cap on the verifier loop (the authors loop until the verifier agrees; here at "
+                "most 10 vetoes per decision, recorded in notes['verify'])"
             ),
+            differences=_P002_DIFF
+            + "; the ToM step and the verifier see the suite's Hanabi text (App. B.2's state "
+            "description, plus each partner's last action), not the authors' separate prompt "
+            "with the partner's move and 'Think step by step about partners action'; the "
+            "verifier's question is 'Selected action: X' after App. C.3's instruction (the "
+            "authors': 'State: ... My Solution: X. Think step by step. Think about rules, think "
+            "about conventions, and think about safety.'); the lettered legal actions are "
+            "listed under the agent's 'Legal actions:' (App. B.2: 'Available Actions:')",
         ),
         Preset(
             "paper002-overcooked",
             "002",
             "Overcooked",
             "Table 1 (Overcooked): mid-level actions grounded by shortest paths, reasoning "
-            "without the ToM step (the paper skipped it on Overcooked)",
+            "without the ToM step (the paper skipped it on Overcooked), App. A.1's prompt with "
+            "its conventions line",
             dict(
-                strategy="cot",
+                strategy="explain",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=0.9,
                 memory="auto",
                 history=0,
                 interface="midlevel",
                 probes=False,
             ),
-            unstated="the temperature (0 here)",
+            differences=_P002_DIFF
+            + "; the authors' released Overcooked agent shows its own inventory only "
+            "(single_agent_ablation) and asks for no explanation; the suite shows both chefs "
+            "and asks for App. A.1's 'Explanation: ... Action: ...'",
         ),
         Preset(
             "paper002-collab",
@@ -251,58 +324,51 @@ PRESETS: dict[str, Preset] = {
             "CollabEscape",
             "Table 2 (CollabCapture, CollabEscape): reasoning with the ToM-reasoning step",
             dict(
-                strategy="cot+tom",
+                strategy="explain+tom",
                 decoding="free",
                 invalid="reprompt",
                 reprompts=2,
-                temperature=0.0,
+                temperature=0.6,
+                top_p=0.9,
                 memory="auto",
                 history=0,
                 probes=False,
             ),
-            unstated="the temperature (0 here)",
+            differences=_P002_DIFF
+            + "; the ToM step uses App. C.2's instruction generalised from Hanabi (the authors' "
+            "Collab Escape interpreter asks for 'a short explanation about what my partner "
+            "intends to do next')",
         ),
         Preset(
             "paper003",
             "003",
             "CoBlock",
-            "the full agent (Figs. 6-7): CoT with partner-state modelling and self-reflection, "
-            "three-round in-context examples",
-            dict(
-                strategy="cot+partner+reflect",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory="auto",
-                history=0,
-                examples="paper003",
-                probes=False,
-            ),
-            unstated="the temperature (0 here) and the re-prompt policy",
-            differences=(
-                "the in-context examples are written for the suite's CoBlock text from App. B.2's "
-                "description (the paper's use its own XML and action functions)"
-            ),
+            "the full agent (Figs. 6-7): one generation per decision with the four CoT steps "
+            "(world state, partner and self modelling, self-reflection, action) and eight "
+            "in-context examples (2 independent, 3 skill-dependent, 3 goal-dependent tasks)",
+            {**_P003, "strategy": "cot_steps+partner+reflect"},
+            unstated="the temperature (0 here) and the re-prompt policy (2 re-prompts)",
+            differences=_P003_DIFF,
         ),
         Preset(
             "paper003-baseline",
             "003",
             "CoBlock",
-            "the baseline LLM agent (CoT without partner modelling and self-reflection)",
-            dict(
-                strategy="cot",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory="auto",
-                history=0,
-                examples="paper003",
-                probes=False,
-            ),
+            "the baseline LLM agent: CoT without partner-state modelling (step 2) and "
+            "self-reflection (step 3); its examples show the world state and the action only",
+            {**_P003, "strategy": "cot_steps"},
             unstated="as paper003",
-            differences="as paper003",
+            differences=_P003_DIFF,
+        ),
+        Preset(
+            "paper003-3call",
+            "003",
+            "CoBlock",
+            "a variant, not the paper's protocol: partner modelling and self-reflection as two "
+            "separate calls before the action (3 calls per decision, about 3x the tokens)",
+            {**_P003, "strategy": "cot_steps+partner_call+reflect_call"},
+            unstated="as paper003",
+            differences="as paper003; and steps 2-3 are separate calls (the paper: one generation)",
         ),
         _p004(
             "paper004",
@@ -383,6 +449,20 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+#: The checked-in protocol description of every preset (``protocols/<preset>.toml``): its game
+#: and short test episode, the calls of a decision and their messages, decoding and sampling,
+#: language, the menu shown, the answer fields, the examples and the invalid-output policy.
+#: ``tests/llm_agents/test_protocol_descriptions.py`` plays each preset against a scripted model
+#: and checks its real prompts against it.
+PROTOCOL_DIR = Path(__file__).parent / "protocols"
+
+
+def protocol_description(name: str) -> dict[str, Any]:
+    """The protocol description of preset ``name`` (``ValueError`` for an unknown preset)."""
+    preset(name)
+    return tomllib.loads((PROTOCOL_DIR / f"{name}.toml").read_text(encoding="utf-8"))
+
+
 def preset(name: str) -> Preset:
     """The preset called ``name``; an unknown name raises ``ValueError`` listing the known ones."""
     if name not in PRESETS:
@@ -391,15 +471,17 @@ def preset(name: str) -> Preset:
 
 
 def preset_table() -> str:
-    """A markdown table of every preset: game, what it reproduces, its settings."""
+    """A markdown table of every preset: game, what it reproduces, its settings and the calls of
+    a decision (from its protocol description, :func:`protocol_description`)."""
     rows = [
-        "| preset | paper | game | reproduces | strategy | decoding | invalid output | "
-        "temperature | memory / history | other |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| preset | paper | game | reproduces | strategy | calls per decision | menu | decoding | "
+        "invalid output | temperature | memory / history | other |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     main = {"strategy", "decoding", "invalid", "reprompts", "temperature", "memory", "history"}
     for p in PRESETS.values():
         s = p.settings
+        d = protocol_description(p.name)
         invalid = {
             "resample": f"resample until valid (cap {s.get('reprompts')})",
             "reprompt": f"re-prompt with feedback ({s.get('reprompts')}x)",
@@ -412,9 +494,32 @@ def preset_table() -> str:
                 + "game: "
                 + ", ".join(f"{k}={v}" for k, v in p.env_kwargs.items())
             )
+        calls = " → ".join(c.replace("+", " (1+)") for c in d["calls"])
+        if "first_calls" in d:
+            calls += " (first: " + " → ".join(d["first_calls"]) + ")"
+        menu = {
+            "list": "listed",
+            "shortlist": f"top {d.get('shortlist')}",
+            "observation": "the game's",
+            "none": "none",
+        }[d["menu"]]
         rows.append(
-            f"| `{p.name}` | {p.paper} | {p.game} | {p.reproduces} | `{s['strategy']}` | "
-            f"{s['decoding']} | {invalid} | {s['temperature']} | {s['memory']} / {s['history']} "
-            f"| {other} |"
+            f"| `{p.name}` | {p.paper} | {p.game} | {p.reproduces} | `{s['strategy']}` | {calls} "
+            f"| {menu} | {s['decoding']} | {invalid} | {s['temperature']} | "
+            f"{s['memory']} / {s['history']} | {other} |"
         )
     return "\n".join(rows)
+
+
+def departures_list() -> str:
+    """A markdown list of every preset's unstated settings and remaining departures from its
+    paper (what ``docs/results/llm_presets.md`` shows beside the presets table)."""
+    lines = []
+    for p in PRESETS.values():
+        parts = []
+        if p.unstated:
+            parts.append(f"unstated (the suite's choice): {p.unstated}")
+        if p.differences:
+            parts.append(f"differences: {p.differences}")
+        lines.append(f"- `{p.name}`: " + ("; ".join(parts) if parts else "none"))
+    return "\n".join(lines)

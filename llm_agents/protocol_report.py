@@ -26,7 +26,7 @@ from tom_envs.registration import game_spec
 from tom_envs.runner import Episode, play_episode
 from tom_llm_agents.agent import LLMAgent
 from tom_llm_agents.client import BaseLLMClient
-from tom_llm_agents.presets import PRESETS, Preset, preset_table
+from tom_llm_agents.presets import PRESETS, Preset, departures_list, preset_table
 
 #: Short episodes per game (the game's own horizon or ``max_cycles``), for tests and the table.
 SHORT: dict[str, dict[str, Any]] = {
@@ -228,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.out:  # written after every preset: nothing computed is lost
             path = Path(args.out)
             doc = _between(path.read_text(), "presets-table", text)
-            path.write_text(_between(doc, "protocols-table", preset_table()))
+            doc = _between(doc, "protocols-table", preset_table())
+            path.write_text(_between(doc, "departures", departures_list()))
         print(f"{done}/{len(PRESETS)} presets, {took:.0f} s", file=sys.stderr, flush=True)
         return text
 

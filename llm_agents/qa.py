@@ -54,5 +54,8 @@ def make_answerer(args: argparse.Namespace) -> tuple[Callable[[QAItem, int], str
             check_endpoint(args.base_url)
         except ConfigError as exc:
             raise ValueError(str(exc)) from exc
+        price_in, price_out = getattr(args, "price_in", None), getattr(args, "price_out", None)
         client = OpenAIClient(args.model, args.base_url)
+        if price_in is not None and price_out is not None:  # USD per million tokens
+            client.prices[client.model] = (float(price_in), float(price_out))
     return llm_answerer(client, args.temperature), f"llm:{client.model}"

@@ -4,8 +4,23 @@
 :mod:`tom_llm_agents.presets` changes the defaults), with the values allowed (:data:`DECODINGS`,
 :data:`INVALID_POLICIES`, :data:`INTERFACES`, :data:`LANGUAGES`) and the extra request fields
 (:data:`EXTRA_FIELDS`, read by :func:`parse_extra`). :class:`SettingsMixin` gives
-:class:`~tom_llm_agents.agent.LLMAgent` the check of its resolved settings and their record,
-:meth:`~SettingsMixin.config`, which names the endpoint's host only (:func:`endpoint_host`).
+:class:`~tom_llm_agents.agent.LLMAgent` the check of its resolved settings, the options of the
+client it builds (:meth:`~SettingsMixin.client_options`) and their record,
+:meth:`~SettingsMixin.config`, which names the endpoint by its full URL without credentials or
+query (:func:`endpoint_id`), also when it comes from ``$OPENAI_BASE_URL``: results of another
+path on the same host are never reused.
+
+Reasoning models and other endpoints: ``reasoning=true`` (the model refuses ``temperature`` and
+``top_p``: neither is sent, and the budget goes as ``max_completion_tokens``), ``reasoning=false``,
+or unset (by the model's name: OpenAI's o-series and GPT-5, see
+:func:`~tom_llm_agents.openai_client.is_reasoning_model`); ``reasoning_effort=low`` (or
+``minimal``, ``medium``, ``high``); ``max_completion_tokens=N`` (the budget, sent under that name
+for any model). A reply larger than ``max_reply_bytes`` fails the decision (a fallback of kind
+``"oversized"``); a ``Retry-After`` over ``max_retry_after_s`` fails it at once (kind
+``"rate_limited"``); ``deadline_s`` bounds one call with its retries, wall clock.
+
+``invalid=resample`` at temperature 0 is refused: a greedy model answers the same prompt the same
+way, so each resample would be a paid copy of the last (use ``invalid=reprompt``, or sample).
 """
 
 from __future__ import annotations
@@ -15,19 +30,29 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from tom_llm_agents.client import DEFAULT_MAX_REPLY_BYTES
 from tom_llm_agents.fewshot import examples_for
+from tom_llm_agents.openai_client import REASONING_EFFORTS
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 2
+PROMPT_VERSION = 4  # 4: ToM probes in the agent's own conversation; paper 000's protocol
 
 DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
 INTERFACES = ("midlevel", "primitive")
 LANGUAGES = ("auto", "en", "zh")
-
-#: Whether the agent lists the legal actions in its prompts (``"auto"``: unless the observation
-#: lists them) or never (``"none"``: the game's rules and text alone).
+#: Whether a preset's game arguments are applied to its game (``"preset"``) or not (``"none"``).
+GAME_ARGS = ("preset", "none")
+#: How a reply becomes an action: the game's parser only, or (002's authors) also the closest
+#: candidate by text similarity when the parser finds none.
+GROUNDINGS = ("parser", "fuzzy")
+#: Whether the agent lists the candidate actions in its prompts (``"auto"``: unless the
+#: observation lists them) or never (``"none"``: the game's rules and text alone).
 MENUS = ("auto", "none")
+
+#: The client's failure kinds a decision's fallback is recorded under as they are (any other
+#: refused request is recorded as ``"endpoint"``: its message says which).
+AGENT_FAILURE_KINDS = ("endpoint", "context_overflow", "rate_limited", "oversized")
 
 #: Extra request fields a spec may set (``extra={...}``), with the JSON types allowed.
 EXTRA_FIELDS: dict[str, tuple[type, ...]] = {
@@ -77,7 +102,6 @@ DEFAULTS: dict[str, Any] = {
     "examples": "none",
     "probes": True,
     "probe_batch": True,
-    "menu": "auto",
     "answer_format": "agent",
     "skip_forced": True,
     "interface": "midlevel",
@@ -86,6 +110,15 @@ DEFAULTS: dict[str, Any] = {
     "hide_payoffs": False,
     "step_tokens": None,
     "field_chars": 400,
+    "game_args": "preset",
+    "grounding": "parser",
+    "menu": "auto",
+    "reasoning": None,
+    "reasoning_effort": None,
+    "max_completion_tokens": None,
+    "max_reply_bytes": DEFAULT_MAX_REPLY_BYTES,
+    "max_retry_after_s": 60.0,
+    "deadline_s": None,
 }
 
 
@@ -142,16 +175,40 @@ def parse_extra(extra: str | Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def endpoint_host(url: str | None) -> str:
-    """``scheme://host[:port]`` of an endpoint (no path, query, user or password)."""
+def endpoint_id(url: str | None) -> str:
+    """An endpoint's identity: ``scheme://host[:port]/path`` (scheme and host lower-cased, no
+    trailing slash), never its user, password, query or fragment, where keys may travel. The
+    bundled local server's ``local://<model file>?n_ctx=..&seed=..`` is kept whole (its context
+    and seed change answers; it holds no secret)."""
     if not url:
         return ""
     if url.startswith("local://"):
-        return url.split("?")[0]
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}" if parts.scheme else host
+        return url
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    path = parts.path.rstrip("/")
+    if not parts.scheme:
+        return host + path
+    return f"{parts.scheme.lower()}://{host}{port}{path}"
+
+
+def resolve_settings(s: dict[str, Any]) -> None:
+    """Settings given under another name, in place: ``max_completion_tokens=N`` is the budget
+    ``max_tokens=N`` sent under that field name (ValueError when both are given and differ)."""
+    mct = s.get("max_completion_tokens")
+    if mct is None:
+        return
+    if s.get("max_tokens") is not None and s["max_tokens"] != mct:
+        raise ValueError(
+            f"max_tokens={s['max_tokens']!r} and max_completion_tokens={mct!r} disagree; give one"
+        )
+    s["max_tokens"] = mct
 
 
 class SettingsMixin:
@@ -167,6 +224,9 @@ class SettingsMixin:
             ("fallback", ("random", "first")),
             ("interface", INTERFACES),
             ("language", LANGUAGES),
+            ("game_args", GAME_ARGS),
+            ("grounding", GROUNDINGS),
+            ("menu", MENUS),
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
@@ -174,8 +234,6 @@ class SettingsMixin:
             raise ValueError(f"answer_format must be one of ['agent', 'game'], got {s['answer_format']!r}")
         if s["answer_format"] == "game" and s["decoding"] != "free":
             raise ValueError("answer_format='game' (the game's own reply format) needs decoding='free'")
-        if s["menu"] not in MENUS:
-            raise ValueError(f"menu must be one of {list(MENUS)}, got {s['menu']!r}")
         if s["menu"] == "none" and s["decoding"] != "free":
             raise ValueError("menu='none' needs decoding='free' (a JSON schema lists the actions)")
         if s["probe_batch"] not in (True, False, "step", "question", "target"):
@@ -198,7 +256,46 @@ class SettingsMixin:
         bounded("field_chars", s["field_chars"], 16, 100_000, int)
         if s["step_tokens"] is not None:
             bounded("step_tokens", s["step_tokens"], 1, 131072, int)
+        if s["max_completion_tokens"] is not None:
+            bounded("max_completion_tokens", s["max_completion_tokens"], 1, 131072, int)
+        if s["reasoning"] not in (None, True, False):
+            raise ValueError(f"reasoning must be true or false, got {s['reasoning']!r}")
+        if s["reasoning_effort"] is not None and s["reasoning_effort"] not in REASONING_EFFORTS:
+            raise ValueError(
+                f"reasoning_effort must be one of {list(REASONING_EFFORTS)}, "
+                f"got {s['reasoning_effort']!r}"
+            )
+        bounded("max_reply_bytes", s["max_reply_bytes"], 1024, 1 << 30, int)
+        bounded("max_retry_after_s", s["max_retry_after_s"], 0, 86400)
+        if s["deadline_s"] is not None:
+            bounded("deadline_s", s["deadline_s"], 0.1, 86400)
+        if s["invalid"] == "resample" and s["temperature"] == 0 and s["reasoning"] is not True:
+            raise ValueError(
+                "invalid=resample at temperature 0 would send the same greedy request again "
+                "and pay for the same answer: use invalid=reprompt, or a temperature > 0 (a "
+                "reasoning model that samples anyway: reasoning=true)"
+            )
         examples_for(str(s["examples"]))  # unknown sets fail here, not mid-episode
+
+    def client_options(self) -> dict[str, Any]:
+        """The options of the client the agent builds: the reasoning wire format, the reply cap
+        and the total deadline of a call."""
+        s = self._settings  # type: ignore[attr-defined]
+        return {
+            "max_reply_bytes": int(s["max_reply_bytes"]),
+            "deadline_s": s["deadline_s"],
+            "reasoning": s["reasoning"],
+            "reasoning_effort": s["reasoning_effort"],
+            "token_param": "max_completion_tokens" if s["max_completion_tokens"] else None,
+        }
+
+    def dry_run(self) -> Any:
+        """``with agent.dry_run() as usage:`` the agent plays offline and counts the calls and
+        tokens it would send (:func:`tom_llm_agents.cost.dry_run`): the cost estimate that
+        commands print before the first paid call."""
+        from tom_llm_agents.cost import dry_run
+
+        return dry_run(self)
 
     @property
     def constrained(self) -> bool:
@@ -209,8 +306,9 @@ class SettingsMixin:
     def config(self) -> dict[str, Any]:
         """The agent's resolved settings, for trajectory headers and result keys (no secrets).
 
-        Model, endpoint host, generation settings, decoding mode, invalid-output policy,
-        strategy, preset, prompt version, memory, few-shot set, probes, retries and timeout.
+        Model, endpoint (its full URL, :func:`endpoint_id`), generation settings and the
+        reasoning wire format, decoding mode, invalid-output policy, strategy, preset, prompt
+        version, memory, few-shot set, probes, retries, timeout and the reply cap.
         """
         client = self.client
         retry = getattr(client, "retry", None)
@@ -219,7 +317,7 @@ class SettingsMixin:
         return {
             "kind": "llm",
             "model": client.model,
-            "endpoint": endpoint_host(getattr(client, "cache_endpoint", "") or client.endpoint),
+            "endpoint": endpoint_id(getattr(client, "cache_endpoint", "") or client.endpoint),
             "preset": self.preset,
             "strategy": self.strategy,
             "decider": type(self.decider).__name__,
@@ -239,7 +337,6 @@ class SettingsMixin:
             "examples": self.examples_setting,
             "probes": self.probes_enabled,
             "probe_batch": self.probe_batch,
-            "menu": self.menu,
             "answer_format": self.answer_format_setting,
             "skip_forced": self.skip_forced,
             "interface": self.interface,
@@ -248,6 +345,9 @@ class SettingsMixin:
             "hide_payoffs": self.hide_payoffs,
             "step_tokens": self.step_tokens,
             "field_chars": self.field_chars,
+            "game_args": self._settings["game_args"],
+            "grounding": self._settings["grounding"],
+            "menu": self.menu,
             "top_k": self._settings["top_k"],
             "memories": self._settings["memories"],
             "oracle_partner": self.oracle_partner,
@@ -256,4 +356,10 @@ class SettingsMixin:
             "max_retries": getattr(retry, "max_retries", None),
             "retry_delay_s": getattr(retry, "base_delay_s", None),
             "breaker": getattr(breaker, "threshold", None),
+            "reasoning": getattr(client, "reasoning", None),
+            "reasoning_effort": getattr(client, "reasoning_effort", None),
+            "token_param": getattr(client, "token_param", None),
+            "max_reply_bytes": getattr(client, "max_reply_bytes", None),
+            "max_retry_after_s": getattr(retry, "max_retry_after_s", None),
+            "deadline_s": getattr(client, "deadline_s", None),
         }

@@ -42,7 +42,9 @@ from tom_envs.cli_args import (
     version_text,
     workers_int,
 )
+from tom_envs.cli_cost import add_cost_args
 from tom_envs.cli_qa import cmd_qa
+from tom_envs.core.agents import with_required_env_kwargs
 from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec
 from tom_envs.runner import (
@@ -133,6 +135,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the command line's own specs: they may name code (tom_envs.core.trust)
     factories = [lambda s=s: make_agent(s, spec, bundle, trusted=True) for s in specs]
     agents = [f() for f in factories]  # fail fast on bad specs and input files, before any episode
+    try:  # the game arguments the agents' protocols need (paper 001's language=zh ...)
+        kwargs = with_required_env_kwargs(spec, agents, kwargs)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if not args.no_endpoint_check:
         check_agent_endpoints(specs)  # before the first call
     cfg = run_config(spec, agents, kwargs, {"text": args.text, "observations": False})
@@ -146,15 +153,26 @@ def cmd_run(args: argparse.Namespace) -> int:
             + f"-seed{args.seed}-{config_hash(cfg)[:8]}"
         )
     )
+    guard = _run_estimate(args, spec, specs, factories, kwargs, out)  # before the first call
+    from tom_envs.budget import BudgetExhausted
+    from tom_envs.evaluation.cost import usage_of
+
     totals = RunningSummary()  # episodes are streamed to disk; only running sums stay in memory
+    spent = usage_of([])  # and what their model calls used
     try:
-        with Progress(args.episodes, f"run {spec.name}") as bar:
+        with guard.running(), Progress(args.episodes, f"run {spec.name}") as bar:
             for ep in iter_run(spec, factories, args.episodes, args.seed, out, kwargs, args.text,
                                bar, policy=policy):  # fmt: skip
                 totals.add(ep)
+                for k, v in usage_of([ep]).items():
+                    spent[k] += v
     except OutputWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BudgetExhausted:
+        print(guard.stopped_message(f"Finished episodes are in {out}/."), file=sys.stderr)
+        return 3
+    guard.spent(spent)
     cols = ["metric", "mean ± 95% CI"]
     rows = [{"metric": k, "mean ± 95% CI": v} for k, v in totals.summary().items()]
     print(
@@ -165,6 +183,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(format_table(rows, cols))
     print(f"trajectories: {out}/")
     return report_totals(totals, out)
+
+
+def _run_estimate(args: argparse.Namespace, spec: Any, specs: Sequence[str], factories: Any,
+                  kwargs: Any, out: Path) -> Any:  # fmt: skip
+    """``run``'s cost estimate (printed), budget and response cache (``OUT/llm_cache``)."""
+    from tom_envs.cli_cost import CostGuard
+    from tom_envs.evaluation.cost import estimate_run
+
+    guard = CostGuard(args)
+    seeds = [s for s in range(args.seed, args.seed + args.episodes)
+             if not (out / f"episode_{s:06d}.jsonl").exists()]  # fmt: skip
+    estimate = estimate_run(spec, factories, list(specs), seeds, kwargs)  # fresh agents
+    if estimate.agents:
+        guard.use_cache(out / "llm_cache")
+    guard.announce(estimate)
+    return guard
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -336,6 +370,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
             cells = validate(cfg, check_endpoints=not args.no_endpoint_check)
             print(f"{cfg.name}: valid; {len(cells)} cells x {cfg.episodes} episodes")
+            from tom_envs.cli_cost import validate_estimate
+
+            validate_estimate(cfg, cells, args)  # calls, tokens and price it would spend
             return 0
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -359,16 +396,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     """Play a loaded config with progress lines; (results, exit code), results None on a config
-    error. Failed episodes are listed and make the exit code 1."""
+    error. Failed episodes are listed and make the exit code 1; a run stopped by its budget
+    exits with 3 (rerun to continue)."""
+    from tom_envs.cli_cost import EXIT_BUDGET, CostGuard
     from tom_envs.evaluation import ConfigError, evaluate
 
+    guard = CostGuard(args)  # the estimate before the first call, the budget, the cache
+    if guard.budget is not None and args.backend == "ray":
+        print("error: --max-calls/--max-cost are kept on the local backend only", file=sys.stderr)
+        return None, 2
     try:
-        with Progress(label=f"eval {cfg.name}") as bar:  # counts episodes and LLM calls
+        with guard.running(), Progress(label=f"eval {cfg.name}") as bar:  # episodes, LLM calls
             res = evaluate(cfg, args.backend, args.workers, bar,
-                           check_endpoints=not args.no_endpoint_check)  # fmt: skip
+                           check_endpoints=not args.no_endpoint_check, on_plan=guard.plan_eval,
+                           concurrency=args.concurrency)  # fmt: skip
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None, 2
+    res.estimate = guard.estimate.to_dict() if guard.estimate is not None else None  # report
+    from tom_envs.evaluation.cost import usage_summary
+
+    guard.spent(usage_summary(res)["total"])
     if res.stopped:  # nothing more could be written: the finished episodes are on disk
         kept = sum(len(v) for v in res.episodes.values()) + sum(
             len(v) for t in res.tables.values() for v in t.values())  # fmt: skip
@@ -376,12 +424,16 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
               f"in {cfg.out_dir()}/; free space and run the same command again to resume",
               file=sys.stderr)  # fmt: skip
         return None, 1
+    if res.budget_stopped:
+        print(guard.stopped_message(f"{len(res.budget_stopped)} episode(s) not played; the "
+                                    f"finished ones are in {cfg.out_dir()}/."),
+              file=sys.stderr)  # fmt: skip
     if res.failures:
         print(f"error: {len(res.failures)} failed episode(s), not counted as results:",
               file=sys.stderr)  # fmt: skip
         for o in res.failures[:20]:
             print(f"  {o.job.cell_id} seed {o.job.seed}: {o.error}", file=sys.stderr)
-    return res, 1 if res.failures else 0
+    return res, EXIT_BUDGET if res.budget_stopped else 1 if res.failures else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -454,6 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an episode where a seat fell back on more than this share of its "
                    "decisions is failed, not a result (default 0.2)")  # fmt: skip
     r.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
+    add_cost_args(r)
     r.set_defaults(fn=cmd_run)
     d = sub.add_parser("demo", help="built-in agents on every game")
     d.add_argument("--episodes", type=positive_int, default=20)
@@ -470,6 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--run-dir", help="trajectories (default runs/eval/NAME-CONFIGHASH; resumes)")
     rp.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     rp.add_argument("--out", help="also write the tables' markdown here")
+    add_cost_args(rp, concurrency=True)
     rp.set_defaults(fn=cmd_reproduce)
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")
@@ -527,6 +581,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "own reasons (endpoint, context overflow, exception)")  # fmt: skip
     qe.add_argument("--agentic", help="JSON {game: agentic score} for the QA/agentic correlation")
     qe.add_argument("--out", help="also write the markdown report here")
+    qe.add_argument("--price-in", type=float, help="USD per million prompt tokens of the model")
+    qe.add_argument("--price-out", type=float, help="USD per million completion tokens")
+    add_cost_args(qe)
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
     qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
     qa.set_defaults(fn=cmd_qa)
@@ -559,6 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--max-fallback-share", type=_share, default=None,
                     help="fail episodes where a seat fell back on more than this share of its "
                     "decisions (default: the config's max_fallback_share, else 0.2)")  # fmt: skip
+    add_cost_args(ev, concurrency=True)
     ev.set_defaults(fn=cmd_eval)
     return p
 

@@ -90,8 +90,20 @@ def cmd_qa(args: argparse.Namespace) -> int:
         except (plugins.PluginError, ValueError) as exc:
             print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
             return 2
-    with Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar:
-        res = run_answerer(items, bar.counting(answer), name, args.trials)
+    from tom_envs.budget import BudgetExhausted
+    from tom_envs.cli_cost import EXIT_BUDGET, CostGuard, qa_estimate
+
+    guard = CostGuard(args)  # an LLM answerer: the estimate, the budget, the response cache
+    if args.answerer not in ("random", "oracle"):
+        guard.use_cache(Path("runs") / "qa" / "llm_cache")
+        guard.announce(qa_estimate(items, args.trials, args))
+    with guard.running(), Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar:
+        try:
+            res = run_answerer(items, bar.counting(answer), name, args.trials)
+        except BudgetExhausted:
+            print(guard.stopped_message("No accuracy is reported for a partial run."),
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_BUDGET
     rows = res.table()
     text = f"# CoordinationQA: {name}, {args.trials} trials\n\n{format_rows(rows)}\n\n"
     text += f"Unparseable replies: {res.invalid_count()} of {len(items) * args.trials}"

@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import Agent
+from tom_envs.core.agents import Agent, with_required_env_kwargs
 from tom_envs.core.probes import ORDERS
 from tom_envs.driver import EpisodeDriver, FailurePolicy
 from tom_envs.identity import (
@@ -435,7 +435,8 @@ def play_episode(
         game: a :class:`GameSpec` or a game name/id.
         agents: one agent per seat, in seat order.
         seed: the episode seed (the env's ``reset(seed)`` and every agent's generator).
-        env_kwargs: overrides of the game's keyword arguments.
+        env_kwargs: overrides of the game's keyword arguments (with the arguments the agents
+            require added: :func:`~tom_envs.core.agents.with_required_env_kwargs`).
         record_text: also record the text observation each agent was shown.
         record_observations: also record the vector observation.
         env: an AEC env to reuse (made from ``game`` when omitted).
@@ -443,6 +444,7 @@ def play_episode(
         config: the episode's configuration (computed with :func:`episode_config` when omitted).
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
+    env_kwargs = with_required_env_kwargs(spec, agents, env_kwargs)  # the agents' protocol
     driver = EpisodeDriver(
         spec,
         agents,
@@ -621,6 +623,7 @@ def iter_run(
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     policy = policy or FailurePolicy()
     agents = [f() for f in agent_factories]
+    env_kwargs = with_required_env_kwargs(spec, agents, env_kwargs)  # the agents' protocol
     env = spec.load().raw_env(**{**spec.kwargs, **(env_kwargs or {})})
     resolved = resolved_env_kwargs(spec, env_kwargs)
     record = {"text": record_text, "observations": False}

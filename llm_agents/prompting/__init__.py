@@ -8,12 +8,16 @@ name                what                                                        
 ==================  ===========================================================  ==============
 ``qa``              answer with the action (the default decider)                 004 Fig. 4
 ``cot``             reason step by step, then answer                             004 Fig. 6, 002
+``explain``         "Explanation: ... Action: ...", no step-by-step instruction  002 App. C.1
+``cot_steps``       one generation in steps: world state, the pieces' steps,     003 §3
+                    then the action
 ``lm``              score every action by token log-probabilities                004 Fig. 1
 ``belief``          textual belief state rewritten after each observation        000 §4.2
 ``tom``             interpret the partner's last action first                    002 App. C.2
 ``verify``          self-verification of the chosen action                       002 App. C.3
-``partner``         partner-state (and self) modelling                           003 §3
-``reflect``         self-reflection on actions and feedback                      003 §3
+``partner``         partner-state (and self) modelling, a step of the answer     003 §3
+``reflect``         self-reflection on actions and feedback, a step of the       003 §3
+                    answer (``partner_call``/``reflect_call``: separate calls)
 ``tom1``/``tom2``   first/second-order ToM planning over the recommender top-k   001 §3.2-3.3
 ``plans``           Plans + Insights                                             004 Fig. 8
 ``reflexion``       Reflexion with 3 memories                                    004 Figs. 10-11
@@ -24,7 +28,7 @@ name                what                                                        
 ==================  ===========================================================  ==============
 
 Presets: ``paper000`` = ``qa+belief``, ``paper001`` = ``cot+tom2``, ``paper002`` =
-``cot+tom+verify``, ``paper003`` = ``cot+partner+reflect``.
+``explain+tom+verify``, ``paper003`` = ``cot_steps+partner+reflect``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,14 @@ from collections.abc import Callable
 from typing import Any
 
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext, MemoryEntry, Piece
-from tom_llm_agents.prompting.deciders import LM, QA, CoT, score_continuations
+from tom_llm_agents.prompting.deciders import (
+    LM,
+    QA,
+    CoT,
+    Explain,
+    StepsCoT,
+    score_continuations,
+)
 from tom_llm_agents.prompting.pieces import (
     S2A,
     BeliefState,
@@ -52,6 +63,8 @@ from tom_llm_agents.prompting.pieces import (
 DECIDERS: dict[str, Callable[..., Decider]] = {
     "qa": lambda **o: QA(),
     "cot": lambda **o: CoT(examples=o.get("examples", "")),
+    "cot_steps": lambda **o: StepsCoT(),
+    "explain": lambda **o: Explain(),
     "lm": lambda **o: LM(),
 }
 
@@ -72,8 +85,10 @@ PIECES: dict[str, Callable[..., Piece]] = {
     "belief": lambda **o: BeliefState(),
     "tom": lambda **o: ToMReasoning(),
     "verify": lambda **o: SelfVerification(),
-    "partner": lambda **o: PartnerModelling(),
-    "reflect": lambda **o: SelfReflection(),
+    "partner": lambda **o: PartnerModelling(inline=True),
+    "reflect": lambda **o: SelfReflection(inline=True),
+    "partner_call": lambda **o: PartnerModelling(inline=False),
+    "reflect_call": lambda **o: SelfReflection(inline=False),
     "tom1": lambda **o: ToMPlanning(1, o.get("top_k", 5), o.get("recommender")),
     "tom2": lambda **o: ToMPlanning(2, o.get("top_k", 5), o.get("recommender")),
     "plans": lambda **o: PlansInsights(),
@@ -92,8 +107,8 @@ PIECES: dict[str, Callable[..., Piece]] = {
 PRESETS: dict[str, str] = {
     "paper000": "qa+belief",
     "paper001": "cot+tom2",
-    "paper002": "cot+tom+verify",
-    "paper003": "cot+partner+reflect",
+    "paper002": "explain+tom+verify",
+    "paper003": "cot_steps+partner+reflect",
 }
 
 
@@ -137,6 +152,7 @@ __all__ = [
     "Decider",
     "Decision",
     "DecisionContext",
+    "Explain",
     "MemoryEntry",
     "Oracle",
     "PartnerModelling",
@@ -147,6 +163,7 @@ __all__ = [
     "SelfReflection",
     "SelfVerification",
     "Social",
+    "StepsCoT",
     "ToMPlanning",
     "ToMReasoning",
     "build_strategy",

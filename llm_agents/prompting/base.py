@@ -10,8 +10,9 @@ order of :attr:`Piece.priority`:
    analysis adds a section, S2A rewrites rules and history, Social adds a prediction, ToM planning
    restricts the candidates to a recommender's top-k, Plans+Insights asks for extra fields);
 3. the decider produces an action (the agent's invalid-output policy re-prompts on bad output);
-4. :meth:`Piece.verify` may veto it (self-verification); a vetoed action is removed from the
-   candidates and the decider runs again;
+4. :meth:`Piece.verify` may veto it (self-verification); the verifier's critique goes back to
+   the decider in its own conversation, with every candidate but the vetoed one, and the decider
+   answers again (002's authors' loop, capped by the agent's ``verify_rounds``);
 5. :meth:`Piece.finish` sees the final action (literal ToM prediction after acting, storing plans).
 
 Everything a piece adds is visible to later pieces and to the decider, so pieces compose: a
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.game import TextObservation
-from tom_envs.core.text import letter
+from tom_envs.core.text import letter, named_options
 from tom_llm_agents.client import LLMRequest, LLMResponse
 from tom_llm_agents.prompting import templates as T
 
@@ -127,8 +128,11 @@ class DecisionContext:
         """Rules, the agent's role (002 App. C.1) and any in-context examples."""
         parts = [self.rules.strip()] if self.rules.strip() else []
         if role:
-            parts.append(self.T.AGENT_ROLE if self.agent.menu != "none" else self.T.AGENT_ROLE_NO_MENU)
-        examples = self.agent.examples_block()
+            # the game's own reply format (paper 000): the original's system line, not the
+            # suite's role line (which speaks of listed legal actions)
+            game = self.agent.answer_format_setting == "game"
+            parts.append(self.T.GAME_ROLE if game else self.T.AGENT_ROLE)
+        examples = self.agent.examples_block(self)
         if examples:
             parts.append(examples)
         return "\n\n".join(parts)
@@ -136,8 +140,7 @@ class DecisionContext:
     def context_text(
         self, legal: bool = True, sections: bool = True, strip_question: bool = False
     ) -> str:
-        """Memory, observation, sections and the candidate actions (unless the agent shows no
-        menu, ``menu="none"``), as one user message body.
+        """Memory, observation, sections and the candidate actions, as one user message body.
 
         ``strip_question`` drops a final ``Q: …`` line of the observation (when another question,
         such as a prediction, is asked instead).
@@ -155,17 +158,32 @@ class DecisionContext:
         if sections:
             for title, body in self.sections:
                 parts.append(f"{title}\n{body}".strip() if title else body.strip())
-        if legal and self.agent.menu != "none" and not self.listed_in_observation():
+        if legal and self.shows_menu():
             parts.append(self.legal_block())
         return "\n\n".join(p for p in parts if p)
 
+    def shows_menu(self) -> bool:
+        """Whether the agent lists the candidate actions: not with ``menu="none"`` (003: the
+        rules give the command syntax, the paper lists no candidates), nor where the
+        observation lists them already; a shortlist (001's top-k) is always listed."""
+        shortlist = set(self.candidates) != set(self.text.legal_actions)
+        if self.agent.menu == "none" and not shortlist:
+            return False
+        return not self.listed_in_observation()
+
     def listed_in_observation(self) -> bool:
         """Whether the observation already lists every legal action as an option (CollabCapture's
-        "A. Move to room 6.", Overcooked's "Available Actions: [...]") and every one is still a
-        candidate: then the agent's own list would show them twice."""
+        "A. Move to room 6.", Overcooked's "Available Actions: [...]", a matrix game's closing
+        question "Q: Which Option do you choose, Option J, Option F or Option B?") and every one
+        is still a candidate: then the agent's own list would show them twice."""
         full = self.text.legal_actions
         if not full or set(self.candidates) != set(full):
             return False
+        question = self.observation_question()
+        if question is not None and all(
+            named_options(question, {a: t}, case_sensitive=True) for a, t in full.items()
+        ):  # the game's own question names every option (004: "Q: Which Option do you choose,
+            return True  # Option J, Option F or Option B?")
         lines = {ln.strip().rstrip(".") for ln in self.observation.splitlines()}
         inline = re.findall(r"\[([^\[\]]*)\]", self.observation)
         items = {item.strip() for group in inline for item in group.split(",")}
@@ -257,6 +275,8 @@ class DecisionContext:
             "tokens_in": response.tokens_in,
             "tokens_out": response.tokens_out,
         }
+        if response.reasoning_tokens:
+            usage["reasoning_tokens"] = response.reasoning_tokens
         if response.cost_usd is not None:
             usage["cost_usd"] = response.cost_usd
         call: dict[str, Any] = {
@@ -297,7 +317,8 @@ class Piece:
         """Enrich the context before the decider runs."""
 
     def verify(self, ctx: DecisionContext, action: int) -> bool:
-        """``False`` vetoes ``action`` (it is removed from the candidates; the decider reruns)."""
+        """``False`` vetoes ``action`` (the decider answers again without it; a verifier may leave
+        its critique in ``ctx.notes["_critique"]`` for the decider's conversation)."""
         return True
 
     def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:

@@ -12,6 +12,20 @@ from tom_llm_agents.failures import LLMError
 from tom_llm_agents.prompting import templates as T
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
 
+#: Games whose rules show a payoff table (004's iterated matrix games).
+PAYOFF_TABLE_GAMES = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
+
+
+def cot_instruction(ctx: DecisionContext) -> str:
+    """The step-by-step instruction: "consider the rules and payoffs" where the game shows a
+    payoff table (and the payoffs are not ablated away, 004 Table 3), else "consider the
+    rules"."""
+    info = ctx.agent.info
+    game = info.env_id.split("/")[-1].split("-v")[0] if info is not None else ""
+    if game in PAYOFF_TABLE_GAMES and not ctx.agent.hide_payoffs:
+        return ctx.T.COT_INSTRUCTION_PAYOFFS
+    return ctx.T.COT_INSTRUCTION
+
 
 class QA(Decider):
     """Answer with the action directly (004 Fig. 4: QA prompting)."""
@@ -43,8 +57,42 @@ class CoT(Decider):
         return {"reasoning": ctx.T.COT_FIELD}
 
     def instruction_for(self, ctx: DecisionContext) -> str:
-        """Worked examples given as text (if any), then the step-by-step instruction."""
-        return (self.examples + "\n\n" if self.examples else "") + ctx.T.COT_INSTRUCTION
+        """Worked examples given as text (if any), then the step-by-step instruction (which
+        speaks of payoffs only where the prompt shows a payoff table)."""
+        return (self.examples + "\n\n" if self.examples else "") + cot_instruction(ctx)
+
+
+class Explain(Decider):
+    """002 App. A.1/C.1's answer: "Explanation: <brief explanation for selecting the move>" then
+    "Action: <selected move>", with no step-by-step instruction (the authors' prompt has none)."""
+
+    name = "explain"
+    max_tokens = 256
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """The explanation field, described in the prompt's language."""
+        return {"explanation": ctx.T.EXPLANATION_FIELD}
+
+
+class StepsCoT(CoT):
+    """003 §3's chain of thought in one generation: step 1, the world state in the model's own
+    words (this decider's field), then the steps the pieces ask for as answer fields (partner
+    and self modelling, self-reflection: ``partner`` and ``reflect``), then the action, as the
+    in-context examples show. Without those pieces it is 003's baseline agent (CoT without
+    partner modelling and self-reflection)."""
+
+    name = "cot_steps"
+
+    def fields_for(self, ctx: DecisionContext) -> dict[str, str]:
+        """Step 1's field, described in the prompt's language."""
+        return {"world_state": ctx.T.WORLD_STATE_FIELD}
+
+    def instruction_for(self, ctx: DecisionContext) -> str:
+        """The steps of this decision, in order, then the action."""
+        names = ["world_state", *(n for n in ctx.fields if n in ctx.T.STEP_NAMES)]
+        steps = [ctx.T.STEP_NAMES[n] for n in names if n in ctx.T.STEP_NAMES]
+        listed = "; ".join(f"{i + 1}) {s}" for i, s in enumerate(steps))
+        return ctx.T.STEPS_INSTRUCTION.format(steps=listed, last=len(steps) + 1)
 
 
 @dataclass

@@ -8,9 +8,11 @@ piece                  idea                                            source
 :class:`ToMReasoning`  interpret the partner's last action first       002 §4.1.1, App. C.2
 :class:`SelfVerification`  check the chosen action; veto and re-ask    002 §4.1.1, App. C.3
 :class:`PartnerModelling`  predict the partner's goal, resources,      003 §3 step 2, App. B.2
-                       next plan; model oneself
+                       next plan; model oneself (a step of the answer,
+                       or its own call)
 :class:`SelfReflection`    review past actions and feedback; adjust    003 §3 step 3
-                       team role, altruism, persuasion
+                       team role, altruism, persuasion (a step of the
+                       answer, or its own call)
 :class:`ToMPlanning`   1st/2nd-order ToM analysis of every player,     001 §3.2-3.3
                        planning over the recommender's top-k
 :class:`PlansInsights` write plans and insights, read them next step   004 Figs. 8-9
@@ -37,7 +39,7 @@ from tom_envs.core.text import match_action
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import answer_schema, format_lines, json_keys, read_reply
 from tom_llm_agents.prompting.base import Decision, DecisionContext, Piece
-from tom_llm_agents.prompting.deciders import choose_by_score
+from tom_llm_agents.prompting.deciders import choose_by_score, cot_instruction
 
 if TYPE_CHECKING:
     from tom_llm_agents.agent import LLMAgent
@@ -198,7 +200,15 @@ class ToMReasoning(Piece):
         self.max_tokens = max_tokens
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the partner interpretation as a section."""
+        """Add the partner interpretation as a section; in a turn-based game, none before any
+        other player has acted (the authors' Hanabi agent asks only once the partner has an
+        action to interpret)."""
+        info = ctx.agent.info
+        history = getattr(ctx.turn.view, "history", None)
+        sequential = getattr(getattr(info, "tags", None), "dynamics", "") == "sequential"
+        if sequential and history is not None and len(history) == 0:
+            ctx.notes["tom_reasoning_skipped"] = "no other player has acted yet"
+            return
         user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.TOM_REASONING
         text = _ask_text(ctx, "tom_reasoning", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["tom_reasoning"] = text
@@ -208,8 +218,10 @@ class ToMReasoning(Piece):
 class SelfVerification(Piece):
     """002 App. C.3: a verifier checks the chosen action ("Verification: Okay / Not Okay").
 
-    A vetoed action is removed from the candidates and the decider runs again, at most
-    ``LLMAgent.verify_rounds`` times; the last remaining candidate is never vetoed.
+    On a veto the verifier's reply goes back to the generator in its own conversation ("Your
+    selected action: X is not appropriate. <critique> Please choose another action.", every
+    candidate but X listed), and the generator answers again, at most ``LLMAgent.verify_rounds``
+    times (the authors' loop had no cap); a single candidate is never vetoed.
     """
 
     name = "verify"
@@ -242,21 +254,32 @@ class SelfVerification(Piece):
         if reply.action_text is None and "okay" not in verdict:
             ok = True  # no verdict at all: do not veto on noise
         ctx.notes.setdefault("verification", []).append({"action": action_text, "okay": ok})
+        if not ok:  # the critique the generator is shown (002's authors: the whole reply)
+            ctx.notes["_critique"] = " ".join(text.split())
         return ok
 
 
 # ----------------------------------------------------------------------------- 003
 class PartnerModelling(Piece):
-    """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan."""
+    """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan.
+
+    ``inline=True`` (003's protocol, strategy ``partner``): a step of the one generation that
+    also chooses the action, an answer field in App. B.2's template. ``inline=False``
+    (``partner_call``, a variant): a separate call first, whose answer is shown as a section.
+    """
 
     name = "partner"
     priority = 20
 
-    def __init__(self, max_tokens: int = 192) -> None:
+    def __init__(self, max_tokens: int = 192, inline: bool = True) -> None:
         self.max_tokens = max_tokens
+        self.inline = inline
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the partner and self model as a section."""
+        """Ask for the step in the answer, or make the separate call and show its answer."""
+        if self.inline:
+            ctx.fields["partner_modelling"] = ctx.T.PARTNER_FIELD
+            return
         user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.PARTNER_MODELLING
         text = _ask_text(ctx, "partner_modelling", ctx.system_prompt(), user, self.max_tokens)
         ctx.notes["partner_modelling"] = text
@@ -265,17 +288,26 @@ class PartnerModelling(Piece):
 
 class SelfReflection(Piece):
     """003 §3 step 3: review recent actions and the game's feedback; adjust the collaboration
-    strategy (team role, altruism/egoism, persuasion). Skipped on the first decision."""
+    strategy (team role, altruism/egoism, persuasion).
+
+    ``inline=True`` (003's protocol, strategy ``reflect``): a step of the one generation (the
+    game's comparison of the built structure with the goal, 003's external check, is in the
+    observation). ``inline=False`` (``reflect_call``, a variant): a separate call, skipped on
+    the first decision, whose answer is shown as a section."""
 
     name = "reflect"
     priority = 30
 
-    def __init__(self, max_tokens: int = 160, window: int = 3) -> None:
+    def __init__(self, max_tokens: int = 160, window: int = 3, inline: bool = True) -> None:
         self.max_tokens = max_tokens
         self.window = window
+        self.inline = inline
 
     def prepare(self, ctx: DecisionContext) -> None:
-        """Add the reflection as a section."""
+        """Ask for the step in the answer, or make the separate call and show its answer."""
+        if self.inline:
+            ctx.fields["reflection"] = ctx.T.REFLECTION_FIELD
+            return
         memory = ctx.agent.memory[-self.window :]
         if not memory:
             return
@@ -497,7 +529,7 @@ def predict_partner(
     names = ["reasoning"] if method == "cot" else []
     question = ctx.T.PREDICT_QUESTION.format(options=", ".join(options.values()))
     if method == "cot":
-        question = ctx.T.COT_INSTRUCTION.replace("choose your action", "predict") + "\n" + question
+        question = cot_instruction(ctx).replace("choose your action", "predict") + "\n" + question
     schema = None
     if ctx.agent.constrained:
         fields = {n: ctx.T.COT_FIELD for n in names}

@@ -21,6 +21,9 @@ Sources:
 
 from __future__ import annotations
 
+#: The language of these templates (the games' matcher speaks it too: ``match_action(language=)``).
+LANGUAGE = "en"
+
 # ----------------------------------------------------------------------------- every prompt
 #: 002 App. C.1, generalised: what is asked of the model (system prompt, after the rules). It names
 #: no seat: the game's own rules and observation say who the player is (one voice per prompt).
@@ -29,11 +32,9 @@ AGENT_ROLE = (
     "legal actions; help me select the best next action."
 )
 
-#: The same without a list of legal actions (``menu="none"``: paper 000 showed none).
-AGENT_ROLE_NO_MENU = (
-    "At each time step I will provide you with the relevant information of the game; help me "
-    "select the best next action."
-)
+#: Paper 000's system line (the authors' code), used with the game's own reply format
+#: (``answer_format="game"``) instead of :data:`AGENT_ROLE`, which speaks of listed actions.
+GAME_ROLE = "You are playing a text game with the user."
 
 #: The header of the agent's list of the legal actions (shown unless the observation lists them).
 LEGAL_HEADER = "Legal actions:"
@@ -54,6 +55,9 @@ MESSAGE_FIELD = "a short message to your teammates, sent with your action (may b
 TEXT_FORMAT = (
     "Format your response as\n{lines}Action: <one of the legal actions>\nDo not say anything else."
 )
+#: The action slot of :data:`TEXT_FORMAT`, and its wording when no actions are listed.
+ACTION_SLOT = "<one of the legal actions>"
+ACTION_SLOT_NO_MENU = "<your action, written as the rules say>"
 #: Field labels of the plain-text format (``Reasoning: ...``); read back by the parser.
 LABELS: dict[str, str] = {}
 FIELD_LINE = "{label}: <{text}>"
@@ -64,11 +68,21 @@ MESSAGE_LINE = 'Message: "<{description}>"'
 #: Shown before the examples block.
 EXAMPLES_HEADER = "Here are examples of good answers (situations written in short):"
 
-#: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style).
+#: Re-prompt after an invalid answer, with the environment's feedback (000 App. B style); the
+#: actions listed are the ones the agent may choose (a shortlist when there is one).
 REPROMPT = (
     "Your answer could not be used: {feedback}\n"
     "Answer again in the required format, choosing exactly one of: {actions}."
 )
+#: The re-prompt when the prompt lists no actions (``menu="none"``): the rules say how to act.
+REPROMPT_NO_MENU = (
+    "Your answer could not be used: {feedback}\n"
+    "Answer again in the required format, with one action written as the rules say."
+)
+#: Feedback on an answer that names a legal action outside the shortlist (001's top-k).
+NOT_CANDIDATE = "{action} is not one of the candidate actions now"
+#: Feedback on an answer that names a candidate beside actions that are not candidates.
+NOT_ONLY_CANDIDATE = "the answer names actions that are not candidates; name exactly one candidate"
 
 #: Episodic memory (002 §4.1.1: "a list of previous actions selected by the agent").
 MEMORY_HEADER = "Your previous decisions (most recent last):"
@@ -81,10 +95,18 @@ REWARD_TEAM = "your team received a reward of {reward}"
 
 #: CoT (004 Fig. 6; Wei et al.): reason, then answer in the template.
 COT_INSTRUCTION = (
+    "Let's think step by step: consider the rules, what has happened so far and what the other "
+    "players are likely to do, then choose your action."
+)
+#: The same, where the prompt shows a payoff table (004's matrix games, unless the payoffs are
+#: ablated away): only there does it speak of payoffs.
+COT_INSTRUCTION_PAYOFFS = (
     "Let's think step by step: consider the rules and payoffs, what has happened so far and what "
     "the other players are likely to do, then choose your action."
 )
 COT_FIELD = "your step-by-step reasoning, in a few sentences"
+#: 002's answer field (App. A.1, C.1: "Explanation: <brief explanation for selecting the move>").
+EXPLANATION_FIELD = "brief explanation for selecting the move"
 
 # ----------------------------------------------------------------------------- 000 belief state
 #: 000 App. A.2, generalised.
@@ -126,6 +148,11 @@ VERIFICATION = (
     '"Verification: Not Okay" otherwise. Restrict your response to 4-5 sentences.'
 )
 VERIFY_QUESTION = "Selected action: {action}"
+#: 002's authors: the verifier's critique, back in the generator's conversation.
+VERIFY_REJECTED = (
+    "Your selected action: {action} is not appropriate. {critique}\n"
+    "Please choose another action. List of Available Actions:\n{actions}"
+)
 
 # ----------------------------------------------------------------------------- 003 CoBlock
 #: 003 §3 step 2 with the output template of App. B.2.
@@ -147,6 +174,32 @@ SELF_REFLECTION = (
     "the lead and assign tasks to your partner), altruism/egoism balance (whether to pursue your "
     "own goal or assist your partner) and persuasion strategy (whether to be more proactive and "
     "persuasive in communication). Answer in 3-5 sentences."
+)
+
+#: 003 §3's one-generation chain of thought (steps as answer fields; the action is the last).
+STEPS_INSTRUCTION = (
+    "Think in steps before you act, as the examples do: {steps}; {last}) choose your action."
+)
+STEP_NAMES = {
+    "world_state": "understand the world state",
+    "partner_modelling": "model your partner's state and your own",
+    "reflection": "reflect on your past actions and the dialogue",
+}
+#: Step 1: the XML world state in natural language (the paper's "understanding the world state").
+WORLD_STATE_FIELD = (
+    "step 1: the world state in your own words: what is built, what your goal still needs and "
+    "what you have"
+)
+#: Step 2 as an answer field, in App. B.2's output template.
+PARTNER_FIELD = (
+    "step 2: '# Partner Modelling # Long-term goal: ... # Short-term goal: ... # Partner "
+    "resources: ... # Explanation: ... # Self Modelling # Long-term goal: ... # Short-term goal: "
+    "... # My resources: ... # Explanation: ...'"
+)
+#: Step 3 as an answer field (self-reflection; the three strategy dimensions).
+REFLECTION_FIELD = (
+    "step 3: compare what is built with your goal and note any mistake in your actions or the "
+    "dialogue; then adjust your team role, altruism/egoism balance and persuasion"
 )
 
 # ----------------------------------------------------------------------------- 001 ToM planning

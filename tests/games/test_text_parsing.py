@@ -1,4 +1,5 @@
-"""Parsing never raises, and one rule for numbers and letters holds in every game.
+"""Parsing never raises, costs linear time, and one rule for numbers, letters and the answer's
+place holds in every game.
 
 A property test over every registered game (and Guandan's Chinese text): each game's
 ``parse_action`` gets random Unicode strings (drawn by ``numpy`` Generators with the listed
@@ -11,9 +12,22 @@ The rule (docs/quickstart.md, "The text layer"): a bare number N (ASCII digits o
 after ``Action:``) is the N-th listed legal action; a letter is an option label only in the games
 that list lettered options (CollabCapture, CollabEscape, Hanabi); a room, card or position number
 is written with its noun ("room 5", "play card 2").
+
+The answer's place (:func:`tom_envs.core.text.answer_segment`, every game's parser): the last
+``<action>`` tag, else the line after the last answer label (``Action:``, ``Answer:``...), else the
+whole reply, without quotes, backticks, emphasis or code fences.
+
+Cost: every parser gets long adversarial replies (repeated units that defeat backtracking regular
+expressions and recursion: ``"A: " * n``, ``"move " * n``, ``"<action>" * n`` ...) at two sizes,
+``n`` and ten times ``n``; the larger may cost at most :data:`MAX_GROWTH` times the smaller (the
+fastest of :data:`REPEATS` interleaved timings each, measured again four times longer before a
+failure is reported: a ratio on one machine in one sitting, never an absolute time). A quadratic
+parser grows a hundredfold.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
@@ -77,8 +91,47 @@ HOSTILE = (
     f"<action>{DIGITS}</action>",
     "Action: 1 2",
     "A: B: C: D:",
+    "A: " * 1_000,  # once a RecursionError in Hanabi's letter-label reader
+    "Action: " * 2_000,
+    "move " * 4_000,  # once quadratic in bomb defusal's move reader
     "%$#@!" * 2_000,
 )
+#: Units repeated into long adversarial replies for the cost test (a fixed list).
+REPEATED_UNITS = (
+    "A: ",
+    "<action>",
+    "</action><action>x",
+    "<action>Action: ",
+    "Action: ",
+    "move ",
+    "move to the room ",
+    "go to node ",
+    "apply use ",
+    "Message to Team: ",
+    "What's ",
+    "Option ",
+    "play reveal hint ",
+    "reveal Bob rank ",
+    "place break ",
+    "place a red block at (",
+    'send_message(message=" ',
+    "(1, 2, ",
+    "( ",
+    "say: ",
+    "\n",
+    "1",
+    "*",
+    '"',
+    "```",
+)
+#: Random units (seeded draws of printable text) repeated the same way.
+RANDOM_UNIT_SEEDS = (0, 1)
+#: Base length of an adversarial reply (characters), the larger size's factor, the growth allowed
+#: and the timings whose minimum is kept.
+BASE_CHARS = 2_000
+SCALE = 10
+MAX_GROWTH = 30
+REPEATS = 3
 
 
 def _variants() -> list[tuple[str, object]]:
@@ -168,7 +221,8 @@ def test_every_legal_action_text_and_number_follow_the_rule(name: str, bundle) -
         for beyond in ("0", str(len(listed) + 1), "-1", "--1", "1" * 7):
             result = check(text.parse_action(view, beyond), legal, beyond)
             assert result.action is None, f"{name}: {beyond!r} parsed as {result.action}"
-            assert "choose 1-" in result.feedback, result.feedback
+            # the range, in the game's language (Guandan-zh speaks Chinese)
+            assert "choose 1-" in result.feedback or "请在 1-" in result.feedback, result.feedback
         observation = text.observation_text(view)
         first = next(iter(options.values()))
         lettered = f"A. {first}" in observation or first.startswith("A. ")
@@ -215,3 +269,109 @@ def test_overcooked_mid_level_parser_never_raises() -> None:
     for i, option in enumerate(options):
         assert parse_mid_level(options, option.text).action == i
         assert parse_mid_level(options, str(i + 1)).action == i
+
+
+def _growth(parse, view, small: str, large: str, repeats: int) -> float:
+    """How many times the large reply costs the small one (the fastest of ``repeats`` timings
+    of each, interleaved so that a slow spell of the machine hits both)."""
+    best = [float("inf"), float("inf")]
+    for _ in range(repeats):
+        for i, said in enumerate((small, large)):
+            t0 = time.perf_counter()
+            parse(view, said)
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best[1] / max(best[0], 1e-9)
+
+
+@pytest.mark.parametrize(("name", "bundle"), VARIANTS, ids=[n for n, _ in VARIANTS])
+def test_parse_cost_grows_linearly_with_the_reply(name: str, bundle) -> None:
+    text = bundle.text
+    view = _views(bundle)[0]
+    legal = tuple(view.legal_actions)
+    units = list(REPEATED_UNITS)
+    for seed in RANDOM_UNIT_SEEDS:
+        rng = np.random.default_rng(seed)
+        units.append("".join(chr(int(c)) for c in rng.integers(0x20, 0x7F, size=12)))
+    for unit in units:
+        n = max(1, BASE_CHARS // len(unit))
+        small, large = unit * n, unit * (SCALE * n)
+        check(text.parse_action(view, small), legal, small)
+        check(text.parse_action(view, large), legal, large)
+        growth = _growth(text.parse_action, view, small, large, REPEATS)
+        if growth > MAX_GROWTH:  # a busy machine's pause: measure again, longer, before judging
+            growth = _growth(text.parse_action, view, small, large, 4 * REPEATS)
+        assert growth <= MAX_GROWTH, (
+            f"{name}: {SCALE}x the reply {unit!r} * n costs {growth:.0f}x (at most {MAX_GROWTH}x)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("reply", "segment"),
+    [
+        ("B", "B"),
+        ("Action: B", "B"),
+        ("answer: B", "B"),
+        ("Final answer: **B**", "B"),
+        ("**Action:** B", "B"),
+        ("Reasoning: I like it.\nAction:\n  B\nbecause", "B"),
+        ("Action: A\nOn second thought. Action: C", "C"),  # the last label wins
+        ("<action>B</action> and later <action>C</action>", "C"),  # the last tag wins
+        ("<action>B</action>\nAction: C", "B"),  # a tag beats a label
+        ("<action>Answer: D</action>", "D"),  # a label inside the tag is read
+        ("<ACTION>e</Action>", "e"),
+        ("my answer is <action>F", "F"),  # cut off by the budget
+        ('Action: "Option J"', "Option J"),
+        ("Action: `move up`", "move up"),
+        ("Action: “B”", "B"),
+        ("```\nB\n```", "B"),
+        ("Action:\n```python\nwait()\n```", "wait()"),
+        ("推理：……\n动作：3", "3"),
+        ("Action selection: Inspect Bomb", "Inspect Bomb"),
+        ("reaction: B", "reaction: B"),  # not a label: a word ending in "action"
+        ("Action:", ""),
+    ],
+)
+def test_one_answer_extractor(reply: str, segment: str) -> None:
+    from tom_envs.core.text import answer_segment
+
+    assert answer_segment(reply) == segment
+
+
+def test_every_game_reads_answer_and_action_labels_alike() -> None:
+    """Overcooked reads "Answer: north" as a move, as other games read "Answer: B"."""
+    bundle = bundle_of(game_spec("Overcooked"))
+    view = next(v for v in _views(bundle) if v.legal_actions)
+    options = bundle.text.legal_actions_text(view)
+    for said in ("Answer: north", "Action: up", "<action>go up</action>", "Final answer: `up`"):
+        got = bundle.text.parse_action(view, said).action
+        assert got == bundle.text.parse_action(view, "move up").action is not None, said
+    for name in ("CollabEscape", "Hanabi", "RockPaperScissors", "CoBlock", "Guandan"):
+        bundle = bundle_of(game_spec(name))
+        view = next(v for v in _views(bundle) if v.legal_actions)
+        options = bundle.text.legal_actions_text(view)
+        first = next(iter(options))
+        for said in ("Answer: 1", "Action: 1", "<action>1</action>", "Final answer: **1**"):
+            assert bundle.text.parse_action(view, said).action == first, (name, said)
+
+
+@pytest.mark.parametrize("names", ["rps", "letters"])
+def test_matrix_parser_never_reads_a_contraction_or_a_word_part_as_an_option(names: str) -> None:
+    g = game_spec("RockPaperScissors")
+    bundle = g.load().make_bundle(**{**g.kwargs, "action_names": names})
+    view = next(v for v in _views(bundle) if v.legal_actions)
+    parse = bundle.text.parse_action
+    r, p, s = (bundle.text.option(a) for a in range(3))
+    for said in (
+        "What's the best move? Let's see what the player's last one was.",
+        "It's hard to say; that's the question, isn't it",
+        "Rocky road",
+        "I'd say P-values matter",
+        "p.s. nothing",
+    ):
+        assert parse(view, said).action is None, said
+    letter_s = s.split()[-1]
+    assert parse(view, f"I choose {letter_s}").action == 2
+    assert parse(view, f"'{letter_s}'").action == 2
+    assert parse(view, f"Let's play {letter_s}.").action == 2  # the contraction is skipped
+    assert parse(view, f"Action: {p}").action == 1
+    assert parse(view, r.lower()).action == 0

@@ -174,3 +174,166 @@ def make_probe_bundle(**kw: object) -> GameBundle:
 def probe_bundle() -> Callable[..., GameBundle]:
     """:func:`make_probe_bundle`."""
     return make_probe_bundle
+
+
+def completion_body(content: str, model: str = "fake", usage: dict | None = None) -> bytes:
+    """An OpenAI chat-completion response body answering ``content``."""
+    import json
+
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": content},
+                }
+            ],
+            "usage": usage or {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+        }
+    ).encode()
+
+
+class FaultyEndpoint:
+    """An OpenAI-shaped loopback endpoint whose answers follow a script of faults.
+
+    Each request takes the next step of ``script`` (the last one repeats), a dict:
+
+    * ``{"status": 429, "headers": {"Retry-After": "3600"}}``: an error answer;
+    * ``{"content": "Action: Option J", "usage": {...}}``: a completion (``""``: an empty one;
+      ``"delay": s`` answers after ``s`` seconds);
+    * ``{"trickle": 0.2, "content": ...}``: the completion's body one byte every 0.2 s;
+    * ``{"big": 10_000_000, "chunked": True}``: a 10 MB body (chunked: no Content-Length).
+
+    ``requests`` holds every request body; ``sent`` the body bytes written per request (a client
+    that stops reading makes the writes fail).
+    """
+
+    def __init__(self, script: list[dict]) -> None:
+        import json
+        import threading
+        import time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.sent: list[int] = []
+        self.in_flight = 0
+        self._i = 0
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # the endpoint check's /models
+                self.send_response(200)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client went away mid-request (killed): no request
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
+                with lock:
+                    step = outer.script[min(outer._i, len(outer.script) - 1)]
+                    outer._i += 1
+                    outer.requests.append(body)
+                    outer.sent.append(0)
+                    index = len(outer.sent) - 1
+                try:
+                    self._answer(step, index)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+            def _answer(self, step: dict, index: int) -> None:
+                if "status" in step:
+                    payload = json.dumps({"error": {"message": f"status {step['status']}"}})
+                    self.send_response(step["status"])
+                    for k, v in step.get("headers", {}).items():
+                        self.send_header(k, v)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload.encode())
+                    return
+                if "big" in step:
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                    n = int(step["big"])
+                    chunk = b"x" * 65536
+                    if step.get("chunked"):
+                        self.send_header("transfer-encoding", "chunked")
+                        self.end_headers()
+                        written = 0
+                        while written < n:
+                            part = chunk[: min(len(chunk), n - written)]
+                            self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                            written += len(part)
+                            outer.sent[index] = written
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.send_header("content-length", str(n))
+                        self.end_headers()
+                        written = 0
+                        while written < n:
+                            part = chunk[: min(len(chunk), n - written)]
+                            self.wfile.write(part)
+                            written += len(part)
+                            outer.sent[index] = written
+                    return
+                payload = completion_body(step.get("content", ""), usage=step.get("usage"))
+                if step.get("delay"):
+                    with lock:
+                        outer.in_flight += 1
+                    time.sleep(float(step["delay"]))
+                    with lock:
+                        outer.in_flight -= 1
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                if "trickle" in step:
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        outer.sent[index] = i + 1
+                        time.sleep(float(step["trickle"]))
+                else:
+                    self.wfile.write(payload)
+                    outer.sent[index] = len(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def faulty_endpoint() -> Iterator[Callable[[list[dict]], FaultyEndpoint]]:
+    """A factory of :class:`FaultyEndpoint` objects, all closed after the test."""
+    made: list[FaultyEndpoint] = []
+
+    def make(script: list[dict]) -> FaultyEndpoint:
+        ep = FaultyEndpoint(script)
+        made.append(ep)
+        return ep
+
+    yield make
+    for ep in made:
+        ep.close()

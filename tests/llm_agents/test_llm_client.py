@@ -16,7 +16,7 @@ import pytest
 
 from tom_llm_agents import client as client_mod
 from tom_llm_agents.client import LLMRequest, LLMResponse
-from tom_llm_agents.failures import LLMError, RetryPolicy, TransientLLMError
+from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy, TransientLLMError
 from tom_llm_agents.fake import ScriptedClient
 from tom_llm_agents.openai_client import OpenAIClient, _top_alternatives
 
@@ -48,7 +48,8 @@ def test_other_errors_fail_at_once_and_retries_are_bounded(monkeypatch) -> None:
     with pytest.raises(LLMError, match="bad request"):
         c.complete(req())
     assert len(c.requests) == 1
-    c = ScriptedClient([TransientLLMError("down")], retry=FAST)
+    # the retry bound alone (the circuit breaker, which counts these too, switched off)
+    c = ScriptedClient([TransientLLMError("down")], retry=FAST, breaker=CircuitBreaker(0))
     with pytest.raises(LLMError, match="down"):
         c.complete(req())
     assert len(c.requests) == FAST.max_retries + 1

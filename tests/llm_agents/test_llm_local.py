@@ -22,7 +22,7 @@ from tom_llm_agents import LLMAgent
 from tom_llm_agents.client import LLMRequest
 from tom_llm_agents.local import MODEL_NAME
 from tom_llm_agents.parallel import run_concurrent
-from tom_llm_agents.prompting import PIECES
+from tom_llm_agents.prompting import DECIDERS, PIECES
 from tom_llm_agents.prompting.deciders import score_continuations
 
 PD = game_spec("PrisonersDilemma")
@@ -70,9 +70,11 @@ def test_every_game_end_to_end_with_constrained_decoding(spec, local_client, tmp
 #: Composite strategies covering every piece and decider; pieces that act from the second
 #: decision on (belief update, Reflexion, self-reflection, Plans+Insights) get two rounds.
 COMPOSITES = {
-    "qa+belief+reflexion+reflect+plans+predict": 2,  # 000, 003 step 3, 004 Reflexion, P+I, QA ToM
+    # 000, 003 step 3 as a call, 004 Reflexion, P+I, QA ToM
+    "qa+belief+reflexion+reflect_call+plans+predict": 2,
     "cot+s2a+tom+verify+social": 1,  # 002 ToM reasoning + verification; 004 S2A, Social (QA)
-    "cot+partner+predict_cot": 1,  # 003 partner modelling; 004 CoT literal ToM
+    "cot_steps+partner+reflect+predict_cot": 1,  # 003's one generation; 004 CoT literal ToM
+    "explain+partner_call": 1,  # 002's Explanation answer; 003 partner modelling as a call
     "cot+tom1": 1,  # 001 first-order ToM planning
     "qa+tom2+social_cot": 1,  # 001 second order over the recommender's top-1; Social with CoT
     "lm+predict_lm+oracle": 1,  # 004 LM prompting, LM literal ToM (agent first), Oracle
@@ -82,7 +84,7 @@ COMPOSITES = {
 
 def test_composites_cover_every_piece() -> None:
     used = {p for s in COMPOSITES for p in s.split("+")}
-    assert set(PIECES) <= used and {"qa", "cot", "lm"} <= used
+    assert set(PIECES) <= used and set(DECIDERS) <= used
 
 
 @pytest.mark.parametrize("strategy", list(COMPOSITES))
@@ -113,8 +115,8 @@ def test_strategies_on_the_real_model(strategy: str, local_client) -> None:
         "tom": "tom_reasoning",
         "verify": "verify",
         "s2a": "s2a",
-        "partner": "partner_modelling",
-        "reflect": "self_reflection",
+        "partner_call": "partner_modelling",
+        "reflect_call": "self_reflection",
         "tom1": "tom_order1",
         "tom2": "tom_order2",
         "lm": "lm",
@@ -122,6 +124,10 @@ def test_strategies_on_the_real_model(strategy: str, local_client) -> None:
     for part in strategy.split("+"):
         if part in expected:
             assert expected[part] in seen, (part, seen)
+    fields = [s["info"]["llm"].get("fields", {}) for s in steps]
+    for part, name in (("partner", "partner_modelling"), ("reflect", "reflection")):
+        if part in strategy.split("+"):  # 003's steps, answered in the one generation
+            assert all(name in f for f in fields), (part, fields)
     notes = [s["info"]["llm"].get("notes", {}) for s in steps]
     if "plans" in strategy:
         assert "plans" in notes[0] and "insights" in notes[0]

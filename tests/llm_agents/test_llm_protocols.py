@@ -25,7 +25,7 @@ from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
 from tom_llm_agents.fewshot import EXAMPLE_SETS, examples_for
 from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import PRESETS, preset_table
-from tom_llm_agents.settings import DEFAULTS, endpoint_host, parse_extra
+from tom_llm_agents.settings import DEFAULTS, endpoint_id, parse_extra
 
 needs_openai = pytest.mark.skipif(
     find_spec("openai") is None, reason="the openai package (the llm extra) is not installed"
@@ -63,13 +63,13 @@ def test_dead_endpoint_trips_the_breaker_and_fails_the_episode_fast() -> None:
     agent = make_agent(f"llm:model=m:base_url={url}:retry_delay_s=0.01:max_retries=5", PD,
                        trusted=True)
     attempts = []
-    send = agent.client._send
+    send = agent.client._asend
 
-    def counting(request, constrained):
+    async def counting(request, constrained, timeout=None):
         attempts.append(1)
-        return send(request, constrained)
+        return await send(request, constrained, timeout)
 
-    agent.client._send = counting
+    agent.client._asend = counting
     ep = play(agent, horizon=10)
     steps = mine(ep)
     # three connection failures open the breaker: no more attempts, not even the five retries,
@@ -163,7 +163,7 @@ def test_config_records_resolved_settings_and_no_secret(monkeypatch) -> None:
         trusted=True,
     )
     cfg = agent.config()
-    assert cfg["endpoint"] == "http://127.0.0.1:8000" and cfg["model"] == "m"
+    assert cfg["endpoint"] == "http://127.0.0.1:8000/v1" and cfg["model"] == "m"
     assert cfg["preset"] == "paper004" and cfg["strategy"] == "qa+predict"
     assert cfg["decoding"] == "free" and cfg["invalid"] == "resample"
     assert (cfg["temperature"], cfg["top_p"], cfg["max_tokens"]) == (0.3, 0.9, 4096)
@@ -242,7 +242,7 @@ def test_cache_key_uses_the_stable_cache_endpoint() -> None:
     req = LLMRequest(messages=[{"role": "user", "content": "hi"}])
     assert a.cache_key(req) == b.cache_key(req)
     assert ScriptedClient(["x"]).cache_key(req) != a.cache_key(req)
-    assert endpoint_host("local://model.gguf?n_ctx=8") == "local://model.gguf"
+    assert endpoint_id("local://model.gguf?n_ctx=8") == "local://model.gguf?n_ctx=8"
 
 
 # ----------------------------------------------------------------------------- no wasted calls
@@ -303,8 +303,8 @@ def test_every_preset_builds_and_records_itself() -> None:
         assert cfg["decoding"] == p.settings["decoding"] == "free"  # the papers' protocol
         assert set(p.settings) <= set(DEFAULTS) and p.reproduces and p.game
     assert "paper004-oracle-max-nopayoffs" in preset_table()
-    agent = LLMAgent(ScriptedClient(["x"]), preset="paper004", decoding="json", temperature=0)
-    assert agent.config()["decoding"] == "json" and agent.temperature == 0.0  # spec overrides
+    agent = LLMAgent(ScriptedClient(["x"]), preset="paper004", decoding="json", temperature=0.2)
+    assert agent.config()["decoding"] == "json" and agent.temperature == 0.2  # spec overrides
     with pytest.raises(ValueError, match="unknown preset"):
         LLMAgent(ScriptedClient(["x"]), preset="paper999")
 
@@ -313,7 +313,7 @@ def test_preset_from_a_spec_string() -> None:
     pytest.importorskip("openai")
     agent = make_agent("llm:preset=paper002:model=m:base_url=http://127.0.0.1:9/v1", PD,
                        trusted=True)
-    assert agent.strategy == "cot+tom+verify" and agent.verify_rounds == 10
+    assert agent.strategy == "explain+tom+verify" and agent.verify_rounds == 10
     assert agent.name == "llm:m:paper002"
 
 
@@ -398,7 +398,7 @@ def test_fewshot_examples_are_in_the_answer_format_and_legal() -> None:
     j = ScriptedClient(['{"reasoning": "r", "action": "Option F"}'])
     play(LLMAgent(j, preset="paper004-cot3shot", decoding="json"), spec=RPS, horizon=1)
     assert '{"reasoning": "The other player' in j.requests[0].messages[0]["content"]
-    assert len(EXAMPLE_SETS["paper003"]) == 3  # 003 App. B.2: three rounds
+    assert len(EXAMPLE_SETS["paper003"]) == 8  # 003 §4.1: eight CoT examples
 
 
 def test_chinese_game_text_gets_chinese_scaffolding() -> None:
@@ -420,19 +420,25 @@ def test_verifier_loops_to_its_recorded_cap() -> None:
     def script(r: LLMRequest) -> str:
         if "action verification agent" in text_of(r):
             return "The action looks risky. Verification: Not Okay"
-        if "Legal actions:" not in text_of(r):
+        last = r.messages[-1]["content"]
+        if "List of Available Actions:" in last:  # the critique: the first action listed again
+            listed = last.split("List of Available Actions:\n")[1].split("\n")[0]
+            return f"Reasoning: r\nAction: {listed}"
+        if "Q: Which Option do you choose" not in last:
             return "My partner has no clear intention yet."  # the ToM-reasoning step
-        first = text_of(r).split("Legal actions:\n- ")[1].split("\n")[0]
-        return f"Reasoning: r\nAction: {first}"  # the first candidate still offered
+        return "Reasoning: r\nAction: 1"  # the first option
 
     spec = RPS
     agent = LLMAgent(ScriptedClient(script), strategy="cot+verify", verify_rounds=1)
     (step,) = mine(play(agent, spec=spec, horizon=1))
     assert step["info"]["llm"]["notes"]["verify"] == {"vetoes": 1, "cap": 1, "cap_reached": True}
-    uncapped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
-    (step,) = mine(play(uncapped, spec=spec, horizon=1))
+    # 002's authors relist every action but the one just vetoed: the loop only ends when the
+    # verifier agrees, here at the preset's cap of 10 vetoes
+    capped = LLMAgent(ScriptedClient(script), preset="paper002", probes=False)
+    (step,) = mine(play(capped, spec=spec, horizon=1))
     notes = step["info"]["llm"]["notes"]
-    assert notes["verify"]["vetoes"] == 2 and not notes["verify"]["cap_reached"]  # one left
+    assert notes["verify"] == {"vetoes": 10, "cap": 10, "cap_reached": True}
+    assert len(notes["vetoed"]) == 10 and step["valid"]
 
 
 def test_overcooked_llm_plays_mid_level_actions_by_default() -> None:

@@ -43,5 +43,7 @@ def test_run_counts_llm_calls_in_process(tmp_path: Path, fake_endpoint, capsys) 
                  "tit_for_tat", "--episodes", "2", "--kw", "horizon=3", "--no-endpoint-check",
                  "--out", str(tmp_path / "r")])  # fmt: skip
     assert code == 0
-    last = capsys.readouterr().err.strip().splitlines()[-1]
+    lines = capsys.readouterr().err.strip().splitlines()
+    last = [ln for ln in lines if ln.startswith("run PrisonersDilemma:")][-1]  # the bar's last
     assert last.startswith(f"run PrisonersDilemma: 2/2 episodes, {len(ep.requests)} LLM calls")
+    assert lines[-1].startswith("LLM usage: 6 calls")  # then what was spent

@@ -9,7 +9,7 @@ action prompt (the system message and the final user message of an ``action``/``
 * exactly one answer-format instruction, and it is the one the agent parses (the game's own
   format sentence, e.g. bomb defusal's "Action selection: ... Message to Team: ...", is gone;
   with ``answer_format="game"``, paper 000's protocol, it is the only one, in the rules);
-* no list of legal actions with ``menu="none"`` (paper 000);
+* no list of legal actions in paper 000's protocol (``menu="none"``, the game's format);
 * every required field described (chat games' ``message``, CoT's reasoning);
 * no history shown twice (no episodic-memory list where the observation shows the history) and
   no legal-action list shown twice;
@@ -98,7 +98,7 @@ def check_one_voice(game: str, calls: list[dict], agent: LLMAgent) -> None:
             assert not re.search(r"player_\d", prompt), f"{game}: a player_k id in the prompt"
         formats = sum(prompt.count(m) for m in FORMAT_MARKERS)
         assert formats == 1, f"{game}: {formats} answer-format instructions"
-        if agent.menu == "none":
+        if agent.answer_format_setting == "game":  # paper 000: no list, the original's role
             assert "Legal actions:" not in prompt and "legal actions" not in system
         json_mode = "Reply with a JSON object" in prompt
         if agent.answer_format_setting == "game":  # the game's own format, in the rules only
@@ -139,11 +139,15 @@ def test_constrained_prompts_describe_every_key_once(game: str) -> None:
 
 
 def test_the_reasoning_field_is_described_where_it_is_asked() -> None:
-    calls, _ = run("CollabEscape", "paper002-collab")
+    calls, _ = run("CollabEscape", "paper002-collab")  # 002's "Explanation: ... Action: ..."
+    for call in calls:
+        _, user = prompt_of(call)
+        assert "Explanation: <brief explanation for selecting the move>" in user
+        assert "Analysis:" not in user and "Action: <letter or action>" not in user
+    calls, _ = run("CollabEscape", None, strategy="cot")
     for call in calls:
         _, user = prompt_of(call)
         assert "Reasoning: <your step-by-step reasoning" in user
-        assert "Analysis:" not in user and "Action: <letter or action>" not in user
 
 
 def test_bomb_defusal_tools_are_written_for_each_seat() -> None:

@@ -6,13 +6,19 @@ structured player view (for bots), the vector and mask (for RL policies) and the
 LLMs and people), all of the same view. An agent answers with an action, or with an
 :class:`AgentAction` that also carries probe answers (e.g. its prediction of the partner's next
 action), raw model text and token counts, which the runner records in the trajectory.
+
+An agent whose protocol needs certain game arguments (paper 001's LLM agent plays Guandan in
+Chinese, ``language="zh"``) says so with a ``required_env_kwargs(game)`` method; every command
+that plays episodes (``run``, ``eval``, ``reproduce``) applies them through
+:func:`with_required_env_kwargs`, and refuses, before anything is played, a run whose own game
+arguments say otherwise.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,8 +55,19 @@ class EpisodeInfo:
 #: * ``context_overflow``: the prompt did not fit the model's context;
 #: * ``unparseable``: the agent's reply named no legal action;
 #: * ``illegal``: the agent answered with an action that is not legal now (or none);
-#: * ``invalid``: the agent reported its own output invalid without naming a kind.
-FAILURE_KINDS = ("exception", "endpoint", "context_overflow", "unparseable", "illegal", "invalid")
+#: * ``invalid``: the agent reported its own output invalid without naming a kind;
+#: * ``rate_limited``: a model endpoint kept answering 429, or asked to wait longer than allowed;
+#: * ``oversized``: a model's reply was larger than the client's cap (never read in full).
+FAILURE_KINDS = (
+    "exception",
+    "endpoint",
+    "context_overflow",
+    "unparseable",
+    "illegal",
+    "invalid",
+    "rate_limited",
+    "oversized",
+)
 
 
 class AgentFailure(Exception):
@@ -207,6 +224,63 @@ def agent_config(agent: Any) -> dict[str, Any]:
             break
     out["settings"] = jsonable(settings if isinstance(settings, Mapping) else {"value": settings})
     return out
+
+
+class EnvKwargsConflict(ValueError):
+    """An agent requires a game argument the run sets otherwise (or two agents disagree)."""
+
+
+def required_env_kwargs(agents: Sequence[Any], game: str) -> dict[str, Any]:
+    """The game arguments the agents require on ``game`` (each agent's
+    ``required_env_kwargs(game)``, if it has one), merged; agents that disagree raise
+    :class:`EnvKwargsConflict`."""
+    out: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for agent in agents:
+        hook = getattr(agent, "required_env_kwargs", None)
+        if not callable(hook):
+            continue
+        name = str(getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__))
+        for key, value in dict(hook(game) or {}).items():
+            if key in out and out[key] != value:
+                raise EnvKwargsConflict(
+                    f"{name} requires the game argument {key}={value!r} but {owner[key]} requires "
+                    f"{key}={out[key]!r}: these agents cannot play one game"
+                )
+            out[key], owner[key] = value, name
+    return out
+
+
+def with_required_env_kwargs(
+    spec: Any, agents: Sequence[Any], env_kwargs: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``env_kwargs`` with the game arguments the agents require added (see the module
+    docstring). ``spec`` is the game's registration (its ``name`` and registered ``kwargs``).
+
+    An argument the run gives (or the game id registers) with another value raises
+    :class:`EnvKwargsConflict`, naming the agent, the argument and both values: a result is
+    never played under a protocol other than the one its agent describes."""
+    given = dict(env_kwargs or {})
+    required = required_env_kwargs(agents, str(spec.name))
+    if not required:
+        return given
+    registered = dict(getattr(spec, "kwargs", {}) or {})
+    for key, value in required.items():
+        for source, where in ((given, "the run sets"), (registered, f"the id {spec.name} sets")):
+            if key in source and source[key] != value and str(source[key]) != str(value):
+                who = next(
+                    str(getattr(a, "spec", None) or getattr(a, "name", type(a).__name__))
+                    for a in agents
+                    if key in dict(getattr(a, "required_env_kwargs", lambda g: {})(spec.name))
+                )
+                raise EnvKwargsConflict(
+                    f"{who} requires the game argument {key}={value!r} (its protocol), but "
+                    f"{where} {key}={source[key]!r}. Drop that argument (the agent's is applied "
+                    "for you), or configure the agent to play the run's own arguments (an LLM "
+                    "agent: game_args=none, recorded as a departure from its preset)"
+                )
+        given[key] = value
+    return given
 
 
 class BaseAgent:

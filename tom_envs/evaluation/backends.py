@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tom_envs import lifetime
+from tom_envs.core.agents import EnvKwargsConflict, with_required_env_kwargs
 from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
 from tom_envs.identity import episode_config
 from tom_envs.runner import ConfigMismatchError, Episode, play_episode, reusable
@@ -97,6 +98,8 @@ class Outcome:
     resumed: bool = False
     #: the run cannot go on (the episode could not be written: a full disk, a read-only folder)
     stop: bool = False
+    #: not played to the end because the run's budget was reached (not a failure; a rerun plays it)
+    budget_stopped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -110,7 +113,9 @@ def expected_config(job: Job) -> dict[str, Any]:
 
     agents = _agents(job)
     record = {"text": "text" in job.record, "observations": "observations" in job.record}
-    return episode_config(game_spec(job.game), job.env_kwargs, agents, job.seed, record)
+    spec = game_spec(job.game)
+    kwargs = with_required_env_kwargs(spec, agents, job.env_kwargs)  # the agents' protocol
+    return episode_config(spec, kwargs, agents, job.seed, record)
 
 
 def read_finished(job: Job) -> Episode | None:
@@ -133,7 +138,7 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
     for job in jobs:
         try:
             ep = read_finished(job)
-        except ConfigMismatchError as exc:
+        except (ConfigMismatchError, EnvKwargsConflict) as exc:
             clashes.append(str(exc))
             continue
         if ep is not None:
@@ -146,16 +151,20 @@ def pending(jobs: Iterable[Job]) -> tuple[list[Outcome], list[Job]]:
     return done, todo
 
 
-# One set of agents per cell and process: agents are reset at every episode, so reuse is safe.
-_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, tuple[bool, ...]], list[Any]] = {}
+# One set of agents per cell, process and thread: agents are reset at every episode, so reuse is
+# safe; threads playing episodes at once (tom_envs.evaluation.pool) each have their own.
+_AGENT_CACHE: dict[tuple[str, tuple[str, ...], str, tuple[bool, ...], int], list[Any]] = {}
 
 
 def _agents(job: Job) -> list[Any]:
+    import threading
+
     from tom_envs.agents import make_agent
     from tom_envs.registration import game_spec
 
     trust = tuple(job.seat_trusted(i) for i in range(len(job.specs)))
-    key = (job.game, job.specs, json.dumps(job.env_kwargs, sort_keys=True, default=str), trust)
+    kwargs = json.dumps(job.env_kwargs, sort_keys=True, default=str)
+    key = (job.game, job.specs, kwargs, trust, threading.get_ident())
     if key not in _AGENT_CACHE:
         base = game_spec(job.game)
         spec = dataclasses.replace(base, kwargs={**base.kwargs, **job.env_kwargs})
@@ -235,13 +244,23 @@ def run_jobs(
     backend: str = "local",
     workers: int | None = None,
     progress: Callable[[Outcome], None] | None = None,
+    concurrency: int | None = None,
 ) -> list[Outcome]:
-    """Run jobs on a backend; outcomes come back in the jobs' order."""
+    """Run jobs on a backend; outcomes come back in the jobs' order. On the local backend, jobs
+    with agents that call a model (or any jobs, given ``concurrency``) play many episodes at once
+    per worker (:mod:`tom_envs.evaluation.pool`)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose from {BACKENDS}")
     runner = _run_ray if backend == "ray" else _run_local
+    outcomes: Iterator[Outcome] | None = None
+    if backend == "local":
+        from tom_envs.evaluation.pool import pooled_runner
+
+        pooled = pooled_runner(jobs, workers, concurrency)
+        outcomes = pooled() if pooled is not None else None
+    if outcomes is None:
+        outcomes = runner(jobs, workers)
     by_job: dict[tuple[str, int], Outcome] = {}
-    outcomes = runner(jobs, workers)
     try:
         for outcome in outcomes:
             by_job[(outcome.job.cell_id, outcome.job.seed)] = outcome

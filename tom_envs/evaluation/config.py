@@ -526,10 +526,12 @@ def check_endpoint(base_url: str | None, timeout: float = 5.0) -> None:
 def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
     """Check everything that can be checked before running; return the cells.
 
-    Builds every agent once for every game it plays (unknown labels, specs and bad keyword
-    arguments fail here), imports every table function, and checks LLM endpoints.
+    Builds every agent once for every game it plays (unknown labels, specs, bad keyword
+    arguments and game arguments that contradict an agent's protocol fail here), imports every
+    table function, and checks LLM endpoints.
     """
     from tom_envs.agents import make_agent
+    from tom_envs.core.agents import with_required_env_kwargs
 
     cells = cfg.cells()
     jobs = len(cells) * cfg.episodes
@@ -543,7 +545,8 @@ def validate(cfg: EvalConfig, check_endpoints: bool = True) -> list[Cell]:
         for label in sorted(labels):
             agent_spec = cfg.spec_of(label)
             try:
-                make_agent(agent_spec, spec, bundle, trusted=cfg.trusted(label))
+                agent = make_agent(agent_spec, spec, bundle, trusted=cfg.trusted(label))
+                with_required_env_kwargs(spec, [agent], entry.kwargs)  # the agent's protocol
             except (KeyError, ValueError) as exc:
                 msg = exc.args[0] if exc.args else exc
                 raise ConfigError(f"agent {label!r} on {entry.label}: {msg}") from None

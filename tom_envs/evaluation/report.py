@@ -398,11 +398,28 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
             valid, fallback = decision_shares(eps)
             figures["cells"][c.id]["valid_action_pct"] = valid
             figures["cells"][c.id]["fallback_pct"] = fallback
+    stopped = getattr(res, "budget_stopped", [])
+    if stopped:
+        lines += [f"**Stopped at the budget:** {len(stopped)} episode(s) not played; run the same "
+                  "command again to continue (answered model calls are in the run's response "
+                  "cache and are not paid again).", ""]  # fmt: skip
     lines += ["## Decisions: valid actions and fallbacks", "",
               "A fallback is a seeded random legal action played for an agent that failed to "
               f"decide (never counted as its own); an episode where a seat fell back on more than "
               f"{100 * cfg.max_fallback_share:.0f}% of its decisions is failed and left out.", "",
               *_decisions_table(res), ""]  # fmt: skip
+    from tom_envs.evaluation.cost import usage_section, usage_summary
+
+    usage = usage_section(res)  # LLM calls, tokens, latency and cost per cell and in total
+    if usage:
+        lines += [*usage, ""]
+        figures["usage"] = usage_summary(res)
+    estimate = getattr(res, "estimate", None)
+    if estimate and estimate.get("agents"):
+        lines += [f"Estimated before the first call (a dry run, answers assumed valid): "
+                  f"~{estimate['calls']:,.0f} calls and ~{estimate['prompt_tokens']:,.0f} prompt "
+                  f"tokens for the {estimate['episodes']} episodes played now.", ""]  # fmt: skip
+        figures["estimate"] = estimate
     matchups = [c for c in res.cells if c.section == "matchups"]
     if matchups:
         lines += ["## Matchups", "", *_seat_table(res, matchups), ""]

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tom_envs.evaluation.backends import Job, Outcome, pending, run_jobs
 from tom_envs.evaluation.config import Cell, EvalConfig, validate
@@ -29,6 +30,10 @@ class EvalResults:
     backend: str = "local"
     #: why the run stopped before every job ran (an episode could not be written), else None
     stopped: str | None = None
+    #: episodes not played to the end because the run's budget was reached (a rerun plays them)
+    budget_stopped: list[Outcome] = field(default_factory=list)
+    #: the cost estimate printed before the first model call (set by the command), if any
+    estimate: dict[str, Any] | None = None
 
     def cell(self, cell_id: str) -> Cell:
         """A cell by id."""
@@ -102,25 +107,36 @@ def evaluate(
     workers: int | None = None,
     progress: Callable[[Outcome], None] | Progress | None = None,
     check_endpoints: bool = True,
+    *,
+    on_plan: Callable[[EvalConfig, list[Job]], None] | None = None,
+    concurrency: int | None = None,
 ) -> EvalResults:
     """Validate, then play every episode not already on disk; return all results.
 
     ``progress`` is called with each outcome, or is a :class:`~tom_envs.progress.Progress`
-    (counting the episodes to play, failures and LLM calls)."""
+    (counting the episodes to play, failures and LLM calls). ``on_plan(cfg, jobs)`` is called
+    with the jobs still to play, once the output directory is known and before the first episode
+    (the command prints its cost estimate there). ``concurrency``: episodes in flight at once
+    (:mod:`tom_envs.evaluation.pool`)."""
     t0 = time.perf_counter()
     cells = validate(cfg, check_endpoints=check_endpoints)
     if cfg.out is None:  # the default directory names the configuration's hash
         cfg.config_hash = experiment_hash(cfg, cells)
     jobs = jobs_for(cfg, cells) + table_jobs(cfg)
     done, todo = pending(jobs)
+    if on_plan is not None:
+        on_plan(cfg, todo)
     if isinstance(progress, Progress):
         progress = _counting(progress.start(len(todo), skipped=len(done)))
-    played = run_jobs(todo, backend, workers, progress)
+    played = run_jobs(todo, backend, workers, progress, concurrency)
     outcomes = done + played
     res = EvalResults(cfg, cells, backend=backend, resumed=len(done), played=len(played))
     res.stopped = next((o.error for o in played if o.stop), None)
     order = {(j.cell_id, j.seed): i for i, j in enumerate(jobs)}
     for o in sorted(outcomes, key=lambda o: order[(o.job.cell_id, o.job.seed)]):
+        if o.budget_stopped:
+            res.budget_stopped.append(o)
+            continue
         if not o.ok:
             res.failures.append(o)
             continue
@@ -135,8 +151,9 @@ def evaluate(
 
 def _counting(bar: Progress) -> Callable[[Outcome], None]:
     def update(o: Outcome) -> None:
-        note = "" if o.ok else f"{o.job.cell_id} seed {o.job.seed}: FAILED ({o.error})"
-        bar.update(failed=not o.ok, note=note)
+        stopped = o.budget_stopped
+        note = "" if o.ok or stopped else f"{o.job.cell_id} seed {o.job.seed}: FAILED ({o.error})"
+        bar.update(failed=not o.ok and not stopped, note=note)
 
     return update
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from tom_envs.core.game import ParseResult
-from tom_envs.core.text import NUMBER, letter, match_action, option_number
+from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
 Closed = frozenset[frozenset[int]]
@@ -159,19 +159,7 @@ def lettered(options: Mapping[int, str]) -> list[str]:
     return [f"{letter(i)}. {text}." for i, text in enumerate(options.values())]
 
 
-_TAG = re.compile(r"<action>(.*?)</action>", re.IGNORECASE | re.DOTALL)
-_MARKER = re.compile(r"(?i)\b(?:final )?(?:action|answer|choice)\s*:")
 _LETTER = re.compile(r"\(?([A-Z]{1,2})\s*(?:[.):]\s*(.*)|\s*$)", re.DOTALL)
-
-
-def answer_segment(text: str) -> str:
-    """The part of an answer that names the action: the last ``<action>`` tag, the text after the
-    last ``Action:``/``Answer:`` marker, or the whole text."""
-    tags = _TAG.findall(text)
-    if tags:
-        return tags[-1].strip()
-    parts = _MARKER.split(text)
-    return parts[-1].strip() if len(parts) > 1 else text.strip()
 
 
 def parse_lettered(
@@ -186,7 +174,9 @@ def parse_lettered(
     answer, see :func:`~tom_envs.core.text.match_action`); a bare number N, the N-th listed
     option (the suite's number rule, so ``"2"`` is option B); then ``aliases(segment)``, the
     game's reading of short forms ("room 5", "move to 5", "stay", "press"), which must name
-    exactly one legal action. Letters and text are read from the last ``<action>`` tag or ``Action:`` marker if any.
+    exactly one legal action. Letters and text are read from the answer segment
+    (:func:`~tom_envs.core.text.answer_segment`: the last ``<action>`` tag, else the last answer
+    label such as ``Action:``, else the whole reply).
     """
     if not isinstance(text, str):
         return ParseResult(None, f"expected text, got {type(text).__name__}")

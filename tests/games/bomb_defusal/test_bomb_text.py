@@ -288,8 +288,12 @@ def test_every_legal_action_text_parses_back(symbolic: bool) -> None:
 
 def test_split_reply() -> None:
     assert split_reply('Action selection: Inspect Bomb. Message to Team: "a" b') == (
-        " Inspect Bomb. ",
+        "Inspect Bomb.",
         "a",
+    )
+    assert split_reply('<action>Move to Room 5. Message to Team: "hi"</action> then') == (
+        "Move to Room 5.",
+        "hi",
     )
     assert split_reply("just text") == ("just text", None)
     _action, message = split_reply('Action selection: X\nMessage to Team: "line"\n\nP.S. ignore')

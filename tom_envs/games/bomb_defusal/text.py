@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
-from tom_envs.core.text import NUMBER, option_number
+from tom_envs.core.text import NUMBER, answer_segment, option_number, tag_content
 from tom_envs.games.bomb_defusal.rules import (
     ActionKind,
     MessageOption,
@@ -302,26 +302,26 @@ class BombText(TextInterface[BombView]):
 
     # ---------------------------------------------------------------- parsing
     def parse_action(self, view: BombView, text: str) -> ParseResult:
-        """Free text to a legal action, the message to send, and feedback (never raises)."""
+        """Free text to a legal action, the message to send, and feedback (never raises).
+
+        The action is read from the answer segment every game reads
+        (:func:`~tom_envs.core.text.answer_segment`: the last ``<action>`` tag, else the last
+        ``Action selection:``/``Action:`` label's line, else the whole reply), after the message
+        (``Message to Team: ...``) is taken out; linear in the reply."""
         if not isinstance(text, str):
             return ParseResult(None, f"{INVALID} Expected text, got {type(text).__name__}.")
         legal = self.legal_actions_text(view)
         if not legal:
             return ParseResult(None, "no action is legal for you now")
-        norm = _norm(text)
-        for a, t in legal.items():
-            if norm == _norm(t):
-                return ParseResult(a, f"understood: {t}")
-        tag = re.findall(r"<action>(.*?)</action>", text, flags=re.IGNORECASE | re.DOTALL)
-        if tag:
-            inner = self.parse_action(view, tag[-1])
-            if inner.valid or inner.feedback != INVALID:
-                return inner
-        if NUMBER.fullmatch(norm):  # the suite's rule: a bare number is the N-th listed action
-            return option_number(norm, legal)
+        by_norm = {_norm(t): a for a, t in legal.items()}
+        tagged = tag_content(text)
+        for candidate in (text, tagged):
+            if candidate is not None and _norm(candidate) in by_norm:
+                a = by_norm[_norm(candidate)]
+                return ParseResult(a, f"understood: {legal[a]}")
         action_part, message = split_reply(text)
         bare = _norm(action_part)
-        if NUMBER.fullmatch(bare):  # "Action selection: 2. Message to Team: ..."
+        if NUMBER.fullmatch(bare):  # the suite's rule: a bare number is the N-th listed action
             number = option_number(bare, legal)
             return ParseResult(number.action, number.feedback, message)
         base, feedback = self._parse_base(view, action_part)
@@ -336,7 +336,11 @@ class BombText(TextInterface[BombView]):
     def _parse_base(
         self, view: BombView, text: str
     ) -> tuple[tuple[ActionKind, int | None] | None, str]:
-        """The earliest action named in ``text``, checked against the rules (App. B feedback)."""
+        """The earliest action named in ``text``, checked against the rules (App. B feedback).
+
+        A move is a moving verb followed by ``room N`` in the same sentence, a tool use a using
+        verb followed by a colour in the same sentence (:func:`first_in_sentence`: one pass over
+        the text, however many verbs it repeats)."""
         low = text.lower().translate(str.maketrans({"*": " ", "_": " "}))
         low = low.replace("go to node ", "go to room ")
         colours = "|".join(re.escape(c) for c in self.config.colors)
@@ -344,22 +348,16 @@ class BombText(TextInterface[BombView]):
         m = re.search(r"\binspect\w*", low)
         if m:
             hits.append((m.start(), "inspect", None))
-        m = re.search(
-            r"\b(?:move|moving|go|going|goes|head\w*|walk\w*|travel\w*|proceed\w*|return\w*|"
-            r"enter\w*)\b[^.\n]*?\broom\s*(?:no\.?\s*|number\s*|#\s*)?([0-9]{1,6})(?![0-9])",
-            low,
-        )
+        m = first_in_sentence(low, _MOVE_VERB, _ROOM_NUMBER)
         if m:
-            hits.append((m.start(), "move", m.group(1)))
-        m = re.search(
-            rf"\b(?:apply\w*|use|using|cut\w*|defus\w*|snip\w*)\b[^.\n]*?\b({colours})\b", low
-        )
+            hits.append((m[0], "move", m[1].group(1)))
+        m = first_in_sentence(low, _USE_VERB, re.compile(rf"\b({colours})\b"))
         if m:
-            hits.append((m.start(), "apply", m.group(1)))
+            hits.append((m[0], "apply", m[1].group(1)))
         else:
-            m = re.search(rf"\b({colours})\s+(?:tool|cutter|wire[- ]?cutter|wire)s?\b", low)
-            if m:
-                hits.append((m.start(), "apply", m.group(1)))
+            c = re.search(rf"\b({colours})\s+(?:tool|cutter|wire[- ]?cutter|wire)s?\b", low)
+            if c:
+                hits.append((c.start(), "apply", c.group(1)))
             elif re.search(r"\b(?:apply|use|cut)\b", low):
                 hits.append((len(low), "apply", None))  # a tool named without a known colour
         if not hits:  # App. B's feedback: the prompt states the one answer format
@@ -428,35 +426,68 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lower()).strip(" .!\"'`*")
 
 
-_ACTION_MARK = re.compile(r"(?i)\baction\s*(?:selection|selected|choice)?\s*[:：]")
 _MESSAGE_MARK = re.compile(r"(?i)\bmessage\s*(?:to\s*(?:the\s*)?team)?\s*[:：]")
+#: Labels of the action besides every game's (``Action selection:`` is one of those).
+_ACTION_LABELS = ("action selected", "action choice")
+_ACTION_MARK = re.compile(r"(?i)\baction\s*(?:selection|selected|choice)?\s*[:：]")
+_MOVE_VERB = re.compile(
+    r"\b(?:move|moving|go|going|goes|head\w*|walk\w*|travel\w*|proceed\w*|return\w*|"
+    r"enter\w*)\b"
+)
+_ROOM_NUMBER = re.compile(r"\broom\s*(?:no\.?\s*|number\s*|#\s*)?([0-9]{1,6})(?![0-9])")
+_USE_VERB = re.compile(r"\b(?:apply\w*|use|using|cut\w*|defus\w*|snip\w*)\b")
+
+
+def first_in_sentence(
+    text: str, verb: re.Pattern[str], obj: re.Pattern[str]
+) -> tuple[int, re.Match[str]] | None:
+    """The earliest ``verb`` followed by ``obj`` in the same sentence (no ``.`` or new line
+    between the verb's end and the object's start): ``(verb start, object match)``, or ``None``.
+
+    One pass per pattern and a binary search per verb, so a reply repeating a verb thousands of
+    times costs a linear scan (a lazy ``verb[^.\n]*?obj`` regular expression rescans the rest of
+    the sentence from every verb: quadratic)."""
+    import bisect
+
+    objects = [(m.start(), m) for m in obj.finditer(text)]
+    if not objects:
+        return None
+    starts = [o[0] for o in objects]
+    stops = [m.start() for m in re.finditer(r"[.\n]", text)]
+    for v in verb.finditer(text):
+        k = bisect.bisect_left(starts, v.end())
+        if k == len(starts):
+            break  # no object after this verb, nor after any later one
+        nxt = bisect.bisect_left(stops, v.end())
+        if nxt == len(stops) or starts[k] < stops[nxt]:
+            return v.start(), objects[k][1]
+    return None
 
 
 def split_reply(text: str) -> tuple[str, str | None]:
     """``"Action selection: X. Message to Team: "Y""`` -> ``("X.", "Y")`` (tolerant, see above).
 
     The message is the text after ``Message to Team:`` (up to a following ``Action selection:`` or
-    a blank line), without its outer quotes of any kind; ``None`` when absent or empty.
+    a blank line), without its outer quotes of any kind; ``None`` when absent or empty. The action
+    is the answer segment (:func:`~tom_envs.core.text.answer_segment`) of what remains: inside an
+    ``<action>`` tag when there is one.
     """
-    msg_m = _MESSAGE_MARK.search(text)
-    act_m = _ACTION_MARK.search(text)
+    tagged = tag_content(text)
+    body = tagged if tagged is not None else text
+    msg_m = _MESSAGE_MARK.search(body)
     message = None
+    rest = body
     if msg_m:
-        end = len(text)
-        if act_m and act_m.start() > msg_m.end():
+        end = len(body)
+        act_m = _ACTION_MARK.search(body, msg_m.end())
+        if act_m:
             end = act_m.start()
-        blank = re.search(r"\n\s*\n", text[msg_m.end() : end])
+        blank = re.search(r"\n\s*\n", body[msg_m.end() : end])
         if blank:
             end = msg_m.end() + blank.start()
-        message = _unquote(text[msg_m.end() : end])
-    if act_m:
-        stop = msg_m.start() if msg_m and msg_m.start() > act_m.end() else len(text)
-        action = text[act_m.end() : stop]
-    elif msg_m:
-        action = text[: msg_m.start()]
-    else:
-        action = text
-    return action, message
+        message = _unquote(body[msg_m.end() : end])
+        rest = body[: msg_m.start()] + "\n" + body[end:]
+    return answer_segment(rest, _ACTION_LABELS), message
 
 
 def _unquote(raw: str) -> str | None:

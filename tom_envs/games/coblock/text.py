@@ -14,10 +14,11 @@ Two renderings of the same view (``text_format``):
 Commands follow the paper: ``place_block(block_type="red", pos=(0, 0, 1))``,
 ``break_block(pos=(3, 1, 3))``, ``send_message(message="Hello, partner")``, ``wait()``,
 ``end_task()`` (``end_session(...)`` is accepted too). The parser executes the first command it
-finds (the original code runs the first parsable line), inside an ``<action>`` tag or after a
-last ``Action:`` marker if there is one; it also reads plain phrases ("place a red block at
-(1, 0, 2)", "break the block at (1, 0, 2)", "say: hi", "wait"). An impossible command is refused
-with the original code's messages ("Block exists", "Block with type red not found in inventory",
+finds (the original code runs the first parsable line) in the answer segment every game reads
+(the last ``<action>`` tag, else the line after the last ``Action:``/``Answer:``/``Command:``
+label, else the whole reply: :func:`~tom_envs.core.text.answer_segment`); it also reads plain
+phrases ("place a red block at (1, 0, 2)", "break the block at (1, 0, 2)", "say: hi", "wait"). An
+impossible command is refused with the original code's messages ("Block exists", "Block with type red not found in inventory",
 "Block position (x, y, z) is not either on the ground or adjacent to any existing block.").
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
-from tom_envs.core.text import NUMBER, option_number
+from tom_envs.core.text import NUMBER, answer_segment, option_number
 from tom_envs.games.coblock.rules import (
     Action,
     ActionKind,
@@ -67,8 +68,6 @@ _NL_SAY = re.compile(
 )
 _WAIT_WORDS = {"wait", "pass", "do nothing", "skip"}
 _END_WORDS = {"end", "end task", "end the task", "end_task", "end session", "end_session"}
-_MARKER = re.compile(r"(?i)\b(?:final )?(?:action|answer|command)\s*:")
-_TAG = re.compile(r"<action>(.*?)</action>", re.I | re.S)
 _PLACEHOLDERS = {"", "...", "…", "<your text>", "your text"}
 
 USAGE = (
@@ -300,14 +299,7 @@ class CoBlockText(TextInterface[CoBlockView]):
             return ParseResult(None, f"expected text, got {type(text).__name__}; {USAGE}")
         if not view.legal_actions:
             return ParseResult(None, "no action is legal for you now: the episode is over")
-        raw = text
-        tags = _TAG.findall(raw)
-        if tags:
-            raw = tags[-1]
-        else:
-            parts = _MARKER.split(raw)
-            if len(parts) > 1 and parts[-1].strip():
-                raw = parts[-1]
+        raw = answer_segment(text, labels=("command",))
         if not raw.strip():
             return ParseResult(None, f"empty answer; {USAGE}")
         bare = raw.strip().strip(" .!\"'`*")

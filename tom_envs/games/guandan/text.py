@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
-from tom_envs.core.text import match_action
+from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.guandan.cards import (
     BIG_JOKER,
     HR_CODE,
@@ -355,26 +355,30 @@ class GuandanText(TextInterface[GuandanView]):
         candidates.
         """
         options = self.legal_actions_text(view)
-        result = match_action(text, options)
+        zh = self.language == "zh"
+        result = match_action(text, options, language=self.language)
         if result.valid or not isinstance(text, str) or not options:
             return result
-        raw = text
-        tag = re.findall(r"<action>(.*?)</action>", raw, flags=re.IGNORECASE | re.DOTALL)
-        if tag:
-            raw = tag[-1]
+        raw = answer_segment(text)
         cards = parse_cards(raw[:2000])
         if not cards:
             low = raw.strip().lower().strip(" .!\"'`*")
             if low in PASS_WORDS and PASS in options:
-                return ParseResult(PASS, f"understood: {options[PASS]}")
+                return ParseResult(PASS, result_word(zh, options[PASS]))
             return result
         matches = self._by_cards(view, cards)
         if len(matches) == 1:
             a = matches[0]
-            return ParseResult(a, f"understood: {options[a]}")
+            return ParseResult(a, result_word(zh, options[a]))
         if len(matches) > 1:
             named = "; ".join(repr(options[a]) for a in matches[:8])
+            if zh:
+                return ParseResult(None, f"这些牌有多种出法：{named}；请只回答其中一个")
             return ParseResult(None, f"ambiguous cards: they fit {named}; answer with one of them")
+        if zh:
+            return ParseResult(
+                None, f"这些牌现在不是合法动作；请回答 {len(options)} 个合法动作之一的编号或文字"
+            )
         return ParseResult(
             None,
             "those cards are not a legal action now; answer with the number or the text of one "
@@ -415,6 +419,11 @@ class GuandanText(TextInterface[GuandanView]):
         if state.phase != "over":
             lines.append(f"  to act: player_{state.to_act}")
         return "\n".join(lines)
+
+
+def result_word(zh: bool, action: str) -> str:
+    """The parser's "understood" feedback in the text's language."""
+    return f"已理解：{action}" if zh else f"understood: {action}"
 
 
 def _tribute_lines(t: GuandanText, view: GuandanView) -> list[str]:

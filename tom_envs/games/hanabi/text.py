@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
-from tom_envs.core.text import ascii_int, letter, match_action
+from tom_envs.core.text import answer_segment, ascii_int, letter, match_action
 from tom_envs.games.hanabi.cards import (
     COLOR_NAMES,
     bits_of,
@@ -48,6 +48,10 @@ PRONOUNS = {"Alice": "her", "Bob": "his", "Cathy": "her", "Donald": "his", "Emil
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 _KIND_ORDER = {REVEAL_COLOR: 0, REVEAL_RANK: 1, PLAY: 2, DISCARD: 3}
+#: An option letter leading an answer (``"G"``, ``"(G)"``, ``"G."``, ``"A:"``).
+_LEADING_LETTER = re.compile(r"\s*[\(\[]?([A-Za-z]{1,2})[\)\]]?(?:[.):]|\s*$)")
+#: An option letter ending an answer (``"The action you chose is: D"``).
+_TAIL_LETTER = re.compile(r"(?:^|[\s:(\[])([A-Z])[.)\]]?\s*$")
 
 
 def _join_and(items: list[str]) -> str:
@@ -299,7 +303,13 @@ class HanabiText(TextInterface[HanabiView]):
 
     # ------------------------------------------------------------------ parsing
     def parse_action(self, view: HanabiView, text: str) -> ParseResult:
-        """Free text to a legal action, with feedback; never raises (see the module docstring)."""
+        """Free text to a legal action, with feedback; never raises (see the module docstring).
+
+        Read from the answer segment (:func:`~tom_envs.core.text.answer_segment`). A leading
+        option letter selects that option (``"G"``, ``"(G)"``, ``"G. Play my Card 0"``); a chain of
+        letter labels is read to its end, and a label followed by an answer names the answer
+        (``"A: B: C: D:"`` plays D, ``"A: The action you chose is: D"`` plays D), without
+        recursion, in one pass over the text."""
         if not isinstance(text, str):
             return ParseResult(None, f"expected text, got {type(text).__name__}")
         full = self.legal_actions_text(view)
@@ -310,27 +320,57 @@ class HanabiText(TextInterface[HanabiView]):
         first = match_action(text, full)
         if first.valid or first.feedback.startswith(("empty answer", "option number")):
             return first  # an option number past the list says so (the suite's number rule)
-        segment = _answer_segment(text)
+        segment = answer_segment(text)
         by_letter = {t.split(".", 1)[0]: a for a, t in full.items()}
-        m = re.match(r"^\s*[\(\[]?([A-Za-z]{1,2})[\)\]]?(?:[.):]|\s*$)", segment)
+        m = _LEADING_LETTER.match(segment)
         if (
             m
             and m.group(1).upper() in by_letter
             and (m.group(1).isupper() or len(segment.strip()) <= 4)
         ):
             a = by_letter[m.group(1).upper()]
-            # a label followed by an answer names the answer: "A: The action you chose is: D"
-            # plays D (a leading "A:" once selected A whatever followed)
-            rest = segment[m.end() :].strip()
-            tail = re.search(r"(?:^|[\s:(\[])([A-Z])[.)\]]?\s*$", rest)
-            if tail and tail.group(1) in by_letter and by_letter[tail.group(1)] != a:
-                b = by_letter[tail.group(1)]
-                return ParseResult(b, f"understood: {full[b]}")
+            pos = m.end()
+            while True:  # "A: B: C: D:" -> the last label of the chain (each pass consumes text)
+                nxt = _LEADING_LETTER.match(segment, pos)
+                if nxt is None or nxt.end() == pos or nxt.group(1).upper() not in by_letter:
+                    break
+                if not (nxt.group(1).isupper() or len(segment[pos:].strip()) <= 4):
+                    break
+                a, pos = by_letter[nxt.group(1).upper()], nxt.end()
+            rest = segment[pos:].strip()
             if rest:
-                later = self.parse_action(view, rest)
-                if later.valid and later.action != a:
+                later = self._parse_words(view, rest, full, by_letter)
+                if later is not None and later.valid and later.action != a:
                     return later
             return ParseResult(a, f"understood: {full[a]}")
+        found = self._parse_words(view, segment, full, by_letter, tail=False)
+        if found is not None:
+            return found
+        return ParseResult(
+            None,
+            f"could not match {text.strip()[:80]!r} to a legal action; answer with the letter of "
+            "one of: " + "; ".join(full.values()),
+        )
+
+    def _parse_words(
+        self,
+        view: HanabiView,
+        segment: str,
+        full: dict[int, str],
+        by_letter: dict[str, int],
+        tail: bool = True,
+    ) -> ParseResult | None:
+        """The segment without a leading letter: a trailing option letter (``tail``: "The action
+        you chose is: D"), the text without its letter, then the free forms; ``None`` when
+        nothing was understood and nothing needs saying."""
+        if tail:
+            end = _TAIL_LETTER.search(segment)
+            if end and end.group(1) in by_letter:
+                b = by_letter[end.group(1)]
+                return ParseResult(b, f"understood: {full[b]}")
+        first = match_action(segment, full)
+        if first.valid:
+            return first
         bare = {a: self.bare_action_text(view, a) for a in full}
         second = match_action(segment, bare)
         if second.valid:
@@ -346,11 +386,7 @@ class HanabiText(TextInterface[HanabiView]):
                 )
         if second.feedback.startswith("ambiguous") or first.feedback.startswith("ambiguous"):
             return first if first.feedback.startswith("ambiguous") else second
-        return ParseResult(
-            None,
-            f"could not match {text.strip()[:80]!r} to a legal action; answer with the letter of "
-            "one of: " + "; ".join(full.values()),
-        )
+        return None
 
     def _loose(self, view: HanabiView, segment: str) -> tuple[int | None, str] | None:
         """Free forms: play/discard card k; reveal/hint/clue/tell (name) colour or rank."""
@@ -457,13 +493,3 @@ def _paper_color_order(num_colors: int) -> list[str]:
     paper = ["Red", "Green", "Blue", "Yellow", "White"]
     chosen = set(COLOR_NAMES[:num_colors])
     return [c for c in paper if c in chosen]
-
-
-def _answer_segment(text: str) -> str:
-    """The part of an answer that names the action: an ``<action>`` tag's content, else what
-    follows the last ``Action:`` / ``Answer:``, else the whole text."""
-    tag = re.findall(r"<action>(.*?)</action>", text, flags=re.IGNORECASE | re.DOTALL)
-    if tag:
-        return tag[-1].strip()
-    parts = re.split(r"(?i)\b(?:final )?(?:action|answer|choice)\s*:", text)
-    return parts[-1].strip() if len(parts) > 1 else text.strip()

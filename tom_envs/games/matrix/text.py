@@ -115,13 +115,19 @@ class MatrixText(TextInterface[MatrixView]):
         return self.option(action)
 
     def parse_action(self, view: MatrixView, text: str) -> ParseResult:
-        """Accepts "Option J", "J", "I choose Option J", "<action>J</action>", or the list number."""
+        """Accepts "Option J", "J", "I choose Option J", "<action>J</action>", or the list number.
+
+        A bare name is read as a whole word (:func:`~tom_envs.core.text.named_options`): never
+        inside another word, nor as a contraction's or possessive's tail ("What's", "Let's",
+        "player's" name no Option S), and a one-letter name only in its own case (the "s" of
+        prose is not Option S)."""
         full = self.legal_actions_text(view)
         result = match_action(text, full)
         if result.valid or not isinstance(text, str):
             return result
         bare = {a: self.names[a] for a in view.legal_actions}
-        second = match_action(text, bare)
+        letters = all(len(n) == 1 for n in bare.values())
+        second = match_action(text, bare, case_sensitive=letters)
         if second.valid:
             return ParseResult(second.action, f"understood: {full[second.action]}")
         if second.feedback.startswith("ambiguous") and not result.feedback.startswith("ambiguous"):

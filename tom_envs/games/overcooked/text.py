@@ -12,7 +12,9 @@ counters. Two action vocabularies share that description:
   "interact"), with the chef's cell and facing added to the observation;
 * the mid-level actions of :mod:`~tom_envs.games.overcooked.midlevel` ("pick up onion from o0",
   "place onion in c0", ...), listed as "Available Actions: [...]" exactly as in the paper's
-  prompt (:meth:`OvercookedText.mid_level_observation`).
+  prompt (:meth:`OvercookedText.mid_level_observation`), whose rules carry App. A.1's line
+  "We have agreed to follow the following conventions: ..." (:data:`CONVENTIONS`, the
+  conventions of the authors' agent).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tom_envs.core.game import ParseResult, TextInterface, TextObservation
-from tom_envs.core.text import match_action
+from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.overcooked.kitchen import Kitchen, kitchen, walking_distances
 from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN_NAMES
 from tom_envs.games.overcooked.midlevel import closest_empty_kitchen_counter, options_text
@@ -75,6 +77,13 @@ SYNONYMS = {
 def _units(d: int) -> str:
     return f"{d} units away"
 
+
+#: App. A.1's conventions line, with the conventions of the authors' Overcooked agent.
+CONVENTIONS = (
+    "We have agreed to follow the following conventions: 1. We will try to maximize the number "
+    "of deliveries. 2. We will try to be efficient and prepare for the next soup while the "
+    "current soup is cooking."
+)
 
 #: The paper's mid-level answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = (
@@ -163,8 +172,9 @@ class OvercookedText(TextInterface[OvercookedView]):
         if key not in self._rules:
             me, partner = self._names(player)
             tail = (
-                "I'll provide my action history, current state, teammate's status, and my "
-                f"possible actions. Help me select the best action from the list. {ANSWER_FORMAT}"
+                f"{CONVENTIONS}\nI'll provide my action history, current state, teammate's "
+                f"status, and my possible actions. Help me select the best action from the list. "
+                f"{ANSWER_FORMAT}"
                 if mid_level
                 else "Each step I choose one primitive action: move up, move down, move right, "
                 "move left (moving towards a counter, dispenser, cooker or window only turns me "
@@ -276,13 +286,12 @@ class OvercookedText(TextInterface[OvercookedView]):
 
     def parse_action(self, view: OvercookedView, text: str) -> ParseResult:
         """Accepts the action texts, "up"/"north"/"go up" and the like, "wait", the list number,
-        or an ``<action>...</action>`` tag. Never raises."""
+        read from the answer segment like every game's (an ``<action>`` tag, ``Action:``,
+        ``Answer:``...: :func:`~tom_envs.core.text.answer_segment`). Never raises."""
         result = match_action(text, self.legal_actions_text(view))
         if result.valid or not isinstance(text, str) or not view.legal_actions:
             return result
-        tag = re.findall(r"<action>(.*?)</action>", text, flags=re.IGNORECASE | re.DOTALL)
-        raw = tag[-1] if tag else re.split(r"(?i)\baction\s*:", text)[-1]
-        word = re.sub(r"\s+", " ", raw.strip().lower()).strip(" .!\"'`*")
+        word = re.sub(r"\s+", " ", answer_segment(text).lower()).strip(" .!\"'`*")
         if word in SYNONYMS and SYNONYMS[word] in view.legal_actions:
             a = int(SYNONYMS[word])
             return ParseResult(a, f"understood: {ACTION_TEXT[Action(a)]}")
@@ -338,4 +347,4 @@ class OvercookedText(TextInterface[OvercookedView]):
         return "\n".join(lines)
 
 
-__all__ = ["ACTION_TEXT", "SYNONYMS", "OvercookedText"]
+__all__ = ["ACTION_TEXT", "CONVENTIONS", "SYNONYMS", "OvercookedText"]
