@@ -8,6 +8,8 @@ tom-envs eval CONFIG                   a declarative experiment (TOML or shipped
 tom-envs reproduce NAME                a results page's tables: its shipped eval config
                                        (paper000-004, hanabi, overcooked)
 tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer accuracy
+tom-envs probes verify [--game GAME]   is a game's ToM probe set a valid measure (known groups,
+                                       a learned adversary on every team's probes; the gate)
 tom-envs serve                         play any seat of any game in the browser
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
 tom-envs train ALGO GAME ...           train a trainer plugin (mappo, ppo; rl extra)
@@ -332,6 +334,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     return int(main_fn(["--game", args.game, *options]))
 
 
+def cmd_probes(args: argparse.Namespace) -> int:
+    """``tom-envs probes verify``: the probe report (:mod:`tom_envs.probe_report`)."""
+    from tom_envs.probe_report import verify
+
+    report = verify(args.game, args.teams or None, args.episodes, args.seed, args.fresh_seed,
+                    parse_kw(args.kw), progress=lambda m: print(m, file=sys.stderr))  # fmt: skip
+    print(report.text)
+    if args.out:
+        Path(args.out).write_text(report.text)
+    return 0 if report.passed else 1
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
     from tom_envs.evaluation import ConfigError, load_config, shipped_configs
@@ -573,6 +587,20 @@ def build_parser() -> argparse.ArgumentParser:
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
     qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
     qa.set_defaults(fn=cmd_qa)
+    pb = sub.add_parser("probes", help="ToM probes: is a game's probe set a valid measure")
+    pbs = pb.add_subparsers(dest="probes_cmd", required=True)
+    pv = pbs.add_parser("verify", help="known groups and a learned adversary on every team's "
+                        "probes; exit 1 when the gate fails")  # fmt: skip
+    pv.add_argument("--game", default="BombDefusal")
+    pv.add_argument("--teams", nargs="*", help="bot names (and 'text', the LLM-like text "
+                    "agent); default: every team the game ships")  # fmt: skip
+    pv.add_argument("--episodes", type=positive_int, default=100,
+                    help="missions per set (fit, held out, fresh)")  # fmt: skip
+    pv.add_argument("--seed", type=int, default=0)
+    pv.add_argument("--fresh-seed", type=int, default=1_000_000)
+    pv.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
+    pv.add_argument("--out", help="also write the markdown report here")
+    pb.set_defaults(fn=cmd_probes)
     ev = sub.add_parser("eval", help="run a declarative experiment (TOML config or shipped name)")
     ev.add_argument("config", nargs="?", help="a .toml file or a shipped config name (--list)")
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
