@@ -37,9 +37,7 @@ from tom_envs.games.collab_capture.rules import (
     next_room,
 )
 from tom_envs.games.collab_capture.text import action_text
-from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.items import QAItem, Scenario, situation_set
-from tom_envs.qa.joint import best_action_item
 
 GENERATOR_VERSION = 5
 
@@ -198,25 +196,13 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "rules", scenario, mine_at,
         lambda st: _reachable_within(st.rooms[player], 2, closed), str, ctx, rng,
     )  # fmt: skip
-    items += qa_partner.partner_room_set(
-        bundle, state, player, scenario, base, FAMILY, next_room,
-        lambda evidence: qa_partner.context_with_evidence(bundle, state, player, evidence),
-    )  # fmt: skip
-    planner = planner_for(type(game), game.config)
     question = (
         "Assume your partner will also play its best part of the team's plan. Which action "
         "should you take now so that the team catches the thief as soon as possible?"
     )
-
-    def best(st: Any) -> str | None:
-        try:
-            item = best_action_item(bundle, st, player, scenario, planner, base, question)
-        except KeyError:  # a counterfactual the planner's search never reaches: not asked
-            return None
-        return None if item is None else item.options[item.answer]
-
-    items += situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
-                           thief_at, best, str, ctx, rng)  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(
+        bundle, state, player, scenario, base, FAMILY, next_room, question, thief_at, ctx, rng,
+    )  # fmt: skip
     return items
 
 

@@ -189,6 +189,43 @@ def partner_room_set(
                         "partner_policy", twins, details={"evidence_seed": seed})  # fmt: skip
 
 
+def partner_and_plan_sets(
+    bundle: Any,
+    state: Any,
+    player: int,
+    scenario: Scenario,
+    base: str,
+    family: Family,
+    next_room: Callable[[int, int], int],
+    question: str,
+    edits: Sequence[tuple[str, Any]],
+    context: Callable[[Any], str],
+    rng: np.random.Generator,
+) -> list[QAItem]:
+    """The ToM ``partner_next_room`` set and the JP ``best_action`` set (your part of the team's
+    optimal joint action, exact planner; twins: the situation ``edits``, e.g. the adversary in
+    other rooms) of a maze game's situation."""
+    from tom_envs.qa.items import situation_set
+    from tom_envs.qa.joint import best_action_item
+
+    items = partner_room_set(
+        bundle, state, player, scenario, base, family, next_room,
+        lambda evidence: context_with_evidence(bundle, state, player, evidence),
+    )  # fmt: skip
+    game = bundle.game
+    planner = planner_for(type(game), game.config)
+
+    def best(st: Any) -> str | None:
+        try:
+            item = best_action_item(bundle, st, player, scenario, planner, base, question)
+        except KeyError:  # a counterfactual the planner's search never reaches: not asked
+            return None
+        return None if item is None else item.options[item.answer]
+
+    return items + situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
+                                 edits, best, str, context, rng)  # fmt: skip
+
+
 def blind(family: Family, bundle: Any, state: Any, item: QAItem,
           next_room: Callable[[int, int], int]) -> int:  # fmt: skip
     """The partner-blind reasoner: the room the family's first rule (the natural default: chase
@@ -298,6 +335,7 @@ __all__ = [
     "evidence_text",
     "farthest_from",
     "history_block",
+    "partner_and_plan_sets",
     "partner_room_set",
     "states_before",
     "step",

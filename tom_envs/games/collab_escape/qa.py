@@ -31,9 +31,7 @@ from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, A
 from tom_envs.games.collab_escape.rules import ROOMS as CODED_ROOMS
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.games.collab_escape.text import action_text
-from tom_envs.games.joint_planner import planner_for
 from tom_envs.qa.items import QAItem, Scenario, situation_set
-from tom_envs.qa.joint import best_action_item
 
 GENERATOR_VERSION = 4
 
@@ -174,25 +172,13 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "needs to reach your room?",
         "rules", scenario, killer_at, lambda st: dist(st.killer, me), _distance_text, ctx, rng,
     )  # fmt: skip
-    items += qa_partner.partner_room_set(
-        bundle, state, player, scenario, base, FAMILY, next_room,
-        lambda evidence: qa_partner.context_with_evidence(bundle, state, player, evidence),
-    )  # fmt: skip
-    planner = planner_for(type(game), game.config)
     question = (
         "Assume your partner will also play its best part of the team's plan. Which action "
         "should you take now to give the team the best chance to escape, as soon as possible?"
     )
-
-    def best(st: Any) -> str | None:
-        try:
-            item = best_action_item(bundle, st, player, scenario, planner, base, question)
-        except KeyError:  # a counterfactual the planner's search never reaches: not asked
-            return None
-        return None if item is None else item.options[item.answer]
-
-    items += situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
-                           killer_at, best, str, ctx, rng)  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(
+        bundle, state, player, scenario, base, FAMILY, next_room, question, killer_at, ctx, rng,
+    )  # fmt: skip
     return items
 
 
