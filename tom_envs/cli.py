@@ -563,12 +563,18 @@ def build_parser() -> argparse.ArgumentParser:
     qgen.add_argument("--seed", type=seed_int, default=0)
     qgen.add_argument("--filter", nargs="*", default=[], help="scenario filters (see each qa.py)")
     qgen.add_argument("--out", default="runs/qa", help="output directory")
-    qv = qs.add_parser("verify", help="recompute every item of suites with the engine")
+    qv = qs.add_parser("verify", help="recompute every item with the engine; the adversary gate")
     qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
+    qv.add_argument("--fresh", nargs="*", help="suite files of a fresh suite (default: generated)")
+    qv.add_argument("--fresh-seed", type=int, default=4049, help="seed of the generated fresh suite")
+    qv.add_argument("--fresh-per-type", type=int, default=60,
+                    help="items per game and ability of the generated fresh suite")  # fmt: skip
+    qv.add_argument("--repeats", type=int, default=5, help="adversary fits averaged per accuracy")
+    qv.add_argument("--out", help="also write the markdown report here")
     qe = qs.add_parser("eval", help="accuracy of an answerer (LLM endpoint, random, oracle)")
     qe.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
     qe.add_argument("--answerer", default="llm",
-                    help="random, oracle or an answerer plugin: "
+                    help="random, oracle, blind or an answerer plugin: "
                     + ", ".join(plugins.names("tom_envs.qa_answerers")))  # fmt: skip
     qe.add_argument("--model", help="model name of the endpoint")
     qe.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")

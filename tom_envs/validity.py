@@ -433,8 +433,9 @@ def _fit_predict_1(kind: str, data: _Data, train: Sequence[int], test: Sequence[
             max_iter=150, learning_rate=0.08, max_leaf_nodes=15, min_samples_leaf=10,
             l2_regularization=1.0, random_state=seed,
         )  # fmt: skip
-        model.fit(Xtr, ytr)
-        score = model.predict_proba(Xte)[:, 1]
+        # a column that is all ``nan`` (no candidate is a number) has no bins: -1 stands for it
+        model.fit(np.nan_to_num(Xtr, nan=-1.0), ytr)
+        score = model.predict_proba(np.nan_to_num(Xte, nan=-1.0))[:, 1]
     elif kind == "logistic":
         from scipy import sparse
         from sklearn.feature_extraction import FeatureHasher
