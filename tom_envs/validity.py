@@ -425,10 +425,6 @@ def _fit_predict_1(kind: str, data: _Data, train: Sequence[int], test: Sequence[
     if kind == "boosting":
         from sklearn.ensemble import HistGradientBoostingClassifier
 
-        empty = np.isnan(Xtr).all(axis=0)  # e.g. numbers of yes/no options: sklearn cannot bin
-        Xtr[:, empty] = 0.0  # a column without a single value (both are fresh arrays)
-        Xte[:, empty] = 0.0
-
         model = HistGradientBoostingClassifier(
             max_iter=150, learning_rate=0.08, max_leaf_nodes=15, min_samples_leaf=10,
             l2_regularization=1.0, random_state=seed,
