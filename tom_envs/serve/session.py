@@ -224,6 +224,15 @@ class Session:
         """The (first) person's agent name (``player_k``)."""
         return f"player_{self.humans[0]}"
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The session's lock (hold it to read a consistent state from another thread)."""
+        return self._lock
+
+    def shown_since(self, seat: int) -> float | None:
+        """When the person at ``seat`` was shown the decision they have not made yet."""
+        return self._shown.get(seat)
+
     def seat_of_token(self, token: object) -> int | None:
         """The seat whose secret ``token`` is (constant-time comparison), or ``None``."""
         if not isinstance(token, str):
