@@ -42,10 +42,11 @@ async def page(server: StudyServer, pid: str) -> dict[str, Any]:
     p = server.ledger.participants[pid]
     if p.status == "active" and p.step.kind == "episode" and p.session is None and p.waiting is None:
         await server.begin(p)
+    flash = server.flash.pop(pid, "")
     out: dict[str, Any] = {"title": server.study.title or "Study",
-                           "progress": {"step": min(p.cursor + 1, len(p.steps)), "of": len(p.steps)},
-                           "notice": server.flash.pop(pid, "")}  # fmt: skip
+                           "progress": {"step": min(p.cursor + 1, len(p.steps)), "of": len(p.steps)}}
     out.update(await _body(server, p))
+    out["notice"] = " ".join(n for n in (flash, out.get("notice", "")) if n)
     step = out.get("step", "")
     if server.shown.get(pid, ("",))[0] != step:
         server.shown[pid] = (step, server.clock())

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_PENDING", "Journal", "JournalError", "JournalFull"]
+__all__ = ["MAX_PENDING", "Journal", "JournalError", "JournalFull", "read_journal"]
 
 #: Events that may wait for the disk before new work is refused.
 MAX_PENDING = 20_000
@@ -56,6 +56,27 @@ def _default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     return str(obj)
+
+
+def read_journal(path: str | Path) -> list[dict[str, Any]]:
+    """The events of a journal, read only (a torn last line is skipped, not repaired): for
+    ``tom-envs study status`` and ``export`` while the server may be running."""
+    path = Path(path)
+    if not path.exists():
+        raise JournalError(f"{path}: no journal here (is this the study's folder?)")
+    events = []
+    lines = path.read_bytes().split(b"\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if i == len(lines) - 1:
+                break
+            raise JournalError(f"{path}: line {i + 1} is damaged") from None
+        events.append(event)
+    return events
 
 
 def dumps(event: dict[str, Any]) -> str:

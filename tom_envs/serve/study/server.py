@@ -52,7 +52,7 @@ from tom_envs.serve.study.journal import Journal
 from tom_envs.serve.study.spec import Study, StudyError
 from tom_envs.serve.study.state import Ledger, Participant
 
-__all__ = ["PID", "Refused", "StudyServer"]
+__all__ = ["PID", "Refused", "StudyServer", "participant_key", "study_secret"]
 
 #: Participant ids: what links and ``/join`` make, and all a URL may hold.
 PID = re.compile(r"[a-z0-9]{6,32}")
@@ -112,7 +112,7 @@ class StudyServer:
         self.policy = policy or FailurePolicy()
         self.clock, self.wall = clock, wall
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.secret = _secret(self.folder / "secret.key")
+        self.secret = study_secret(self.folder / "secret.key")
         self.journal = Journal(self.folder / "journal.jsonl", fsync=fsync, clock=wall, write=write)
         self.ledger = Ledger(study)
         self.live: dict[str, Live] = {}
@@ -132,6 +132,8 @@ class StudyServer:
             self.ledger.apply(ev)
         head = self.ledger.head
         if head is None:
+            copy = self.folder / "study.toml"  # the file as run, beside its journal
+            copy.write_text(self.study.source, encoding="utf-8")
             self._append({"ev": "study", "name": self.study.name, "version": self.study.version,
                           "digest": self.digest}).result()  # fmt: skip
         elif head["digest"] != self.digest:
@@ -183,9 +185,8 @@ class StudyServer:
 
     # ------------------------------------------------------------------ participants
     def key(self, pid: str) -> str:
-        """A participant's key: ``HMAC(secret, id)`` (32 characters, 192 bits)."""
-        mac = hmac.new(self.secret, b"key:" + pid.encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(mac).decode()[:32]
+        """A participant's key (:func:`participant_key`)."""
+        return participant_key(self.secret, pid)
 
     def link(self, pid: str, base: str = "") -> str:
         """A participant's link."""
@@ -487,7 +488,14 @@ class StudyServer:
         self.notify([p.pid])
 
 
-def _secret(path: Path) -> bytes:
+def participant_key(secret: bytes, pid: str) -> str:
+    """A participant's key: ``HMAC-SHA256(secret, "key:" + id)``, 32 URL-safe characters (192
+    bits): unguessable without the study's secret, never stored."""
+    mac = hmac.new(secret, b"key:" + pid.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).decode()[:32]
+
+
+def study_secret(path: Path) -> bytes:
     """The study's secret key (32 random bytes, created once, readable by the owner only)."""
     if path.exists():
         data = path.read_bytes()
