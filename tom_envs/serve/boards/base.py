@@ -142,6 +142,17 @@ def and_list(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def situation(text: str) -> list[str]:
+    """A game's observation text as sentences for a panel, without its lettered action list
+    (the actions are the buttons)."""
+    lines = []
+    for line in text.split("\n"):
+        if "Available actions" in line:
+            break
+        lines += [s.strip() + "." for s in line.split(". ") if s.strip(" .")]
+    return lines
+
+
 # ------------------------------------------------------------------ room graphs
 @cache
 def _layout(rooms: tuple[int, ...], edges: tuple[tuple[int, int], ...]) -> dict[int, tuple[float, float]]:

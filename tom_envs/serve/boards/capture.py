@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, Action
-from tom_envs.serve.boards.base import SEAT_COLOURS, Board, draw_rooms, marks_around, room_positions
+from tom_envs.serve.boards.base import (
+    SEAT_COLOURS,
+    Board,
+    draw_rooms,
+    marks_around,
+    room_positions,
+    situation,
+)
 
 TITLE = "Catch the thief"
 
@@ -45,7 +52,7 @@ def build(ctx: Any) -> Board:
     b.panel("Doors", [f"Door {'ABCD'[k]} between rooms {a} and {c}: "
                       f"{'open' if o else 'closed'} (its button is in room {room})"
                       for k, (a, c, room, o) in enumerate(view.doors)])  # fmt: skip
-    b.panel("Situation", ctx.bundle.text.observation_text(view).split("\n"))
+    b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
     b.headline = f"Turn {view.turn + 1} of at most {view.max_turns}"
     for a in legal:
         b.label(a, ctx.bundle.text.action_text(view, a))

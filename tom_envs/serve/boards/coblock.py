@@ -14,6 +14,8 @@ from tom_envs.serve.boards.base import Board
 
 TITLE = "CoBlock"
 CELL, SHADE = 22, {"top": 1.0, "east": 0.8, "south": 0.62}
+#: Height of the perspective picture above the level maps.
+PICTURE = 330
 
 
 def seat_names(bundle: Any) -> list[str]:
@@ -47,9 +49,9 @@ def build(ctx: Any) -> Board:
     """The world in perspective, the per-level maps, and the builder's facts."""
     view, cfg = ctx.view, ctx.bundle.game.config
     gx, gy, gz = view.grid
-    per_row = max(1, 640 // ((gx + 1) * CELL))
+    per_row = max(1, min(gy, 900 // ((gx + 1) * CELL)))
     rows = (gy + per_row - 1) // per_row
-    b = Board(max(700, per_row * (gx + 1) * CELL + 20), 360 + rows * ((gz + 2) * CELL + 10))
+    b = Board(max(700, per_row * (gx + 1) * CELL + 20), PICTURE + 40 + rows * ((gz + 2) * CELL + 10))
     for c in COLORS:
         b.mark(f"block:{c}", f"a {c} block", "rect", PALETTE[c])
     b.mark("goal", "a block of your goal that is not in place yet (dashed: its colour)", "rect",
@@ -68,12 +70,17 @@ def build(ctx: Any) -> Board:
 
 
 def _perspective(b: Board, view: Any) -> None:
-    gx, _, gz = view.grid
+    gx, gy, gz = view.grid
     cells = {pos_of(bk): bk[3] for bk in view.world}
     ghost = {pos_of(bk): bk[3] for bk in view.goal if cells.get(pos_of(bk)) != bk[3]}
-    scale, ox, oy = 34.0, 350.0, 300.0
+    cos = 0.8660254
+    scale = min((PICTURE - 30) / (gy + (gx + gz) / 2), (b.width - 40) / ((gx + gz) * cos))
+    ox, oy = b.width / 2 - scale * (gx - gz) * cos / 2, 15 + scale * gy
     ground = [(0, 0, 0), (gx, 0, 0), (gx, 0, gz), (0, 0, gz)]
     b.poly([_screen(p, scale, ox, oy) for p in ground], "#f2f2ee", "#ccc")
+    for name, corner in (("x", (gx + 0.6, 0, 0)), ("z", (0, 0, gz + 0.6))):
+        x, y = _screen(corner, scale, ox, oy)
+        b.text(x, y + 4, name, 13, fill="#666", bold=True)
     order = sorted({**ghost, **cells}.items(), key=lambda kv: (sum(kv[0]), kv[0][1]))
     for pos, colour in order:
         solid = pos in cells
@@ -108,7 +115,7 @@ def _levels(b: Board, view: Any, cfg: Any, per_row: int) -> None:
         act = decode_action(cfg, a)
         if act.pos is not None:
             acts.setdefault(act.pos, []).append(a)
-    top = 330
+    top = PICTURE + 10
     b.text(10, top, "Each map below is one height level seen from above (x to the right, z "
            "down). Click a highlighted cell to build there.", 12, "start", fill="#444")  # fmt: skip
     for y in range(gy):

@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from tom_envs.games.collab_escape.rules import PLAYER_NAMES, Action
-from tom_envs.serve.boards.base import SEAT_COLOURS, Board, draw_rooms, marks_around, room_positions
+from tom_envs.serve.boards.base import (
+    SEAT_COLOURS,
+    Board,
+    draw_rooms,
+    marks_around,
+    room_positions,
+    situation,
+)
 
 TITLE = "Escape together"
 
@@ -39,7 +46,7 @@ def build(ctx: Any) -> Board:
     draw_rooms(b, pos, edges, acts, tips)
     _things(b, view, pos)
     _people(b, view, pos)
-    b.panel("Situation", ctx.bundle.text.observation_text(view).split("\n"))
+    b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
     limit = f" of at most {view.max_turns}" if view.max_turns else ""
     b.headline = f"Turn {view.turn + 1}{limit} · gate {'open' if view.gate_open else 'closed'}"
     for a in legal:

@@ -41,12 +41,12 @@ def build(ctx: Any) -> Board:
     cards = sort_by_value([k for k, n in enumerate(bytes(view.hand)) for _ in range(n)], view.level)
     rows = max(1, (len(cards) + 15) // 16)
     b = Board(16 * (CW + 4) + 20, 250 + rows * (CH + 8))
+    y0 = 235
     b.select = True
     b.mark("card", "one of your cards (click to pick it; red: hearts and diamonds)", "rect", "#fff")
     b.mark("wild", "a wild card (the heart of the level's rank): it stands for any card but a "
            "joker", "rect", "#fff3c4", "#d4a017")  # fmt: skip
     _table(b, ctx)
-    y0 = 230
     b.text(10, y0 - 10, "Your hand (click cards to pick them, then choose a play below):", 13,
            "start", bold=True)  # fmt: skip
     wk = wild_kind(view.level)
@@ -57,7 +57,7 @@ def build(ctx: Any) -> Board:
         b.rect(x, y, CW, CH, "#fff3c4" if c == wk else "#fff", "#d4a017" if c == wk else "#333",
                m="wild" if c == wk else "card", sel=f"{face(c, view.level)}:{i}",
                tip=name + (" (wild)" if c == wk else ""))  # fmt: skip
-        short = "Jk" if c in (SMALL_JOKER, BIG_JOKER) else name
+        short = {SMALL_JOKER: "jk", BIG_JOKER: "JK"}.get(c, name)
         b.text(x + CW / 2, y + CH / 2 + 5, short, 13 if len(short) < 3 else 11,
                fill="#c0392b" if red else "#111", bold=True, sel=f"{face(c, view.level)}:{i}")  # fmt: skip
     for a in view.legal_actions:
@@ -85,7 +85,7 @@ def _label(b: Board, view: Any, text: Any, a: int) -> None:
 def _table(b: Board, ctx: Any) -> None:
     """The four seats around the table: names, roles, cards left, the play to beat."""
     view, text = ctx.view, ctx.bundle.text
-    spots = {0: (b.width / 2, 190), 1: (b.width - 110, 100), 2: (b.width / 2, 24), 3: (110, 100)}
+    spots = {0: (b.width / 2, 116), 1: (b.width - 110, 68), 2: (b.width / 2, 20), 3: (110, 68)}
     for rel, (x, y) in spots.items():
         seat = (view.player + rel) % 4
         team = "#1f5fbf" if rel % 2 == 0 else "#c0392b"
@@ -99,9 +99,9 @@ def _table(b: Board, ctx: Any) -> None:
                11)  # fmt: skip
     lead = (text.move_text(view, view.lead) if view.lead is not None
             else "nothing: whoever leads may play any combination")  # fmt: skip
-    b.rect(b.width / 2 - 230, 90, 460, 46, "#f4f6f7", "#aaa", m=b.mark(
-        "lead", "the play to beat on the table", "rect", "#f4f6f7", "#aaa"))  # fmt: skip
-    b.text(b.width / 2, 118, f"To beat: {lead}", 13, bold=True)
+    b.rect(10, 150, b.width - 20, 40, "#f4f6f7", "#aaa",
+           m=b.mark("lead", "the play to beat on the table", "rect", "#f4f6f7", "#aaa"))
+    b.text(b.width / 2, 175, f"To beat: {lead}", 13, bold=True)
 
 
 def _panels(b: Board, ctx: Any) -> None:

@@ -64,7 +64,8 @@ def build(ctx: Any) -> Board:
         "Put 3 onions in a pot; it cooks by itself" if view.config.cooking == "auto"
         else "Put 3 onions in a pot, then use the pot to start cooking",
         f"It cooks for {cook} steps; then take it out with a plate and bring it to the delivery "
-        f"window for {view.config.delivery_reward:g} points (shared)."])  # fmt: skip
+        f"window for {view.config.delivery_reward:g} points (shared).",
+        "Keys: the arrows walk, the space bar uses what you face, s stays."])  # fmt: skip
     b.panel("Who holds what", [f"You ({ctx.names[view.player]}): {item_name(view.me.held)}",
                                f"{ctx.names[1 - view.player]}: {item_name(view.partner.held)}"])  # fmt: skip
     b.headline = f"Step {view.timestep} of {view.horizon} · score {view.score:g}"

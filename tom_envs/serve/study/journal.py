@@ -21,6 +21,7 @@ answer or a consent is acknowledged to the participant once it is on disk (group
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import sys
@@ -123,6 +124,8 @@ class Journal:
         self._thread.start()
         rescued = self._rescued()
         for event in rescued:
+            if event.get("seq", self._seq) < self._seq:
+                continue  # written before the disk filled up
             event = {k: v for k, v in event.items() if k != "seq"}
             events.append({"seq": self._seq, **event})
             self.append(event, keep_time=True).result()
@@ -248,6 +251,9 @@ class Journal:
             self._thread.join()
             self._thread = None
         left = [line for line, _ in self._queue]
+        if self._fd is not None and left:  # drop the part a failed attempt left in the file
+            with contextlib.suppress(OSError):  # else the reader drops the torn tail
+                os.ftruncate(self._fd, self._good)
         places = self._rescue(left) if left else []
         for _, fut in self._queue:
             if not fut.done():
