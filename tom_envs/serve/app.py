@@ -299,6 +299,12 @@ class App:
         while len(self.finished) > FINISHED_LIMIT:  # statuses of the oldest are forgotten
             del self.finished[next(iter(self.finished))]
 
+    def status_of(self, sid: str) -> str:
+        """A session's status by id, also after it left memory (``"unknown"`` for none)."""
+        if sid in self.sessions:
+            return self.sessions[sid].status
+        return self.finished.get(sid, "unknown")
+
     def close(self) -> int:
         """Record every session still being played as abandoned (server shutdown)."""
         n = 0
