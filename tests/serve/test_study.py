@@ -359,3 +359,111 @@ def test_a_restart_resumes_every_game_where_it_was(tmp_path: Path) -> None:
     assert key == [[(s["agent"], s["action"], s.get("rewards")) for s in ep.steps] for ep in resumed]
     events = [json.loads(x) for x in (tmp_path / "resumed" / "journal.jsonl").read_text().splitlines()]
     assert [e["seq"] for e in events] == list(range(len(events)))
+
+
+# ------------------------------------------------------------------ the dataset
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    """A small exported dataset: one participant, a practice round and a game with a bot."""
+    tmp = tmp_path_factory.mktemp("dataset")
+    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
+    with running(pd_study(tmp, conditions=conds, horizon=3, practice=True), tmp / "d") as (s, c):
+        assert person(s, c, "aaaaaa1111").run() == "done"
+    export(tmp / "d", tmp / "ds")
+    return tmp / "ds"
+
+
+def test_the_dataset_is_versioned_and_complete(dataset: Path) -> None:
+    m = json.loads((dataset / "manifest.json").read_text())
+    assert m["dataset_version"] == 1 and m["games"]["PrisonersDilemma"]["rules_version"] == 0
+    assert m["recorded_with"]["suite_versions"] and m["recorded_with"]["code"]
+    for name, digest in m["files"].items():
+        import hashlib
+
+        assert hashlib.sha256((dataset / name).read_bytes()).hexdigest() == digest, name
+    for ep in map(Episode.read, dataset.glob("trajectories/*.jsonl")):
+        assert ep.digest_ok and ep.config["game_version"] == 0 and ep.config["code"]
+        assert ep.config["suite_version"] and ep.config["env_id"] == "tom_envs/PrisonersDilemma-v0"
+
+
+def test_replaying_the_dataset_fails_loudly_where_the_rules_changed(dataset: Path, monkeypatch,
+                                                                    capsys, tmp_path) -> None:  # fmt: skip
+    import dataclasses as dc
+    import shutil
+
+    from tom_envs import registration
+    from tom_envs.cli import main
+    from tom_envs.games.matrix.rules import MatrixGame
+    from tom_envs.serve.study import export as export_mod
+
+    assert main(["study", "verify", str(dataset)]) == 0
+    assert "replay identically" in capsys.readouterr().out
+    real = MatrixGame.apply
+
+    def richer(self, state, actions, rng, messages=None):  # the Prisoner's Dilemma pays more
+        step = real(self, state, actions, rng, messages)
+        return step._replace(rewards=tuple(r + 1 for r in step.rewards))
+
+    monkeypatch.setattr(MatrixGame, "apply", richer)
+    problems = export_mod.verify(dataset)
+    files = {p.name for p in dataset.glob("trajectories/*.jsonl")}
+    assert {p.split(":")[0] for p in problems} == files and all("rewards" in p for p in problems)
+    assert main(["study", "verify", str(dataset)]) == 1
+    assert "no longer plays these games as they were recorded" in capsys.readouterr().err
+    monkeypatch.setattr(MatrixGame, "apply", real)
+    spec = registration.game_spec("PrisonersDilemma")
+    monkeypatch.setattr(registration, "game_spec",
+                        lambda name: dc.replace(spec, version=1) if "Prisoner" in name else spec)
+    assert all("rules version 0, the engine has version 1" in p for p in export_mod.verify(dataset))
+    monkeypatch.undo()
+    edited = tmp_path / "edited"
+    shutil.copytree(dataset, edited)
+    first = sorted(edited.glob("trajectories/*.jsonl"))[0]
+    first.write_text(first.read_text().replace('"action":0', '"action":1', 1))
+    assert any("edited after it was written" in p for p in export_mod.verify(edited))
+
+
+def test_the_command_line_exports_and_reports_status(tmp_path: Path, capsys) -> None:
+    from tom_envs.cli import main
+
+    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
+    path = pd_study(tmp_path, conditions=conds)
+    with running(path, tmp_path / "d") as (s, c):
+        person(s, c, "aaaaaa1111").run()
+        person(s, c, "bbbbbb2222").run(until=("survey",))
+    assert main(["study", "status", str(path), "--data", str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    assert "2 participants" in out and "completed 1" in out and "at survey 1" in out
+    assert main(["study", "export", str(path), "--data", str(tmp_path / "d"), "--out",
+                 str(tmp_path / "ds"), "--omit-free-text"]) == 0  # fmt: skip
+    assert "[omitted]" in (tmp_path / "ds" / "surveys.csv").read_text()
+    assert main(["study", "links", str(path), "--data", str(tmp_path / "d"), "-n", "3",
+                 "--out", str(tmp_path / "links.csv")]) == 0  # fmt: skip
+    rows = (tmp_path / "links.csv").read_text().splitlines()
+    assert len(rows) == 4 and oct((tmp_path / "links.csv").stat().st_mode)[-3:] == "600"
+    pid, link = rows[1].split(",")
+    assert link.endswith(f"/p/{pid}#k={s.key(pid)}")
+
+
+def test_concurrent_requests_never_put_a_person_in_two_games(tmp_path: Path) -> None:
+    """The load test's race: two matchings (two pages asking at once, or a page and a tick)
+    must start one game, not two."""
+    import asyncio
+
+    with running(pd_study(tmp_path), tmp_path / "d") as (server, c):
+        a, b = person(server, c, "aaaaaa1111"), person(server, c, "bbbbbb2222")
+        a.run(until=("waiting",))
+        b.run(until=("intro",))
+        # b reads the introduction without asking for the next page: b's episode is due
+        c.portal.call(server.record, {"ev": "read", "pid": "bbbbbb2222", "step": "intro:pd"})
+
+        async def at_once() -> None:
+            pa, pb = (server.ledger.participants[x] for x in ("aaaaaa1111", "bbbbbb2222"))
+            await asyncio.gather(server.begin(pb), server.begin(pb), server.tick(), server.tick(),
+                                 server.match(pa.waiting["key"]))  # fmt: skip
+
+        c.portal.call(at_once)
+        started = [e for e in map(json.loads, (tmp_path / "d" / "journal.jsonl").read_text()
+                                  .splitlines()) if e["ev"] == "started"]  # fmt: skip
+        assert len(started) == 1 and len(started[0]["members"]) == 2
+        assert len(server.live) == 1

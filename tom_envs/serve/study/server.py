@@ -122,6 +122,7 @@ class StudyServer:
         self.shown: dict[str, tuple[str, float]] = {}
         self.flash: dict[str, str] = {}
         self._enrol_lock = asyncio.Lock()
+        self._starting: set[str] = set()  # participants whose episode is being set up
 
     # ------------------------------------------------------------------ start and stop
     def start(self) -> list[str]:
@@ -287,7 +288,8 @@ class StudyServer:
     async def begin(self, p: Participant) -> None:
         """Start the participant's episode step: at once with agents, else the waiting room."""
         step = p.step
-        if p.session is not None or p.waiting is not None or step.kind != "episode":
+        if (p.session is not None or p.waiting is not None or step.kind != "episode"
+                or p.pid in self._starting):  # fmt: skip
             return
         human = not step.practice and self.study.condition(step.condition).partner.kind == "human"
         if not human:
@@ -303,7 +305,8 @@ class StudyServer:
         """Start an episode for the first people present who wait under ``key``, if enough."""
         waiting = sorted((p for p in self.ledger.participants.values()
                           if p.waiting is not None and p.waiting["key"] == key
-                          and self.present(p.pid)), key=lambda p: p.waiting["since"])  # type: ignore[index]
+                          and p.pid not in self._starting and self.present(p.pid)),
+                         key=lambda p: p.waiting["since"])  # type: ignore[index]
         if not waiting:
             return
         step = waiting[0].step
@@ -312,7 +315,18 @@ class StudyServer:
             await self._start([p.pid for p in waiting[:need]], step.condition, step.condition)
 
     async def _start(self, pids: list[str], condition: str, intended: str) -> None:
-        """Start an episode of the current step of ``pids`` (the same step id for each)."""
+        """Start an episode of the current step of ``pids`` (the same step id for each). The
+        participants are marked as starting before the first ``await``, so no concurrent request
+        or tick can put one of them in a second episode."""
+        if any(pid in self._starting for pid in pids):
+            return
+        self._starting.update(pids)
+        try:
+            await self._start_marked(pids, condition, intended)
+        finally:
+            self._starting.difference_update(pids)
+
+    async def _start_marked(self, pids: list[str], condition: str, intended: str) -> None:
         if len(self.live) >= self.max_sessions:
             for pid in pids:
                 self.flash[pid] = "The server is busy: your game starts as soon as a place is free."
