@@ -436,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("options", nargs=argparse.REMAINDER,
                     help="settings (--kw key=value: game arguments); GAME --help lists them")  # fmt: skip
     tr.set_defaults(fn=cmd_train)
-    add_parsers(sub)  # serve, study (tom_envs/cli_study.py)
+    add_parsers(sub, _share)  # serve, study (tom_envs/cli_study.py)
     qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
     qs = qa.add_subparsers(dest="qa_cmd", required=True)
     qgen = qs.add_parser("generate", help="generate seeded suites (JSONL, one per game)")

@@ -28,17 +28,7 @@ __all__ = ["add_parsers", "cmd_serve", "cmd_study"]
 EXTRA = 'needs the serve extra ({exc}); from the checkout: pip install -e ".[serve]"'
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}")
-    return value
-
-
-def _server_args(p: argparse.ArgumentParser) -> None:
+def _server_args(p: argparse.ArgumentParser, share: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     p.add_argument("--port", type=port_int, default=8000)
     p.add_argument("--partner", action="append", default=[], metavar="NAME=SPEC",
@@ -48,7 +38,7 @@ def _server_args(p: argparse.ArgumentParser) -> None:
                    "printed link); use it with --host")
     p.add_argument("--max-sessions", type=positive_int, default=100,
                    help="most games played at once")
-    p.add_argument("--max-fallback-share", type=_share, default=0.2,
+    p.add_argument("--max-fallback-share", type=share, default=0.2,
                    help="a game where a partner fell back on more than this share of its "
                    "decisions is marked failed")
     p.add_argument("--header-timeout", type=float, default=10.0,
@@ -57,10 +47,11 @@ def _server_args(p: argparse.ArgumentParser) -> None:
                    help="connections one client address may hold")
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``serve`` and ``study`` to the ``tom-envs`` parser."""
+def add_parsers(sub: Any, share: Any) -> None:
+    """Add ``serve`` and ``study`` to the ``tom-envs`` parser (``share``: the type of a share
+    in [0, 1])."""
     sv = sub.add_parser("serve", help="play any seat of any game in the browser (researcher console)")
-    _server_args(sv)
+    _server_args(sv, share)
     sv.add_argument("--out", default="runs/human", help="where session trajectories are written")
     sv.add_argument("--study", help="serve this study file instead (same as tom-envs study serve)")
     sv.add_argument("--idle-timeout", type=float, default=600.0,
@@ -82,7 +73,7 @@ def add_parsers(sub: Any) -> None:
     ln.add_argument("--out", help="write the CSV here (default: print it)")
     run = ss.add_parser("serve", help="run a study (the participants' pages)")
     run.add_argument("file")
-    _server_args(run)
+    _server_args(run, share)
     run.add_argument("--open", action="store_true",
                      help="enrol anyone sent to /join?ext=THEIR_ID (a recruitment platform)")
     run.add_argument("--console", action="store_true", help="also offer the researcher console")

@@ -20,7 +20,7 @@ import hmac
 import json
 import resource
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -233,7 +233,7 @@ async def _refuse(scope: dict[str, Any], send: Any, status: int, msg: str) -> No
     await send({"type": "http.response.body", "body": body})
 
 
-def client_address(scope: dict[str, Any], trusted_proxies: Sequence[str] = ()) -> str:
+def client_address(scope: Mapping[str, Any], trusted_proxies: Sequence[str] = ()) -> str:
     """The client's address (the socket's peer; ``X-Forwarded-For`` only from a listed proxy)."""
     peer = (scope.get("client") or ("?", 0))[0]
     if peer in trusted_proxies:

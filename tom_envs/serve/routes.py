@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -248,10 +248,12 @@ def asgi_app(app: App | None, study: StudyServer | None = None,
     routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
 
     @asynccontextmanager
-    async def lifespan(_: Any) -> Any:
+    async def lifespan(_: Any) -> AsyncIterator[None]:
         tasks = []
         if app is not None:
-            tasks.append(asyncio.create_task(_every(app.sweep_every, lambda: asyncio.to_thread(app.sweep))))
+            console = app
+            tasks.append(asyncio.create_task(_every(console.sweep_every,
+                                                    lambda: asyncio.to_thread(console.sweep))))
         if study is not None:
             tasks.append(asyncio.create_task(_every(tick, study.tick)))
         try:

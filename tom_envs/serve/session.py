@@ -504,7 +504,7 @@ class Session:
     def _replay_one(self, i: int, rec: Mapping[str, Any]) -> None:
         d = self.driver
         agent = d.advance_until(lambda a: True)  # dead seats pass; nobody acts
-        if agent != rec.get("agent"):
+        if agent is None or agent != rec.get("agent"):
             raise ReplayError(f"decision {i}: the engine asks {agent} to act, the journal has "
                               f"{rec.get('agent')}")  # fmt: skip
         seat = agent_index(agent)

@@ -202,6 +202,26 @@ def draw_rooms(b: Board, pos: Mapping[int, tuple[float, float]],
         b.text(x, y + 5, str(r), 15, fill="#333", bold=True, act=act)
 
 
+def two_players_and_enemy(b: Board, view: Any, names: Sequence[str],
+                          pos: Mapping[int, tuple[float, float]], enemy: tuple[int, str, str]) -> None:  # fmt: skip
+    """The two players of a rooms game (``view.my_room``, ``view.partner_room``) and their
+    enemy ``(room, letter, name)`` (the thief, the killer), each explained in the legend."""
+    me = view.player
+    for seat in (0, 1):
+        b.mark(f"seat{seat}", f"{names[seat]}{' (you)' if seat == me else ''}", "circle",
+               SEAT_COLOURS[seat], letter=names[seat][0])  # fmt: skip
+    room, letter, what = enemy
+    key = b.mark(what, f"the {what}", "circle", "#c0392b", letter=letter)
+    count: dict[int, int] = {}
+    for where, seat in ((view.my_room, me), (view.partner_room, 1 - me)):
+        k = count[where] = count.get(where, -1) + 1
+        x, y = marks_around(*pos[where], k, 3)
+        b.token(x, y, 11, SEAT_COLOURS[seat], names[seat][0], f"seat{seat}", you=seat == me,
+                tip=names[seat])  # fmt: skip
+    x, y = marks_around(*pos[room], count.get(room, -1) + 1, 3)
+    b.token(x, y, 11, "#c0392b", letter, key, tip=f"the {what}")
+
+
 def marks_around(x: float, y: float, k: int, n: int, radius: float = 30) -> tuple[float, float]:
     """Where the ``k``-th of ``n`` markers in a room goes (around the room's circle)."""
     a = -math.pi / 2 + 2 * math.pi * k / max(n, 1) + (math.pi / 4 if n > 1 else 0)

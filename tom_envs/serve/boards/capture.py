@@ -7,12 +7,11 @@ from typing import Any
 
 from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, Action
 from tom_envs.serve.boards.base import (
-    SEAT_COLOURS,
     Board,
     draw_rooms,
-    marks_around,
     room_positions,
     situation,
+    two_players_and_enemy,
 )
 
 TITLE = "Catch the thief"
@@ -48,7 +47,7 @@ def build(ctx: Any) -> Board:
                view.my_room and Action.PRESS in legal else [],
                tip=f"button for the door between rooms {a} and {c}")  # fmt: skip
         b.text(x, y + 45, "ABCD"[k], 10, bold=True)
-    _pieces(b, view, pos)
+    two_players_and_enemy(b, view, PLAYER_NAMES, pos, (view.thief_room, "T", "thief"))
     b.panel("Doors", [f"Door {'ABCD'[k]} between rooms {a} and {c}: "
                       f"{'open' if o else 'closed'} (its button is in room {room})"
                       for k, (a, c, room, o) in enumerate(view.doors)])  # fmt: skip
@@ -57,24 +56,6 @@ def build(ctx: Any) -> Board:
     for a in legal:
         b.label(a, ctx.bundle.text.action_text(view, a))
     return b
-
-
-def _pieces(b: Board, view: Any, pos: dict[int, tuple[float, float]]) -> None:
-    me, other = view.player, 1 - view.player
-    marks = [(view.my_room, me, True), (view.partner_room, other, False)]
-    for seat in (0, 1):
-        b.mark(f"seat{seat}", f"{PLAYER_NAMES[seat]}{' (you)' if seat == me else ''}", "circle",
-               SEAT_COLOURS[seat], letter=PLAYER_NAMES[seat][0])  # fmt: skip
-    thief = b.mark("thief", "the thief", "circle", "#c0392b", letter="T")
-    count: dict[int, int] = {}
-    for room, seat, you in marks:
-        k = count[room] = count.get(room, -1) + 1
-        x, y = marks_around(*pos[room], k, 3)
-        b.token(x, y, 11, SEAT_COLOURS[seat], PLAYER_NAMES[seat][0], f"seat{seat}", you=you,
-                tip=PLAYER_NAMES[seat])  # fmt: skip
-    k = count.get(view.thief_room, -1) + 1
-    x, y = marks_around(*pos[view.thief_room], k, 3)
-    b.token(x, y, 11, "#c0392b", "T", thief, tip="the thief")
 
 
 def outcome(ctx: Any) -> str:

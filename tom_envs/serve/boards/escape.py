@@ -8,12 +8,11 @@ from typing import Any
 
 from tom_envs.games.collab_escape.rules import PLAYER_NAMES, Action
 from tom_envs.serve.boards.base import (
-    SEAT_COLOURS,
     Board,
     draw_rooms,
-    marks_around,
     room_positions,
     situation,
+    two_players_and_enemy,
 )
 
 TITLE = "Escape together"
@@ -45,7 +44,7 @@ def build(ctx: Any) -> Board:
     tips[view.my_room] = "fix the generator here, or wait" if Action.FIX in legal else "wait here"
     draw_rooms(b, pos, edges, acts, tips)
     _things(b, view, pos)
-    _people(b, view, pos)
+    two_players_and_enemy(b, view, PLAYER_NAMES, pos, (view.killer_room, "K", "killer"))
     b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
     limit = f" of at most {view.max_turns}" if view.max_turns else ""
     b.headline = f"Turn {view.turn + 1}{limit} · gate {'open' if view.gate_open else 'closed'}"
@@ -69,23 +68,6 @@ def _things(b: Board, view: Any, pos: dict[int, tuple[float, float]]) -> None:
     b.rect(gx - 16, gy - 52, 32, 18, "#6c3483" if view.gate_open else "#999", m=gate,
            tip="the exit gate")  # fmt: skip
     b.text(gx, gy - 39, "EXIT", 10, fill="#fff", bold=True)
-
-
-def _people(b: Board, view: Any, pos: dict[int, tuple[float, float]]) -> None:
-    me, other = view.player, 1 - view.player
-    for seat in (0, 1):
-        b.mark(f"seat{seat}", f"{PLAYER_NAMES[seat]}{' (you)' if seat == me else ''}", "circle",
-               SEAT_COLOURS[seat], letter=PLAYER_NAMES[seat][0])  # fmt: skip
-    killer = b.mark("killer", "the killer", "circle", "#c0392b", letter="K")
-    count: dict[int, int] = {}
-    for room, seat in ((view.my_room, me), (view.partner_room, other)):
-        k = count[room] = count.get(room, -1) + 1
-        x, y = marks_around(*pos[room], k, 3)
-        b.token(x, y, 11, SEAT_COLOURS[seat], PLAYER_NAMES[seat][0], f"seat{seat}",
-                you=seat == me, tip=PLAYER_NAMES[seat])  # fmt: skip
-    k = count.get(view.killer_room, -1) + 1
-    x, y = marks_around(*pos[view.killer_room], k, 3)
-    b.token(x, y, 11, "#c0392b", "K", killer, tip="the killer")
 
 
 def outcome(ctx: Any) -> str:

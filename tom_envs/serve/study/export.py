@@ -123,16 +123,11 @@ def _episode(data: _Data, sid: str, omit_text: bool) -> Episode:
     ep.failure = summary.get("failure")
     config = dict(summary.get("config") or {})
     if config:
-        config["agents"] = {a: _anon_agent(c, data.anon) for a, c in config.get("agents", {}).items()}
         config["seed"] = st["seed"]
         from tom_envs.identity import config_hash
 
         ep.config, ep.config_hash = config, config_hash(config)
     return ep
-
-
-def _anon_agent(conf: Any, anon: Mapping[str, str]) -> Any:
-    return conf
 
 
 def _env_id(game: str) -> str:
@@ -161,28 +156,34 @@ def _cell(v: Any) -> Any:
 def _participants(data: _Data) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for e in data.events:
-        pid = e.get("pid")
-        if e["ev"] == "enrolled":
+        kind, pid = e["ev"], str(e.get("pid", ""))
+        if kind == "enrolled":
             order = [data.study.conditions[c].name for c, _ in condition_order(data.study, e["index"])]
             rows[pid] = {"participant": data.anon[pid], "index": e["index"], "status": "active",
                          "consent": "", "condition_order": " > ".join(dict.fromkeys(order)),
                          "attention_failed": 0, "episodes_completed": 0}  # fmt: skip
-        elif e["ev"] == "consent":
-            rows[pid]["consent"] = "yes" if e["agreed"] else "no"
-            if not e["agreed"]:
-                rows[pid]["status"] = "declined"
-        elif e["ev"] == "answers":
-            rows[pid]["attention_failed"] += sum(1 for ok in (e.get("attention") or {}).values() if not ok)
-        elif e["ev"] == "screened":
-            rows[pid]["status"] = "screened_out"
-        elif e["ev"] == "completed":
-            rows[pid]["status"] = "completed"
+        elif pid in rows:
+            _participant_event(rows[pid], kind, e)
     for sid, st in data.started.items():
         end = data.ended.get(sid)
+        done = end is not None and end["status"] == "done" and not st["practice"]
         for pid in st["members"]:
-            if end and end["status"] == "done" and pid not in data.left.get(sid, {}) and not st["practice"]:
+            if done and pid not in data.left.get(sid, {}):
                 rows[pid]["episodes_completed"] += 1
     return sorted(rows.values(), key=lambda r: r["index"])
+
+
+def _participant_event(row: dict[str, Any], kind: str, e: Mapping[str, Any]) -> None:
+    if kind == "consent":
+        row["consent"] = "yes" if e["agreed"] else "no"
+        if not e["agreed"]:
+            row["status"] = "declined"
+    elif kind == "answers":
+        row["attention_failed"] += sum(1 for ok in (e.get("attention") or {}).values() if not ok)
+    elif kind == "screened":
+        row["status"] = "screened_out"
+    elif kind == "completed":
+        row["status"] = "completed"
 
 
 EPISODE_COLUMNS = ("participant", "episode", "game", "registered_game", "rules_version",

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tom_envs.runner import _json_default  # numpy values as the trajectories write them
+
 __all__ = ["MAX_PENDING", "Journal", "JournalError", "JournalFull", "read_journal"]
 
 #: Events that may wait for the disk before new work is refused.
@@ -45,18 +47,6 @@ class JournalError(RuntimeError):
 
 class JournalFull(RuntimeError):
     """Too many events are waiting for a disk that refuses them: new work is refused."""
-
-
-def _default(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
 
 
 def read_journal(path: str | Path) -> list[dict[str, Any]]:
@@ -82,7 +72,7 @@ def read_journal(path: str | Path) -> list[dict[str, Any]]:
 
 def dumps(event: dict[str, Any]) -> str:
     """One journal line (compact JSON, no newline)."""
-    return json.dumps(event, default=_default, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(event, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 
 class Journal:
