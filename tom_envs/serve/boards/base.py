@@ -217,7 +217,7 @@ def two_players_and_enemy(b: Board, view: Any, names: Sequence[str],
         k = count[where] = count.get(where, -1) + 1
         x, y = marks_around(*pos[where], k, 3)
         b.token(x, y, 11, SEAT_COLOURS[seat], names[seat][0], f"seat{seat}", you=seat == me,
-                tip=names[seat])  # fmt: skip
+                tip=str(names[seat]))  # fmt: skip
     x, y = marks_around(*pos[room], count.get(room, -1) + 1, 3)
     b.token(x, y, 11, "#c0392b", letter, key, tip=f"the {what}")
 
