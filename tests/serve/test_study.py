@@ -467,3 +467,74 @@ def test_concurrent_requests_never_put_a_person_in_two_games(tmp_path: Path) -> 
                                   .splitlines()) if e["ev"] == "started"]  # fmt: skip
         assert len(started) == 1 and len(started[0]["members"]) == 2
         assert len(server.live) == 1
+
+
+def test_a_platform_sends_people_to_join_once_each(tmp_path: Path) -> None:
+    """--open: /join?ext=ID enrols each platform id once (the same id gets the same link), behind
+    the access token, up to --max-participants."""
+    from tom_envs.serve.guard import GuardConfig
+
+    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "d", max_participants=2)
+    server.open_enrollment = True  # type: ignore[attr-defined]
+    server.start()
+    app = asgi_app(None, server, GuardConfig(allowed_hosts=None, token="lab-token-123456"))
+    with TestClient(app, follow_redirects=False) as c:
+        assert c.get("/join?ext=PROLIFIC1").status_code == 401  # the access token guards it
+        r = c.get("/join?ext=PROLIFIC1&access=lab-token-123456")
+        assert r.status_code == 303
+        pid, key = r.headers["location"].removeprefix("/p/").split("#k=")
+        assert key == server.key(pid) and server.ledger.participants[pid].external == "PROLIFIC1"
+        again = c.get("/join?ext=PROLIFIC1", headers={"X-Access-Token": "lab-token-123456"})
+        assert again.headers["location"] == r.headers["location"]
+        h = {"X-Access-Token": "lab-token-123456"}
+        assert c.get("/join?ext=PROLIFIC2", headers=h).status_code == 303
+        full = c.get("/join?ext=PROLIFIC3", headers=h)
+        assert full.status_code == 403 and "full" in full.json()["error"]
+        assert c.get("/join?ext=", headers=h).status_code == 400
+        # the participant's own pages need their key, not the access token
+        assert c.get(f"/api/p/{pid}", headers={"X-Participant-Key": key}).status_code == 200
+    server.close()
+    export(tmp_path / "d", tmp_path / "ds")
+    assert "PROLIFIC" not in "".join(p.read_text() for p in (tmp_path / "ds").rglob("*.csv"))
+
+
+def _fake_endpoint(content: str):
+    """The LLM tests' OpenAI-shaped endpoint on loopback (tests/llm_agents/conftest.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("llm_conftest", ROOT / "tests/llm_agents/conftest.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.FakeEndpoint([], content)
+
+
+def test_an_llm_protocol_on_the_operators_endpoint_and_its_restart(tmp_path: Path) -> None:
+    """A condition names a protocol preset, the operator the endpoint; after a restart mid-game the
+    LLM's moves are taken from the journal (no request is paid twice) and its memory restarting
+    empty is recorded."""
+    ep = _fake_endpoint('{"action": "Option F"}')
+    conds = '\n[[conditions]]\nname = "llm"\npartner = { llm = "paper004", endpoint = "gpt" }\n'
+    path = pd_study(tmp_path, conditions=conds, horizon=4)
+    presets = {"gpt": f"llm:model=fake:base_url={ep.base_url}:api_key_env=HOME"}
+    try:
+        with running(path, tmp_path / "d", presets=presets) as (server, c):
+            p = person(server, c, "aaaaaa1111")
+            p.run(until=("play",))
+            for _ in range(2):
+                p.step()
+        asked = len(ep.requests)
+        assert asked >= 2
+        with running(path, tmp_path / "d", presets=presets) as (server, c):
+            assert any("resumed at decision 4" in n for n in server.notes)
+            assert len(ep.requests) == asked  # the replay asked the endpoint nothing
+            p = person(server, c, "aaaaaa1111")
+            assert p.run() == "done"
+    finally:
+        ep.close()
+    export(tmp_path / "d", tmp_path / "ds")
+    (ep_file,) = (tmp_path / "ds").glob("trajectories/*.jsonl")
+    e = Episode.read(ep_file)
+    assert e.config["agents"]["player_1"]["spec"].endswith(":preset=paper004")
+    assert e.metrics["partner_memory_reset"] == 1.0 and e.metrics["resumed"] == 1.0
+    assert all(s["action"] == 1 for s in e.steps if s["agent"] == "player_1")  # Option F
+    assert verify(tmp_path / "ds") == []
