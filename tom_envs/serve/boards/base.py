@@ -149,7 +149,7 @@ def situation(text: str) -> list[str]:
     for line in text.split("\n"):
         if "Available actions" in line:
             break
-        lines += [s.strip() + "." for s in line.split(". ") if s.strip(" .")]
+        lines += [s.strip().rstrip(".") + "." for s in line.split(". ") if s.strip(" .")]
     return lines
 
 

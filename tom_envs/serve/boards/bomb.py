@@ -27,7 +27,7 @@ def build(ctx: Any) -> Board:
     """The map with players and bombs, and the facts the specialist knows."""
     view, text, names = ctx.view, ctx.bundle.text, ctx.names
     gmap = view.game_map
-    b = Board(560, 470)
+    b = Board(560, 560)
     pos = room_positions(gmap.rooms, gmap.edges, 70, 70, 400)
     moves, here = _actions(ctx, b)
     rooms = {gmap.rooms[i]: a for i, a in moves.items()}

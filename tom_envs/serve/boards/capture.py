@@ -25,7 +25,7 @@ def seat_names(bundle: Any) -> list[str]:
 def build(ctx: Any) -> Board:
     """The map, the pursuers, the thief, the doors and their buttons."""
     view = ctx.view
-    b = Board(520, 480)
+    b = Board(520, 540)
     edges = sorted({(min(a, c), max(a, c)) for a in MAZE.rooms for c in MAZE.out(a)})
     pos = room_positions(MAZE.rooms, edges, 60, 60, 400)
     closed = {frozenset((a, c)) for a, c, _, is_open in view.doors if not is_open}
@@ -39,8 +39,8 @@ def build(ctx: Any) -> Board:
     tips = {r: f"move to room {r}" for r in acts}
     tips[view.my_room] = "stay here" + (" or press the button" if Action.PRESS in legal else "")
     draw_rooms(b, pos, styled, acts, tips)
-    button = b.mark("button", "a button: it opens or closes the door of its colour", "rect",
-                    "#f5b041")  # fmt: skip
+    button = b.mark("button", "a button: it opens or closes the door of its letter (see Doors)",
+                    "rect", "#f5b041")  # fmt: skip
     for k, (a, c, room, _is_open) in enumerate(view.doors):
         x, y = pos[room]
         b.rect(x - 9, y + 34, 18, 14, "#f5b041", m=button, act=acts.get(room, []) if room ==

@@ -26,7 +26,7 @@ def seat_names(bundle: Any) -> list[str]:
 def build(ctx: Any) -> Board:
     """The map with the players, the killer, generators and the gate; the situation in words."""
     view, maze = ctx.view, ctx.bundle.game.maze
-    b = Board(540, 500)
+    b = Board(540, 560)
     edges, pairs = [], set()
     for a in maze.rooms:
         for c in maze.out(a):

@@ -397,6 +397,9 @@ class StudyServer:
                    "agents": ep.agents, "config": ep.config, "config_hash": ep.config_hash}  # fmt: skip
         pids = list(live.members)
         await self.record({"ev": "ended", "sid": sid, "status": s.status, "summary": summary})
+        for pid, seat in live.members.items():  # the next page says how the game ended
+            told = self.flash.get(pid, "")
+            self.flash[pid] = " ".join(x for x in (told, outcome(s, seat)) if x)
         self.notify(pids)
 
     async def act(self, pid: str, decision: object, action: object, message: object,
@@ -500,6 +503,15 @@ class StudyServer:
             self.flash[p.pid] = "Nobody else came in time: you play with a computer partner."
             await self._start([p.pid], fallback, step.condition)
         self.notify([p.pid])
+
+
+def outcome(session: Session, seat: int) -> str:
+    """How the game ended, in the game's words, for the person at ``seat``."""
+    from tom_envs.serve.boards import Ctx, board_for
+
+    module = board_for(session.spec)
+    ctx = Ctx(session.bundle, session.view(seat), seat, list(module.seat_names(session.bundle)))
+    return str(module.outcome(ctx))
 
 
 def participant_key(secret: bytes, pid: str) -> str:
