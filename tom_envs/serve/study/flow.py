@@ -92,7 +92,10 @@ async def _episode(server: StudyServer, p: Participant) -> dict[str, Any]:
     step = p.step
     live = server.live.get(p.session or "")
     if live is not None and p.pid in live.members:
-        board = await asyncio.to_thread(_render, live, live.members[p.pid])
+        seat = live.members[p.pid]
+        cached = live.cache.get(seat)
+        fresh = cached is not None and cached[0] == live.session.version
+        board = cached[1] if fresh and cached else await asyncio.to_thread(_render, live, seat)
         return {"kind": "play", "step": step.id, "practice": step.practice, "board": board,
                 "notice": live.notice.get(p.pid, "")}  # fmt: skip
     if p.waiting is not None:

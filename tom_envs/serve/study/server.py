@@ -378,6 +378,11 @@ class StudyServer:
         """Partners act until a person must act; journal; end the episode if it is over."""
         async with live.lock:
             await asyncio.to_thread(live.session.advance)
+        await self._after(live)
+
+    async def _after(self, live: Live) -> None:
+        """Wait until every decision made is on disk; end the episode if it is over; tell the
+        members' pages."""
         await self._sync(live)
         if live.session.status != PLAYING:
             await self._ended(live)
@@ -417,14 +422,13 @@ class StudyServer:
         rt = client_seconds if isinstance(client_seconds, (int, float)) and not isinstance(
             client_seconds, bool) and 0 <= client_seconds < 86400 else None  # fmt: skip
         seat = live.members[pid]
-        async with live.lock:
+        async with live.lock:  # one trip to a worker: the move, then the partners' answers
             try:
-                await asyncio.to_thread(live.session.apply, seat, decision, action,
+                await asyncio.to_thread(_apply_and_advance, live.session, seat, decision, action,
                                         message or None, rt)  # fmt: skip
             except SessionError as exc:
                 raise Refused(str(exc)) from None
-        await self._sync(live)
-        await self.advance(live)
+        await self._after(live)
 
     # ------------------------------------------------------------------ leaving and waiting
     async def tick(self) -> None:
@@ -503,6 +507,13 @@ class StudyServer:
             self.flash[p.pid] = "Nobody else came in time: you play with a computer partner."
             await self._start([p.pid], fallback, step.condition)
         self.notify([p.pid])
+
+
+def _apply_and_advance(session: Session, seat: int, decision: int, action: int,
+                       message: str | None, rt: float | None) -> None:  # fmt: skip
+    """A person's move, then the partners' (each decision journaled as it is made)."""
+    session.apply(seat, decision, action, message, rt)
+    session.advance()
 
 
 def outcome(session: Session, seat: int) -> str:
