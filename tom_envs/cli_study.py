@@ -58,8 +58,8 @@ def add_parsers(sub: Any, share: Any) -> None:
                     help="seconds before an untouched session is recorded as abandoned")
     sv.add_argument("--per-client-sessions", type=positive_int, default=8,
                     help="console games one client address may play at once")
-    sv.add_argument("--max-memory-mb", type=float, default=None,
-                    help="start no game while the server holds more memory than this")
+    sv.add_argument("--max-memory-mb", type=float, default=2048.0,
+                    help="start no game while the server holds more memory than this (MB)")
     sv.set_defaults(fn=cmd_serve)
     st = sub.add_parser("study", help="human studies: validate, links, serve, status, export, verify")
     ss = st.add_subparsers(dest="study_cmd", required=True)

@@ -104,6 +104,7 @@ class Console:
     def __init__(self, app: App) -> None:
         self.app = app
         self.throttle = Throttle()
+        self._games: list[dict[str, Any]] | None = None
 
     def seat(self, sid: str, token: object, address: str) -> tuple[Session, int]:
         """The session and seat of ``token``; one answer for an unknown id and a wrong token."""
@@ -125,7 +126,9 @@ class Console:
         return page("index.html")
 
     async def games(self, request: Request) -> JSONResponse:
-        return json_response(self.app.games())
+        if self._games is None:  # every game's bundle is built once, off the event loop
+            self._games = await asyncio.to_thread(self.app.games)
+        return json_response(self._games)
 
     async def create(self, request: Request) -> JSONResponse:
         try:
