@@ -538,3 +538,27 @@ def test_an_llm_protocol_on_the_operators_endpoint_and_its_restart(tmp_path: Pat
     assert e.metrics["partner_memory_reset"] == 1.0 and e.metrics["resumed"] == 1.0
     assert all(s["action"] == 1 for s in e.steps if s["agent"] == "player_1")  # Option F
     assert verify(tmp_path / "ds") == []
+
+
+def test_a_restart_after_a_takeover_replays_the_person_then_the_agent(tmp_path: Path) -> None:
+    clock = Clock()
+    conds = '\n[[conditions]]\nname = "person"\npartner = "human"\non_leave = "tit_for_tat"\n'
+    path = pd_study(tmp_path, conditions=conds, horizon=5, grace=20)
+    with running(path, tmp_path / "d", clock) as (server, c):
+        a, b = person(server, c, "aaaaaa1111"), person(server, c, "bbbbbb2222")
+        a.run()
+        b.run()
+        a.step()
+        b.step()
+        clock.now += 35  # b leaves: tit-for-tat takes b's seat
+        a.state()
+        c.tick()
+        a.step()  # round 2 with the agent
+    with running(path, tmp_path / "d", clock) as (server, c):
+        assert any("resumed at decision 4" in n for n in server.notes), server.notes
+        a = person(server, c, "aaaaaa1111")
+        assert a.run() == "done"
+    export(tmp_path / "d", tmp_path / "ds")
+    (ep,) = map(Episode.read, (tmp_path / "ds").glob("trajectories/*.jsonl"))
+    assert ep.config["agents"]["player_1"]["took_over_at_step"] == 2 and len(ep.steps) == 10
+    assert verify(tmp_path / "ds") == []

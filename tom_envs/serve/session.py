@@ -481,8 +481,10 @@ class Session:
         return root / f"{who}{self.spec.name}-{self.id}.jsonl"
 
     # ------------------------------------------------------------------ resume
-    def replay(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Rebuild the session from its journaled decision records (after a server restart).
+    def replay(self, records: Sequence[Mapping[str, Any]],
+               before: Mapping[int, Callable[[], None]] | None = None) -> None:  # fmt: skip
+        """Rebuild the session from its journaled decision records (after a server restart);
+        ``before[i]`` runs before record ``i`` is replayed (a takeover made at that step).
 
         Every move is applied again in order: people's as they were, partners' through their own
         ``act`` (so a bot's memory is rebuilt; an answer that differs from the record raises
@@ -493,7 +495,11 @@ class Session:
         with self._lock:
             reset = sorted({s for s in self.agents if not replayed(self.specs[s])})
             for i, rec in enumerate(records):
+                if before and i in before:
+                    before[i]()
                 self._replay_one(i, rec)
+            if before and len(records) in before:
+                before[len(records)]()
             self.driver.steps[:] = [dict(r) for r in records]
             for s in self.humans:
                 self.steps[s] = sum(1 for r in records if r["agent"] == f"player_{s}")

@@ -357,10 +357,10 @@ class StudyServer:
                           next(iter(started["steps"].values())), self.policy,
                           list(s["trusted"]), clock=self.clock)  # fmt: skip
         session.id = sid
-        for t in started.get("takeovers", []):
-            self._takeover_seat(session, int(t["seat"]), str(t["agent"]))
-        if moves:
-            session.replay(moves)
+        takeovers = {int(t["at_step"]): (lambda t=t: self._takeover_seat(
+            session, int(t["seat"]), str(t["agent"]))) for t in started.get("takeovers", [])}  # fmt: skip
+        if moves or takeovers:
+            session.replay(moves, takeovers)
         cond = started["condition"]
         on_leave = "end" if started["practice"] else self.study.condition(cond).on_leave
         live = Live(session, {p: members[p] for p in members}, dict(started["steps"]),
