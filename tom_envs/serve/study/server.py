@@ -163,9 +163,8 @@ class StudyServer:
                 self.seen[pid] = now
             self.live[e.sid] = live
             notes.append(f"episode {e.sid}: resumed at decision {len(e.moves)}")
-        for p in self.ledger.participants.values():
-            if p.waiting is not None:
-                self.seen[p.pid] = now
+        # people who were waiting wait again when they come back (a deadline passed while
+        # the server was down starts their fallback then, not for an empty page)
         return notes
 
     def close(self, grace: float = 30.0) -> list[str]:
