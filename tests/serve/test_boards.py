@@ -142,3 +142,15 @@ def test_the_chat_log_is_what_the_seat_was_shown() -> None:
     log = participant_payload(s, 2)["chat"]["log"]
     assert [m["text"] for m in log][:3] == ["room 5 is clear", "room 5 is clear", "thanks"]
     assert log[2]["mine"] and log[2]["who"] == "You"
+
+
+def test_what_a_seat_was_shown_stays_on_its_page() -> None:
+    """CoBlock's view lists only the last ten actions; the page keeps every one it showed."""
+    s = Session("CoBlock", 0, ["cooperative"], seed=0)
+    s.advance()
+    for _ in range(8):
+        participant_payload(s, 0)
+        s.apply(0, s.steps[0], int(s.view(0).legal_actions[0]))  # wait
+        s.advance()
+    lines = next(p for p in participant_payload(s, 0)["panels"] if p["title"] == "Actions so far")
+    assert len(s.view(0).history) == 10 and len(lines["lines"]) == s.view(0).history_total == 16

@@ -45,6 +45,8 @@ class Ctx:
     view: Any
     seat: int
     names: list[str]
+    #: what the seat was shown before and its view no longer holds (a game's ``recall``)
+    recalled: tuple[str, ...] = ()
 
 
 def board_for(spec: Any) -> ModuleType:
@@ -79,6 +81,19 @@ def note_chat(session: Session) -> None:
             for key, sender, text in chat(session.bundle, session.view(s)):
                 log.setdefault(key, (len(log), int(sender), str(text)))
     session.__dict__["chat_seen"] = len(steps)
+    recall = getattr(module, "recall", None)
+    if recall is not None:
+        memory: dict[int, dict[Any, tuple[int, str]]] = session.__dict__.setdefault("recalled", {})
+        for s in logs:
+            mine = memory.setdefault(s, {})
+            for key, text in recall(session.bundle, session.view(s)):
+                mine.setdefault(key, (len(mine), str(text)))
+
+
+def recalled(session: Session, seat: int) -> tuple[str, ...]:
+    """The seat's remembered lines (see :func:`note_chat`), oldest first."""
+    memory = session.__dict__.get("recalled", {}).get(seat, {})
+    return tuple(text for _, text in sorted(memory.values()))
 
 
 def participant_payload(session: Session, seat: int) -> dict[str, Any]:
@@ -86,7 +101,8 @@ def participant_payload(session: Session, seat: int) -> dict[str, Any]:
     module = board_for(session.spec)
     names = list(module.seat_names(session.bundle))
     view = session.view(seat)
-    ctx = Ctx(session.bundle, view, seat, names)
+    note_chat(session)
+    ctx = Ctx(session.bundle, view, seat, names, recalled(session, seat))
     mine = session.must_act(seat)
     board = module.build(ctx)
     data = board.to_json(list(view.legal_actions) if mine else [])
@@ -94,7 +110,6 @@ def participant_payload(session: Session, seat: int) -> dict[str, Any]:
         for shape in data["board"]["shapes"]:
             shape.pop("act", None)
         data["keys"] = {}
-    note_chat(session)
     log = sorted(session.__dict__.get("chat_logs", {}).get(seat, {}).values())
     chat_on = bool(session.game.tags.communication)
     out = {

@@ -64,7 +64,7 @@ def build(ctx: Any) -> Board:
         kind = decode_action(cfg, a).kind
         group = "Build" if kind in (ActionKind.PLACE, ActionKind.BREAK) else ""
         b.label(a, words(view, cfg, a), group)
-    _panels(b, view, cfg)
+    _panels(b, view, cfg, ctx.recalled)
     b.headline = f"Round {view.round + 1} of {view.max_rounds}"
     return b
 
@@ -145,7 +145,21 @@ def _cell(b: Board, pos: tuple[int, int, int], px: float, py: float, cells: dict
                "#d4a017" if act else "#ccc", m="empty", act=act, tip=tip, rx=2)  # fmt: skip
 
 
-def _panels(b: Board, view: Any, cfg: Any) -> None:
+def recall(bundle: Any, view: Any) -> list[tuple[Any, str]]:
+    """The actions this view lists, keyed by their place in the game (the view shows only the
+    last few: the page keeps every one the seat was shown)."""
+    first = view.history_total - len(view.history)
+    return [(("action", first + k), _action_line(view, bundle.game.config, entry))
+            for k, entry in enumerate(view.history)]  # fmt: skip
+
+
+def _action_line(view: Any, cfg: Any, entry: tuple) -> str:
+    rnd, mine, action, _, ok, message = entry
+    what = words(view, cfg, action)
+    return f"Round {rnd + 1}, {'You' if mine else 'Partner'}: {what}" + ("" if ok else f" (failed: {message})")
+
+
+def _panels(b: Board, view: Any, cfg: Any, remembered: tuple[str, ...] = ()) -> None:
     b.panel("Your goal (only you know it)", list(view.goal_parts) or ["none"])
     missing = [f"a {COLORS[bk[3]]} block at x={bk[0]}, z={bk[2]}, height {bk[1]}"
                for bk in view.missing]  # fmt: skip
@@ -154,14 +168,10 @@ def _panels(b: Board, view: Any, cfg: Any) -> None:
             [f"{COLORS[c]}: {n}" for c, n in enumerate(view.inventory) if n] or ["none left"])  # fmt: skip
     done = [f"You {'have' if view.ended[0] else 'have not'} ended the task; your partner "
             f"{'has' if view.ended[1] else 'has not'}."]  # fmt: skip
-    log = []
-    for rnd, mine, action, _, ok, message in view.history:
-        who = "You" if mine else "Partner"
-        what = words(view, cfg, action)
-        log.append(f"Round {rnd + 1}, {who}: {what}{'' if ok else ' (failed: ' + message + ')'}")
-    earlier = view.history_total - len(view.history)
-    if earlier:
-        log.insert(0, f"({earlier} earlier actions are not shown by the game)")
+    log = list(remembered) or [_action_line(view, cfg, e) for e in view.history]
+    earlier = view.history_total - len(log)
+    if earlier > 0:
+        log.insert(0, f"({earlier} earlier actions are not listed here)")
     b.panel("Actions so far", log or ["none yet"])
     b.panel("Ending", done)
 
