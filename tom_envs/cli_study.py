@@ -179,7 +179,7 @@ def _serve_study(args: argparse.Namespace, study: Any) -> int:
     presets = _presets(args)
     _check_endpoints(presets)
     server = _server(args, study, presets)
-    server.open_enrollment = args.open
+    server.open_enrollment = bool(args.open)
     for note in server.start():
         print(f"tom-envs study: {note}", file=sys.stderr)
     console = App(server.folder / "console", presets=presets) if args.console else None

@@ -474,8 +474,8 @@ def test_a_platform_sends_people_to_join_once_each(tmp_path: Path) -> None:
     the access token, up to --max-participants."""
     from tom_envs.serve.guard import GuardConfig
 
-    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "d", max_participants=2)
-    server.open_enrollment = True  # type: ignore[attr-defined]
+    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "d", max_participants=2,
+                         open_enrollment=True)
     server.start()
     app = asgi_app(None, server, GuardConfig(allowed_hosts=None, token="lab-token-123456"))
     with TestClient(app, follow_redirects=False) as c:

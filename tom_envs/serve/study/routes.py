@@ -71,7 +71,7 @@ class Participants:
     async def join(self, request: Request) -> Response:
         from starlette.responses import RedirectResponse
 
-        if not getattr(self.server, "open_enrollment", False):
+        if not self.server.open_enrollment:
             return json_response({"error": "this study enrols by personal links only"}, 404)
         try:
             pid, key = await self.server.join(request.query_params.get("ext", ""))

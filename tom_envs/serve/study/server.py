@@ -93,6 +93,7 @@ class StudyServer:
         presets: the operator's named partners ``{name: agent spec}``.
         max_sessions: episodes played at once; more wait (their page says the server is busy).
         max_participants: enrolments accepted (``None``: no limit).
+        open_enrollment: whether ``/join`` enrols people sent by a platform (``--open``).
         policy: the partners' failure policy.
         clock, wall: the monotonic and wall clocks (tests drive them).
         fsync, write: passed to the :class:`~tom_envs.serve.study.journal.Journal`.
@@ -100,6 +101,7 @@ class StudyServer:
 
     def __init__(self, study: Study, folder: str | Path, presets: Mapping[str, str] | None = None,
                  *, max_sessions: int = 100, max_participants: int | None = None,
+                 open_enrollment: bool = False,
                  policy: FailurePolicy | None = None, clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time, fsync: bool = True,
                  write: Callable[[int, bytes], int] = os.write) -> None:  # fmt: skip
@@ -109,6 +111,7 @@ class StudyServer:
         self.seatings: dict[tuple[str, str], Seating] = check_study(study, self.presets)
         self.digest = hashlib.sha256(study.source.encode()).hexdigest()
         self.max_sessions, self.max_participants = max_sessions, max_participants
+        self.open_enrollment = open_enrollment
         self.policy = policy or FailurePolicy()
         self.clock, self.wall = clock, wall
         self.folder.mkdir(parents=True, exist_ok=True)
