@@ -162,3 +162,33 @@ def test_kill_9_mid_game_loses_no_acknowledged_move(tmp_path: Path) -> None:
 
     (ep,) = map(Episode.read, (tmp_path / "ds").glob("trajectories/*.jsonl"))
     assert sum(1 for s in ep.steps if s.get("human")) == 12 and ep.metrics["resumed"] == 1.0
+
+
+def test_past_half_the_bound_new_work_waits_and_applied_moves_are_kept(tmp_path: Path,
+                                                                       monkeypatch) -> None:  # fmt: skip
+    """A disk that stays full: once half of the waiting room for events is used, new work is
+    refused with a 503 (the page says why) and no move already applied is ever dropped."""
+    monkeypatch.setattr(journal_mod, "MAX_PENDING", 8)
+    disk = Faulty()
+    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
+    with running(pd_study(tmp_path, conditions=conds, horizon=3), tmp_path / "d",
+                 write=disk) as (server, c):  # fmt: skip
+        p = person(server, c, "aaaaaa1111")
+        p.run(until=("play",))
+        disk.failing = 10**9
+        board = p.state()["board"]
+        fut = c.portal.start_task_soon(server.act, "aaaaaa1111", board["step"], board["actions"][0]["id"], None)
+        for _ in range(100):  # the move and the bot's answer wait for the disk
+            if server.journal.pending >= 2:
+                break
+            time.sleep(0.05)
+        for _ in range(2):  # fill half the room (events the ledger reads back harmlessly)
+            server.journal.append({"ev": "study", "name": "pd-test", "version": 1,
+                                   "digest": server.digest})  # fmt: skip
+        r = c.post("/api/p/aaaaaa1111/step", json={"step": "x"}, headers=p.h)
+        assert r.status_code == 503 and "saving is paused" in r.json()["error"]
+        disk.failing = 0  # space is back: everything waiting is written, in order
+        fut.result(timeout=30)
+    lines = (tmp_path / "d" / "journal.jsonl").read_text().splitlines()
+    moves = [json.loads(x) for x in lines if '"ev":"move"' in x]
+    assert len(moves) == 2

@@ -40,7 +40,8 @@ def _item_json(item: Item) -> dict[str, Any]:
 async def page(server: StudyServer, pid: str) -> dict[str, Any]:
     """The participant's page now (starting their episode step when it is due)."""
     p = server.ledger.participants[pid]
-    if p.status == "active" and p.step.kind == "episode" and p.session is None and p.waiting is None:
+    due = p.status == "active" and p.step.kind == "episode" and p.session is None
+    if due and p.waiting is None and not server.journal.full:
         await server.begin(p)
     flash = server.flash.pop(pid, "")
     out: dict[str, Any] = {"title": server.study.title or "Study",
@@ -122,6 +123,7 @@ def _render(live: Live, seat: int) -> dict[str, Any]:
 
 async def submit(server: StudyServer, pid: str, step: object, body: Mapping[str, Any]) -> None:
     """Record the participant's answer to their current step (:class:`Refused` if stale)."""
+    server.check_room()
     p = server.ledger.participants[pid]
     if p.status != "active":
         raise Refused("this study has ended for you")

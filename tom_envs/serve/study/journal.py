@@ -168,14 +168,23 @@ class Journal:
         """Events waiting for the disk."""
         return len(self._queue)
 
-    def append(self, event: dict[str, Any], keep_time: bool = False) -> concurrent.futures.Future[int]:
+    @property
+    def full(self) -> bool:
+        """Whether new work should be refused: most of :data:`MAX_PENDING` is waiting (the rest is
+        room for the decisions of games under way)."""
+        return len(self._queue) >= MAX_PENDING // 2
+
+    def append(self, event: dict[str, Any], keep_time: bool = False,
+               force: bool = False) -> concurrent.futures.Future[int]:  # fmt: skip
         """Queue ``event`` (its ``seq`` and ``t`` are set here); the future resolves to its
-        ``seq`` once it is on disk. Raises :class:`JournalFull` past :data:`MAX_PENDING`."""
+        ``seq`` once it is on disk. Raises :class:`JournalFull` past :data:`MAX_PENDING`, unless
+        ``force`` (a decision already applied in a game: it is always kept; callers check
+        :attr:`full` before they let new work start)."""
         fut: concurrent.futures.Future[int] = concurrent.futures.Future()
         with self._cond:
             if self._closing and self._stop_at is not None and self._thread is None:
                 raise JournalFull("the journal is closed")
-            if len(self._queue) >= MAX_PENDING:
+            if len(self._queue) >= MAX_PENDING and not force:
                 raise JournalFull(f"{len(self._queue)} events wait for the disk ({self.error})")
             t = event["t"] if keep_time and "t" in event else round(self.clock(), 3)
             line = dumps({"seq": self._seq, "t": t, **{k: v for k, v in event.items()

@@ -186,6 +186,13 @@ class StudyServer:
         """Journal ``ev``, apply it, and wait until it is on disk."""
         await asyncio.wrap_future(self._append(ev))
 
+    def check_room(self) -> None:
+        """:class:`Refused` (503) while the disk refuses the journal and much is waiting: nothing
+        new starts that could not be kept."""
+        if self.journal.full:
+            raise Refused(f"saving is paused ({self.journal.error}); please try again in a minute",
+                          503)  # fmt: skip
+
     # ------------------------------------------------------------------ participants
     def key(self, pid: str) -> str:
         """A participant's key (:func:`participant_key`)."""
@@ -211,6 +218,7 @@ class StudyServer:
             raise Refused("no such participant, or the link is incomplete", 404)
         p = self.ledger.participants.get(pid)
         if p is None:
+            self.check_room()
             p = await self._enrol(pid, "link")
         self.seen[pid] = self.clock()
         return p
@@ -368,7 +376,7 @@ class StudyServer:
         live = Live(session, {p: members[p] for p in members}, dict(started["steps"]),
                     started["game"], cond, on_leave)  # fmt: skip
         session.on_record = lambda seat, rec: live.unsynced.append(
-            self.journal.append({"ev": "move", "sid": sid, "rec": rec}))  # fmt: skip
+            self.journal.append({"ev": "move", "sid": sid, "rec": rec}, force=True))  # fmt: skip
         return live
 
     async def _sync(self, live: Live) -> None:
@@ -412,6 +420,7 @@ class StudyServer:
     async def act(self, pid: str, decision: object, action: object, message: object,
                   client_seconds: object = None) -> None:  # fmt: skip
         """The participant's move in their episode (durable before this returns)."""
+        self.check_room()
         p = self.ledger.participants[pid]
         live = self.live.get(p.session or "")
         if live is None or pid not in live.members:
