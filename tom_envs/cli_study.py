@@ -44,7 +44,10 @@ def _server_args(p: argparse.ArgumentParser, share: Any) -> None:
     p.add_argument("--header-timeout", type=float, default=10.0,
                    help="seconds a connection has to send a request's headers")
     p.add_argument("--per-client", type=positive_int, default=64,
-                   help="connections one client address may hold")
+                   help="connections one client address may hold (behind a reverse proxy every "
+                   "connection comes from the proxy: raise it and let the proxy limit clients)")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                   help="a reverse proxy whose X-Forwarded-For names the client (repeatable)")
 
 
 def add_parsers(sub: Any, share: Any) -> None:
@@ -183,7 +186,8 @@ def _serve_study(args: argparse.Namespace, study: Any) -> int:
     for note in server.start():
         print(f"tom-envs study: {note}", file=sys.stderr)
     console = App(server.folder / "console", presets=presets) if args.console else None
-    config = GuardConfig(default_allowed_hosts(args.host), args.token)
+    config = GuardConfig(default_allowed_hosts(args.host), args.token,
+                         trusted_proxies=tuple(args.trusted_proxy))
     _warn(args)
     access = f"?access={args.token}&ext=ID" if args.token else "?ext=ID"
     print(f"tom-envs: study {study.name} v{study.version}; data in {server.folder}; personal "
@@ -284,5 +288,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _warn(args)
     access = f"?access={args.token}" if args.token else ""
     print(f"tom-envs: open http://{args.host}:{args.port}/{access} (trajectories in {args.out})")
-    config = GuardConfig(default_allowed_hosts(args.host), args.token)
+    config = GuardConfig(default_allowed_hosts(args.host), args.token,
+                         trusted_proxies=tuple(args.trusted_proxy))
     return _run(asgi_app(app, None, config), args)

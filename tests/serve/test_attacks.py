@@ -593,3 +593,28 @@ def test_nothing_is_drawn_on_the_event_loop(tmp_path: Path, monkeypatch) -> None
         again = c.get(f"/api/sessions/{p['session']}", headers={"X-Seat-Token": p["token"]})
         assert again.status_code == 200 and len(calls) == n  # the same state: drawn once
     assert calls and not any(calls)
+
+
+def test_behind_a_trusted_proxy_throttles_count_clients(tmp_path: Path) -> None:
+    """Behind a reverse proxy (--trusted-proxy) one guessing client is throttled, not everyone
+    the proxy serves; an untrusted peer's X-Forwarded-For is ignored."""
+    from tom_envs.serve.study.server import StudyServer
+    from tom_envs.serve.study.spec import load_study
+
+    from .studies import pd_study
+
+    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "data")
+    server.start()
+    config = GuardConfig(default_allowed_hosts("127.0.0.1"), trusted_proxies=("127.0.0.1",))
+    try:
+        with Server(None, server, config=config) as url, httpx.Client(base_url=url) as c:
+            def guess(who: str) -> int:
+                return c.get("/api/p/alice00001", headers={"X-Participant-Key": "guess",
+                                                          "X-Forwarded-For": who}).status_code
+
+            assert [guess("10.0.0.1") for _ in range(31)][-1] == 429
+            assert guess("10.0.0.2") == 404  # another client behind the same proxy
+            ok = {"X-Participant-Key": server.key("alice00001"), "X-Forwarded-For": "10.0.0.3"}
+            assert c.get("/api/p/alice00001", headers=ok).status_code == 200
+    finally:
+        server.close()

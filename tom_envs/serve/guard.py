@@ -46,11 +46,15 @@ def default_allowed_hosts(host: str) -> tuple[str, ...] | None:
 @dataclass(frozen=True)
 class GuardConfig:
     """What :class:`Guard` checks: accepted ``Host`` names (``None``: any), the access token
-    (``None``: none), and the path prefixes that need no access token."""
+    (``None``: none), the path prefixes that need no access token, and the reverse proxies whose
+    ``X-Forwarded-For`` is believed."""
 
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
     token: str | None = None
     open_prefixes: tuple[str, ...] = ()
+    #: reverse proxies whose ``X-Forwarded-For`` names the client (throttles and per-client
+    #: game caps then count clients, not the proxy)
+    trusted_proxies: tuple[str, ...] = ()
 
 
 def guarded_protocol(header_timeout: float = HEADER_TIMEOUT, per_client: int = PER_CLIENT) -> type:

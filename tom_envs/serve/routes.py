@@ -7,6 +7,7 @@ the static files, all behind the :class:`~tom_envs.serve.guard.Guard` middleware
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -101,9 +102,10 @@ def check_move(body: Mapping[str, Any]) -> str | None:
 class Console:
     """The researcher console's handlers over an :class:`~tom_envs.serve.app.App`."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, trusted_proxies: tuple[str, ...] = ()) -> None:
         self.app = app
         self.throttle = Throttle()
+        self.proxies = trusted_proxies
         self._games: list[dict[str, Any]] | None = None
 
     def seat(self, sid: str, token: object, address: str) -> tuple[Session, int]:
@@ -120,7 +122,7 @@ class Console:
 
     def _seat_of(self, request: Request) -> tuple[Session, int]:
         return self.seat(request.path_params["sid"], request.headers.get("x-seat-token"),
-                         client_address(request.scope))  # fmt: skip
+                         client_address(request.scope, self.proxies))  # fmt: skip
 
     async def index(self, request: Request) -> Response:
         return page("index.html")
@@ -133,7 +135,7 @@ class Console:
     async def create(self, request: Request) -> JSONResponse:
         try:
             body = await body_of(request)
-            s = await asyncio.to_thread(self.app.create, body, client_address(request.scope))
+            s = await asyncio.to_thread(self.app.create, body, client_address(request.scope, self.proxies))
         except BadRequest as exc:
             return refused(exc)
         return json_response({**await asyncio.to_thread(self.app.payload, s), "token": s.token})
@@ -186,7 +188,7 @@ class Console:
         await websocket.accept()
         try:
             s, seat = self.seat(websocket.path_params["sid"], websocket.query_params.get("token"),
-                                client_address(websocket.scope))  # fmt: skip
+                                client_address(websocket.scope, self.proxies))  # fmt: skip
         except BadRequest as exc:
             await websocket.send_json({"error": str(exc)})
             await websocket.close(code=4404)
@@ -241,13 +243,14 @@ def asgi_app(app: App | None, study: StudyServer | None = None,
     from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
 
+    cfg = config or GuardConfig()
     routes: list[Any] = []
     if app is not None:
-        routes += Console(app).routes()
+        routes += Console(app, cfg.trusted_proxies).routes()
     if study is not None:
         from tom_envs.serve.study.routes import Participants
 
-        routes += Participants(study).routes()
+        routes += Participants(study, cfg.trusted_proxies).routes()
     routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
 
     @asynccontextmanager
@@ -269,9 +272,8 @@ def asgi_app(app: App | None, study: StudyServer | None = None,
             if study is not None:
                 study.close()
 
-    cfg = config or GuardConfig()
     if study is not None and cfg.open_prefixes == ():
-        cfg = GuardConfig(cfg.allowed_hosts, cfg.token, ("/p/", "/api/p/", "/ws/p/", "/static/"))
+        cfg = dataclasses.replace(cfg, open_prefixes=("/p/", "/api/p/", "/ws/p/", "/static/"))
     return Guard(Starlette(routes=routes, lifespan=lifespan), cfg)
 
 

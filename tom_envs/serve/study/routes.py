@@ -39,9 +39,10 @@ AUTH_SECONDS = 10.0
 class Participants:
     """The participant routes over a :class:`~tom_envs.serve.study.server.StudyServer`."""
 
-    def __init__(self, server: StudyServer) -> None:
+    def __init__(self, server: StudyServer, trusted_proxies: tuple[str, ...] = ()) -> None:
         self.server = server
         self.throttle = Throttle()
+        self.proxies = trusted_proxies
 
     async def who(self, pid: str, key: object, address: str) -> str:
         """The participant id if ``key`` is theirs (:class:`Refused` 404 / 429 otherwise)."""
@@ -57,7 +58,7 @@ class Participants:
 
     async def _auth(self, request: Request) -> str:
         return await self.who(request.path_params["pid"], request.headers.get("x-participant-key"),
-                              client_address(request.scope))  # fmt: skip
+                              client_address(request.scope, self.proxies))  # fmt: skip
 
     @staticmethod
     def _refused(exc: Refused) -> Response:
@@ -140,7 +141,7 @@ class Participants:
                 message = await websocket.receive_text()
             body = json.loads(message) if len(message) < 1000 else {}
             return await self.who(websocket.path_params["pid"], (body or {}).get("key"),
-                                  client_address(websocket.scope))  # fmt: skip
+                                  client_address(websocket.scope, self.proxies))  # fmt: skip
         except (TimeoutError, json.JSONDecodeError, AttributeError, Refused, RuntimeError,
                 KeyError):  # fmt: skip
             with contextlib.suppress(Exception):
