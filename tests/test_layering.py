@@ -142,6 +142,77 @@ def test_layer_checker_catches_a_violation(tmp_path: Path) -> None:
     assert layer("tom_envs.games.hanabi.qa") == 2 and layer("tom_envs.core.game") == 0
 
 
+def _unit(module: str) -> str:
+    """The top-level unit of a module: ``tom_envs.X`` (a module, or a subpackage with everything
+    beneath it) or the module of another package of ours."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "tom_envs" else module
+
+
+def import_graph(package: str = "tom_envs") -> dict[str, set[str]]:
+    """Static import graph of ``package``'s top-level units, from every import the AST holds:
+    module level, inside functions, under ``TYPE_CHECKING`` and ``importlib`` literals (a lazy
+    import hides a cycle from the interpreter, not from a reader)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        if module.split(".")[0] != package:
+            continue
+        src = _unit(module)
+        graph.setdefault(src, set())
+        for _, target in imports(path):
+            parts = target.split(".")
+            known = next((".".join(parts[:k]) for k in range(len(parts), 0, -1)
+                          if ".".join(parts[:k]) in modules), None)  # fmt: skip
+            if known is None or known.split(".")[0] != package:
+                continue
+            dst = _unit(known)
+            if dst != src and dst != package:  # the package's own __init__ is not a unit
+                graph[src].add(dst)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its nodes, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("package", ["tom_envs"])
+def test_no_import_cycle_among_top_level_modules(package: str) -> None:
+    """``driver`` builds the records that ``runner`` writes; neither imports the other back."""
+    graph = import_graph(package)
+    assert len(graph) > 5
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_cycle_finder_catches_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    graph = import_graph("tom_envs")
+    assert "tom_envs.records" in graph["tom_envs.driver"]
+    assert "tom_envs.driver" in graph["tom_envs.runner"]
+    assert "tom_envs.runner" not in graph["tom_envs.driver"]
+
+
 def test_pyproject_installs_every_package_folder_under_its_safe_name() -> None:
     import tomllib
 

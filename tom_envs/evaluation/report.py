@@ -35,7 +35,7 @@ import numpy as np
 
 from tom_envs.evaluation.config import Cell
 from tom_envs.evaluation.plots import heatmap, line_plot, read_curve
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 Stat = tuple[float, float]
 

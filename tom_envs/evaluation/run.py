@@ -11,7 +11,7 @@ from typing import Any
 from tom_envs.evaluation.backends import Job, Outcome, pending, run_jobs
 from tom_envs.evaluation.config import Cell, EvalConfig, validate
 from tom_envs.progress import Progress
-from tom_envs.runner import Episode
+from tom_envs.records import Episode
 
 
 @dataclass

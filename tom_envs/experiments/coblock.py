@@ -19,7 +19,7 @@ from pathlib import Path
 from tom_envs.experiments.tables import PaperTable, TableCell, fmt_ci
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 PERSONAS = ("helper", "egoist", "passive", "error_prone")
 #: Issue 8's targets for the cooperative pair on the built-in tasks.

@@ -13,12 +13,11 @@ legal-move check against the brute force and its speed are ``benchmarks/guandan.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tom_envs.experiments.tables import PaperTable, TableCell
-from tom_envs.runner import Episode
+from tom_envs.records import Z_NORMAL, Episode, wilson
 
 AGENTS = ("random", "bestp_lowv", "heuristic", "recommender")
 #: The most deals of a match (``GuandanConfig.max_deals``): a match that reaches it is a draw.
@@ -45,17 +44,6 @@ class PairResult:
         return self.wins_a / self.games
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson 95% interval of a proportion."""
-    if n == 0:
-        return (float("nan"), float("nan"))
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
-
-
 def protocol_markdown(results: Sequence[PairResult], agents: Sequence[str], match: bool) -> str:
     """The head-to-head table and the win-rate grid."""
     unit = "matches (to A)" if match else "deals"
@@ -65,7 +53,7 @@ def protocol_markdown(results: Sequence[PairResult], agents: Sequence[str], matc
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
-        lo, hi = wilson(r.wins_a, r.games)
+        lo, hi = wilson(r.wins_a, r.games, z=Z_NORMAL)  # the page as first written: z = 1.96
         lines.append(
             f"| {r.a} | {r.b} | {r.games} | {r.wins_a} | {r.win_rate:.1%} | "
             f"[{lo:.0%}, {hi:.0%}] | {r.wins_a_first}/{r.games // 2} | "

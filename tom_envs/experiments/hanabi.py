@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 
 from tom_envs.experiments.tables import PaperTable, TableCell
-from tom_envs.runner import Episode
+from tom_envs.records import Episode, mean_ci95
 
 BOTS = ("random", "simple", "convention")
 #: The C++ SmartBot's self-play means (its README), by number of players.
@@ -47,7 +47,7 @@ def score_summary(episodes: Sequence[Episode]) -> dict[str, object]:
         "seeds": n,
         "mean": statistics.fmean(scores),
         "std": statistics.pstdev(scores),
-        "ci95": 1.96 * statistics.stdev(scores) / n**0.5 if n > 1 else 0.0,
+        "ci95": mean_ci95(scores)[1] if n > 1 else 0.0,
         "median": statistics.median(scores),
         "min": min(scores),
         "max": max(scores),

@@ -14,7 +14,7 @@ from typing import Any
 
 from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.overcooked.layout import LAYOUT_NAMES
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 #: The paper's LLM-agent setup on the bundled local model (mid-level actions by default).
 LLM_SPEC = "llm:local=true"

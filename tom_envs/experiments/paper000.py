@@ -40,8 +40,8 @@ from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.bomb_defusal.bots import wait_action
 from tom_envs.games.bomb_defusal.planner import exhaustive_optimum, plan_mission
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, encode_action
+from tom_envs.records import Episode, mean_ci95
 from tom_envs.registration import game_spec
-from tom_envs.runner import Episode
 
 GAME = "BombDefusal"
 
@@ -99,12 +99,12 @@ class AlwaysYes:
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float, float]:
-    """Mean, sample standard deviation and 95% half-width."""
+    """Mean, sample standard deviation and 95% half-width (:func:`~tom_envs.records.mean_ci95`)."""
     arr = np.asarray(values, dtype=float)
     if arr.size < 2:
         return float(arr.mean()), float("nan"), float("nan")
-    sd = float(arr.std(ddof=1))
-    return float(arr.mean()), sd, 1.96 * sd / math.sqrt(arr.size)
+    mean, half = mean_ci95(arr.tolist())
+    return mean, float(arr.std(ddof=1)), half
 
 
 class AlwaysYesHeuristic(AlwaysYes):

@@ -27,7 +27,7 @@ from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE_SCENARIOS
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import action_text as escape_action_text
 from tom_envs.games.joint_planner import JointPlanner
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 #: Table 2 of the paper: agent -> (escape rate, escape avg turns, capture rate, capture avg turns).
 #: The extracted header reads "Collab Escape | Collab Capture" over "Capture Rate, Avg. Turns,

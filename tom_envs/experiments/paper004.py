@@ -38,8 +38,9 @@ from tom_envs.games.matrix.planner import (
     one_step_tom_regret,
 )
 from tom_envs.games.matrix.rules import MatrixConfig, payoff_matrix
+from tom_envs.records import Episode, mean_ci95, summarize
 from tom_envs.registration import game_spec
-from tom_envs.runner import Episode, mean_ci95, run, summarize
+from tom_envs.runner import run
 
 #: (game name, partner population) -> paper's (ΔFunctional/T, ±, ΔToM/T, ±, ToM %, ±).
 #: RPS tit-for-tat ΔFunctional is 0.224 in Table 4 and 0.211 in Table 10; we compare with 0.224.

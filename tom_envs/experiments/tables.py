@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tom_envs.runner import Episode
+from tom_envs.records import Episode
 
 
 @dataclass(frozen=True)
