@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tom_envs.experiments.tables import PaperTable, TableCell, fmt_ci
+from tom_envs.evaluation.tables import PaperTable, TableCell, fmt_ci
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
 from tom_envs.records import Episode, mean_ci95
