@@ -375,8 +375,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for name in plugins.names("tom_envs.configs"):
             try:
                 lines = config_file(name).read_text().splitlines()
-            except ConfigError as exc:  # its package is missing: say so, list the others
-                print(f"{name:<16} (cannot be loaded: {exc})")
+            except ConfigError:  # its package is missing: say so, list the others
+                print(f"{name:<16} (cannot be loaded: `tom-envs eval {name}` says why)")
                 continue
             first = next((ln for ln in lines if ln.startswith("description")), "")
             print(f"{name:<16} {first.partition('=')[2].strip().strip(chr(34))}")
