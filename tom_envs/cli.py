@@ -34,6 +34,7 @@ from typing import Any
 from tom_envs import plugins
 from tom_envs.agents import make_agent
 from tom_envs.cli_args import (
+    check_agent_endpoints,
     cmd_info,
     cmd_list,
     find_local_modules,
@@ -70,21 +71,6 @@ def _share(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}")
     return value
-
-
-def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
-    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
-
-    ``trusted``: the specs come from the command line (they may name code; see
-    :mod:`tom_envs.core.trust`)."""
-    from tom_envs.evaluation.config import check_endpoint, endpoint_of
-
-    seen: set[str | None] = set()
-    for s in specs:
-        ep = endpoint_of(s, trusted=trusted)
-        if ep is not None and ep[1] not in seen:
-            seen.add(ep[1])
-            check_endpoint(ep[1])
 
 
 def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
