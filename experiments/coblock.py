@@ -6,7 +6,7 @@ cooperative pair on freshly generated tasks; the page is computed from those epi
 pictures are drawn next to it (the round-5 picture from a cell's episode).
 
 Run: ``tom-envs reproduce paper003 --out docs/results/coblock.md`` (the shipped config
-``tom_envs/evaluation/configs/paper003.toml``; ``--episodes N`` sets the number of generated tasks
+``experiments/configs/paper003.toml``; ``--episodes N`` sets the number of generated tasks
 per type, default 100).
 """
 

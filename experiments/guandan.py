@@ -6,7 +6,7 @@ the share of games its team won. A game is one deal (the default episode); with 
 table also plays whole matches to A.
 
 Run: ``tom-envs reproduce paper001 --out docs/results/guandan.md`` (the shipped config
-``tom_envs/evaluation/configs/paper001.toml``; ``--episodes N`` sets the deals per pairing). The
+``experiments/configs/paper001.toml``; ``--episodes N`` sets the deals per pairing). The
 legal-move check against the brute force and its speed are ``benchmarks/guandan.py``.
 """
 

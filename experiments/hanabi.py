@@ -1,7 +1,7 @@
 """Hanabi (paper 002): the bots' scores, 2-player cross-play and 3-5-player self-play, as a table.
 
 Run: ``tom-envs reproduce hanabi --out docs/results/hanabi.md`` (the shipped config
-``tom_envs/evaluation/configs/hanabi.toml``; ``--episodes N`` sets the seeds per cell, default
+``experiments/configs/hanabi.toml``; ``--episodes N`` sets the seeds per cell, default
 1,000). Every ordered pairing of :data:`BOTS` in the 2-player game and the convention bot with 3, 4
 and 5 players are played in the eval worker pool (seeds ``0 .. N-1``, with resume), the same path
 as ``tom-envs run Hanabi --agents convention convention``; the page is computed from those

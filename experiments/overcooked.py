@@ -1,7 +1,7 @@
 """Overcooked (paper 002): the scripted pairs' scores on the five layouts, Table 1 beside.
 
 Run: ``tom-envs reproduce overcooked --out docs/results/overcooked.md`` (the shipped config
-``tom_envs/evaluation/configs/overcooked.toml``; ``--episodes N`` sets the episodes per cell,
+``experiments/configs/overcooked.toml``; ``--episodes N`` sets the episodes per cell,
 default 10). Every pair of :data:`PAIRS` plays every layout (seeds ``0 .. N-1``, 400 steps,
 ``cooking="auto"``) in the eval worker pool, with resume; the page is computed from those episodes.
 Exact parity with overcooked-ai and the speed comparison are ``benchmarks/overcooked.py``.
