@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.records import Episode, mean_ci95
@@ -87,7 +88,9 @@ def _histogram_rows(cell: Mapping[str, object]) -> list[str]:
 
 
 def _grid(
-    bots: Sequence[str], cells: Mapping[tuple[str, str], dict], fmt: Callable[[dict], str]
+    bots: Sequence[str],
+    cells: Mapping[tuple[str, str], Mapping[str, Any]],
+    fmt: Callable[[Mapping[str, Any]], str],
 ) -> list[str]:
     lines = ["| player_0 \\ player_1 | " + " | ".join(f"`{b}`" for b in bots) + " |",
              "|---|" + "---|" * len(bots)]  # fmt: skip
@@ -153,7 +156,7 @@ def _selfplay_section(conv: Mapping[str, object], episodes: int) -> list[str]:
     ]
 
 
-def _crossplay_section(cross: Mapping[tuple[str, str], Mapping[str, object]],
+def _crossplay_section(cross: Mapping[tuple[str, str], Mapping[str, Any]],
                        bots: Sequence[str], episodes: int) -> list[str]:  # fmt: skip
     """Every ordered 2-player pairing: mean scores and bomb-out rates."""
     return [
@@ -167,7 +170,7 @@ def _crossplay_section(cross: Mapping[tuple[str, str], Mapping[str, object]],
         "",
         "Bomb-out rate (share of games that lost every life):",
         "",
-        *_grid(bots, cross, lambda c: f"{100 * c['mean_bombed']:.1f}%"),  # type: ignore[operator]
+        *_grid(bots, cross, lambda c: f"{100 * c['mean_bombed']:.1f}%"),
         "",
     ]
 

@@ -67,15 +67,15 @@ class UnmaskedRandomAgent(BaseAgent):
 
     def __init__(self, config: BombConfig | None = None) -> None:
         super().__init__()
-        self.config = config or BombConfig()
+        self.bomb_config = config or BombConfig()  # not `config`: that is BaseAgent's settings
 
     def act(self, turn: Turn) -> AgentAction:
         """A uniform base action; a no-op when it is not legal now."""
-        base = int(self.rng.integers(self.config.num_base_actions))
-        action = base * self.config.num_message_options
+        base = int(self.rng.integers(self.bomb_config.num_base_actions))
+        action = base * self.bomb_config.num_message_options
         if action in turn.legal_actions:
             return AgentAction(action)
-        return AgentAction(encode_action(self.config, *wait_action(turn.view)), valid=False)
+        return AgentAction(encode_action(self.bomb_config, *wait_action(turn.view)), valid=False)
 
 
 class AlwaysYes:

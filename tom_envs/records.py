@@ -48,7 +48,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -71,6 +71,8 @@ __all__ = [
     "usage_totals",
     "wilson",
 ]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -516,9 +518,9 @@ def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
 
 
 def bootstrap_ci(
-    items: Sequence[Any],
+    items: Sequence[_T],
     seed: int,
-    statistic: Callable[[Sequence[Any]], float] | None = None,
+    statistic: Callable[[list[_T]], float] | None = None,
     *,
     resamples: int = 10_000,
     level: float = 0.95,
@@ -544,7 +546,7 @@ def bootstrap_ci(
         values = np.asarray(items, dtype=float)
         estimate, stats = float(values.mean()), values[idx].mean(axis=1)
     else:
-        estimate = float(statistic(items))
+        estimate = float(statistic(list(items)))
         stats = np.asarray([statistic([items[i] for i in row]) for row in idx], dtype=float)
     if n < 2:
         return estimate, float("nan"), float("nan")
