@@ -17,7 +17,7 @@ It plays any small discrete game through the suite's API (:class:`~tom_envs.core
 Planning is exact value iteration on the learned model: over the remaining steps when the game has
 a known length (``planning="horizon"``), else discounted (``planning="discount"``, ``gamma``).
 
-Two configurations are named in ``tom_envs/experiments/paper004.py``:
+Two configurations are named in ``experiments/paper004.py`` (``tom_experiments.paper004``):
 
 * **the paper's learner** (``PAPER_RMAX_SPEC``): plain RMax as paper 004 describes it (Sec. 2.2:
   "the classic RMax algorithm ... with the actions at the last time step treated as the state

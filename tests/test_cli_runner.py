@@ -254,7 +254,7 @@ def test_demo_prints_a_table(capsys: pytest.CaptureFixture[str], tmp_path: Path)
         assert any(x.startswith(f"| {spec.name} |") for x in lines), spec.name
         assert list((tmp_path / spec.name).glob("episode_*.jsonl"))
     rps = next(x for x in lines if x.startswith("| RockPaperScissors |"))
-    assert "rmax vs population:single_action" in rps
+    assert "fictitious_play vs population:single_action" in rps
 
 
 # ------------------------------------------------------------------------------- docs

@@ -12,6 +12,9 @@ functions count too, and so do ``importlib.import_module("...")`` literals):
    which ``tom_envs.qa`` loads by name and nothing in its game folder imports).
 3. the agent packages: ``tom_baselines`` (folder ``baselines/``) and ``tom_llm_agents`` (folder
    ``llm_agents/``). ``tom_envs`` reaches them only through entry points (``tom_envs.plugins``).
+4. the paper reproduction: ``tom_experiments`` (folder ``experiments/``: the results tables and
+   the shipped eval configs). It may import every layer below; nothing imports it, and
+   ``tom_envs`` reaches it only through entry points (``tom_envs.tables``, ``tom_envs.configs``).
 
 The agent packages install under names of their own, so a ``baselines`` package installed beside
 (OpenAI's) changes nothing: the last test puts such a package first on the path and uses ours.
@@ -31,8 +34,11 @@ import pytest
 from tom_envs import plugins
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = {"tom_envs": "tom_envs", "baselines": "tom_baselines", "llm_agents": "tom_llm_agents"}
+FOLDERS = {"tom_envs": "tom_envs", "baselines": "tom_baselines", "llm_agents": "tom_llm_agents",
+           "experiments": "tom_experiments"}  # fmt: skip
 AGENT_PACKAGES = ("tom_baselines", "tom_llm_agents", "baselines", "llm_agents")
+#: The packages tom_envs never names: the agent packages and the paper reproduction above them.
+ABOVE_TOM_ENVS = (*AGENT_PACKAGES, "tom_experiments", "experiments")
 
 
 def _modules() -> dict[str, Path]:
@@ -53,6 +59,8 @@ def _is_game_qa(module: str) -> bool:
 
 def layer(module: str) -> int:
     """The layer of a module of ours (see the module docstring); -1 for anything else."""
+    if module.split(".")[0] in ("tom_experiments", "experiments"):
+        return 4
     if module.split(".")[0] in AGENT_PACKAGES:
         return 3
     if module == "tom_envs.core" or module.startswith("tom_envs.core."):
@@ -108,15 +116,16 @@ def test_no_module_imports_a_higher_layer() -> None:
 
 
 def test_tom_envs_names_no_agent_package_even_in_strings() -> None:
-    """Not even as a ``"module:Class"`` string: the agent packages are entry points."""
+    """Not even as a ``"module:Class"`` string: the agent packages and the paper reproduction are
+    entry points."""
     bad = []
     for module, path in _modules().items():
-        if layer(module) == 3:
+        if layer(module) >= 3:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 head = node.value.split(":")[0].split(".")[0]
-                if head in AGENT_PACKAGES and ("." in node.value or ":" in node.value):
+                if head in ABOVE_TOM_ENVS and ("." in node.value or ":" in node.value):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not bad, "\n".join(bad)
 
@@ -140,6 +149,78 @@ def test_layer_checker_catches_a_violation(tmp_path: Path) -> None:
     modules = _modules()
     assert _target_layer("tom_envs.registration", modules) == 2 > layer("tom_envs.games.hanabi.rules")
     assert layer("tom_envs.games.hanabi.qa") == 2 and layer("tom_envs.core.game") == 0
+    assert _target_layer("tom_experiments.paper004", modules) == 4 > layer("tom_baselines.rmax")
+
+
+def _unit(module: str) -> str:
+    """The top-level unit of a module: ``tom_envs.X`` (a module, or a subpackage with everything
+    beneath it) or the module of another package of ours."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "tom_envs" else module
+
+
+def import_graph(package: str = "tom_envs") -> dict[str, set[str]]:
+    """Static import graph of ``package``'s top-level units, from every import the AST holds:
+    module level, inside functions, under ``TYPE_CHECKING`` and ``importlib`` literals (a lazy
+    import hides a cycle from the interpreter, not from a reader)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        if module.split(".")[0] != package:
+            continue
+        src = _unit(module)
+        graph.setdefault(src, set())
+        for _, target in imports(path):
+            parts = target.split(".")
+            known = next((".".join(parts[:k]) for k in range(len(parts), 0, -1)
+                          if ".".join(parts[:k]) in modules), None)  # fmt: skip
+            if known is None or known.split(".")[0] != package:
+                continue
+            dst = _unit(known)
+            if dst != src and dst != package:  # the package's own __init__ is not a unit
+                graph[src].add(dst)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its nodes, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("package", ["tom_envs", "tom_experiments"])
+def test_no_import_cycle_among_top_level_modules(package: str) -> None:
+    """``driver`` builds the records that ``runner`` writes; neither imports the other back."""
+    graph = import_graph(package)
+    assert len(graph) > 5
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_cycle_finder_catches_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    graph = import_graph("tom_envs")
+    assert "tom_envs.records" in graph["tom_envs.driver"]
+    assert "tom_envs.driver" in graph["tom_envs.runner"]
+    assert "tom_envs.runner" not in graph["tom_envs.driver"]
 
 
 def test_pyproject_installs_every_package_folder_under_its_safe_name() -> None:
@@ -149,14 +230,20 @@ def test_pyproject_installs_every_package_folder_under_its_safe_name() -> None:
     listed = set(cfg["packages"])
     found = {m for m, p in _modules().items() if p.name == "__init__.py"}
     assert listed == found
-    assert cfg["package-dir"] == {"tom_baselines": "baselines", "tom_llm_agents": "llm_agents"}
-    assert not {p.split(".")[0] for p in listed} & {"baselines", "llm_agents"}
+    assert cfg["package-dir"] == {"tom_baselines": "baselines", "tom_llm_agents": "llm_agents",
+                                  "tom_experiments": "experiments"}  # fmt: skip
+    assert not {p.split(".")[0] for p in listed} & {"baselines", "llm_agents", "experiments"}
 
 
 def test_the_suites_plugins_are_registered() -> None:
     assert {"rmax", "llm", "checkpoint"} <= set(plugins.names("tom_envs.agents"))
     assert {"mappo", "ppo"} <= set(plugins.names("tom_envs.trainers"))
     assert "llm" in plugins.names("tom_envs.qa_answerers")
+    papers = {"paper000", "paper001", "paper002", "paper003", "paper004"}
+    assert papers | {"hanabi", "overcooked"} <= set(plugins.names("tom_envs.tables"))
+    assert papers | {"quick", "crossplay", "functional_tom", "llm_presets"} <= set(
+        plugins.names("tom_envs.configs")
+    )
     with pytest.raises(plugins.PluginError, match="pip install -e"):
         plugins.load("tom_envs.agents", "no_such_agent")
 

@@ -6,7 +6,7 @@ tom-envs run GAME --agents A B ...     play agents, print a summary, write JSONL
 tom-envs demo                          built-in agents on every game, one results table
 tom-envs eval CONFIG                   a declarative experiment (TOML or shipped name; --list)
 tom-envs reproduce NAME                a results page's tables: its shipped eval config
-                                       (paper000-004, hanabi, overcooked)
+                                       (paper000-004, hanabi, overcooked: tom_experiments)
 tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer accuracy
 tom-envs probes verify [--game GAME]   is a game's ToM probe set a valid measure (known groups,
                                        a learned adversary on every team's probes; the gate)
@@ -14,6 +14,9 @@ tom-envs serve                         play any seat of any game in the browser 
 tom-envs study validate|links|serve|status|export|verify   human studies (docs/study.md)
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
 tom-envs train ALGO GAME ...           train a trainer plugin (mappo, ppo; rl extra)
+
+Installed packages add subcommands through the ``tom_envs.commands`` entry points
+(:mod:`tom_envs.plugins`).
 
 Game arguments are ``--kw key=value ...`` on every command (``tom-envs info GAME`` lists them);
 ``--env-kwargs`` is an older spelling, still read. ``tom-envs --version`` prints the version.
@@ -31,6 +34,7 @@ from typing import Any
 from tom_envs import plugins
 from tom_envs.agents import make_agent
 from tom_envs.cli_args import (
+    check_agent_endpoints,
     cmd_info,
     cmd_list,
     find_local_modules,
@@ -67,21 +71,6 @@ def _share(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected a share in [0, 1], got {text!r}")
     return value
-
-
-def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
-    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
-
-    ``trusted``: the specs come from the command line (they may name code; see
-    :mod:`tom_envs.core.trust`)."""
-    from tom_envs.evaluation.config import check_endpoint, endpoint_of
-
-    seen: set[str | None] = set()
-    for s in specs:
-        ep = endpoint_of(s, trusted=trusted)
-        if ep is not None and ep[1] not in seen:
-            seen.add(ep[1])
-            check_endpoint(ep[1])
 
 
 def report_failures(episodes: Sequence[Episode], out: Path | None) -> int:
@@ -258,26 +247,36 @@ def _plugin_demos(seed: int) -> None:
         print("\n" + section)
 
 
-#: The papers whose tables ship as eval configs (``tom_envs/evaluation/configs/<paper>.toml``).
-PAPERS = ("paper000", "paper001", "paper002", "paper003", "paper004")
-#: Every results page ``reproduce`` writes: the papers and the games' bot tables (parity and
-#: speed are ``benchmarks/<game>.py``).
-REPRODUCIBLE = (*PAPERS, "hanabi", "overcooked")
+def reproducible() -> list[str]:
+    """The shipped configs ``reproduce`` runs: those with ``[[tables]]`` (with ``tom_experiments``
+    installed: paper000-004, hanabi, overcooked)."""
+    import tomllib
+
+    from tom_envs.evaluation import shipped_configs
+
+    return [name for name, path in shipped_configs().items()
+            if tomllib.loads(path.read_text()).get("tables")]  # fmt: skip
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """A paper's shipped eval config by name: its sections and its tables, played in the worker
     pool with resume; the tables' markdown is printed (and written to ``--out``)."""
-    from tom_envs.evaluation import ConfigError, load_config, shipped_configs
-    from tom_envs.evaluation.report import table_markdown, table_section
+    from tom_envs.evaluation import ConfigError, load_config
+    from tom_envs.evaluation.config import config_file
+    from tom_envs.evaluation.report import table_section
 
     try:  # the shipped file itself, never a file of that name in the current folder
-        cfg = load_config(shipped_configs()[args.paper], out=args.run_dir)
+        cfg = load_config(config_file(args.paper), out=args.run_dir)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if not cfg.tables:
+        print(f"error: the shipped config {args.paper!r} has no tables to reproduce (run it with "
+              f"`tom-envs eval {args.paper}`); with tables: {', '.join(reproducible())}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if args.episodes is not None:
-        from tom_envs.experiments.tables import get_table
+        from tom_envs.evaluation.tables import get_table
 
         for t in cfg.tables:  # each table's own budgets; the sections keep the config's
             params = get_table(t["table"]).parameters()
@@ -290,15 +289,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return code
     print("\n".join(line for t in cfg.tables for line in table_section(res, t)))
     if args.out:  # the tables' own pages (docs/results/...), without the report's framing
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text("\n".join(table_markdown(res, t) for t in cfg.tables))
-        print(f"written: {args.out}", file=sys.stderr)
-        from tom_envs.experiments.tables import write_figures
-
-        for t in cfg.tables:  # the tables' pictures, next to the page
-            for path in write_figures(t, res.tables.get(t["table"], {}), Path(args.out)):
-                print(f"written: {path}", file=sys.stderr)
+        _write_pages(cfg, res, Path(args.out))
     return code
+
+
+def _write_pages(cfg: Any, res: Any, out: Path) -> None:
+    """The tables' markdown at ``out`` and their pictures next to it."""
+    from tom_envs.evaluation.report import table_markdown
+    from tom_envs.evaluation.tables import write_figures
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(table_markdown(res, t) for t in cfg.tables))
+    print(f"written: {out}", file=sys.stderr)
+    for t in cfg.tables:  # the tables' pictures, next to the page
+        for path in write_figures(t, res.tables.get(t["table"], {}), out):
+            print(f"written: {path}", file=sys.stderr)
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -349,15 +354,18 @@ def cmd_probes(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
-    from tom_envs.evaluation import ConfigError, load_config, shipped_configs
-    from tom_envs.evaluation.config import agents_from_cli
+    from tom_envs.evaluation import ConfigError, load_config
+    from tom_envs.evaluation.config import agents_from_cli, config_file
 
     find_local_modules([a.partition("=")[2] for a in args.agent])
     if args.list or args.config is None:
-        for name, path in shipped_configs().items():
-            first = next(
-                (ln for ln in path.read_text().splitlines() if ln.startswith("description")), ""
-            )
+        for name in plugins.names("tom_envs.configs"):
+            try:
+                lines = config_file(name).read_text().splitlines()
+            except ConfigError:  # its package is missing: say so, list the others
+                print(f"{name:<16} (cannot be loaded: `tom-envs eval {name}` says why)")
+                continue
+            first = next((ln for ln in lines if ln.startswith("description")), "")
             print(f"{name:<16} {first.partition('=')[2].strip().strip(chr(34))}")
         return 0 if args.list else 2
     try:
@@ -482,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--no-llm", action="store_true", help="skip the LLM agent game")
     d.set_defaults(fn=cmd_demo)
     rp = sub.add_parser("reproduce", help="a results page's tables: its shipped eval config")
-    rp.add_argument("paper", choices=REPRODUCIBLE)
+    rp.add_argument("paper", metavar="NAME", help="a shipped config with tables: paper000-004, "
+                    "hanabi, overcooked (the tom_experiments package)")  # fmt: skip
     rp.add_argument("--episodes", type=positive_int, help="the tables' budget: episodes per cell (paper001: "
                     "deals and matches per pairing, paper003: generated tasks; default: the config's)")  # fmt: skip
     rp.add_argument("--backend", choices=["local", "ray"], default="local")
@@ -574,7 +583,37 @@ def build_parser() -> argparse.ArgumentParser:
                     "decisions (default: the config's max_fallback_share, else 0.2)")  # fmt: skip
     add_cost_args(ev, concurrency=True)
     ev.set_defaults(fn=cmd_eval)
+    add_plugin_commands(sub)
     return p
+
+
+def add_plugin_commands(sub: Any) -> None:
+    """The subcommands installed packages add (group ``tom_envs.commands``): each plugin is a
+    function ``command(parser) -> run`` that adds its arguments to its own subparser (named as
+    its entry point) and returns ``run(args) -> exit code``; its docstring's first line is the
+    help. A built-in command keeps its name; a plugin that cannot be loaded says why when it is
+    called."""
+    for name in plugins.names("tom_envs.commands"):
+        if name in sub.choices:
+            print(f"warning: tom_envs.commands plugin {name!r} ignored: a built-in command has "
+                  "that name", file=sys.stderr)  # fmt: skip
+            continue
+        try:
+            command = plugins.load("tom_envs.commands", name)
+        except plugins.PluginError as exc:
+            broken = sub.add_parser(name, help="(plugin: cannot be loaded; run it to see why)")
+            broken.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            broken.set_defaults(fn=lambda _args, exc=exc: _broken_plugin(exc))
+            continue
+        lines = (command.__doc__ or "").strip().splitlines()
+        parser = sub.add_parser(name, help=lines[0] if lines else f"plugin command {name}",
+                                description=(command.__doc__ or "").strip() or None)  # fmt: skip
+        parser.set_defaults(fn=command(parser))
+
+
+def _broken_plugin(exc: Exception) -> int:
+    print(f"error: {exc}", file=sys.stderr)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,21 @@ def parse_kw(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def check_agent_endpoints(specs: Sequence[str], trusted: bool = True) -> None:
+    """Reach every LLM endpoint the agent specs name, before any call is spent (ValueError if not).
+
+    ``trusted``: the specs come from the command line (they may name code; see
+    :mod:`tom_envs.core.trust`)."""
+    from tom_envs.evaluation.config import check_endpoint, endpoint_of
+
+    seen: set[str | None] = set()
+    for s in specs:
+        ep = endpoint_of(s, trusted=trusted)
+        if ep is not None and ep[1] not in seen:
+            seen.add(ep[1])
+            check_endpoint(ep[1])
+
+
 def _whole(text: str, lo: int, hi: int) -> int:
     try:
         value = int(text)

@@ -166,7 +166,7 @@ def _links(args: argparse.Namespace, study: Any) -> int:
 
 
 def _check_endpoints(presets: dict[str, str]) -> None:
-    from tom_envs.cli import check_agent_endpoints
+    from tom_envs.cli_args import check_agent_endpoints
 
     check_agent_endpoints(list(presets.values()))
 

@@ -51,8 +51,8 @@ class Animation:
 
 #: Page key -> its animation. Long games show their first ``max_frames`` states.
 ANIMATIONS: dict[str, Animation] = {
-    "matrix": Animation("PrisonersDilemma", ("rmax", "tit_for_tat"), kwargs=(("horizon", 12),),
-                        max_frames=13, frame_ms=600),
+    "matrix": Animation("PrisonersDilemma", ("fictitious_play", "tit_for_tat"),
+                        kwargs=(("horizon", 12),), max_frames=13, frame_ms=600),
     "bomb_defusal": Animation("BombDefusal", ("heuristic",) * 3, frame_ms=500),
     "collab_capture": Animation("CollabCapture", ("greedy", "optimal"), frame_ms=900),
     "collab_escape": Animation("CollabEscape", ("greedy", "optimal"), frame_ms=700),

@@ -14,7 +14,7 @@ API::
                                    # name ("player_k"), or None when the episode is over
     turn = driver.turn(agent)      # that seat's Turn (view, vector, mask, text layer)
     driver.play(agent, action, message=None, record={"human": True})   # the external move
-    episode = driver.finish()      # an Episode (tom_envs.runner): returns, counts, metrics, status
+    episode = driver.finish()      # an Episode (tom_envs.records): returns, counts, metrics, status
     episode = driver.run()         # all of the above for a fully seated game
 
 ``agents`` has one entry per seat: an :class:`~tom_envs.core.agents.Agent`, or ``None`` for an
@@ -586,11 +586,11 @@ class EpisodeDriver:
         return self.finish()
 
     def finish(self, status: str | None = None) -> Any:
-        """The :class:`~tom_envs.runner.Episode`, with counts, metrics and status.
+        """The :class:`~tom_envs.records.Episode`, with counts, metrics and status.
 
         ``status`` overrides the policy's ``"ok"``/``"failed"`` (the web app's ``"abandoned"``).
         """
-        from tom_envs.runner import Episode, probe_accuracy, usage_totals
+        from tom_envs.records import Episode, probe_accuracy, usage_totals
 
         names = {a: _agent_name(s) for a, s in zip(self.agents_, self.seats, strict=True)}
         ep = Episode(self.spec.id, self.seed, names, dict(self.env_kwargs))  # type: ignore[arg-type]

@@ -4,11 +4,12 @@
 dataclass); :func:`episode_config` is the full configuration of one episode (game id and version,
 resolved arguments, every agent's spec, class and settings, seed, what is recorded, suite version,
 the code that plays it, record schema) and :func:`config_hash` its hash; :func:`config_diff` says
-what changed between two. Trajectories record both (:mod:`tom_envs.runner`); a resumed run reuses
+what changed between two. Trajectories record both (:mod:`tom_envs.records`); a resumed run reuses
 only an equal configuration.
 
 **The code.** ``config["code"]`` (:func:`code_identity`) holds, per package of the suite
-(``tom_envs``, ``tom_baselines``, ``tom_llm_agents``), a SHA-256 over every ``.py`` file and every
+(``tom_envs``, ``tom_baselines``, ``tom_llm_agents``, ``tom_experiments``: a results table's cells
+may seat its agents), a SHA-256 over every ``.py`` file and every
 package data file of a game (Overcooked layouts, CoBlock task sets) under the installed package's
 folder, by relative path and content, in sorted order (``__pycache__`` and other files excluded;
 ``"absent"`` for a package that is not installed). It is computed once per process (about 10 ms);
@@ -30,7 +31,7 @@ from tom_envs.core.agents import agent_config, jsonable
 SCHEMA_VERSION = 3
 
 #: The suite's packages whose sources key every result (:func:`code_identity`).
-CODE_PACKAGES = ("tom_envs", "tom_baselines", "tom_llm_agents")
+CODE_PACKAGES = ("tom_envs", "tom_baselines", "tom_llm_agents", "tom_experiments")
 #: Data files that are part of a game (besides ``.py``): they change what is played.
 _DATA_SUFFIXES = (".txt", ".json")
 

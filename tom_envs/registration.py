@@ -48,7 +48,8 @@ class GameSpec:
         parallel: whether a Parallel version exists (simultaneous-move games).
         summary: one line for listings.
         version: the ``-vN`` suffix; bump it when rules, observations or rewards change.
-        demo_agents: the built-in agents ``tom-envs demo`` seats in this game.
+        demo_agents: the built-in agents ``tom-envs demo`` seats in this game (never a plugin:
+            the demo runs without the agent packages).
         max_cycles: default ``max_cycles`` passed by ``pettingzoo.make`` (``None``: rules' limit).
         fixed: the ``kwargs`` that make this id what it is (a matrix id's ``game``): a browser's
             request may not override them (``tom-envs serve``).
@@ -92,7 +93,7 @@ GAMES: tuple[GameSpec, ...] = (
         fixed=("game",),
         parallel=True,
         summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
-        demo_agents=("rmax", "population:single_action"),
+        demo_agents=("fictitious_play", "population:single_action"),
         bots=("always_0", "always_1", "always_2", *_MATRIX_BOTS),
     ),
     GameSpec(
@@ -102,7 +103,7 @@ GAMES: tuple[GameSpec, ...] = (
         fixed=("game",),
         parallel=True,
         summary="iterated Battle of the Sexes, T=100 (paper 004)",
-        demo_agents=("rmax", "tit_for_tat"),
+        demo_agents=("fictitious_play", "tit_for_tat"),
         bots=("always_0", "always_1", *_MATRIX_BOTS),
     ),
     GameSpec(
@@ -112,7 +113,7 @@ GAMES: tuple[GameSpec, ...] = (
         fixed=("game",),
         parallel=True,
         summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
-        demo_agents=("rmax", "tit_for_tat"),
+        demo_agents=("fictitious_play", "tit_for_tat"),
         bots=("always_0", "always_1", *_MATRIX_BOTS),
     ),
     GameSpec(

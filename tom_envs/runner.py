@@ -9,8 +9,11 @@ episode: the decision is a counted *fallback* (a seeded random legal action, rec
 which a seat's fallback share exceeds ``max_fallback_share`` (default 20%) has status ``"failed"``.
 
 :func:`run` plays many seeded episodes, writes one JSONL trajectory per episode atomically, and
-returns them; :func:`summarize` turns the finished (status ``"ok"``) episodes into a table of
-means with 95% intervals.
+returns them (:func:`iter_run`: one at a time, nothing kept). That is all it does: play and
+resume. The episode itself (:class:`~tom_envs.records.Episode`), its JSONL format and digest, and
+the statistics over episodes (:func:`~tom_envs.records.summarize`,
+:func:`~tom_envs.records.mean_ci95`) live in :mod:`tom_envs.records`; their names stay importable
+from here.
 
 **Identity and resume.** Every episode carries its full configuration
 (:func:`tom_envs.identity.episode_config`: game id and version, every game argument with its
@@ -24,53 +27,18 @@ directory. A failed episode is written to ``<out>/failed/`` and never reused: th
 it again. Every file ends with the SHA-256 of its own content (``digest``); a finished file whose
 content no longer matches it (edited after it was written) stops the run the same way
 (:class:`TrajectoryDigestError`) and is never reused.
-
-Trajectory schema, version 3 (one JSON object per line)::
-
-    {"type": "episode", "version": 3, "env_id", "seed", "agents": {agent: spec},
-     "env_kwargs" (as given), "config": {...} (see above), "config_hash"}
-    {"type": "prompt", "hash", "message"}          # each distinct LLM message of the file, once
-    {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
-     "fallback" (true when the action is not the agent's own), "failure" ({"kind", "message"}),
-     "prediction", "message" (if any), "probes" (question, reply, truth, correct; if asked),
-     "rewards" (after a joint action, else null), "latency_s", "info",
-     "observation_text_diff" (if text is recorded), "observation" (if requested),
-     "error" (if any)}
-    {"type": "summary", "status": "ok" | "failed" | ..., "failure" (the reason, or null),
-     "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
-     "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
-     "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
-     metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s",
-     "digest" (SHA-256 of the file's lines, this one without it: :func:`content_digest`)}
-
-Stored once: ``observation_text_diff`` is the seat's text observation as a diff against that
-seat's previous one in the file: a list whose items are ``[start, stop]`` (copy those lines of
-the seat's previous observation), a string (a line new to the file: it gets the next line number,
-counting from 0 in order of appearance) or an int (a line the file holds already, by number);
-:meth:`Episode.read` rebuilds ``observation_text``. Lines are compact JSON; a step's
-``prediction``, ``info`` and ``rewards`` are left out when null/empty (read back as such). In each step's ``info["llm_calls"]`` (what LLM agents record: ``messages``,
-``reply``, ``usage``, ``latency_s``, ``cache_hit``, ``decoding``), ``messages`` is a list of
-hashes into the file's ``prompt`` lines; :meth:`Episode.read` puts the messages back.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
-import math
-import os
-import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tom_envs.core.agents import Agent, with_required_env_kwargs
-from tom_envs.core.probes import ORDERS
 from tom_envs.driver import EpisodeDriver, FailurePolicy
 from tom_envs.identity import (
     SCHEMA_VERSION,
@@ -79,25 +47,32 @@ from tom_envs.identity import (
     episode_config,
     resolved_env_kwargs,
 )
+
+# The records' names, importable from here as before (their one home is tom_envs.records).
+from tom_envs.records import Episode as Episode
+from tom_envs.records import RunningSummary as RunningSummary
+from tom_envs.records import content_digest as content_digest
+from tom_envs.records import format_table as format_table
+from tom_envs.records import mean_ci95 as mean_ci95
+from tom_envs.records import probe_accuracy as probe_accuracy
+from tom_envs.records import summarize as summarize
+from tom_envs.records import usage_totals as usage_totals
 from tom_envs.registration import GameSpec, game_spec
 
 __all__ = [
+    "EPISODES_MAX",
     "SCHEMA_VERSION",
+    "SEED_MAX",
     "ConfigMismatchError",
-    "Episode",
     "OutputWriteError",
-    "RunningSummary",
     "TrajectoryDigestError",
     "check_seeds",
-    "content_digest",
-    "format_table",
+    "failed_path",
     "iter_run",
-    "mean_ci95",
     "play_episode",
-    "probe_accuracy",
+    "reusable",
     "run",
-    "summarize",
-    "usage_totals",
+    "run_config",
 ]
 
 
@@ -131,291 +106,6 @@ class ConfigMismatchError(ValueError):
 class TrajectoryDigestError(ConfigMismatchError):
     """A finished trajectory on disk whose content no longer matches the digest written with it
     (edited after it was written): it is never reused."""
-
-
-@dataclass
-class Episode:
-    """One played episode: header, decisions and summary (the JSONL trajectory in memory)."""
-
-    env_id: str
-    seed: int
-    agents: dict[str, str]
-    env_kwargs: dict[str, Any]
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    returns: dict[str, float] = field(default_factory=dict)
-    invalid: dict[str, int] = field(default_factory=dict)
-    length: int = 0
-    metrics: dict[str, float] = field(default_factory=dict)
-    wall_time_s: float = 0.0
-    decisions: dict[str, int] = field(default_factory=dict)
-    fallbacks: dict[str, int] = field(default_factory=dict)
-    failures: dict[str, dict[str, int]] = field(default_factory=dict)
-    status: str = "ok"
-    failure: str | None = None
-    config: dict[str, Any] | None = None
-    config_hash: str | None = None
-    #: the member a population seat drew this episode (``population:all`` -> ``tit_for_tat``)
-    members: dict[str, str] = field(default_factory=dict)
-    #: read from a file: whether its content matches the digest written with it (None: none)
-    digest_ok: bool | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        """True for a finished episode that passed the failure policy (a result)."""
-        return self.status == "ok"
-
-    def fallback_share(self) -> dict[str, float]:
-        """Each seat's share of fallback decisions."""
-        return {a: self.fallbacks.get(a, 0) / n for a, n in self.decisions.items() if n}
-
-    def records(self) -> list[dict[str, Any]]:
-        """The JSONL lines as dicts (text observations as diffs, LLM messages by hash)."""
-        head = {
-            "type": "episode",
-            "version": SCHEMA_VERSION,
-            "env_id": self.env_id,
-            "seed": self.seed,
-            "agents": self.agents,
-            "env_kwargs": self.env_kwargs,
-            "config": self.config,
-            "config_hash": self.config_hash,
-        }
-        prompts: dict[str, Any] = {}
-        texts = _TextTable()
-        steps = [_pack_step(s, texts, prompts) for s in self.steps]
-        tail = {
-            "type": "summary",
-            "status": self.status,
-            "failure": self.failure,
-            "returns": self.returns,
-            "length": self.length,
-            "invalid": self.invalid,
-            "decisions": self.decisions,
-            "fallbacks": self.fallbacks,
-            "failures": self.failures,
-            "metrics": self.metrics,
-            "wall_time_s": self.wall_time_s,
-        }
-        if self.members:
-            tail["members"] = self.members
-        return [head, *_pack_prompts(prompts), *steps, tail]
-
-    def write(self, path: str | Path) -> Path:
-        """Write the trajectory as JSONL, atomically (a crash never leaves half a file); the
-        summary line carries the file's ``digest`` (:func:`content_digest`)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        records = self.records()
-        lines = [_dumps(rec) for rec in records]
-        tail = {**records[-1], "digest": content_digest(lines)}
-        lines[-1] = _dumps(tail)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".jsonl")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                for line in lines:
-                    fh.write(line + "\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
-
-    @classmethod
-    def read(cls, path: str | Path) -> Episode:
-        """Load a trajectory written by :meth:`write` (schema 1 files too, without identity).
-
-        :attr:`digest_ok` says whether the file's content still matches the digest written with
-        it (``None``: the file has none)."""
-        raw = Path(path).read_text()
-        lines = [json.loads(x) for x in raw.splitlines() if x.strip()]
-        if not lines:
-            raise ValueError(f"{path} is not a complete tom-envs trajectory")
-        head, tail = lines[0], lines[-1]
-        if head.get("type") != "episode" or tail.get("type") != "summary":
-            raise ValueError(f"{path} is not a complete tom-envs trajectory")
-        digest_ok: bool | None = None
-        if "digest" in tail:  # byte for byte: the file as written, without its digest field
-            found = _DIGEST_FIELD.search(raw)
-            digest_ok = found is not None and found.group(2) == hashlib.sha256(
-                (raw[: found.start(1)] + "}\n").encode("utf-8")
-            ).hexdigest()
-        ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
-        ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
-        prompts = _unpack_prompts(x for x in lines[1:-1] if x.get("type") == "prompt")
-        texts = _TextTable()
-        ep.steps = [_unpack_step(s, texts, prompts) for s in lines[1:-1] if s.get("type") == "step"]
-        ep.returns, ep.length, ep.invalid = tail["returns"], tail["length"], tail["invalid"]
-        ep.metrics, ep.wall_time_s = tail["metrics"], tail["wall_time_s"]
-        ep.status, ep.failure = tail.get("status", "ok"), tail.get("failure")
-        ep.decisions = tail.get("decisions") or {}
-        ep.fallbacks = tail.get("fallbacks") or {}
-        ep.failures = tail.get("failures") or {}
-        ep.members = tail.get("members") or {}
-        ep.digest_ok = digest_ok
-        return ep
-
-
-#: The digest field the writer appends to the last line (:meth:`Episode.write`).
-_DIGEST_FIELD = re.compile(r'(,"digest":"([0-9a-f]{64})"\}\n)\Z')
-
-
-def content_digest(lines: Sequence[str]) -> str:
-    """SHA-256 of a trajectory's lines (the summary line without its ``digest``), as written."""
-    h = hashlib.sha256()
-    for line in lines:
-        h.update(line.encode("utf-8") + b"\n")
-    return h.hexdigest()
-
-
-def _message_hash(message: Any) -> str:
-    blob = json.dumps(message, sort_keys=True, default=_json_default, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def _dumps(record: Mapping[str, Any]) -> str:
-    return json.dumps(record, default=_json_default, ensure_ascii=False, separators=(",", ":"))
-
-
-#: Step fields left out of the file when they hold their default (restored on reading).
-_DEFAULTS: dict[str, Any] = {"prediction": None, "info": {}, "rewards": None}
-
-
-class _TextTable:
-    """Per file: every distinct line of text observations once, and each seat's previous one."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.ids: dict[str, int] = {}
-        self.previous: dict[str, list[str]] = {}
-
-    def pack(self, agent: str, text: str) -> list[Any]:
-        """The observation as ops: ``[a, b]`` copies lines ``a:b`` of the seat's previous one,
-        an int is a line seen before in the file, a string is a new line (it gets the next id)."""
-        new = text.split("\n")
-        old = self.previous.get(agent, [])
-        ops: list[Any] = []
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                ops.append([i1, i2])
-            elif tag in ("replace", "insert"):
-                for line in new[j1:j2]:
-                    k = self.ids.get(line)
-                    if k is None:
-                        self.ids[line] = len(self.lines)
-                        self.lines.append(line)
-                        ops.append(line)
-                    else:
-                        ops.append(k)
-        self.previous[agent] = new
-        return ops
-
-    def unpack(self, agent: str, ops: Sequence[Any]) -> str:
-        """The text :meth:`pack` encoded."""
-        old = self.previous.get(agent, [])
-        out: list[str] = []
-        for op in ops:
-            if isinstance(op, list):
-                out.extend(old[op[0] : op[1]])
-            elif isinstance(op, int):
-                out.append(self.lines[op])
-            else:
-                self.lines.append(op)
-                out.append(op)
-        self.previous[agent] = out
-        return "\n".join(out)
-
-
-def _pack_prompts(prompts: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The file's prompt table: each distinct message once, its text as a line diff against the
-    previous message of the same role (an LLM's prompt repeats the last one's history, so the
-    table grows with the new lines only, not with the square of the episode's length)."""
-    texts = _TextTable()
-    table = []
-    for h, m in prompts.items():
-        if isinstance(m, Mapping) and isinstance(m.get("content"), str):
-            rest = {k: v for k, v in m.items() if k != "content"}
-            ops = texts.pack(f"role:{m.get('role')}", m["content"])
-            table.append({"type": "prompt", "hash": h, "message": rest, "content_diff": ops})
-        else:
-            table.append({"type": "prompt", "hash": h, "message": m})
-    return table
-
-
-def _unpack_prompts(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """``{hash: message}`` from the prompt lines, in file order (see :func:`_pack_prompts`)."""
-    texts = _TextTable()
-    out: dict[str, Any] = {}
-    for r in records:
-        m = r["message"]
-        if "content_diff" in r:
-            m = {**m, "content": texts.unpack(f"role:{m.get('role')}", r["content_diff"])}
-        out[r["hash"]] = m
-    return out
-
-
-def _pack_step(
-    step: Mapping[str, Any], texts: _TextTable, prompts: dict[str, Any]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "step"}
-    for key, value in step.items():
-        if key in _DEFAULTS and value == _DEFAULTS[key]:
-            continue
-        if key == "observation_text" and isinstance(value, str):
-            out["observation_text_diff"] = texts.pack(step["agent"], value)
-        elif key == "info" and isinstance(value, Mapping) and value.get("llm_calls"):
-            info = dict(value)
-            calls = []
-            for call in info["llm_calls"]:
-                if isinstance(call, Mapping) and isinstance(call.get("messages"), list):
-                    hashes = []
-                    for m in call["messages"]:
-                        h = _message_hash(m)
-                        prompts.setdefault(h, m)
-                        hashes.append(h)
-                    call = {**call, "messages": hashes}
-                calls.append(call)
-            info["llm_calls"] = calls
-            out["info"] = info
-        else:
-            out[key] = value
-    return out
-
-
-def _unpack_step(
-    record: Mapping[str, Any], texts: _TextTable, prompts: Mapping[str, Any]
-) -> dict[str, Any]:
-    step: dict[str, Any] = {}
-    for key, value in record.items():
-        if key == "type":
-            continue
-        if key == "observation_text_diff":
-            step["observation_text"] = texts.unpack(record["agent"], value)
-        elif key == "info" and isinstance(value, Mapping) and value.get("llm_calls"):
-            info = dict(value)
-            info["llm_calls"] = [
-                {**c, "messages": [prompts.get(h, h) for h in c["messages"]]}
-                if isinstance(c, Mapping) and isinstance(c.get("messages"), list)
-                else c
-                for c in info["llm_calls"]
-            ]
-            step["info"] = info
-        else:
-            step[key] = value
-    for key, default in _DEFAULTS.items():
-        if key not in step:
-            step[key] = {} if isinstance(default, dict) else default
-    return step
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
 
 
 def play_episode(
@@ -463,40 +153,6 @@ def play_episode(
     episode.config_hash = config_hash(config)
     return episode
 
-
-def usage_totals(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Per-agent sums of the numbers agents report in ``info["usage"]`` (LLM calls, tokens, ...).
-
-    An agent that puts ``{"tokens_in": 312, "calls": 1}`` in a step's ``info["usage"]`` gets
-    ``usage/tokens_in/<agent>`` and ``usage/calls/<agent>`` in the episode's metrics.
-    """
-    out: dict[str, float] = {}
-    for step in steps:
-        usage = (step.get("info") or {}).get("usage")
-        if not isinstance(usage, Mapping):
-            continue
-        for key, value in usage.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                name = f"usage/{key}/{step['agent']}"
-                out[name] = out.get(name, 0.0) + float(value)
-    return out
-
-
-def probe_accuracy(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Probe accuracy (percent) per order and per kind, and the valid-action share, per agent."""
-    hits: dict[str, list[bool]] = {}
-    for step in steps:
-        for p in step.get("probes") or ():
-            order = ORDERS.get(p["order"], f"order{p['order']}")
-            for key in (f"probe_acc/{order}", f"probe_acc/{p['kind']}", "probe_acc/all"):
-                hits.setdefault(key, []).append(bool(p["correct"]))
-    out = {k: 100.0 * sum(v) / len(v) for k, v in hits.items()}
-    per_agent: dict[str, list[bool]] = {}
-    for step in steps:
-        per_agent.setdefault(step["agent"], []).append(bool(step["valid"]))
-    for agent, valid in per_agent.items():
-        out[f"valid_action_pct/{agent}"] = 100.0 * sum(valid) / len(valid)
-    return out
 
 
 def run_config(
@@ -657,161 +313,3 @@ def iter_run(
         if progress is not None:
             progress(i, ep)
         yield ep
-
-
-class RunningSummary:
-    """What :func:`summarize` and :func:`failure_report` say, from episodes seen one at a time:
-    running sums only (bounded memory for any number of episodes)."""
-
-    def __init__(self) -> None:
-        self.episodes = 0
-        self.ok = 0
-        self._stats: dict[str, list[float]] = {}  # key -> [n, mean, M2] (Welford)
-        self._decisions: dict[str, list[int]] = {}  # seat -> [decisions, fallbacks]
-        self._names: dict[str, str] = {}
-        self._first: dict[str, str] = {}
-        self.failed: list[str] = []  # the first 20 failed episodes' reasons
-        self.failed_count = 0
-
-    def _add(self, key: str, x: float) -> None:
-        s = self._stats.setdefault(key, [0.0, 0.0, 0.0])
-        if isinstance(x, float) and math.isnan(x):
-            return
-        s[0] += 1
-        d = x - s[1]
-        s[1] += d / s[0]
-        s[2] += d * (x - s[1])
-
-    def add(self, ep: Episode) -> None:
-        """Count one episode (its steps are read for the first failure's cause, then let go)."""
-        self.episodes += 1
-        for a, n in ep.decisions.items():
-            t = self._decisions.setdefault(a, [0, 0])
-            t[0] += n
-            t[1] += ep.fallbacks.get(a, 0)
-            self._names.setdefault(a, ep.agents.get(a, a))
-            if a not in self._first and ep.fallbacks.get(a):
-                cause = _first_failure(ep, a)
-                if cause is not None:
-                    self._first[a] = cause
-        if not ep.ok:
-            self.failed_count += 1
-            if len(self.failed) < 20:
-                self.failed.append(f"seed {ep.seed}: {ep.failure or ep.status}")
-            return
-        self.ok += 1
-        for a, r in ep.returns.items():
-            self._add(f"return/{a}", float(r))
-        for a, n in ep.invalid.items():
-            self._add(f"invalid/{a}", float(n))
-        self._add("length", float(ep.length))
-        for k, v in ep.metrics.items():
-            if isinstance(v, (int, float)):
-                self._add(k, float(v))
-
-    def summary(self) -> dict[str, tuple[float, float]]:
-        """Mean and 95% half-width per key over the finished episodes (as :func:`summarize`)."""
-        out = {}
-        for k, (n, mean, m2) in self._stats.items():
-            if n == 0:
-                out[k] = (float("nan"), float("nan"))
-            elif n == 1:
-                out[k] = (mean, float("nan"))
-            else:
-                out[k] = (mean, 1.96 * math.sqrt(max(m2, 0.0) / (n - 1)) / math.sqrt(n))
-        return out
-
-    def failure_report(self) -> tuple[list[str], list[str]]:
-        """``(every_decision_failed, failed_episodes)`` as :func:`failure_report` says them (the
-        failed list holds the first 20)."""
-        every = [
-            f"{a} ({self._names[a]}) failed on every decision ({f} of {n}); cause: "
-            f"{self._first.get(a, 'unknown')}"
-            for a, (n, f) in self._decisions.items()
-            if n and f == n
-        ]
-        return every, list(self.failed)
-
-
-def failure_report(episodes: Sequence[Episode]) -> tuple[list[str], list[str]]:
-    """``(every_decision_failed, failed_episodes)``: messages for the command line.
-
-    The first lists each seat whose agent failed on every one of its decisions in every episode
-    (the cause of its first failure named); the second, each failed episode's reason.
-    """
-    total: dict[str, list[int]] = {}
-    first: dict[str, str] = {}
-    names: dict[str, str] = {}
-    for ep in episodes:
-        for a, n in ep.decisions.items():
-            t = total.setdefault(a, [0, 0])
-            t[0] += n
-            t[1] += ep.fallbacks.get(a, 0)
-            names.setdefault(a, ep.agents.get(a, a))
-            if a not in first and ep.fallbacks.get(a):
-                cause = _first_failure(ep, a)
-                if cause is not None:
-                    first[a] = cause
-    every = [
-        f"{a} ({names[a]}) failed on every decision ({f} of {n}); cause: {first.get(a, 'unknown')}"
-        for a, (n, f) in total.items()
-        if n and f == n
-    ]
-    failed = [f"seed {ep.seed}: {ep.failure or ep.status}" for ep in episodes if not ep.ok]
-    return every, failed
-
-
-def _first_failure(ep: Episode, agent: str) -> str | None:
-    """The cause of ``agent``'s first fallback in ``ep`` (``kind: message``)."""
-    step = next((s for s in ep.steps if s["agent"] == agent and s.get("fallback")), None)
-    if step is not None and step.get("failure"):
-        return f"{step['failure']['kind']}: {step['failure']['message']}"
-    if ep.failures.get(agent):
-        return ", ".join(ep.failures[agent])
-    return None
-
-
-def mean_ci95(values: Iterable[float]) -> tuple[float, float]:
-    """Mean and half-width of the normal-approximation 95% interval (1.96 standard errors)."""
-    arr = np.asarray([v for v in values if not (isinstance(v, float) and math.isnan(v))], float)
-    if arr.size == 0:
-        return float("nan"), float("nan")
-    if arr.size == 1:
-        return float(arr[0]), float("nan")
-    return float(arr.mean()), float(1.96 * arr.std(ddof=1) / math.sqrt(arr.size))
-
-
-def summarize(episodes: Sequence[Episode]) -> dict[str, tuple[float, float]]:
-    """Mean and 95% half-width of every return, invalid count and metric over the finished
-    episodes (failed ones are not results and are left out)."""
-    episodes = [ep for ep in episodes if ep.ok]
-    if not episodes:
-        return {}
-    keys: dict[str, list[float]] = {}
-    for ep in episodes:
-        for a, r in ep.returns.items():
-            keys.setdefault(f"return/{a}", []).append(r)
-        for a, n in ep.invalid.items():
-            keys.setdefault(f"invalid/{a}", []).append(float(n))
-        keys.setdefault("length", []).append(float(ep.length))
-        for k, v in ep.metrics.items():
-            if isinstance(v, (int, float)):
-                keys.setdefault(k, []).append(float(v))
-    return {k: mean_ci95(v) for k, v in keys.items()}
-
-
-def format_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """A markdown table."""
-
-    def cell(v: Any) -> str:
-        if isinstance(v, tuple) and len(v) == 2:
-            m, h = v
-            return f"{m:.3f}" if math.isnan(h) else f"{m:.3f} ± {h:.3f}"
-        if isinstance(v, float):
-            return f"{v:.3f}"
-        return str(v)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        lines.append("| " + " | ".join(cell(row.get(c, "")) for c in columns) + " |")
-    return "\n".join(lines)

@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.records import wilson
+
 #: The adversaries :func:`adversary_reports` trains, in report order.
 ADVERSARIES = ("boosting", "logistic")
 #: The gate's margins (points of accuracy), issue #32.
 CELL_MARGIN = 5.0
 POOLED_MARGIN = 3.0
-#: z of a two-sided 95% interval.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -106,18 +106,6 @@ class Example:
     def base_rate(self) -> float:
         """The chance this example is scored against."""
         return 1.0 / len(self.candidates) if self.chance is None else float(self.chance)
-
-
-# ------------------------------------------------------------------ intervals
-def wilson(correct: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``correct / n`` (fractions; ``(nan, nan)`` when ``n == 0``)."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    p = correct / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

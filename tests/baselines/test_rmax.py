@@ -14,7 +14,9 @@ import pytest
 from tom_baselines.rmax import RMaxAgent
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import BaseAgent, EpisodeInfo, Turn
-from tom_envs.experiments.paper004 import (
+from tom_envs.registration import game_spec
+from tom_envs.runner import Episode, play_episode
+from tom_experiments.paper004 import (
     PAPER_DIGITS,
     PAPER_RMAX_SPEC,
     PAPER_TABULAR,
@@ -22,8 +24,6 @@ from tom_envs.experiments.paper004 import (
     ours_inside_paper,
     run_cell,
 )
-from tom_envs.registration import game_spec
-from tom_envs.runner import Episode, play_episode
 
 RPS = game_spec("RockPaperScissors")
 

@@ -307,8 +307,8 @@ def test_learning_curves_are_plotted_from_training_csvs(tmp_path: Path) -> None:
 def test_paper_table_cells_play_in_the_pool_and_match_a_serial_run(tmp_path: Path) -> None:
     """The paper004 table rendered from pool episodes equals the serial cell on the same seeds,
     and a second run resumes every episode instead of replaying it."""
-    from tom_envs.experiments import paper004
-    from tom_envs.experiments.tables import episodes_by_key, get_table
+    from tom_envs.evaluation.tables import episodes_by_key, get_table
+    from tom_experiments import paper004
 
     cfg = parse_config({"name": "t", "seed": 0, "episodes": 1,
                         "tables": [{"table": "paper004", "kwargs": {"episodes": 3}}]},
@@ -344,15 +344,14 @@ def test_a_config_cannot_name_code_or_bad_table_arguments(entry: dict, match: st
 
 
 def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
-    from tom_envs.cli import PAPERS, REPRODUCIBLE, build_parser
+    from tom_envs.cli import build_parser, main, reproducible
 
-    assert PAPERS == ("paper000", "paper001", "paper002", "paper003", "paper004")
-    assert (*PAPERS, "hanabi", "overcooked") == REPRODUCIBLE
-    assert set(REPRODUCIBLE) <= set(shipped_configs())
-    for name in REPRODUCIBLE:
+    papers = ("paper000", "paper001", "paper002", "paper003", "paper004")
+    assert reproducible() == sorted((*papers, "hanabi", "overcooked"))  # tom_experiments' tables
+    for name in reproducible():
         assert build_parser().parse_args(["reproduce", name]).paper == name
         assert [t["table"] for t in load_config(name).tables] == [name]
-    from tom_envs.cli import main
+    assert main(["reproduce", "quick"]) == 2  # a shipped config without tables
 
     argv = ["reproduce", "hanabi", "--episodes", "2", "--run-dir", str(tmp_path / "run"),
             "--out", str(tmp_path / "p.md"), "--workers", "1"]  # fmt: skip

@@ -149,9 +149,9 @@ def test_a_reports_paper_table_pictures_are_drawn_beside_it(tmp_path: Path) -> N
     from tom_envs.agents import make_agent
     from tom_envs.evaluation.report import write_report
     from tom_envs.evaluation.run import EvalResults
-    from tom_envs.experiments.coblock import PICTURE_CELL
     from tom_envs.registration import game_spec
     from tom_envs.runner import play_episode
+    from tom_experiments.coblock import PICTURE_CELL
 
     cfg = parse_config({"name": "pics", "out": str(tmp_path / "run"), "games": [{"game": "CoBlock"}],
                         "tables": [{"table": "paper003", "kwargs": {"generated": 0}}]})  # fmt: skip

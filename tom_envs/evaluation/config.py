@@ -36,7 +36,7 @@ A config names games, agents (labels for agent specs), and what to run with them
     population = "all"                # a population name of each game (tom-envs list)
     games = ["PrisonersDilemma"]
 
-    [[tables]]                        # a paper table (tom_envs.experiments.tables.TABLES):
+    [[tables]]                        # a results table (a tom_envs.tables plugin, by name):
     table = "paper004"                #   its cells play in the worker pool, with resume
     kwargs = { episodes = 100 }
 
@@ -58,7 +58,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tom_envs.experiments.tables import TABLES, get_table
+from tom_envs import plugins
+from tom_envs.evaluation.tables import get_table, table_names
 from tom_envs.registration import GameSpec, game_spec
 from tom_envs.runner import EPISODES_MAX, check_seeds
 
@@ -333,7 +334,7 @@ def parse_config(
         where = f"tables[{i}]"
         _keys(_expect(t, dict, where), {"title", "table", "kwargs"}, where)
         if "table" not in t:
-            raise ConfigError(f"{where}: give table = NAME (one of {sorted(TABLES)})")
+            raise ConfigError(f"{where}: give table = NAME (one of {table_names()})")
         kwargs = _expect(t.get("kwargs", {}), dict, f"{where}.kwargs")
         _no_code_in(kwargs, f"{where}.kwargs")
         try:
@@ -467,12 +468,41 @@ def load_config(
     return parse_config(data, episodes=episodes, agents=agents, out=out, source=str(p))
 
 
-SHIPPED = Path(__file__).parent / "configs"
+#: Where the shipped configs' packages are told to install from (the error of a missing one).
+_INSTALL_HINT = ("The shipped configs (the papers', the games' tables, crossplay, functional_tom, "
+                 "quick, llm_presets) come with the tom_experiments package (the checkout's "
+                 "experiments/ folder): `pip install -e .`")  # fmt: skip
+
+
+def config_file(name: str) -> Path:
+    """The TOML file of the shipped config ``name``: ``configs/NAME.toml`` in the package a
+    ``tom_envs.configs`` plugin of that name points to. :class:`ConfigError` naming the installed
+    configs for an unknown name, and the package that is missing for one that cannot be imported."""
+    names = plugins.names("tom_envs.configs")
+    if name not in names:
+        raise ConfigError(f"no shipped config named {name!r}; installed: "
+                          f"{', '.join(names) or 'none'}. {_INSTALL_HINT}")  # fmt: skip
+    try:
+        package = plugins.load("tom_envs.configs", name)
+    except plugins.PluginError as exc:
+        raise ConfigError(f"shipped config {name!r}: {exc}") from None
+    path = Path(getattr(package, "__file__", None) or ".").parent / "configs" / f"{name}.toml"
+    if not path.is_file():
+        raise ConfigError(f"shipped config {name!r}: its package {package.__name__} has no "
+                          f"configs/{name}.toml")  # fmt: skip
+    return path
 
 
 def shipped_configs() -> dict[str, Path]:
-    """The configs that come with the suite, by name."""
-    return {p.stem: p for p in sorted(SHIPPED.glob("*.toml"))}
+    """The shipped configs by name (every installed ``tom_envs.configs`` plugin that can be
+    loaded; :func:`config_file` says why another cannot)."""
+    out = {}
+    for name in plugins.names("tom_envs.configs"):
+        try:
+            out[name] = config_file(name)
+        except ConfigError:
+            continue
+    return out
 
 
 def resolve_config_path(path: str | Path) -> Path:
@@ -480,12 +510,11 @@ def resolve_config_path(path: str | Path) -> Path:
     p = Path(path)
     if p.exists():
         return p
-    shipped = shipped_configs()
-    if str(path) in shipped:
-        return shipped[str(path)]
-    raise ConfigError(
-        f"no config file {str(path)!r} and no shipped config of that name; shipped: {sorted(shipped)}"
-    )
+    if str(path) in plugins.names("tom_envs.configs"):
+        return config_file(str(path))
+    names = ", ".join(plugins.names("tom_envs.configs")) or "none"
+    raise ConfigError(f"no config file {str(path)!r} and no shipped config of that name; "
+                      f"shipped: {names}")  # fmt: skip
 
 
 def used_labels(cfg: EvalConfig) -> dict[str, set[str]]:
@@ -572,7 +601,7 @@ def _check_table_specs(cfg: EvalConfig) -> None:
     import dataclasses
 
     from tom_envs.agents import make_agent
-    from tom_envs.experiments.tables import get_table
+    from tom_envs.evaluation.tables import get_table
 
     seen: set[tuple[str, str, bool]] = set()
     total = len(cfg.cells()) * cfg.episodes

@@ -35,7 +35,7 @@ import numpy as np
 
 from tom_envs.evaluation.config import Cell
 from tom_envs.evaluation.plots import heatmap, line_plot, read_curve
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 Stat = tuple[float, float]
 
@@ -319,7 +319,7 @@ def _demote(markdown: str) -> str:
 def table_markdown(res: Any, entry: Mapping[str, Any]) -> str:
     """One ``[[tables]]`` entry's markdown, rendered from the episodes its cells played in this
     run (or resumed from disk); nothing is replayed."""
-    from tom_envs.experiments.tables import episodes_by_key, get_table
+    from tom_envs.evaluation.tables import episodes_by_key, get_table
 
     kwargs = entry.get("kwargs", {})
     table = get_table(entry["table"])
@@ -334,7 +334,7 @@ def table_markdown(res: Any, entry: Mapping[str, Any]) -> str:
 
 def table_section(res: Any, entry: Mapping[str, Any]) -> list[str]:
     """The report section of one ``[[tables]]`` entry."""
-    from tom_envs.experiments.tables import get_table
+    from tom_envs.evaluation.tables import get_table
 
     title = entry.get("title") or get_table(entry["table"]).title
     source = (f"Table `{entry['table']}` with {entry.get('kwargs', {})}, rendered from the "
@@ -491,7 +491,7 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
             figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
     for t in cfg.tables:
         lines += [*table_section(res, t), ""]
-        from tom_envs.experiments.tables import write_figures
+        from tom_envs.evaluation.tables import write_figures
 
         write_figures(t, res.tables.get(t["table"], {}), out / "report.md")  # the table's pictures
     if cfg.learning_curves:

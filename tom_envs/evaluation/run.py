@@ -11,7 +11,7 @@ from typing import Any
 from tom_envs.evaluation.backends import Job, Outcome, pending, run_jobs
 from tom_envs.evaluation.config import Cell, EvalConfig, validate
 from tom_envs.progress import Progress
-from tom_envs.runner import Episode
+from tom_envs.records import Episode
 
 
 @dataclass
@@ -69,7 +69,7 @@ def jobs_for(cfg: EvalConfig, cells: list[Cell]) -> list[Job]:
 def table_jobs(cfg: EvalConfig) -> list[Job]:
     """One job per seed of every cell of every ``[[tables]] table = NAME`` entry; the cell id is
     ``tables/<table>/<cell key>``."""
-    from tom_envs.experiments.tables import get_table
+    from tom_envs.evaluation.tables import get_table
 
     out = str(cfg.out_dir())
     jobs = []

@@ -328,9 +328,9 @@ def test_probe_timing_is_a_game_argument() -> None:
     """The paper's timing by default, the next-turn timing by name; each asks at its own moment
     (the driver's ``probe_moment``) and every question of a subject is asked."""
     from tom_envs.agents import make_agent
-    from tom_envs.experiments.paper000 import AlwaysYes
     from tom_envs.registration import game_spec
     from tom_envs.runner import play_episode
+    from tom_experiments.paper000 import AlwaysYes
 
     spec = game_spec("BombDefusal")
 

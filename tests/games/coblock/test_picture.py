@@ -33,9 +33,9 @@ def test_the_paper003_table_draws_its_pictures_from_its_cells_episode(tmp_path) 
     ``picture.arch_round5`` cell's episode (5 rounds of the cooperative pair, replayed)."""
     pytest.importorskip("matplotlib")
     from tom_envs.agents import make_agent
-    from tom_envs.experiments.coblock import PICTURE_CELL, TABLE, pictures_section
     from tom_envs.registration import game_spec
     from tom_envs.runner import play_episode
+    from tom_experiments.coblock import PICTURE_CELL, TABLE, pictures_section
 
     assert PICTURE_CELL in TABLE.cells(generated=0)
     spec = game_spec("CoBlock")

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tom_envs.runner import _json_default  # numpy values as the trajectories write them
+from tom_envs.records import _json_default  # numpy values as the trajectories write them
 
 __all__ = ["MAX_PENDING", "Journal", "JournalError", "JournalFull", "read_journal"]
 

@@ -23,14 +23,14 @@ Run: ``tom-envs reproduce paper004 --episodes 1000 --out docs/results/paper004_r
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from tom_envs.agents import make_agent
-from tom_envs.experiments.tables import PaperTable, TableCell
+from tom_envs.evaluation.tables import TableCell
 from tom_envs.games.matrix.bots import PartnerPolicy, make_partner
 from tom_envs.games.matrix.planner import (
     OptimalResponse,
@@ -38,8 +38,9 @@ from tom_envs.games.matrix.planner import (
     one_step_tom_regret,
 )
 from tom_envs.games.matrix.rules import MatrixConfig, payoff_matrix
+from tom_envs.records import Episode, mean_ci95, summarize
 from tom_envs.registration import game_spec
-from tom_envs.runner import Episode, mean_ci95, run, summarize
+from tom_envs.runner import run
 
 #: (game name, partner population) -> paper's (ΔFunctional/T, ±, ΔToM/T, ±, ToM %, ±).
 #: RPS tit-for-tat ΔFunctional is 0.224 in Table 4 and 0.211 in Table 10; we compare with 0.224.
@@ -285,7 +286,8 @@ def run_cell(
     game: str, partner: str, agent: str, episodes: int, seed: int = 0, extras: bool = False
 ) -> CellResult:
     """Play one cell serially and summarise it (for tests and notebooks; the paper table plays
-    its cells in the evaluation worker pool, :data:`TABLE`)."""
+    its cells in the evaluation worker pool:
+    :data:`tom_experiments.paper004_page.TABLE`)."""
     spec = game_spec(game)
     eps = run(
         spec,
@@ -296,7 +298,8 @@ def run_cell(
     return cell_result(game, partner, agent, eps, extras)
 
 
-def _key(game: str, partner: str, label: str) -> str:
+def cell_key(game: str, partner: str, label: str) -> str:
+    """The table cell key of (game, partner population, agent label)."""
     short = {PAPER_RMAX_SPEC: "rmax_paper", PAPER_RMAX_RANDOM_GUESS_SPEC: "rmax_paper_random_guess",
              TUNED_RMAX_SPEC: "rmax_tuned", "random": "random"}[AGENTS[label]]  # fmt: skip
     return f"{game}.{partner}.{short}"
@@ -305,23 +308,10 @@ def _key(game: str, partner: str, label: str) -> str:
 def table_cells(episodes: int = 100, seed: int = 0) -> list[TableCell]:
     """Every (game, partner population, agent) cell of :data:`PAPER_TABULAR` x :data:`AGENTS`."""
     return [
-        TableCell(_key(game, partner, label), game, (agent, f"population:{partner}"), episodes, seed)
+        TableCell(cell_key(game, partner, label), game, (agent, f"population:{partner}"), episodes, seed)
         for game, partner in PAPER_TABULAR
         for label, agent in AGENTS.items()
     ]
-
-
-def render(played: Mapping[str, Sequence[Episode]], episodes: int = 100, seed: int = 0) -> str:
-    """The page from the episodes of :func:`table_cells`."""
-    results = [
-        cell_result(game, partner, agent, played[_key(game, partner, label)],
-                    extras=agent == PAPER_RMAX_SPEC)
-        for game, partner in PAPER_TABULAR
-        for label, agent in AGENTS.items()
-    ]  # fmt: skip
-    from tom_envs.experiments.paper004_page import markdown
-
-    return markdown(results, episodes, seed)
 
 
 def half_unit(digits: int) -> float:
@@ -343,13 +333,3 @@ def ours_inside_paper(
     """Our mean lies inside the paper's 95% interval."""
     m = ours[0]
     return not math.isnan(m) and abs(m - paper) <= paper_ci + half_unit(digits)
-
-
-#: The table of ``tom-envs reproduce paper004`` (``[[tables]] table = "paper004"``).
-TABLE = PaperTable(
-    "paper004",
-    "Paper 004, Tables 1, 3, 4 and 10 (tabular rows) beside ours",
-    table_cells,
-    render,
-)
-

@@ -36,12 +36,12 @@ from tom_envs.core.probes import (
     probe_records,
     probe_table,
 )
-from tom_envs.experiments.tables import PaperTable, TableCell
+from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.games.bomb_defusal.bots import wait_action
 from tom_envs.games.bomb_defusal.planner import exhaustive_optimum, plan_mission
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, encode_action
+from tom_envs.records import Episode, mean_ci95
 from tom_envs.registration import game_spec
-from tom_envs.runner import Episode
 
 GAME = "BombDefusal"
 
@@ -67,15 +67,15 @@ class UnmaskedRandomAgent(BaseAgent):
 
     def __init__(self, config: BombConfig | None = None) -> None:
         super().__init__()
-        self.config = config or BombConfig()
+        self.bomb_config = config or BombConfig()  # not `config`: that is BaseAgent's settings
 
     def act(self, turn: Turn) -> AgentAction:
         """A uniform base action; a no-op when it is not legal now."""
-        base = int(self.rng.integers(self.config.num_base_actions))
-        action = base * self.config.num_message_options
+        base = int(self.rng.integers(self.bomb_config.num_base_actions))
+        action = base * self.bomb_config.num_message_options
         if action in turn.legal_actions:
             return AgentAction(action)
-        return AgentAction(encode_action(self.config, *wait_action(turn.view)), valid=False)
+        return AgentAction(encode_action(self.bomb_config, *wait_action(turn.view)), valid=False)
 
 
 class AlwaysYes:
@@ -99,12 +99,12 @@ class AlwaysYes:
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float, float]:
-    """Mean, sample standard deviation and 95% half-width."""
+    """Mean, sample standard deviation and 95% half-width (:func:`~tom_envs.records.mean_ci95`)."""
     arr = np.asarray(values, dtype=float)
     if arr.size < 2:
         return float(arr.mean()), float("nan"), float("nan")
-    sd = float(arr.std(ddof=1))
-    return float(arr.mean()), sd, 1.96 * sd / math.sqrt(arr.size)
+    mean, half = mean_ci95(arr.tolist())
+    return mean, float(arr.std(ddof=1)), half
 
 
 class AlwaysYesHeuristic(AlwaysYes):
@@ -118,8 +118,8 @@ class AlwaysYesHeuristic(AlwaysYes):
 ROWS: dict[str, tuple[str, str]] = {
     "Random (legal actions)": ("random_legal", "random"),
     "Random (any of n+m+1 actions)": (
-        "random_unmasked", "tom_envs.experiments.paper000:UnmaskedRandomAgent"),
-    "Heuristic team (ours)": ("heuristic", "tom_envs.experiments.paper000:AlwaysYesHeuristic"),
+        "random_unmasked", "tom_experiments.paper000:UnmaskedRandomAgent"),
+    "Heuristic team (ours)": ("heuristic", "tom_experiments.paper000:AlwaysYesHeuristic"),
     "CBS Planner (ours, privileged)": ("cbs", "cbs"),
 }  # fmt: skip
 
@@ -179,6 +179,27 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
     }
     t_start = time.perf_counter()
     plans = planning_rows(episodes, seed, lambda _: None)
+    heur = rows["Heuristic team (ours)"]["episodes"]
+    lines = [
+        *_table1(rows, episodes, seed),
+        *_cbs_section(plans, rows["CBS Planner (ours, privileged)"]["episodes"], episodes),
+        *_probe_section(heur),
+        *_notes(heur, sum(r["seconds"] for r in rows.values()), time.perf_counter() - t_start),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+#: The paper's row beside each of ours.
+PAPER_ROW_OF = {
+    "Random (legal actions)": "Random",
+    "Random (any of n+m+1 actions)": "Random",
+    "Heuristic team (ours)": "(GPT-4 + Belief; MAPPO)",
+    "CBS Planner (ours, privileged)": "CBS Planner",
+}
+
+
+def _table1(rows: Mapping[str, Mapping[str, Any]], episodes: int, seed: int) -> list[str]:
+    """Table 1: each team's score and rounds beside the paper's row."""
     lines = [
         "# Paper 000, Table 1: baselines on the bomb-defusal mission, beside the paper",
         "",
@@ -194,19 +215,13 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         "valid action % | paper's row | paper score | paper rounds |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    paper_of = {
-        "Random (legal actions)": "Random",
-        "Random (any of n+m+1 actions)": "Random",
-        "Heuristic team (ours)": "(GPT-4 + Belief; MAPPO)",
-        "CBS Planner (ours, privileged)": "CBS Planner",
-    }
     for label, row in rows.items():
         eps: list[Episode] = row["episodes"]
         score = _stats([e.metrics["team_score"] for e in eps])
         rounds = _stats([e.metrics["rounds"] for e in eps])
         done = 100 * float(np.mean([e.metrics["completed"] for e in eps]))
         valid = float(np.mean([e.metrics["valid_action_pct"] for e in eps]))
-        ref = paper_of[label]
+        ref = PAPER_ROW_OF[label]
         if ref.startswith("("):
             p1, p2 = PAPER_TABLE1["GPT-4 + Belief"], PAPER_TABLE1["MAPPO"]
             paper_score = f"{p1[0]:.0f} ± {p1[1]:.1f}; {p2[0]:.0f} ± {p2[1]:.1f}"
@@ -219,11 +234,18 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
             f"[±{rounds[2]:.2f}] | {done:.1f}% | {valid:.1f}% | {ref} | {paper_score} | "
             f"{paper_rounds} |"
         )
-    cbs, opt = plans["cbs_rounds"], plans["optimal_rounds"]
+    return lines
+
+
+def _cbs_section(plans: Mapping[str, list[float]], cbs_team: Sequence[Episode],
+                 episodes: int) -> list[str]:  # fmt: skip
+    """CBS against the exhaustive optimum, and the planning times."""
+    cbs, opt, sub2 = plans["cbs_rounds"], plans["optimal_rounds"], plans["subtask2_rounds"]
     optimal = 100 * float(np.mean([c == o for c, o in zip(cbs, opt, strict=True)]))
+    scored_90 = 100 * float(np.mean([e.metrics["team_score"] == 90 for e in cbs_team]))
     plan_t = _stats(plans["plan_seconds"])
     cpu_t = _stats(plans["plan_cpu_seconds"])
-    lines += [
+    return [
         "",
         "## CBS against the exhaustive optimum",
         "",
@@ -233,14 +255,12 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         f"[±{_stats(cbs)[2]:.3f}] |",
         f"| exhaustive optimum (BFS over the joint state) | {_fmt(_stats(opt), 3)} | "
         f"[±{_stats(opt)[2]:.3f}] |",
-        f"| CBS, 2 bombs per subtask (the paper's decomposition) | "
-        f"{_fmt(_stats(plans['subtask2_rounds']), 3)} | "
-        f"[±{_stats(plans['subtask2_rounds'])[2]:.3f}] |",
+        f"| CBS, 2 bombs per subtask (the paper's decomposition) | {_fmt(_stats(sub2), 3)} | "
+        f"[±{_stats(sub2)[2]:.3f}] |",
         "| paper's CBS Planner | 6.0 ± 0.0 | |",
         "",
         f"CBS is optimal (rounds equal to the exhaustive optimum) on {optimal:.1f}% of the "
-        f"{episodes} missions and scores 90 on "
-        f"{100 * float(np.mean([e.metrics['team_score'] == 90 for e in rows['CBS Planner (ours, privileged)']['episodes']])):.1f}% "
+        f"{episodes} missions and scores 90 on {scored_90:.1f}% "
         f"of them when played through the env. Planning time per episode (CPU): mean "
         f"{1000 * cpu_t[0]:.1f} ms (sd {1000 * cpu_t[1]:.1f} ms, max "
         f"{1000 * max(plans['plan_cpu_seconds']):.1f} ms); wall clock on this (shared) machine: "
@@ -249,7 +269,10 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         f"expanded: mean {float(np.mean(plans['nodes'])):.1f} (512 assignment roots). Machine: "
         f"{platform.machine()}, Python {platform.python_version()}, one process.",
     ]
-    heur = rows["Heuristic team (ours)"]["episodes"]
+
+
+def _probe_section(heur: Sequence[Episode]) -> list[str]:
+    """The heuristic team's probes: base rates, known groups, the measures by order and type."""
     # the truths only: the team's answers are the AlwaysYes wrapper's, printed as a baseline
     steps = [
         {k: v for k, v in r.items() if k != "correct"}
@@ -257,38 +280,11 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
     ]
     base = probe_baselines(steps)
     measures = sorted(qt for qt, v in known_groups(steps).items() if v.measure)
-    lines += [
+    return [
         "",
         "## ToM probes produced by the heuristic team, and the answerers that need no ToM",
         "",
-        "The questions of App. C, asked at the paper's timing: right after each action, about "
-        "that action, with the truths of that moment (before any teammate has perceived it; "
-        "semantics in `tom_envs/games/bomb_defusal/tom.py`), answered from the actor's "
-        "observation of the same moment. Every question of a subject is asked (its "
-        "introspection question and both orders about each teammate; none is thinned, "
-        "dropped or chosen by its answer) and the driver shuffles them from the episode seed; "
-        "the agent receives the question text, the options and the subject, never the answer. "
-        "The truths are naturally skewed, so beside raw accuracy the table gives balanced "
-        "accuracy (the mean of the per-answer recalls: a constant answer scores 50%) and "
-        "Cohen's kappa, and two known groups: an answerer that reasons perfectly about the "
-        "environment and its own knowledge but ignores the partner (it answers 'does X know "
-        "...?' with 'do I know ...?'), and the exact model of every player (the truth). A "
-        "question type is a ToM measure only when the first is at chance and the second is "
-        "not; right after a cut or a defusal no teammate has perceived it, so those first- "
-        "and second-order questions are always no (one-sided: they measure nothing here), and "
-        "introspection needs no partner. The learned no-reasoning adversary on every team's "
-        "probes (heuristic, random, CBS and an LLM-like text agent, held-out missions and a "
-        "fresh seed) is on [paper000_probes.md](paper000_probes.md) (`tom-envs probes "
-        "verify --out docs/results/paper000_probes.md`). These probes name their room or bomb "
-        "by the action ('the room you just moved to', `probe_subject=\"action\"`, the "
-        "default); App. C's wording names its number (`probe_subject=\"number\"`, which the "
-        "paper000 LLM presets ask), and in the paper's missions the numbers are cues (a bomb's "
-        "number fixes its phases; room 0 is the map's hub) that let the same adversary beat "
-        "chance: [paper000_probes_numbers.md](paper000_probes_numbers.md) (`tom-envs probes "
-        "verify --kw probe_subject=number --out docs/results/paper000_probes_numbers.md`). "
-        "The heuristic team answers no "
-        "probes (agent: its wrapper's 'yes', not a result); an LLM's accuracy goes in that "
-        "column (`tom-envs eval paper000`).",
+        PROBES_TEXT,
         "",
         f"Probes per episode: {base.get('probe_n/all', 0.0) / max(len(heur), 1):.1f}. "
         "Question types that separate the known groups (ToM measures) on these missions: "
@@ -300,8 +296,45 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         "",
         probe_table(steps, by="type"),
     ]
+
+
+#: What the probe section measures and how (printed above its tables).
+PROBES_TEXT = (
+    "The questions of App. C, asked at the paper's timing: right after each action, about "
+    "that action, with the truths of that moment (before any teammate has perceived it; "
+    "semantics in `tom_envs/games/bomb_defusal/tom.py`), answered from the actor's "
+    "observation of the same moment. Every question of a subject is asked (its "
+    "introspection question and both orders about each teammate; none is thinned, "
+    "dropped or chosen by its answer) and the driver shuffles them from the episode seed; "
+    "the agent receives the question text, the options and the subject, never the answer. "
+    "The truths are naturally skewed, so beside raw accuracy the table gives balanced "
+    "accuracy (the mean of the per-answer recalls: a constant answer scores 50%) and "
+    "Cohen's kappa, and two known groups: an answerer that reasons perfectly about the "
+    "environment and its own knowledge but ignores the partner (it answers 'does X know "
+    "...?' with 'do I know ...?'), and the exact model of every player (the truth). A "
+    "question type is a ToM measure only when the first is at chance and the second is "
+    "not; right after a cut or a defusal no teammate has perceived it, so those first- "
+    "and second-order questions are always no (one-sided: they measure nothing here), and "
+    "introspection needs no partner. The learned no-reasoning adversary on every team's "
+    "probes (heuristic, random, CBS and an LLM-like text agent, held-out missions and a "
+    "fresh seed) is on [paper000_probes.md](paper000_probes.md) (`tom-envs probes "
+    "verify --out docs/results/paper000_probes.md`). These probes name their room or bomb "
+    "by the action ('the room you just moved to', `probe_subject=\"action\"`, the "
+    "default); App. C's wording names its number (`probe_subject=\"number\"`, which the "
+    "paper000 LLM presets ask), and in the paper's missions the numbers are cues (a bomb's "
+    "number fixes its phases; room 0 is the map's hub) that let the same adversary beat "
+    "chance: [paper000_probes_numbers.md](paper000_probes_numbers.md) (`tom-envs probes "
+    "verify --kw probe_subject=number --out docs/results/paper000_probes_numbers.md`). "
+    "The heuristic team answers no "
+    "probes (agent: its wrapper's 'yes', not a result); an LLM's accuracy goes in that "
+    "column (`tom-envs eval paper000`)."
+)
+
+
+def _notes(heur: Sequence[Episode], play_seconds: float, plan_seconds: float) -> list[str]:
+    """The messages the heuristic team sent, and the notes on the rows."""
     msgs = _stats([e.metrics["messages"] for e in heur])
-    lines += [
+    return [
         "",
         f"The heuristic team sent {msgs[0]:.1f} ± {msgs[1]:.1f} messages per episode.",
         "",
@@ -312,10 +345,8 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         "here reaches the exhaustive optimum. The heuristic team is decentralised and partially "
         "observing, like the LLM and MAPPO teams of the paper (shown beside it for scale, not as "
         "a like-for-like row). Wall time: "
-        f"{sum(r['seconds'] for r in rows.values()):.0f} s of play (summed over episodes), "
-        f"{time.perf_counter() - t_start:.0f} s of planning.",
+        f"{play_seconds:.0f} s of play (summed over episodes), {plan_seconds:.0f} s of planning.",
     ]
-    return "\n".join(lines) + "\n"
 
 
 #: The table of ``tom-envs reproduce paper000`` (``[[tables]] table = "paper000"``).

@@ -6,8 +6,7 @@ optimal turns to capture (CollabCapture, deterministic) and the optimal escape p
 plays the paper's greedy baseline (our reading of it, ``greedy`` bots), the optimal bots and
 uniformly random agents through the episode runner, and writes the figures beside Table 2.
 
-Run: ``.venv/bin/python -m tom_envs.experiments.paper002 --episodes 1000
---out docs/results/paper002_capture_escape.md``.
+Run: ``tom-envs reproduce paper002 --episodes 1000 --out docs/results/paper002_capture_escape.md``.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tom_envs.experiments.tables import PaperTable, TableCell
+from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.games.collab_capture.rules import DOOR_STATE_SCENARIOS, CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE_SCENARIOS
 from tom_envs.games.collab_capture.text import action_text as capture_action_text
@@ -27,7 +26,7 @@ from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE_SCENARIOS
 from tom_envs.games.collab_escape.rules import EscapeConfig, EscapeGame
 from tom_envs.games.collab_escape.text import action_text as escape_action_text
 from tom_envs.games.joint_planner import JointPlanner
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 #: Table 2 of the paper: agent -> (escape rate, escape avg turns, capture rate, capture avg turns).
 #: The extracted header reads "Collab Escape | Collab Capture" over "Capture Rate, Avg. Turns,

@@ -11,12 +11,17 @@ from those episodes. ``tom-envs reproduce NAME`` runs the shipped config of that
 the page (``--out``) and its pictures. Parity with peer engines and speed are not tables: they are
 ``benchmarks/<game>.py``.
 
-Tables are looked up by name in :data:`TABLES` (a config file cannot name code to run).
+Tables are looked up by name among the installed ``tom_envs.tables`` plugins (a config file
+cannot name code to run): the papers' and the games' tables ship with the paper-reproduction
+package ``tom_experiments`` (the checkout's ``experiments/`` folder), which registers them in
+``pyproject.toml``::
+
+    [project.entry-points."tom_envs.tables"]
+    paper004 = "tom_experiments.paper004_page:TABLE"    # a PaperTable named "paper004"
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 import re
@@ -25,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tom_envs.runner import Episode
+from tom_envs import plugins
+from tom_envs.records import Episode
 
 
 @dataclass(frozen=True)
@@ -77,25 +83,26 @@ class PaperTable:
             )
 
 
-#: Every table by name (the papers' and the games' bot tables) -> the module of
-#: ``tom_envs.experiments`` defining ``TABLE``.
-TABLES: dict[str, str] = {
-    "paper000": "paper000",
-    "paper001": "guandan",
-    "paper002": "paper002",
-    "paper003": "coblock",
-    "paper004": "paper004",
-    "hanabi": "hanabi",
-    "overcooked": "overcooked",
-}
+def table_names() -> list[str]:
+    """The names of the installed tables (``tom_envs.tables`` plugins), sorted."""
+    return plugins.names("tom_envs.tables")
 
 
 def get_table(name: str) -> PaperTable:
-    """The table ``name`` (ValueError listing the tables for an unknown one)."""
-    if name not in TABLES:
-        raise ValueError(f"unknown table {name!r}; choose from {sorted(TABLES)}")
-    module = importlib.import_module(f"tom_envs.experiments.{TABLES[name]}")
-    table: PaperTable = module.TABLE
+    """The table ``name``: ValueError listing the installed tables for an unknown one, naming
+    the missing package for one that cannot be imported."""
+    if name not in table_names():
+        have = ", ".join(table_names()) or "none"
+        raise ValueError(f"unknown table {name!r}; installed tables: {have}. The papers' and the "
+                         "games' tables ship with the tom_experiments package (the checkout's "
+                         "experiments/ folder): `pip install -e .`")  # fmt: skip
+    try:
+        table = plugins.load("tom_envs.tables", name)
+    except plugins.PluginError as exc:
+        raise ValueError(f"table {name!r}: {exc}") from None
+    if not isinstance(table, PaperTable) or table.name != name:
+        raise ValueError(f"table {name!r}: its plugin gives {table!r}, not a PaperTable named "
+                         f"{name!r}")  # fmt: skip
     return table
 
 
@@ -129,5 +136,5 @@ def write_figures(
     return table.figures(episodes_by_key(table.cells(**kwargs), played), page, **kwargs)
 
 
-__all__ = ["TABLES", "PaperTable", "TableCell", "episodes_by_key", "fmt_ci", "get_table",
+__all__ = ["PaperTable", "TableCell", "episodes_by_key", "fmt_ci", "get_table", "table_names",
            "write_figures"]  # fmt: skip

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tom_envs.agents import make_agent
-from tom_envs.experiments import guandan, overcooked
-from tom_envs.experiments.tables import TABLES, get_table
+from tom_envs.evaluation.tables import PaperTable, get_table, table_names
+from tom_envs.records import Episode
 from tom_envs.registration import game_spec
-from tom_envs.runner import Episode, play_episode
+from tom_envs.runner import play_episode
+from tom_experiments import guandan, overcooked
+
+#: The tables tom_experiments registers (pyproject's tom_envs.tables entry points).
+SHIPPED = ("hanabi", "overcooked", "paper000", "paper001", "paper002", "paper003", "paper004")
 
 
 def fake(returns: dict[str, float], steps: list[dict] | None = None, seed: int = 0) -> Episode:
@@ -14,11 +20,14 @@ def fake(returns: dict[str, float], steps: list[dict] | None = None, seed: int =
 
 
 def test_every_table_is_found_by_name_and_cells_have_unique_keys() -> None:
-    for name in TABLES:
+    assert set(SHIPPED) <= set(table_names())
+    for name in SHIPPED:
         table = get_table(name)
-        assert table.name == name
+        assert isinstance(table, PaperTable) and table.name == name
         keys = [c.key for c in table.cells()]
         assert len(keys) == len(set(keys)), name
+    with pytest.raises(ValueError, match=r"installed tables: .*tom_experiments"):
+        get_table("paper999")
 
 
 def test_paper001_plays_each_pairing_in_both_seatings_for_deals_and_matches() -> None:
@@ -77,11 +86,12 @@ def test_no_file_cites_the_removed_experiment_scripts() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    old = [f"python -m tom_envs.experiments.{g}" for g in ("hanabi", "overcooked", "guandan",
-                                                           "coblock")]  # fmt: skip
+    old = [f"python -m {pkg}.{g}" for pkg in ("tom_envs.experiments", "tom_experiments")
+           for g in ("hanabi", "overcooked", "guandan", "coblock", "paper002")]  # fmt: skip
     stale = [
         str(p.relative_to(root))
-        for folder in ("tom_envs", "benchmarks", "docs", "baselines", "llm_agents", "README.md")
+        for folder in ("tom_envs", "experiments", "benchmarks", "docs", "baselines", "llm_agents",
+                       "README.md")
         for p in ([root / folder] if folder.endswith(".md") else (root / folder).rglob("*"))
         if p.suffix in (".py", ".md", ".toml") and "eval" not in p.relative_to(root).parts
         and any(o in p.read_text(errors="ignore") for o in old)

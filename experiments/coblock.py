@@ -6,7 +6,7 @@ cooperative pair on freshly generated tasks; the page is computed from those epi
 pictures are drawn next to it (the round-5 picture from a cell's episode).
 
 Run: ``tom-envs reproduce paper003 --out docs/results/coblock.md`` (the shipped config
-``tom_envs/evaluation/configs/paper003.toml``; ``--episodes N`` sets the number of generated tasks
+``experiments/configs/paper003.toml``; ``--episodes N`` sets the number of generated tasks
 per type, default 100).
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tom_envs.experiments.tables import PaperTable, TableCell, fmt_ci
+from tom_envs.evaluation.tables import PaperTable, TableCell, fmt_ci
 from tom_envs.games.coblock.planner import plan
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-from tom_envs.runner import Episode, mean_ci95
+from tom_envs.records import Episode, mean_ci95
 
 PERSONAS = ("helper", "egoist", "passive", "error_prone")
 #: Issue 8's targets for the cooperative pair on the built-in tasks.
