@@ -1,22 +1,35 @@
 """The batched-engine contract: B copies of one game stepped at once on numpy arrays.
 
-Every game that has a batched engine puts it in ``tom_envs/games/<game>/vector.py``; it computes
-exactly what the game's rules and encoder compute, env by env, bit for bit (each game's
-``tests/games/<game>/test_vector.py`` checks it step by step against the PettingZoo env or the
-rules engine on random and bot play). Use a batched engine for RL data collection and throughput;
-use the PettingZoo envs for everything else (text, probes, chat, rendering).
+A batched engine is **optional**: a game needs only its :class:`~tom_envs.core.contract.GameModule`
+to join the suite. A game that wants fast RL data collection adds one, in
+``tom_envs/games/<game>/vector.py``, and names it in its ``GameSpec`` (``vector="module:Class"``,
+:mod:`tom_envs.registration`). It is a second implementation of the rules, so it is held to the
+first: it computes exactly what the game's rules and encoder compute, env by env, bit for bit, and
+one registry-driven test (``tests/test_vector_parity.py``) plays every registered engine beside
+the AEC env on fixed seed lists (bots and random play) and compares every seat's observation and
+mask, the rewards, terminations, truncations and final observations at every step, loading each
+episode's start from :meth:`BatchedEngine.start_state` and matching each step's chance to one of
+the rules' outcomes. Use a batched engine for RL data collection and throughput; use the
+PettingZoo envs for everything else (text, probes, chat, rendering).
 
 ## The contract (:class:`BatchedEngine`)
 
-Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num_agents`` (n),
-``obs_size`` (D, the single env's ``observation_space(agent)["observation"]`` length),
-``num_actions`` (A), ``turn_based`` and ``obs_low`` / ``obs_high`` (the encoder's bounds).
+The constructor is ``Engine(num_envs, **game_kwargs, **options)``: the game's keyword arguments
+(those of its ``raw_env``) and the options of :data:`ENGINE_OPTIONS` (``autoreset``,
+``max_cycles``, ``keep_final_obs``, ``observations``, ``check_actions``). Attributes:
+``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num_agents`` (n), ``encoder``
+(the game's own encoder for this configuration, the class ``make_bundle`` uses: the engine takes
+its observation layout, the named pieces and offsets of ``games/<game>/encode.py``, from it and
+keeps no second layout table), ``obs_size`` (D, ``encoder.observation_shape[0]``, the single env's
+``observation_space(agent)["observation"]`` length), ``obs_low`` / ``obs_high`` (the encoder's
+bounds), ``num_actions`` (A) and ``turn_based``.
 
 * ``reset(seed=None) -> obs``: new episodes in every env; ``obs`` is ``(B, n, D)`` float32, seat
   ``p``'s row exactly the single env's ``observe(agent_p)["observation"]``. ``seed`` seeds the
   engine's one ``numpy.random.Generator``; all chance of all envs flows from it (no global RNG).
-  The batch does not replay the single env's ``reset(seed=i)`` deals env by env: the tests load the
-  engine's states into the rules engine (or replay deterministic starts) and compare from there.
+  The batch does not replay the single env's ``reset(seed=i)`` deals env by env:
+  ``start_state(i)`` is the rules' state env ``i``'s current episode started from, so the rules
+  engine (or an AEC env) can replay it.
 * ``step(actions) -> (obs, rewards, terminated, truncated)``: ``actions`` is ``(B, n)`` ints in
   ``0..A-1``; ``rewards`` ``(B, n)`` float64 (each seat's reward of this step, as the Parallel
   env's ``rewards``); ``terminated`` and ``truncated`` ``(B,)`` bool. ``terminated`` is the rules'
@@ -46,7 +59,7 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 
 :class:`VectorGame` implements the bookkeeping (seeding, validation, ``max_cycles``, autoreset,
 ``final_obs``) once; a game's engine fills in ``_start(rows)``, ``_advance(actions)``,
-``_observe()`` and ``_masks()``.
+``_observe()``, ``_masks()`` and ``start_state(i)``, and sets ``encoder``.
 
 ## Engines
 
@@ -89,6 +102,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from tom_envs.core.game import Encoder
+
 #: A vectorised policy for the seats nobody learns: ``(obs (B, n, D), masks (B, n, A)) -> (B, n)``
 #: actions (only the partner's seats are read). It must read only its own seats' rows.
 Partner = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -96,12 +111,16 @@ Partner = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 @runtime_checkable
 class BatchedEngine(Protocol):
-    """What every ``tom_envs/games/<game>/vector.py`` engine offers (see the module docstring)."""
+    """What every ``tom_envs/games/<game>/vector.py`` engine offers (see the module docstring;
+    checked on every registered engine by ``tests/test_vector_parity.py``)."""
 
     num_envs: int
     agents: tuple[str, ...]
     num_agents: int
+    encoder: Encoder[Any, Any]
     obs_size: int
+    obs_low: float
+    obs_high: float
     num_actions: int
     turn_based: bool
     current_player: np.ndarray | None
@@ -119,6 +138,10 @@ class BatchedEngine(Protocol):
 
     def action_masks(self) -> np.ndarray:
         """``(B, n, A)`` bool."""
+        ...
+
+    def start_state(self, i: int) -> Any:
+        """The rules' state env ``i``'s current episode started from."""
         ...
 
 
@@ -152,6 +175,8 @@ class VectorGame(abc.ABC):
 
     agents: tuple[str, ...] = ()
     num_agents: int = 0
+    #: the game's encoder for the engine's configuration (set by the engine's ``__init__``)
+    encoder: Encoder[Any, Any]
     obs_size: int = 0
     num_actions: int = 0
     turn_based: bool = False
@@ -220,6 +245,17 @@ class VectorGame(abc.ABC):
     @abc.abstractmethod
     def _masks(self) -> np.ndarray:
         """``(B, n, A)`` bool: every seat's legal actions now (a new array: callers may write)."""
+
+    @abc.abstractmethod
+    def start_state(self, i: int) -> Any:
+        """The rules' state env ``i``'s current episode started from (what the rules engine, or
+        an AEC env given it as ``game_state``, replays env ``i``'s episode from)."""
+
+    def _take_layout(self, encoder: Encoder[Any, Any]) -> None:
+        """Adopt the game's encoder: ``encoder``, ``obs_size`` and the bounds come from it."""
+        self.encoder = encoder
+        (self.obs_size,) = encoder.observation_shape
+        self.obs_low, self.obs_high = float(encoder.low), float(encoder.high)
 
     # ------------------------------------------------------------------ contract
     def reset(self, seed: int | None = None) -> np.ndarray | None:
