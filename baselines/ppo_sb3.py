@@ -461,18 +461,22 @@ class SelfPlayPartner(SB3Agent):
 
 # ------------------------------------------------------------------------------- training
 def make_env(args: Args, rank: int, self_play: list[SelfPlayPartner]) -> Any:
-    """One Monitor-wrapped single-agent env; in self-play its partners are the live policy."""
+    """One Monitor-wrapped single-agent env; in self-play its partners are the live policy.
+
+    ``--partners`` specs come from the trainer's command line, so they are built as trusted
+    ones: any agent ``tom-envs run`` can play (bots, populations, checkpoints, LLM agents, which
+    read the text layer of the turns the episode driver gives them)."""
     from stable_baselines3.common.monitor import Monitor
 
     spec = game_spec(args.game)
     n = spec.load().make_bundle(**spec.kwargs).game.num_players
     seat = rank % n if args.self_play else args.seat
-    partners = ["random"] * (n - 1) if args.self_play else args.partners
-    env = SingleAgentEnv(args.game, partners=partners, seat=seat, **parse_kv(args.env_kwargs))
+    partners: list[Any] = args.partners * (n - 1) if len(args.partners) == 1 else args.partners
     if args.self_play:
-        for p in env.partners:
-            env.partners[p] = partner = SelfPlayPartner()
-            self_play.append(partner)
+        partners = [SelfPlayPartner() for _ in range(n - 1)]
+        self_play.extend(partners)
+    env = SingleAgentEnv(args.game, partners=partners, seat=seat, trusted=True,
+                         **parse_kv(args.env_kwargs))  # fmt: skip
     return Monitor(env)
 
 
@@ -514,7 +518,8 @@ def train(args: Args) -> dict[str, Any]:
             venv = shaping = EventRewards(venv, batched, args.event_rewards_horizon)
     else:
         venv = DummyVecEnv([lambda r=r: make_env(args, r, self_play) for r in range(args.num_envs)])
-        num_players = venv.envs[0].unwrapped.bundle.game.num_players
+        first: Any = venv.envs[0].unwrapped  # a SingleAgentEnv
+        num_players = first.bundle.game.num_players
         engine_detail = f"DummyVecEnv of {args.num_envs} SingleAgentEnv copies"
     venv.seed(args.seed)
     partners = partner_map(args, num_players)

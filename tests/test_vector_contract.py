@@ -14,6 +14,7 @@ from tom_envs.core.vector import (
     BatchedParallelEnv,
     GymVectorEnv,
     RandomPartner,
+    VectorGame,
     sample_legal,
 )
 from tom_envs.registration import GAMES
@@ -70,7 +71,7 @@ ENGINES = sorted(_engines())
 @pytest.mark.parametrize("name", ENGINES)
 def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> None:
     e = _engines(keep_final_obs=True)[name]
-    assert isinstance(e, BatchedEngine)
+    assert isinstance(e, BatchedEngine) and isinstance(e, VectorGame)
     obs0 = np.array(e.reset(seed=3), copy=True)
     assert obs0.shape == (3, e.num_agents, e.obs_size) and obs0.dtype == np.float32
     masks = e.action_masks()
@@ -80,6 +81,7 @@ def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> 
     for _ in range(15):
         before = np.array(e._observe(), copy=True)
         obs, rew, term, trunc = e.step(sample_legal(e.action_masks(), rng))
+        assert obs is not None
         assert rew.shape == (3, e.num_agents) and term.shape == trunc.shape == (3,)
         assert term.dtype == trunc.dtype == bool and not (term & trunc).any()
         if term.any():

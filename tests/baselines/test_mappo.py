@@ -239,3 +239,22 @@ def test_cli_run_refuses_the_mismatched_checkpoint(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "observation" in err and "features" in err
     assert not list(tmp_path.rglob("*.jsonl"))  # nothing played, nothing recorded
+
+
+def test_trains_against_a_partner_that_reads_the_text(tmp_path) -> None:
+    """The partner is the LLM agent on a scripted client: it reads ``turn.text()`` and answers in
+    words, mapped back by the game's parser. The per-env collector hands it the driver's turn
+    (text layer attached), so training runs; each of its decisions is one model request."""
+    import text_partner  # tests/baselines/text_partner.py
+
+    text_partner.REQUESTS.clear()
+    args = tiny(tmp_path, env_kwargs=["horizon=5"], partners=["1=text_partner:ScriptedLLMPartner"],
+                num_envs=2, num_steps=10, total_steps=40, engine="envs", eval_episodes=2)  # fmt: skip
+    summary = mappo.train(args)
+    assert summary["global_step"] == 40 and summary["engine"] == "envs"
+    # one partner decision per joint step in training (40) and evaluation (2 episodes x 5)
+    assert len(text_partner.REQUESTS) == 40 + 2 * 5
+    prompt = text_partner.REQUESTS[0].messages[-1]["content"]
+    assert "You are currently playing round 1." in prompt  # the game's text, not a vector
+    final = summary["final"]
+    assert final["eval/valid_action_pct/player_1"] == 100.0  # every answer parsed to a legal move

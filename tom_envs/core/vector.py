@@ -114,17 +114,61 @@ class BatchedEngine(Protocol):
     """What every ``tom_envs/games/<game>/vector.py`` engine offers (see the module docstring;
     checked on every registered engine by ``tests/test_vector_parity.py``)."""
 
-    num_envs: int
-    agents: tuple[str, ...]
-    num_agents: int
-    encoder: Encoder[Any, Any]
-    obs_size: int
-    obs_low: float
-    obs_high: float
-    num_actions: int
-    turn_based: bool
-    current_player: np.ndarray | None
-    final_obs: np.ndarray | None
+    # Read-only members (an engine may keep them as plain attributes, narrower types included).
+    @property
+    def num_envs(self) -> int:
+        """B."""
+        ...
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """``("player_0", ...)``: the n seats."""
+        ...
+
+    @property
+    def num_agents(self) -> int:
+        """n."""
+        ...
+
+    @property
+    def encoder(self) -> Encoder[Any, Any]:
+        """The game's own encoder for this configuration (the observation layout)."""
+        ...
+
+    @property
+    def obs_size(self) -> int:
+        """D."""
+        ...
+
+    @property
+    def obs_low(self) -> float:
+        """The encoder's lower bound."""
+        ...
+
+    @property
+    def obs_high(self) -> float:
+        """The encoder's upper bound."""
+        ...
+
+    @property
+    def num_actions(self) -> int:
+        """A (turn-based games: the game's actions and the no-op)."""
+        ...
+
+    @property
+    def turn_based(self) -> bool:
+        """One seat acts per env and step."""
+        ...
+
+    @property
+    def current_player(self) -> np.ndarray | None:
+        """``(B,)``: the seat to act (turn-based games), else ``None``."""
+        ...
+
+    @property
+    def final_obs(self) -> np.ndarray | None:
+        """``(B, n, D)``: the observations finished episodes ended on (``keep_final_obs``)."""
+        ...
 
     def reset(self, seed: int | None = None) -> np.ndarray | None:
         """New episodes everywhere; observations ``(B, n, D)``."""
@@ -269,14 +313,19 @@ class VectorGame(abc.ABC):
         self.final_obs = None
         return self._observe() if self.observations else None
 
-    def action_masks(self) -> np.ndarray:
-        """``(B, n, A)`` bool: the legal actions of every seat now (none in a finished episode)."""
-        if self._mask_cache is None:
+    def _current_masks(self) -> np.ndarray:
+        """The masks now, computed once per state (callers must not write to them)."""
+        masks = self._mask_cache
+        if masks is None:
             masks = self._masks()
             if self._over.any():
                 masks[self._over] = False
             self._mask_cache = masks
-        return self._mask_cache.copy()
+        return masks
+
+    def action_masks(self) -> np.ndarray:
+        """``(B, n, A)`` bool: the legal actions of every seat now (none in a finished episode)."""
+        return self._current_masks().copy()
 
     def step(
         self, actions: np.ndarray
@@ -286,9 +335,7 @@ class VectorGame(abc.ABC):
             raise ValueError("some episodes are over (autoreset=False): call reset() first")
         a = check_actions(actions, self.num_envs, self.num_agents, self.num_actions)
         if self.check and not self.all_legal:
-            if self._mask_cache is None:
-                self.action_masks()
-            masks = self._mask_cache
+            masks = self._current_masks()
             ok = masks.reshape(-1)[self._flat_base + a.reshape(-1)]
             if not ok.all():
                 k = int(np.flatnonzero(~ok)[0])
@@ -335,6 +382,13 @@ class RandomPartner:
     def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         """``(B, n)`` random legal actions."""
         return sample_legal(masks, self.rng)
+
+
+def _observed(obs: np.ndarray | None) -> np.ndarray:
+    """An engine's observations, which the adapters need (built with ``observations=True``)."""
+    if obs is None:
+        raise ValueError("engine must compute observations (observations=True)")
+    return obs
 
 
 # ---------------------------------------------------------------------- Gymnasium
@@ -393,7 +447,7 @@ class GymVectorEnv(VectorEnv):
         """Reset every env; ``seed`` (an int, or a list whose first item is used) seeds the engine."""
         if isinstance(seed, list | tuple):
             seed = seed[0] if seed else None
-        self._obs = self.engine.reset(seed=seed)
+        self._obs = _observed(self.engine.reset(seed=seed))
         return self._mine(self._obs), self._infos()
 
     def step(
@@ -412,7 +466,7 @@ class GymVectorEnv(VectorEnv):
         else:
             joint = a.reshape(e.num_envs, e.num_agents)
         obs, rewards, term, trunc = e.step(joint)
-        self._obs = obs
+        obs = self._obs = _observed(obs)
         if self.partner is not None:
             r, te, tr = rewards[:, self.seat], term, trunc
         else:
@@ -455,7 +509,7 @@ class BatchedParallelEnv:
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, np.ndarray]]]:
         """New episodes everywhere."""
-        self._obs = self.engine.reset(seed=seed)
+        self._obs = _observed(self.engine.reset(seed=seed))
         return self._split(self._obs), self._infos()
 
     def step(self, actions: dict[str, np.ndarray]) -> tuple[dict[str, Any], ...]:
@@ -465,7 +519,7 @@ class BatchedParallelEnv:
             raise ValueError(f"actions must hold every agent; missing {sorted(missing)}")
         joint = np.stack([np.asarray(actions[a]) for a in self.agents], axis=1)
         obs, rewards, term, trunc = self.engine.step(joint)
-        self._obs = obs
+        obs = self._obs = _observed(obs)
         infos = self._infos()
         if self.engine.final_obs is not None and (term | trunc).any():
             for i, a in enumerate(self.agents):

@@ -32,7 +32,7 @@ def _reference(venv: BombVectorEnv, kwargs: dict, i: int):
         env.reset(seed=int(venv.episode_seeds[i]))
     else:
         env.reset(seed=0)
-        env.game_state = env.game.state_from_mission(venv.mission(i))
+        env.game_state = venv.start_state(i)  # the rules' state of env i's mission
     return env
 
 
@@ -80,6 +80,7 @@ def play_and_compare(
     rng = np.random.default_rng(seed)
     finished = 0
     for t in range(steps):
+        assert obs is not None
         actions = np.zeros(B, np.int64)
         state, masks, acting = venv.state(), venv.action_masks(), venv.observe()
         legal = venv.legal_mask()

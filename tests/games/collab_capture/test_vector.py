@@ -47,6 +47,6 @@ def test_vectorised_greedy_partner_plays_what_the_bot_plays(scenario) -> None:
         obs, _, term, _ = venv.step(a)
         ref.step(a)
         for i in np.flatnonzero(term):
-            ref.reset(i)
+            ref.reset(int(i))
     with pytest.raises(ValueError, match="greedy"):
         CapturePartner(venv, "optimal")

@@ -78,21 +78,20 @@ def test_vectorised_simple_partner_plays_what_the_bot_plays(kw) -> None:
     agents = [[table.make("simple", bundle) for _ in range(n)] for _ in range(B)]
     venv = HanabiVectorEnv(B, **kw)
     ref = Reference(lambda: raw_env(**kw), agents, seeds=list(range(B)), noop=venv.noop)
-    game = ref.bundle.game
     partner = HanabiPartner(venv, "simple", seats=tuple(range(n)))
     obs = venv.reset(seed=3)
     for i in range(B):
-        ref.reset(i, game.state_from_deck(venv.deck[i]))
+        ref.reset(i, venv.start_state(i))
     kinds, ends = set(), 0
     for t in range(300):
         a = ref.actions()
         assert np.array_equal(partner(obs, venv.action_masks()), a), t
-        kinds |= {int(game.moves[x].kind) for x in a[np.arange(B), venv.current_player]}
+        kinds |= {int(venv.game.moves[x].kind) for x in a[np.arange(B), venv.current_player]}
         obs, _, term, _ = venv.step(a)
         ref.step(a)
         for i in np.flatnonzero(term):
             ends += 1
-            ref.reset(i, game.state_from_deck(venv.deck[i]))
+            ref.reset(int(i), venv.start_state(int(i)))
     assert kinds == {1, 2, 3, 4} and ends > 0
     with pytest.raises(ValueError, match="simple"):
         HanabiPartner(venv, "convention")

@@ -17,6 +17,7 @@ from tom_envs.games.matrix.vector import MatrixVectorEnv
 def test_observations_are_read_only_views_and_the_gym_adapter_copies_them() -> None:
     venv = MatrixVectorEnv(4, game="rps", horizon=5)
     obs = venv.reset(seed=0)
+    assert obs is not None
     with pytest.raises(ValueError):
         obs[0, 0, 0] = 1.0
     env = GymVectorEnv(MatrixVectorEnv(4, game="rps", horizon=5))
@@ -30,11 +31,13 @@ def test_known_values() -> None:
     venv = MatrixVectorEnv(2, game="ibs", horizon=3, window=2)
     venv.reset()
     obs, rewards, _, _ = venv.step(np.array([[0, 0], [1, 0]]))
+    assert obs is not None
     assert rewards.tolist() == [[10.0, 7.0], [0.0, 0.0]]
     # [t/T] + slot 0 (mine, partner's) + slot 1 (not played yet)
     assert obs[1, 0].tolist() == pytest.approx([1 / 3, 0, 1, 1, 0, 0, 0, 0, 0])
     assert obs[1, 1].tolist() == pytest.approx([1 / 3, 1, 0, 0, 1, 0, 0, 0, 0])
     obs, rewards, _, _ = venv.step(np.array([[1, 1], [1, 1]]))
+    assert obs is not None
     assert rewards.tolist() == [[7.0, 10.0], [7.0, 10.0]]
     assert obs[1, 0].tolist() == pytest.approx([2 / 3, 0, 1, 0, 1, 0, 1, 1, 0])
     assert venv.scores.tolist() == [[17.0, 17.0], [7.0, 10.0]]

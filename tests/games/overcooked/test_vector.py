@@ -60,7 +60,7 @@ def test_vector_env_matches_the_rules_from_random_states(layout, cooking) -> Non
             assert np.array_equal(obs[i, p], enc.encode(game.observe(states[i], p))), (trial, i)
         actions = np.where(rng.random((B, 2)) < 0.5, 5, rng.integers(5, size=(B, 2)))
         obs, rewards, terminated, _ = venv.step(actions)
-        assert not terminated.any()
+        assert obs is not None and not terminated.any()
         for i in range(B):
             nxt, r, _ = game.transition(states[i], int(actions[i, 0]), int(actions[i, 1]))
             assert venv.state(i) == nxt and rewards[i, 0] == rewards[i, 1] == r, (trial, i)

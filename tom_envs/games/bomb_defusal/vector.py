@@ -99,6 +99,8 @@ class BombVectorEnv(VectorGame):
     """
 
     turn_based = True
+    current_player: np.ndarray  # (B,): the seat to act in each mission (the array ``turn``)
+    encoder: BombEncoder
 
     def __init__(self, num_envs: int, missions: str = "batched", **kwargs: Any) -> None:
         from tom_envs.games.bomb_defusal.env import PARAMS
@@ -112,14 +114,14 @@ class BombVectorEnv(VectorGame):
         if cfg.symbolic_messages:
             raise ValueError("symbolic_messages=True is not supported by the batched engine "
                              "(no chat); use the PettingZoo env")  # fmt: skip
-        if cfg.fixed_map is None:
+        gmap = cfg.fixed_map
+        if gmap is None:
             raise ValueError("map='random' needs map_seed in the batched engine (one map for all "
                              "missions); use the PettingZoo env for a new map per episode")  # fmt: skip
         self.config = cfg = replace(cfg, probes="none")
         self.game = BombGame(cfg)
         enc = BombEncoder(cfg)
         self._take_layout(enc)
-        gmap = cfg.fixed_map
         n, nb, m, k, P = enc.n, enc.b, enc.m, enc.k, enc.p
         self.n, self.nb, self.m, self.k, self.P = n, nb, m, k, P
         self.agents = tuple(agent_names(k))

@@ -64,7 +64,7 @@ class CaptureVectorEnv(VectorGame):
         cfg = self.config = CaptureConfig(**self._init_engine(num_envs, kwargs))
         self.game = game = CaptureGame(cfg)
         self._take_layout(CaptureEncoder(game))
-        codes = [tuple(bool(c >> d & 1) for d in range(len(DOORS))) for c in range(4)]
+        codes = [(bool(c & 1), bool(c & 2)) for c in range(4)]  # door code -> (door 1-2, 3-4)
         # Legal masks per door code and room.
         self._mask = np.zeros((4, _R + 1, NUM_ACTIONS), dtype=bool)
         # The thief's move for every (door code, thief room, planned rooms), from the rules.

@@ -47,6 +47,8 @@ class HanabiVectorEnv(VectorGame):
     """
 
     turn_based = True
+    current_player: np.ndarray  # (B,): the seat to act in each env
+    encoder: HanabiEncoder
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         cfg = self.config = HanabiConfig(**self._init_engine(num_envs, kwargs))
@@ -311,7 +313,7 @@ class HanabiVectorEnv(VectorGame):
         seen = hands[:, order[:, 1:]]  # (B, N, N-1, H)
         pos = self._hand_base + seen
         idx = [pos[seen >= 0]]
-        short = (hands < 0).any(axis=2)[:, order]  # (B, N, N): observer p's offset o is short
+        short = np.any(hands < 0, axis=2)[:, order]  # (B, N, N): observer p's offset o is short
         idx.append((self._obs_rows[:, :, None] + self._missing + self._offsets)[short])
         # Everything before the knowledge section but the hands, the same for every observer.
         ks = self._know_off[0]  # the knowledge section is last
@@ -406,7 +408,7 @@ class HanabiPartner:
         playable.reshape(B, C, R)[:] = e.fireworks[:, :, None] == np.arange(R)
         plaus = e.knowledge[:, :, :, :CR]  # (B, N, H, CR)
         # knows_playable: some card is plausible and every plausible card is playable
-        proven = plaus.any(axis=3) & ~(plaus & ~playable[:, None, None, :]).any(axis=3)
+        proven = np.any(plaus, axis=3) & ~np.any(plaus & ~playable[:, None, None, :], axis=3)
         move = np.full(B, -1, dtype=np.int64)
         mine = proven[rows, cur]  # (B, H)
         has = mine.any(axis=1)

@@ -112,6 +112,7 @@ class OvercookedVectorEnv(VectorGame):
     num_agents = 2
     num_actions = 6
     all_legal = True
+    encoder: OvercookedEncoder
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         self.config = OvercookedConfig(**self._init_engine(num_envs, kwargs))
@@ -452,7 +453,7 @@ class OvercookedVectorEnv(VectorGame):
             flat[at] = take(self._chef_val, code, axis=0, out=self._chef_v, mode="clip")
             # Pots and the counters that hold something: the same writes in both observers' rows.
             objects = []
-            if self.P:
+            if pots is not None:
                 objects.append((pots + self._pot_codes, self._pot_off, self._pot_val,
                                 self._pot_rows))  # fmt: skip
             if self.K:
