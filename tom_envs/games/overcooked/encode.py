@@ -177,12 +177,15 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
             c: sorted((d, k) for k, d in enumerate(ds) if d is not None)
             for c, ds in self._counter_dist.items()
         }
-        # A chef's whole block when no counter holds anything, per (cell, facing, held item).
-        self._chef_block: dict[tuple[Pos, int, int], np.ndarray] = {}
+        self._chef_block = self._chef_blocks()
+
+    def _chef_blocks(self) -> dict[tuple[Pos, int, int], np.ndarray]:
+        """A chef's whole feature block when no counter holds anything, per (cell, facing, held
+        item)."""
+        o, out = self.chef_offsets, {}
         for cell, static in self._static.items():
             for facing in range(4):
                 for held in range(6):
-                    o = self.chef_offsets
                     block = np.zeros(self.chef_size, dtype=np.float32)
                     block[:2] = static[:2]
                     block[o["facing"] + facing] = 1.0
@@ -192,7 +195,8 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                     block[o["distances"] : o["counter_items"]] = static[2:]
                     block[o["counter_items"] : o["empty_counter"]] = 1.0
                     block[o["empty_counter"]] = self._any_counter[cell]
-                    self._chef_block[(cell, facing, held)] = block
+                    out[(cell, facing, held)] = block
+        return out
 
     # ------------------------------------------------------------------ shape
     @property

@@ -194,7 +194,7 @@ class OvercookedVectorEnv(VectorGame):
 
     def _observation_tables(self) -> None:
         """Everything an observation holds, per small integer code, from the encoder's values."""
-        enc, C, P, K, ct = self.encoder, self._C, self.P, self.K, self._ct
+        enc, C, P, K = self.encoder, self._C, self.P, self.K
         ch, D = NUM_CHANNELS, self.obs_size
         layout = self.layout
         self._rowbase = (np.arange(2 * self.num_envs, dtype=np.intp) * D).reshape(-1, 2)
@@ -224,7 +224,37 @@ class OvercookedVectorEnv(VectorGame):
                         chef_feat[code] = block
         self._chef_off, self._chef_val = chef_off.reshape(-1, 4), chef_val.reshape(-1, 4)
         self._chef_feat = chef_feat
-        # Pots: code onions * (cook_time + 2) + tick + 1, per pot.
+        self._pot_tables()
+        # Counters: code counter * 6 + item (an empty counter: 0 over the onions channel's 0).
+        cnt_off = np.zeros((K * 6, 2), dtype=np.intp)
+        cnt_val = np.zeros((K * 6, 2), dtype=np.float32)
+        for k, pos in enumerate(layout.counters):
+            base = self._cell_of[pos] * ch
+            for item in range(6):
+                writes = _item_writes(base, item) or [(base + _CH["onions"], 0.0)]
+                cnt_off[k * 6 + item], cnt_val[k * 6 + item] = _padded(writes, 2)
+        self._cnt_off, self._cnt_val = cnt_off, cnt_val
+        # per entry of the flattened (B, K) counters: counter * 6, and its env's first row (x2)
+        self._cnt_codes = np.tile(np.arange(K) * 6, self.num_envs)
+        # Flat offsets of observer 0's row of each env, in the shapes of the scatters above.
+        B, first = self.num_envs, self._rowbase[:, 0]
+        self._chef_rows = np.repeat(self._rowbase, 8).reshape(B, 2, 2, 4)
+        self._pot_rows = np.repeat(first, P * 3).reshape(B, P, 3)
+        self._cnt_rows = np.repeat(first, K * 2).reshape(-1, 2)
+        self._feature_tables()
+        # Scratch arrays reused every step (fresh temporaries of this size would make the
+        # allocator hand pages back to the system and fault them in again, step after step).
+        n_chunks = len(self._chunk_rows)
+        self._chef_at = np.empty((B, 2, 2, 4), dtype=np.intp)
+        self._chef_v = np.empty((B, 2, 2, 4), dtype=np.float32)
+        self._blocks = np.empty((B, 2, 2, enc.chef_size), dtype=np.float32)
+        self._near_at = np.empty((n_chunks, 2, B), dtype=np.intp)
+        self._near_all = np.empty((n_chunks, 2, B, 4), dtype=np.float32)
+
+    def _pot_tables(self) -> None:
+        """Each pot's plane writes and its four features, per code ``onions * (cook_time + 2) +
+        tick + 1``."""
+        P, ct, ch, layout = self.P, self._ct, NUM_CHANNELS, self.layout
         n_pot = 4 * (ct + 2)
         self._pot_codes = np.arange(P) * n_pot
         pot_off = np.zeros((P, n_pot, 3), dtype=np.intp)
@@ -253,31 +283,6 @@ class OvercookedVectorEnv(VectorGame):
                             pot_feat[code, pf["cook_time_left"]] = (ct - tick) / ct
         self._pot_off, self._pot_val = pot_off.reshape(-1, 3), pot_val.reshape(-1, 3)
         self._pot_feat = pot_feat
-        # Counters: code counter * 6 + item (an empty counter: 0 over channel 23's 0).
-        cnt_off = np.zeros((K * 6, 2), dtype=np.intp)
-        cnt_val = np.zeros((K * 6, 2), dtype=np.float32)
-        for k, pos in enumerate(layout.counters):
-            base = self._cell_of[pos] * ch
-            for item in range(6):
-                writes = _item_writes(base, item) or [(base + _CH["onions"], 0.0)]
-                cnt_off[k * 6 + item], cnt_val[k * 6 + item] = _padded(writes, 2)
-        self._cnt_off, self._cnt_val = cnt_off, cnt_val
-        # per entry of the flattened (B, K) counters: counter * 6, and its env's first row (x2)
-        self._cnt_codes = np.tile(np.arange(K) * 6, self.num_envs)
-        # Flat offsets of observer 0's row of each env, in the shapes of the scatters above.
-        B, first = self.num_envs, self._rowbase[:, 0]
-        self._chef_rows = np.repeat(self._rowbase, 8).reshape(B, 2, 2, 4)
-        self._pot_rows = np.repeat(first, P * 3).reshape(B, P, 3)
-        self._cnt_rows = np.repeat(first, K * 2).reshape(-1, 2)
-        self._feature_tables()
-        # Scratch arrays reused every step (fresh temporaries of this size would make the
-        # allocator hand pages back to the system and fault them in again, step after step).
-        n_chunks = len(self._chunk_rows)
-        self._chef_at = np.empty((B, 2, 2, 4), dtype=np.intp)
-        self._chef_v = np.empty((B, 2, 2, 4), dtype=np.float32)
-        self._blocks = np.empty((B, 2, 2, enc.chef_size), dtype=np.float32)
-        self._near_at = np.empty((n_chunks, 2, B), dtype=np.intp)
-        self._near_all = np.empty((n_chunks, 2, B, 4), dtype=np.float32)
 
     def _feature_tables(self) -> None:
         """Tables of the features: counters read in chunks of 3, partner offsets per cells.
