@@ -30,6 +30,13 @@ about it: *literal* ToM is knowing what each partner knows about each of their c
 from the tracking (`env.probes(agent)`, `probes="partner"|"all"|"none"`); *functional* ToM is the
 score reached with that partner (the cross-play table).
 
+**These probes are not a validated ToM measure.** The learned no-reasoning adversary of
+`tom-envs probes verify --game Hanabi` beats chance on them from the question's surface alone (the
+card's slot and how many questions were asked: older cards have had more reveals): partner colour
+up to 64% and partner rank up to 63% balanced accuracy against chance 50%, so the gate fails
+([docs/results/hanabi_probes.md](../results/hanabi_probes.md)). Report Hanabi probe accuracy only
+beside that adversary's score; the bomb-defusal probes pass the same gate.
+
 ## Observation
 The vector is HLE's canonical encoding, bit for bit (658 floats for two players): the other players'
 hands, the board (deck size, stacks, tokens, lives), the discard pile, the last move, and the card

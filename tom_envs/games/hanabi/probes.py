@@ -27,6 +27,15 @@ but ignores what the partner was told) is what the asker itself knows: it sees a
 so it "knows" its colour and rank, and it knows the card is playable exactly when it is; about its
 own cards its knowledge is the truth. So ``partner_knows_mine`` (whose truth is the asker's own
 knowledge) cannot separate the known groups: the reports mark it as no ToM measure.
+
+Validity: these probes **fail** the learned-adversary gate (``tom-envs probes verify --game
+Hanabi``; ``docs/results/hanabi_probes.md``). Every card of every partner is asked about, so the
+card's slot and the number of questions in the step are surface cues that predict the truth
+(older cards have had more reveals): a no-reasoning adversary reaches 58-64% balanced accuracy on
+``partner_color`` and ``partner_rank`` against chance 50%, on held-out missions and on a fresh
+seed. ``partner_playable`` is at chance for the adversary but its partner-blind answerer is not
+(mostly "no"). Until the construction chooses which cards are asked about so that no surface
+property carries the answer, report these accuracies only beside that adversary's score.
 """
 
 from __future__ import annotations
