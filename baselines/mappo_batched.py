@@ -1,6 +1,8 @@
-"""MAPPO's rollouts on a game's batched numpy engine (bomb defusal, Overcooked).
+"""MAPPO's batched path: rollouts on a game's batched numpy engine (bomb defusal, Overcooked).
 
-:class:`BatchedCollector` has :class:`~tom_baselines.mappo_rollout.Collector`'s interface and its
+Beside :mod:`tom_baselines.mappo` (the per-env path, which reads top to bottom and hands collection
+here through :func:`batched_collector` when ``--engine`` asks for it and the run fits).
+:class:`BatchedCollector` has :class:`~tom_baselines.mappo.Collector`'s interface and its
 bookkeeping (a seat's transition stays open until its next decision and collects every reward
 meanwhile; open transitions carry over between rollouts; 0 bootstrap at a game end), but one
 tick is one call of the batched engine for all ``num_envs`` envs instead of a Python loop over AEC
@@ -33,8 +35,8 @@ import numpy as np
 import torch
 
 from tom_baselines.common import parse_kv
+from tom_baselines.mappo import Rollout
 from tom_baselines.mappo_policy import Net, ValueNorm, masked_logits
-from tom_baselines.mappo_rollout import Collector, Rollout
 from tom_envs.games.overcooked.layout import (
     FACE_COUNTER,
     FACE_DISHES,
@@ -49,7 +51,6 @@ from tom_envs.registration import GameSpec
 if TYPE_CHECKING:
     from tom_baselines.mappo import Args
 
-ENGINE_CHOICES = ("auto", "envs", "batched", "batched-seeded")
 #: Overcooked events the batched engine counts (the rules' definitions).
 OVERCOOKED_EVENTS = ("pickup_onion", "pickup_plate", "useful_plate", "potting_onion",
                      "start_cooking", "pickup_soup", "soup_from_pot", "delivery", "place_onion",
@@ -191,19 +192,17 @@ def batched_engine_problem(spec: GameSpec, kwargs: Mapping[str, Any], args: Args
     return None
 
 
-def make_collector(
+def batched_collector(
     args: Args, spec: GameSpec, kwargs: Mapping[str, Any], partners: Mapping[int, str]
-) -> Collector | BatchedCollector:
-    """The batched collector where ``args.engine`` asks for it and the run allows it."""
-    if args.engine not in ENGINE_CHOICES:
-        raise ValueError(f"engine must be one of {ENGINE_CHOICES}, got {args.engine!r}")
-    if args.engine == "envs":
-        return Collector(args, spec, kwargs, partners)
+) -> BatchedCollector | None:
+    """The batched collector where the run fits one (``None``: with ``--engine auto``, use the
+    per-env collector); ``--engine batched`` / ``batched-seeded`` on a run that does not fit
+    raises ``ValueError`` naming why."""
     problem = batched_engine_problem(spec, kwargs, args, partners)
     if problem is None:
         return BatchedCollector(args, spec, kwargs)
     if args.engine == "auto":
-        return Collector(args, spec, kwargs, partners)
+        return None
     raise ValueError(f"--engine {args.engine}: {problem}")
 
 

@@ -188,6 +188,9 @@ class MappoAgent(BaseAgent):
         name: how trajectories name this agent.
     """
 
+    #: the checkpoint file's SHA-256 (set by :meth:`load`; ``None`` for a live policy)
+    file_sha256: str | None = None
+
     def __init__(
         self, actor: Net, meta: Mapping[str, Any], deterministic: bool = False, name: str = "mappo"
     ) -> None:
@@ -210,7 +213,7 @@ class MappoAgent(BaseAgent):
                 "actor_agent_id", "global_step")  # fmt: skip
         return {
             "kind": "mappo",
-            "file_sha256": getattr(self, "file_sha256", None),
+            "file_sha256": self.file_sha256,
             "deterministic": self.deterministic,
             **{k: self.meta.get(k) for k in keys},
         }

@@ -154,7 +154,7 @@ def report(out: Path, rmax_path: Path) -> str:
 
 def main() -> int:
     """Command line (see the module docstring)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     p.add_argument("--algos", nargs="+", default=["ppo", "mappo"], choices=["ppo", "mappo"])
     p.add_argument("--steps", type=int, default=300_000)
     p.add_argument("--episodes", type=int, default=200, help="evaluation episodes per partner")

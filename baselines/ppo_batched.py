@@ -42,29 +42,16 @@ has no shaping: ``--engine envs`` (or a run that does not fit the batched engine
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import TYPE_CHECKING, Any
 
 from tom_baselines.common import parse_kv
-from tom_envs.registration import GameSpec
+from tom_envs.registration import GAMES, GameSpec
 
 if TYPE_CHECKING:
     from tom_baselines.ppo_sb3 import Args
 
 ENGINE_CHOICES = ("auto", "envs", "batched")
-#: The games with a batched engine: registered name -> (module, class, turn-based). A fixed table:
-#: nothing here is built from a name given on the command line or read from a file.
-ENGINES: dict[str, tuple[str, str, bool]] = {
-    "RockPaperScissors": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
-    "BattleOfSexes": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
-    "PrisonersDilemma": ("tom_envs.games.matrix.vector", "MatrixVectorEnv", False),
-    "CollabCapture": ("tom_envs.games.collab_capture.vector", "CaptureVectorEnv", False),
-    "CollabEscape": ("tom_envs.games.collab_escape.vector", "EscapeVectorEnv", False),
-    "Overcooked": ("tom_envs.games.overcooked.vector", "OvercookedVectorEnv", False),
-    "Hanabi": ("tom_envs.games.hanabi.vector", "HanabiVectorEnv", True),
-    "BombDefusal": ("tom_envs.games.bomb_defusal.vector", "BombVectorEnv", True),
-}
 MATRIX_GAMES = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma")
 #: Partner specs with a vectorised version, per game; in the matrix games every bot of
 #: :func:`tom_envs.games.matrix.bots.partner_names` (``MatrixPartner`` plays them all).
@@ -115,12 +102,13 @@ def event_weights(args: Args) -> dict[str, float]:
 
 def batched_problem(args: Args, spec: GameSpec) -> str | None:
     """Why this run cannot train on a batched engine (``None``: it can)."""
-    if spec.name not in ENGINES:
-        return f"{spec.name} has no batched engine (these have one: {sorted(ENGINES)})"
+    if not spec.vector:
+        have = sorted(s.name for s in GAMES if s.vector)
+        return f"{spec.name} has no batched engine (these have one: {have})"
     if args.event_rewards and spec.name != "Overcooked":
         return (f"--event-rewards: only the batched Overcooked engine counts step events, "
                 f"not {spec.name}'s")  # fmt: skip
-    turn_based = ENGINES[spec.name][2]
+    turn_based = spec.load_vector().turn_based
     if turn_based and not args.self_play:
         return (f"{spec.name} is turn-based: the batched path is --self-play only (a fixed "
                 "partner's turns would leave the learner's slots without a decision)")  # fmt: skip
@@ -134,8 +122,7 @@ def batched_problem(args: Args, spec: GameSpec) -> str | None:
 
 
 def _build_engine(spec: GameSpec, args: Args, num_envs: int) -> Any:
-    module, cls, _ = ENGINES[spec.name]
-    engine_cls = getattr(importlib.import_module(module), cls)
+    engine_cls = spec.load_vector()  # the registry's engine (GameSpec.vector)
     options: dict[str, Any] = {"keep_final_obs": True}
     if spec.name == "BombDefusal":
         options["observations"] = False  # the acting seat's observation only (engine.observe())
@@ -181,7 +168,7 @@ def make_batched_venv(args: Args, spec: GameSpec, observation_space: Any) -> tup
         raise ValueError(
             f"the batched {spec.name} engine refuses these game arguments: {exc}"
         ) from None
-    turn_based = ENGINES[spec.name][2]
+    turn_based = spec.load_vector().turn_based
     if turn_based:
         venv = BatchedVecEnv(engine, "turns", observation_space=observation_space)
         detail = f"{type(engine).__name__} x{args.num_envs}, self-play: the acting seat per slot"

@@ -461,18 +461,22 @@ class SelfPlayPartner(SB3Agent):
 
 # ------------------------------------------------------------------------------- training
 def make_env(args: Args, rank: int, self_play: list[SelfPlayPartner]) -> Any:
-    """One Monitor-wrapped single-agent env; in self-play its partners are the live policy."""
+    """One Monitor-wrapped single-agent env; in self-play its partners are the live policy.
+
+    ``--partners`` specs come from the trainer's command line, so they are built as trusted
+    ones: any agent ``tom-envs run`` can play (bots, populations, checkpoints, LLM agents, which
+    read the text layer of the turns the episode driver gives them)."""
     from stable_baselines3.common.monitor import Monitor
 
     spec = game_spec(args.game)
     n = spec.load().make_bundle(**spec.kwargs).game.num_players
     seat = rank % n if args.self_play else args.seat
-    partners = ["random"] * (n - 1) if args.self_play else args.partners
-    env = SingleAgentEnv(args.game, partners=partners, seat=seat, **parse_kv(args.env_kwargs))
+    partners: list[Any] = args.partners * (n - 1) if len(args.partners) == 1 else args.partners
     if args.self_play:
-        for p in env.partners:
-            env.partners[p] = partner = SelfPlayPartner()
-            self_play.append(partner)
+        partners = [SelfPlayPartner() for _ in range(n - 1)]
+        self_play.extend(partners)
+    env = SingleAgentEnv(args.game, partners=partners, seat=seat, trusted=True,
+                         **parse_kv(args.env_kwargs))  # fmt: skip
     return Monitor(env)
 
 
@@ -487,52 +491,41 @@ def partner_map(args: Args, num_players: int) -> dict[int, str]:
     return dict(zip(others, specs, strict=True))
 
 
-def train(args: Args) -> dict[str, Any]:
-    """Train, log the learning curve, save ``model.zip``, evaluate; returns a run summary."""
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import BaseCallback
+def make_venv(
+    args: Args, spec: Any, self_play: list[SelfPlayPartner]
+) -> tuple[Any, Any, int, str, str]:
+    """The run's vectorised env: ``(venv, shaping, num_players, engine, engine_detail)``; the
+    batched engine's ``BatchedVecEnv`` where it fits (``--engine``), else a ``DummyVecEnv`` of
+    single-agent envs; ``shaping`` is the :class:`EventRewards` wrapper of ``--event-rewards``
+    (around the ``VecMonitor``: logged returns stay unshaped) or ``None``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from tom_baselines.ppo_batched import choose_engine, event_weights, make_batched_venv
+    from tom_baselines.ppo_batched import choose_engine, make_batched_venv
 
-    torch.set_num_threads(args.threads)
-    spec = game_spec(args.game)
-    out = Path(args.out or f"runs/train/ppo-{spec.name}-seed{args.seed}")
-    self_play: list[SelfPlayPartner] = []
     engine = choose_engine(args, spec)
-    shaping: Any = None  # EventRewards (--event-rewards), around the VecMonitor: returns unshaped
+    shaping: Any = None
     if engine == "batched":
         ref = spec.load().raw_env(**{**spec.kwargs, **parse_kv(args.env_kwargs)})
         num_players = ref.game.num_players
         space = ref.observation_space(ref.possible_agents[0])["observation"]
         batched, engine_detail = make_batched_venv(args, spec, space)
-        venv = VecMonitor(batched)
+        venv: Any = VecMonitor(batched)
         if args.event_rewards:
             from tom_envs.integrations.sb3 import EventRewards
 
             venv = shaping = EventRewards(venv, batched, args.event_rewards_horizon)
     else:
         venv = DummyVecEnv([lambda r=r: make_env(args, r, self_play) for r in range(args.num_envs)])
-        num_players = venv.envs[0].unwrapped.bundle.game.num_players
+        first: Any = venv.envs[0].unwrapped  # a SingleAgentEnv
+        num_players = first.bundle.game.num_players
         engine_detail = f"DummyVecEnv of {args.num_envs} SingleAgentEnv copies"
-    venv.seed(args.seed)
-    partners = partner_map(args, num_players)
-    algo = MaskablePPO if args.masked else PPO
-    model = algo(
-        "MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps,
-        batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
-        gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef, policy_kwargs={"net_arch": [args.hidden, args.hidden]},
-        seed=args.seed, device="cpu", verbose=0,
-    )  # fmt: skip
-    for partner in self_play:
-        partner.model = model
-    who = (
-        "self-play" if args.self_play else ", ".join(f"seat {p}: {s}" for p, s in partners.items())
-    )
-    curve = LearningCurve(out, f"{algo.__name__} on {spec.name} ({who})")
-    bar = progress_bar(args.total_steps, f"ppo {spec.name}", args.progress)
+    return venv, shaping, num_players, engine, engine_detail
+
+
+def curve_callback(venv: Any, shaping: Any, curve: LearningCurve, bar: Any, engine: str) -> Any:
+    """SB3 callback: the progress bar per step, one learning-curve row per rollout."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
     t0, c0 = time.perf_counter(), time.process_time()
 
     class Curve(BaseCallback):
@@ -576,7 +569,41 @@ def train(args: Args) -> dict[str, Any]:
             self.episodes = []
             curve.log(row)
 
-    model.learn(total_timesteps=args.total_steps, callback=Curve())
+    return Curve()
+
+
+def train(args: Args) -> dict[str, Any]:
+    """Train, log the learning curve, save ``model.zip``, evaluate; returns a run summary."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from tom_baselines.ppo_batched import event_weights
+
+    torch.set_num_threads(args.threads)
+    spec = game_spec(args.game)
+    out = Path(args.out or f"runs/train/ppo-{spec.name}-seed{args.seed}")
+    self_play: list[SelfPlayPartner] = []
+    venv, shaping, num_players, engine, engine_detail = make_venv(args, spec, self_play)
+    venv.seed(args.seed)
+    partners = partner_map(args, num_players)
+    algo = MaskablePPO if args.masked else PPO
+    model = algo(
+        "MlpPolicy", venv, learning_rate=args.lr, n_steps=args.n_steps,
+        batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+        gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef, policy_kwargs={"net_arch": [args.hidden, args.hidden]},
+        seed=args.seed, device="cpu", verbose=0,
+    )  # fmt: skip
+    for partner in self_play:
+        partner.model = model
+    who = (
+        "self-play" if args.self_play else ", ".join(f"seat {p}: {s}" for p, s in partners.items())
+    )
+    curve = LearningCurve(out, f"{algo.__name__} on {spec.name} ({who})")
+    bar = progress_bar(args.total_steps, f"ppo {spec.name}", args.progress)
+    t0, c0 = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=args.total_steps,
+                callback=curve_callback(venv, shaping, curve, bar, engine))  # fmt: skip
     bar.close()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     out.mkdir(parents=True, exist_ok=True)
@@ -597,13 +624,8 @@ def train(args: Args) -> dict[str, Any]:
     learners = [p for p in range(num_players) if p not in partners]
     ev = evaluate(spec.name, factories, args.eval_episodes, 10**6 + args.seed * 10**4,
                   parse_kv(args.env_kwargs), learners)  # fmt: skip
-    final = {
-        "global_step": model.num_timesteps,
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "engine": engine,
-        **{f"eval/{k}": v for k, v in ev.items()},
-    }
+    final = {"global_step": model.num_timesteps, "wall_s": wall, "cpu_s": cpu, "engine": engine,
+             **{f"eval/{k}": v for k, v in ev.items()}}  # fmt: skip
     curve.log(final)
     curve.plot()
     (out / "settings.txt").write_text(repr(dataclasses.asdict(args)) + "\n")

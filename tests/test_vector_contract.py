@@ -1,7 +1,10 @@
 """The batched-engine contract (tom_envs.core.vector): autoreset, truncation, final observations,
-action checks and the Gymnasium / batched multi-agent adapters, on every batched engine."""
+action checks and the Gymnasium / batched multi-agent adapters, on every registered batched engine
+(``GameSpec.vector``; what they compute is checked against the AEC env by test_vector_parity.py)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,31 +14,43 @@ from tom_envs.core.vector import (
     BatchedParallelEnv,
     GymVectorEnv,
     RandomPartner,
+    VectorGame,
     sample_legal,
 )
-from tom_envs.games.overcooked.vector import OvercookedVectorEnv
+from tom_envs.registration import GAMES
+
+#: Per registered engine, arguments that end its episodes within the tests' steps (``short``); the
+#: matrix games and Overcooked end every env at the horizon at once (lockstep).
+SHORT: dict[str, dict[str, Any]] = {
+    "RockPaperScissors": {"horizon": 7},
+    "BattleOfSexes": {"horizon": 7},
+    "PrisonersDilemma": {"horizon": 7},
+    "Overcooked": {"horizon": 7},
+    # both_closed: the thief is never caught while everyone stays (action 0, always legal)
+    "CollabCapture": {"scenario": "both_closed", "max_turns": 7},
+    "CollabEscape": {"max_turns": 7},
+    "Hanabi": {"colors": 1, "ranks": 1, "hand_size": 1, "max_information_tokens": 1},
+    "BombDefusal": {"max_rounds": 2},
+}
+LOCKSTEP = ("RockPaperScissors", "BattleOfSexes", "PrisonersDilemma", "Overcooked")
+#: Hanabi's full game and bomb defusal's mission outlast the tests' steps; the others' limits
+#: are set long enough (``long=True``) that only ``max_cycles`` ends them.
+LONG: dict[str, dict[str, Any]] = {
+    "RockPaperScissors": {"horizon": 50}, "BattleOfSexes": {"horizon": 50},
+    "PrisonersDilemma": {"horizon": 50}, "Overcooked": {"horizon": 50},
+    "CollabCapture": {"scenario": "both_closed", "max_turns": 50},
+    "CollabEscape": {"max_turns": 50},
+}  # fmt: skip
+VECTOR_SPECS = {s.name: s for s in GAMES if s.vector}
 
 
 def _engines(long: bool = False, **kw):
-    """A small instance of every batched engine, built with ``kw`` (``long``: Hanabi's full game,
-    whose episodes take longer than the tests' steps; else a one-card game that ends quickly)."""
-    out = {"overcooked": OvercookedVectorEnv(3, horizon=7, **kw)}
-    from tom_envs.games.collab_capture.vector import CaptureVectorEnv
-    from tom_envs.games.collab_escape.vector import EscapeVectorEnv
-    from tom_envs.games.hanabi.vector import HanabiVectorEnv
-    from tom_envs.games.matrix.vector import MatrixVectorEnv
-
-    out["matrix"] = MatrixVectorEnv(3, game="rps", horizon=7, **kw)
-    # both_closed: the thief is never caught while everyone stays (action 0, always legal)
-    out["collab_capture"] = CaptureVectorEnv(3, scenario="both_closed", max_turns=7, **kw)
-    out["collab_escape"] = EscapeVectorEnv(3, max_turns=7, **kw)
-    tiny = {"colors": 1, "ranks": 1, "hand_size": 1, "max_information_tokens": 1}
-    out["hanabi"] = HanabiVectorEnv(3, **({} if long else tiny), **kw)
-    from tom_envs.core.vector import VectorGame
-    from tom_envs.games.bomb_defusal.vector import BombVectorEnv
-
-    if issubclass(BombVectorEnv, VectorGame):  # on the contract
-        out["bomb_defusal"] = BombVectorEnv(3, **({} if long else {"max_rounds": 2}), **kw)
+    """A small instance (B = 3) of every registered batched engine, built with ``kw`` (``long``:
+    episodes that outlast the tests' steps; else short ones)."""
+    out = {}
+    for name, spec in VECTOR_SPECS.items():
+        args = {**spec.kwargs, **(LONG if long else SHORT).get(name, {})}
+        out[name] = spec.load_vector()(3, **args, **kw)
     return out
 
 
@@ -56,7 +71,7 @@ ENGINES = sorted(_engines())
 @pytest.mark.parametrize("name", ENGINES)
 def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> None:
     e = _engines(keep_final_obs=True)[name]
-    assert isinstance(e, BatchedEngine)
+    assert isinstance(e, BatchedEngine) and isinstance(e, VectorGame)
     obs0 = np.array(e.reset(seed=3), copy=True)
     assert obs0.shape == (3, e.num_agents, e.obs_size) and obs0.dtype == np.float32
     masks = e.action_masks()
@@ -66,17 +81,18 @@ def test_engine_satisfies_the_protocol_and_autoresets_on_the_same_step(name) -> 
     for _ in range(15):
         before = np.array(e._observe(), copy=True)
         obs, rew, term, trunc = e.step(sample_legal(e.action_masks(), rng))
+        assert obs is not None
         assert rew.shape == (3, e.num_agents) and term.shape == trunc.shape == (3,)
         assert term.dtype == trunc.dtype == bool and not (term & trunc).any()
         if term.any():
             ends += 1
             done = term | trunc
             # the next episode starts inside this step: its first observation is the reset's
-            if name not in ("hanabi", "bomb_defusal"):  # fixed starts (not a new deal)
+            if not e.turn_based:  # fixed starts (Hanabi and bomb defusal deal anew)
                 assert np.array_equal(obs[done], obs0[done])
             assert e.final_obs is not None and e.final_obs.shape == obs.shape
             assert not np.array_equal(e.final_obs[done], before[done]) or e.obs_size == 0
-    lockstep = name in ("overcooked", "matrix")  # every env ends at the horizon together
+    lockstep = name in LOCKSTEP  # every env ends at the horizon together
     assert ends == 2 if lockstep else ends >= 2  # steps 7 and 14, or earlier ends as well
 
 

@@ -70,6 +70,8 @@ from tom_envs.core.agents import (
     EpisodeInfo,
     Turn,
     as_agent_action,
+    env_turn,
+    make_turn,
 )
 from tom_envs.core.game import IllegalActionError, ParseResult, agent_index
 from tom_envs.core.probes import probe_moment
@@ -358,19 +360,8 @@ class EpisodeDriver:
 
     def turn(self, agent: str) -> Turn:
         """The Turn of ``agent`` now (its view in every form)."""
-        env = self.env
-        obs = env.observe(agent)
-        return Turn(
-            agent=agent,
-            player=agent_index(agent),
-            view=env.view(agent),
-            observation=obs["observation"],
-            action_mask=obs["action_mask"],
-            reward=float(self.reward_since.get(agent, 0.0)),
-            decision=self.decisions[agent],
-            _text=lambda a=agent: env.text_observation(a),
-            _parse=lambda text, a=agent: env.parse_action(a, text),
-        )
+        reward = float(self.reward_since.get(agent, 0.0))
+        return env_turn(self.env, agent, reward=reward, decision=self.decisions[agent])
 
     def advance(self) -> str | None:
         """Seated agents act (dead seats pass) until an external seat must act, or the end.
@@ -485,16 +476,9 @@ class EpisodeDriver:
         view = env.view(agent)
         obs = env.observe(agent)
         text = env.bundle.text.text_observation(view)
-        return Turn(
-            agent=agent,
-            player=agent_index(agent),
-            view=view,
-            observation=obs["observation"],
-            action_mask=obs["action_mask"],
-            reward=0.0,
+        return make_turn(
+            agent, view, obs["observation"], obs["action_mask"], lambda: text, _no_action,
             decision=decision,
-            _text=lambda text=text: text,
-            _parse=_no_action,
         )
 
     def play(

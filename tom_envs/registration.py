@@ -58,6 +58,9 @@ class GameSpec:
         example: a teaching example (``tom_envs/games/example``, docs/quickstart.md "Adding a
             game"): registered, listed, documented and conformance-tested like every game, but
             left out of CoordinationQA (it has no ``qa.py``) and of the default benchmark sweep.
+        vector: the game's optional batched engine, ``"module:Class"`` (a
+            :class:`tom_envs.core.vector.BatchedEngine`; ``""``: none). Every one named here is
+            checked against the AEC env by ``tests/test_vector_parity.py``.
     """
 
     name: str
@@ -71,6 +74,7 @@ class GameSpec:
     fixed: tuple[str, ...] = ()
     bots: tuple[str, ...] = ()
     example: bool = False
+    vector: str = ""
 
     @property
     def id(self) -> str:
@@ -81,9 +85,18 @@ class GameSpec:
         """Import the game's env module (a :class:`~tom_envs.core.contract.GameModule`)."""
         return importlib.import_module(self.module)
 
+    def load_vector(self) -> type[Any]:
+        """The batched engine's class (``Engine(num_envs, **kwargs)``); ``LookupError`` when the
+        game has none."""
+        if not self.vector:
+            raise LookupError(f"{self.name} has no batched engine")
+        module, _, cls = self.vector.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
 
 #: The matrix partners after the single-action ones (``tom_envs/games/matrix/bots.py``).
 _MATRIX_BOTS = ("tit_for_tat", "random", "win_stay_lose_shift", "alternating", "fictitious_play")
+_MATRIX_VECTOR = "tom_envs.games.matrix.vector:MatrixVectorEnv"
 
 GAMES: tuple[GameSpec, ...] = (
     GameSpec(
@@ -95,6 +108,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
         demo_agents=("fictitious_play", "population:single_action"),
         bots=("always_0", "always_1", "always_2", *_MATRIX_BOTS),
+        vector=_MATRIX_VECTOR,
     ),
     GameSpec(
         name="BattleOfSexes",
@@ -105,6 +119,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="iterated Battle of the Sexes, T=100 (paper 004)",
         demo_agents=("fictitious_play", "tit_for_tat"),
         bots=("always_0", "always_1", *_MATRIX_BOTS),
+        vector=_MATRIX_VECTOR,
     ),
     GameSpec(
         name="PrisonersDilemma",
@@ -115,6 +130,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
         demo_agents=("fictitious_play", "tit_for_tat"),
         bots=("always_0", "always_1", *_MATRIX_BOTS),
+        vector=_MATRIX_VECTOR,
     ),
     GameSpec(
         name="BombDefusal",
@@ -122,6 +138,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="3-player search & rescue bomb defusal with chat and ToM probes (paper 000)",
         demo_agents=("heuristic",),
         bots=("random", "heuristic", "cbs"),
+        vector="tom_envs.games.bomb_defusal.vector:BombVectorEnv",
     ),
     GameSpec(
         name="CollabCapture",
@@ -130,6 +147,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="two pursuers, doors and a greedy thief; scenario= the 4 door states (paper 002)",
         demo_agents=("greedy", "optimal"),
         bots=("greedy", "optimal"),
+        vector="tom_envs.games.collab_capture.vector:CaptureVectorEnv",
     ),
     GameSpec(
         name="CollabEscape",
@@ -138,6 +156,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="repair 2 generators, escape a killer; scenario=together|split (paper 002)",
         demo_agents=("greedy", "optimal"),
         bots=("greedy", "optimal"),
+        vector="tom_envs.games.collab_escape.vector:EscapeVectorEnv",
     ),
     GameSpec(
         name="Hanabi",
@@ -147,6 +166,7 @@ GAMES: tuple[GameSpec, ...] = (
         "probes (paper 002)",
         demo_agents=("convention",),
         bots=("random", "simple", "convention"),
+        vector="tom_envs.games.hanabi.vector:HanabiVectorEnv",
     ),
     GameSpec(
         name="Guandan",
@@ -174,6 +194,7 @@ GAMES: tuple[GameSpec, ...] = (
         "rules, App. A text, mid-level actions (paper 002)",
         demo_agents=("planner", "greedy"),
         bots=("greedy", "role_onions", "role_dishes", "planner", "stay"),
+        vector="tom_envs.games.overcooked.vector:OvercookedVectorEnv",
     ),
     GameSpec(
         name="Example",

@@ -57,6 +57,9 @@ class SingleAgentEnv(gymnasium.Env):
         seat: the learner's seat.
         render_mode: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"`` (the game's renderer,
             :mod:`tom_envs.core.render`; another mode warns and renders nothing).
+        trusted: build the partner specs as the command line's (``make_agent(...,
+            trusted=True)``: any agent ``tom-envs run`` can play, ``module:Class`` included);
+            only for specs the person running the command gave (a trainer's ``--partners``).
         illegal_action: ``"raise"`` or ``"terminate"`` (see the module docstring).
         illegal_reward: the reward of an illegal action under ``"terminate"``.
         env_kwargs: game keyword arguments (override the registered defaults).
@@ -77,6 +80,7 @@ class SingleAgentEnv(gymnasium.Env):
         render_mode: str | None = None,
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
+        trusted: bool = False,
         **env_kwargs: Any,
     ) -> None:
         from tom_envs.agents import make_agent
@@ -112,11 +116,10 @@ class SingleAgentEnv(gymnasium.Env):
         self.partner_specs = specs
         others = [i for i in range(n) if i != seat]
         self.partners: dict[int, Agent] = {
-            i: make_agent(s, self.spec_, self.bundle) if isinstance(s, str) else s
+            i: make_agent(s, self.spec_, self.bundle, trusted=trusted) if isinstance(s, str) else s
             for i, s in zip(others, specs, strict=True)
-        }
+        }  # seats read at every reset: a partner replaced here plays from the next episode
         self.env_kwargs = dict(env_kwargs)
-        self._seats: list[Agent | None] = [self.partners.get(i) for i in range(n)]
         self.render_mode = self.aec.render_mode
         self.observation_space = self.aec.observation_space(self.agent)["observation"]
         self.action_space = self.aec.action_space(self.agent)
@@ -133,8 +136,7 @@ class SingleAgentEnv(gymnasium.Env):
         """Partners act until it is the learner's turn or the episode ends."""
         nxt = self.driver.advance()
         obs = self.aec.observe(self.agent)
-        reward = self.driver.reward_since[self.agent]
-        self.driver.reward_since[self.agent] = 0.0
+        reward = self.driver.reward_since[self.agent]  # since its last move (the driver's count)
         if nxt is None:
             over = self.driver.over()
             term = over and any(self.aec.terminations.values())
@@ -148,9 +150,10 @@ class SingleAgentEnv(gymnasium.Env):
         """New episode; partners are reseeded from the same seed."""
         super().reset(seed=seed)
         self.episode_seed = draw_episode_seed(self.np_random)
+        n = self.bundle.game.num_players
         self.driver = EpisodeDriver(
             self.spec_,
-            self._seats,
+            [self.partners.get(i) for i in range(n)],
             self.episode_seed,
             self.env_kwargs,
             env=self.aec,

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import turn_game  # noqa: E402  (tests/baselines/turn_game.py: a tiny turn-based game)
 
-from tom_baselines import mappo, mappo_policy, mappo_rollout  # noqa: E402
+from tom_baselines import mappo, mappo_policy  # noqa: E402
 from tom_envs.agents import make_agent  # noqa: E402
 from tom_envs.cli import main as cli  # noqa: E402
 from tom_envs.registration import game_spec  # noqa: E402
@@ -45,7 +45,7 @@ def test_smoke_self_play_writes_checkpoint_and_curve(tmp_path, recurrent) -> Non
 def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
     """player_0's reward arrives during player_1's move; it must land on player_0's transition."""
     args = tiny(tmp_path, num_envs=2, num_steps=2 * turn_game.ROUNDS)  # exactly one episode
-    collector = mappo_rollout.Collector(args, turn_game.SPEC, {}, {})
+    collector = mappo.Collector(args, turn_game.SPEC, {}, {})
     actor, critic = mappo_policy.build_nets(
         {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
          "recurrent": False, "actor_agent_id": False}
@@ -66,7 +66,7 @@ def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
 
 def test_open_transitions_carry_into_the_next_rollout(tmp_path) -> None:
     args = tiny(tmp_path, num_envs=1, num_steps=3)  # cut mid-episode, player_0 still open
-    collector = mappo_rollout.Collector(args, turn_game.SPEC, {}, {})
+    collector = mappo.Collector(args, turn_game.SPEC, {}, {})
     actor, critic = mappo_policy.build_nets(
         {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
          "recurrent": False, "actor_agent_id": False}
@@ -86,7 +86,7 @@ def test_gae_follows_each_seat_and_stops_at_episode_ends() -> None:
         "done": np.array([False, False, True, False]),
     }
     g, lam = 0.9, 0.5
-    adv = mappo_rollout.gae(data, g, lam)
+    adv = mappo.gae(data, g, lam)
     d2 = 2.0 - 0.2
     d0 = 1.0 + g * 0.2 - 0.5
     d3 = 0.0 + g * 0.7 - 0.3
@@ -95,9 +95,9 @@ def test_gae_follows_each_seat_and_stops_at_episode_ends() -> None:
 
 
 def test_chunks_are_consecutive_decisions_of_one_seat() -> None:
-    idx = mappo_rollout.chunks(np.array([0, 1, 0, 0, 1, 0]), 2)
+    idx = mappo.chunks(np.array([0, 1, 0, 0, 1, 0]), 2)
     assert idx.tolist() == [[0, 2], [3, 5], [1, 4]]
-    assert mappo_rollout.chunks(np.array([3, 3, 3]), 2).tolist() == [[0, 1], [2, -1]]
+    assert mappo.chunks(np.array([3, 3, 3]), 2).tolist() == [[0, 1], [2, -1]]
 
 
 def test_checkpoint_round_trip_and_plays_any_seat(tmp_path) -> None:
@@ -153,7 +153,7 @@ def test_event_rewards_shape_the_learners_transitions_and_anneal(tmp_path) -> No
     args = tiny(
         tmp_path, num_envs=1, num_steps=3, event_rewards=["potting_onion=3", "useful_plate=2"]
     )
-    collector = mappo_rollout.Collector(args, spec, kwargs, {})
+    collector = mappo.Collector(args, spec, kwargs, {})
     env = collector.envs[0]
     meta = {"num_players": 2, "num_actions": 6, "obs_dim": int(env.observation_space("player_0")["observation"].shape[0]),
             "state_dim": int(env.state_space.shape[0]), "hidden": 32, "recurrent": False,
@@ -239,3 +239,22 @@ def test_cli_run_refuses_the_mismatched_checkpoint(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "observation" in err and "features" in err
     assert not list(tmp_path.rglob("*.jsonl"))  # nothing played, nothing recorded
+
+
+def test_trains_against_a_partner_that_reads_the_text(tmp_path) -> None:
+    """The partner is the LLM agent on a scripted client: it reads ``turn.text()`` and answers in
+    words, mapped back by the game's parser. The per-env collector hands it the driver's turn
+    (text layer attached), so training runs; each of its decisions is one model request."""
+    import text_partner  # tests/baselines/text_partner.py
+
+    text_partner.REQUESTS.clear()
+    args = tiny(tmp_path, env_kwargs=["horizon=5"], partners=["1=text_partner:ScriptedLLMPartner"],
+                num_envs=2, num_steps=10, total_steps=40, engine="envs", eval_episodes=2)  # fmt: skip
+    summary = mappo.train(args)
+    assert summary["global_step"] == 40 and summary["engine"] == "envs"
+    # one partner decision per joint step in training (40) and evaluation (2 episodes x 5)
+    assert len(text_partner.REQUESTS) == 40 + 2 * 5
+    prompt = text_partner.REQUESTS[0].messages[-1]["content"]
+    assert "You are currently playing round 1." in prompt  # the game's text, not a vector
+    final = summary["final"]
+    assert final["eval/valid_action_pct/player_1"] == 100.0  # every answer parsed to a legal move

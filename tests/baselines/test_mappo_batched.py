@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from test_mappo import tiny  # noqa: E402  (the small MAPPO settings of tests/baselines/test_mappo.py)
 
-from tom_baselines import mappo, mappo_batched, mappo_policy, mappo_rollout  # noqa: E402
+from tom_baselines import mappo, mappo_batched, mappo_policy  # noqa: E402
 from tom_envs.games.overcooked.rules import OvercookedConfig, OvercookedGame  # noqa: E402
 from tom_envs.registration import game_spec  # noqa: E402
 
@@ -31,7 +31,7 @@ def nets(collector) -> tuple:
 
 def rollouts(args: mappo.Args, game: str, kwargs: dict, updates: int) -> tuple[list, list]:
     spec = game_spec(game)
-    collector = mappo_batched.make_collector(args, spec, {**spec.kwargs, **kwargs}, {})
+    collector = mappo.make_collector(args, spec, {**spec.kwargs, **kwargs}, {})
     actor, critic = nets(collector)
     vn = mappo_policy.ValueNorm()
     torch.manual_seed(1)
@@ -109,21 +109,21 @@ def test_overcooked_event_counts_are_the_rules_events() -> None:
 def test_engine_choice_is_explicit(tmp_path) -> None:
     spec = game_spec("BombDefusal")
     auto = tiny(tmp_path, game="BombDefusal")
-    assert isinstance(mappo_batched.make_collector(auto, spec, spec.kwargs, {}),
+    assert isinstance(mappo.make_collector(auto, spec, spec.kwargs, {}),
                       mappo_batched.BatchedCollector)  # fmt: skip
     partners = {1: "heuristic"}
-    assert isinstance(mappo_batched.make_collector(auto, spec, spec.kwargs, partners),
-                      mappo_rollout.Collector)  # fmt: skip
+    assert isinstance(mappo.make_collector(auto, spec, spec.kwargs, partners),
+                      mappo.Collector)  # fmt: skip
     forced = tiny(tmp_path, game="BombDefusal", engine="batched")
     with pytest.raises(ValueError, match="self-play only"):
-        mappo_batched.make_collector(forced, spec, spec.kwargs, partners)
+        mappo.make_collector(forced, spec, spec.kwargs, partners)
     with pytest.raises(ValueError, match="no chat"):
-        mappo_batched.make_collector(forced, spec, {"symbolic_messages": True}, {})
+        mappo.make_collector(forced, spec, {"symbolic_messages": True}, {})
     rps = game_spec("RockPaperScissors")
     with pytest.raises(ValueError, match="has no batched engine"):
-        mappo_batched.make_collector(tiny(tmp_path, engine="batched"), rps, rps.kwargs, {})
+        mappo.make_collector(tiny(tmp_path, engine="batched"), rps, rps.kwargs, {})
     with pytest.raises(ValueError, match="engine must be one of"):
-        mappo_batched.make_collector(tiny(tmp_path, engine="jax"), spec, spec.kwargs, {})
+        mappo.make_collector(tiny(tmp_path, engine="jax"), spec, spec.kwargs, {})
 
 
 def test_batched_training_learns_a_small_mission(tmp_path) -> None:

@@ -55,3 +55,29 @@ def test_trained_policy_beats_random(tmp_path) -> None:
                 num_envs=4, n_steps=128, batch_size=128, n_epochs=4, hidden=32, lr=3e-3,
                 eval_episodes=20)  # fmt: skip
     assert ppo_sb3.train(args)["eval"]["return/player_0"] >= 7.0
+
+
+def test_trains_against_a_partner_that_reads_the_text(tmp_path) -> None:
+    """The single-agent path (SingleAgentEnv, the episode driver) with the LLM agent on a scripted
+    client as the partner: its turns carry the text layer, so PPO trains against it; one model
+    request per partner decision."""
+    import text_partner  # tests/baselines/text_partner.py
+
+    text_partner.REQUESTS.clear()
+    summary = ppo_sb3.train(tiny(tmp_path, partners=["text_partner:ScriptedLLMPartner"],
+                                 engine="envs"))  # fmt: skip
+    assert summary["global_step"] >= 128 and summary["engine"] == "envs"
+    # RPS: one partner decision per learner step (training, then 3 evaluation episodes of 5)
+    assert len(text_partner.REQUESTS) == summary["global_step"] + 3 * 5
+    assert summary["eval"]["valid_action_pct/player_1"] == 100.0
+
+
+def test_self_play_partners_are_the_live_policy() -> None:
+    """Per-env self-play: every other seat is played by the learner's network (not the random
+    placeholders a SingleAgentEnv could have kept)."""
+    live: list[ppo_sb3.SelfPlayPartner] = []
+    env = ppo_sb3.make_env(ppo_sb3.Args(game="BombDefusal", self_play=True), 0, live)
+    env.reset(seed=0)
+    seats = env.unwrapped.driver.seats
+    assert seats[0] is None and [id(s) for s in seats[1:]] == [id(p) for p in live]
+    assert all(isinstance(p, ppo_sb3.SelfPlayPartner) for p in live) and len(live) == 2

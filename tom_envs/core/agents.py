@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from tom_envs.core.game import ParseResult, TextObservation
+from tom_envs.core.game import ParseResult, TextObservation, agent_index
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,69 @@ class Turn:
         if self._parse is None:
             raise RuntimeError("this turn has no text layer attached")
         return self._parse(text)
+
+
+# ------------------------------------------------------------------------- the Turn factory
+def make_turn(
+    agent: str,
+    view: Any,
+    observation: np.ndarray,
+    action_mask: np.ndarray,
+    text: Callable[[], TextObservation],
+    parse: Callable[[str], ParseResult],
+    *,
+    reward: float = 0.0,
+    decision: int = 0,
+) -> Turn:
+    """THE way to build a :class:`Turn`: every form of one view, the text layer always attached.
+
+    Every caller that hands a turn to an agent builds it here (the episode driver, the RL
+    collectors, the QA generators, wrapper agents that re-present a turn), through
+    :func:`env_turn` or :func:`state_turn` when it has an env or a rules state, so an agent
+    the runner can play (a text-reading LLM agent included) can play wherever a turn comes from.
+
+    Args:
+        agent: ``"player_k"``.
+        view: the structured player view.
+        observation: the vector observation of ``view``.
+        action_mask: the legal-action mask.
+        text: returns the view's :class:`TextObservation` (called on request only).
+        parse: free text -> :class:`ParseResult` for this view (never raises).
+        reward: the reward received since this agent's previous decision.
+        decision: how many decisions this agent has made in the episode before this one.
+    """
+    return Turn(agent, agent_index(agent), view, observation, action_mask, float(reward),
+                int(decision), text, parse)  # fmt: skip
+
+
+def env_turn(env: Any, agent: str, *, reward: float = 0.0, decision: int = 0) -> Turn:
+    """The turn of ``agent`` in the AEC env ``env`` now (a :class:`tom_envs.core.aec.TomAECEnv`):
+    its view, ``observe(agent)``'s vector and mask, the text layer of the env's bundle on that
+    view. What the episode driver hands a seated agent; the RL collectors hand their partners
+    the same."""
+    seen = env.observe(agent)
+    view = env.view(agent)
+    text = env.bundle.text
+    return make_turn(
+        agent, view, seen["observation"], seen["action_mask"],
+        lambda: text.text_observation(view), lambda reply: text.parse_action(view, reply),
+        reward=reward, decision=decision,
+    )  # fmt: skip
+
+
+def state_turn(
+    bundle: Any, state: Any, player: int, *, reward: float = 0.0, decision: int = 0
+) -> Turn:
+    """The turn of seat ``player`` in the rules state ``state`` of the configured game
+    ``bundle`` (a :class:`~tom_envs.core.game.GameBundle`), with no env: the rules' view, the
+    encoder's vector, the rules' legal mask and the bundle's text layer (QA scenarios, planners)."""
+    game, text = bundle.game, bundle.text
+    view = game.observe(state, player)
+    return make_turn(
+        f"player_{player}", view, bundle.encoder.encode(view), game.legal_mask(state, player),
+        lambda: text.text_observation(view), lambda reply: text.parse_action(view, reply),
+        reward=reward, decision=decision,
+    )  # fmt: skip
 
 
 @dataclass

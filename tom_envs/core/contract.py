@@ -14,6 +14,14 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
 * optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records) and
   ``action_recommender(view)`` (a tool hook for LLM agents); see :data:`OPTIONAL_HOOKS`.
 
+Beside it, a game **may** have a batched engine (``vector.py``: B copies stepped at once on numpy
+arrays, for RL data collection), named in its ``GameSpec`` (``vector="module:Class"``). That is a
+second contract, :class:`tom_envs.core.vector.BatchedEngine` (its module docstring says what an
+engine must provide), and a second implementation of the rules, so it is held to the first:
+``tests/test_vector_parity.py`` plays every registered engine beside the AEC env (observations and
+masks of every seat, rewards, episode ends) on fixed seed lists. A game without one loses nothing
+but that speed.
+
 Everything here is core: it imports only :mod:`tom_envs.core`.
 """
 

@@ -1,22 +1,35 @@
 """The batched-engine contract: B copies of one game stepped at once on numpy arrays.
 
-Every game that has a batched engine puts it in ``tom_envs/games/<game>/vector.py``; it computes
-exactly what the game's rules and encoder compute, env by env, bit for bit (each game's
-``tests/games/<game>/test_vector.py`` checks it step by step against the PettingZoo env or the
-rules engine on random and bot play). Use a batched engine for RL data collection and throughput;
-use the PettingZoo envs for everything else (text, probes, chat, rendering).
+A batched engine is **optional**: a game needs only its :class:`~tom_envs.core.contract.GameModule`
+to join the suite. A game that wants fast RL data collection adds one, in
+``tom_envs/games/<game>/vector.py``, and names it in its ``GameSpec`` (``vector="module:Class"``,
+:mod:`tom_envs.registration`). It is a second implementation of the rules, so it is held to the
+first: it computes exactly what the game's rules and encoder compute, env by env, bit for bit, and
+one registry-driven test (``tests/test_vector_parity.py``) plays every registered engine beside
+the AEC env on fixed seed lists (bots and random play) and compares every seat's observation and
+mask, the rewards, terminations, truncations and final observations at every step, loading each
+episode's start from :meth:`BatchedEngine.start_state` and matching each step's chance to one of
+the rules' outcomes. Use a batched engine for RL data collection and throughput; use the
+PettingZoo envs for everything else (text, probes, chat, rendering).
 
 ## The contract (:class:`BatchedEngine`)
 
-Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num_agents`` (n),
-``obs_size`` (D, the single env's ``observation_space(agent)["observation"]`` length),
-``num_actions`` (A), ``turn_based`` and ``obs_low`` / ``obs_high`` (the encoder's bounds).
+The constructor is ``Engine(num_envs, **game_kwargs, **options)``: the game's keyword arguments
+(those of its ``raw_env``) and the options of :data:`ENGINE_OPTIONS` (``autoreset``,
+``max_cycles``, ``keep_final_obs``, ``observations``, ``check_actions``). Attributes:
+``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num_agents`` (n), ``encoder``
+(the game's own encoder for this configuration, the class ``make_bundle`` uses: the engine takes
+its observation layout, the named pieces and offsets of ``games/<game>/encode.py``, from it and
+keeps no second layout table), ``obs_size`` (D, ``encoder.observation_shape[0]``, the single env's
+``observation_space(agent)["observation"]`` length), ``obs_low`` / ``obs_high`` (the encoder's
+bounds), ``num_actions`` (A) and ``turn_based``.
 
 * ``reset(seed=None) -> obs``: new episodes in every env; ``obs`` is ``(B, n, D)`` float32, seat
   ``p``'s row exactly the single env's ``observe(agent_p)["observation"]``. ``seed`` seeds the
   engine's one ``numpy.random.Generator``; all chance of all envs flows from it (no global RNG).
-  The batch does not replay the single env's ``reset(seed=i)`` deals env by env: the tests load the
-  engine's states into the rules engine (or replay deterministic starts) and compare from there.
+  The batch does not replay the single env's ``reset(seed=i)`` deals env by env:
+  ``start_state(i)`` is the rules' state env ``i``'s current episode started from, so the rules
+  engine (or an AEC env) can replay it.
 * ``step(actions) -> (obs, rewards, terminated, truncated)``: ``actions`` is ``(B, n)`` ints in
   ``0..A-1``; ``rewards`` ``(B, n)`` float64 (each seat's reward of this step, as the Parallel
   env's ``rewards``); ``terminated`` and ``truncated`` ``(B,)`` bool. ``terminated`` is the rules'
@@ -46,7 +59,7 @@ Attributes: ``num_envs`` (B), ``agents`` (``("player_0", ...)``, n seats), ``num
 
 :class:`VectorGame` implements the bookkeeping (seeding, validation, ``max_cycles``, autoreset,
 ``final_obs``) once; a game's engine fills in ``_start(rows)``, ``_advance(actions)``,
-``_observe()`` and ``_masks()``.
+``_observe()``, ``_masks()`` and ``start_state(i)``, and sets ``encoder``.
 
 ## Engines
 
@@ -89,6 +102,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from tom_envs.core.game import Encoder
+
 #: A vectorised policy for the seats nobody learns: ``(obs (B, n, D), masks (B, n, A)) -> (B, n)``
 #: actions (only the partner's seats are read). It must read only its own seats' rows.
 Partner = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -96,16 +111,64 @@ Partner = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 @runtime_checkable
 class BatchedEngine(Protocol):
-    """What every ``tom_envs/games/<game>/vector.py`` engine offers (see the module docstring)."""
+    """What every ``tom_envs/games/<game>/vector.py`` engine offers (see the module docstring;
+    checked on every registered engine by ``tests/test_vector_parity.py``)."""
 
-    num_envs: int
-    agents: tuple[str, ...]
-    num_agents: int
-    obs_size: int
-    num_actions: int
-    turn_based: bool
-    current_player: np.ndarray | None
-    final_obs: np.ndarray | None
+    # Read-only members (an engine may keep them as plain attributes, narrower types included).
+    @property
+    def num_envs(self) -> int:
+        """B."""
+        ...
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """``("player_0", ...)``: the n seats."""
+        ...
+
+    @property
+    def num_agents(self) -> int:
+        """n."""
+        ...
+
+    @property
+    def encoder(self) -> Encoder[Any, Any]:
+        """The game's own encoder for this configuration (the observation layout)."""
+        ...
+
+    @property
+    def obs_size(self) -> int:
+        """D."""
+        ...
+
+    @property
+    def obs_low(self) -> float:
+        """The encoder's lower bound."""
+        ...
+
+    @property
+    def obs_high(self) -> float:
+        """The encoder's upper bound."""
+        ...
+
+    @property
+    def num_actions(self) -> int:
+        """A (turn-based games: the game's actions and the no-op)."""
+        ...
+
+    @property
+    def turn_based(self) -> bool:
+        """One seat acts per env and step."""
+        ...
+
+    @property
+    def current_player(self) -> np.ndarray | None:
+        """``(B,)``: the seat to act (turn-based games), else ``None``."""
+        ...
+
+    @property
+    def final_obs(self) -> np.ndarray | None:
+        """``(B, n, D)``: the observations finished episodes ended on (``keep_final_obs``)."""
+        ...
 
     def reset(self, seed: int | None = None) -> np.ndarray | None:
         """New episodes everywhere; observations ``(B, n, D)``."""
@@ -119,6 +182,10 @@ class BatchedEngine(Protocol):
 
     def action_masks(self) -> np.ndarray:
         """``(B, n, A)`` bool."""
+        ...
+
+    def start_state(self, i: int) -> Any:
+        """The rules' state env ``i``'s current episode started from."""
         ...
 
 
@@ -152,6 +219,8 @@ class VectorGame(abc.ABC):
 
     agents: tuple[str, ...] = ()
     num_agents: int = 0
+    #: the game's encoder for the engine's configuration (set by the engine's ``__init__``)
+    encoder: Encoder[Any, Any]
     obs_size: int = 0
     num_actions: int = 0
     turn_based: bool = False
@@ -221,6 +290,17 @@ class VectorGame(abc.ABC):
     def _masks(self) -> np.ndarray:
         """``(B, n, A)`` bool: every seat's legal actions now (a new array: callers may write)."""
 
+    @abc.abstractmethod
+    def start_state(self, i: int) -> Any:
+        """The rules' state env ``i``'s current episode started from (what the rules engine, or
+        an AEC env given it as ``game_state``, replays env ``i``'s episode from)."""
+
+    def _take_layout(self, encoder: Encoder[Any, Any]) -> None:
+        """Adopt the game's encoder: ``encoder``, ``obs_size`` and the bounds come from it."""
+        self.encoder = encoder
+        (self.obs_size,) = encoder.observation_shape
+        self.obs_low, self.obs_high = float(encoder.low), float(encoder.high)
+
     # ------------------------------------------------------------------ contract
     def reset(self, seed: int | None = None) -> np.ndarray | None:
         """New episodes in every env; ``seed`` seeds the engine's generator."""
@@ -233,14 +313,19 @@ class VectorGame(abc.ABC):
         self.final_obs = None
         return self._observe() if self.observations else None
 
-    def action_masks(self) -> np.ndarray:
-        """``(B, n, A)`` bool: the legal actions of every seat now (none in a finished episode)."""
-        if self._mask_cache is None:
+    def _current_masks(self) -> np.ndarray:
+        """The masks now, computed once per state (callers must not write to them)."""
+        masks = self._mask_cache
+        if masks is None:
             masks = self._masks()
             if self._over.any():
                 masks[self._over] = False
             self._mask_cache = masks
-        return self._mask_cache.copy()
+        return masks
+
+    def action_masks(self) -> np.ndarray:
+        """``(B, n, A)`` bool: the legal actions of every seat now (none in a finished episode)."""
+        return self._current_masks().copy()
 
     def step(
         self, actions: np.ndarray
@@ -250,9 +335,7 @@ class VectorGame(abc.ABC):
             raise ValueError("some episodes are over (autoreset=False): call reset() first")
         a = check_actions(actions, self.num_envs, self.num_agents, self.num_actions)
         if self.check and not self.all_legal:
-            if self._mask_cache is None:
-                self.action_masks()
-            masks = self._mask_cache
+            masks = self._current_masks()
             ok = masks.reshape(-1)[self._flat_base + a.reshape(-1)]
             if not ok.all():
                 k = int(np.flatnonzero(~ok)[0])
@@ -299,6 +382,13 @@ class RandomPartner:
     def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         """``(B, n)`` random legal actions."""
         return sample_legal(masks, self.rng)
+
+
+def _observed(obs: np.ndarray | None) -> np.ndarray:
+    """An engine's observations, which the adapters need (built with ``observations=True``)."""
+    if obs is None:
+        raise ValueError("engine must compute observations (observations=True)")
+    return obs
 
 
 # ---------------------------------------------------------------------- Gymnasium
@@ -357,7 +447,7 @@ class GymVectorEnv(VectorEnv):
         """Reset every env; ``seed`` (an int, or a list whose first item is used) seeds the engine."""
         if isinstance(seed, list | tuple):
             seed = seed[0] if seed else None
-        self._obs = self.engine.reset(seed=seed)
+        self._obs = _observed(self.engine.reset(seed=seed))
         return self._mine(self._obs), self._infos()
 
     def step(
@@ -376,7 +466,7 @@ class GymVectorEnv(VectorEnv):
         else:
             joint = a.reshape(e.num_envs, e.num_agents)
         obs, rewards, term, trunc = e.step(joint)
-        self._obs = obs
+        obs = self._obs = _observed(obs)
         if self.partner is not None:
             r, te, tr = rewards[:, self.seat], term, trunc
         else:
@@ -419,7 +509,7 @@ class BatchedParallelEnv:
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, dict[str, np.ndarray]]]:
         """New episodes everywhere."""
-        self._obs = self.engine.reset(seed=seed)
+        self._obs = _observed(self.engine.reset(seed=seed))
         return self._split(self._obs), self._infos()
 
     def step(self, actions: dict[str, np.ndarray]) -> tuple[dict[str, Any], ...]:
@@ -429,7 +519,7 @@ class BatchedParallelEnv:
             raise ValueError(f"actions must hold every agent; missing {sorted(missing)}")
         joint = np.stack([np.asarray(actions[a]) for a in self.agents], axis=1)
         obs, rewards, term, trunc = self.engine.step(joint)
-        self._obs = obs
+        obs = self._obs = _observed(obs)
         infos = self._infos()
         if self.engine.final_obs is not None and (term | trunc).any():
             for i, a in enumerate(self.agents):

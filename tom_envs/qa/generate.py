@@ -435,18 +435,13 @@ def context_text(bundle: Any, state: Any, player: int) -> str:
 def bot_action(bundle: Any, state: Any, seat: int, spec: str, seed: int = 0) -> int:
     """What a (stateless) scripted bot plays at ``seat`` in ``state``, through the Turn API."""
     from tom_envs.agents import make_agent
-    from tom_envs.core.agents import Turn
+    from tom_envs.core.agents import state_turn
 
     game = bundle.game
-    view = game.observe(state, seat)
     registered = _spec_for(bundle)
     agent = make_agent(spec, registered, bundle)
     agent.reset(episode_info(registered, game, seat, seed))
-    turn = Turn(
-        f"player_{seat}", seat, view, bundle.encoder.encode(view), game.legal_mask(state, seat),
-        0.0, 0, lambda: bundle.text.text_observation(view),
-        lambda text: bundle.text.parse_action(view, text),
-    )  # fmt: skip
+    turn = state_turn(bundle, state, seat)  # the one Turn factory (text layer attached)
     # the driver's step primitive, failures raised: a key is never a fallback move
     return decide(agent, turn, fallback_rng(seed), FailurePolicy(on_failure="raise")).action
 

@@ -1,10 +1,12 @@
-"""The numpy batch engine computes what the PettingZoo env (rules + encoder) computes, env by env.
+"""The bomb-defusal batch engine beyond the registry-driven parity test (tests/test_vector_parity.py:
+every seat's observation and mask, rewards and ends against the AEC env, random, heuristic and CBS
+play, five configurations, both mission draws).
 
-Every batched step is replayed in one PettingZoo env per batch slot, reset with the slot's
-episode seed: the acting seat, its observation, its action mask, every other seat's observation,
-the global state, the reward and the episode end must be bit-identical, over fixed seed lists, for
-random play and for the heuristic and CBS bots (their actions without their chat: the batched
-engine has no chat).
+Here: the engine's own fast paths, which the contract does not cover, replayed beside one
+PettingZoo env per batch slot (reset with the slot's episode seed, or given its mission): the
+acting seat's observation (``observe()``), its mask (``legal_mask()``) and the global state
+(``state()``, MAPPO's critic input) equal the env's; the final score and round; the mission
+distribution; no autoreset; ``max_cycles``; argument and action checks.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def _reference(venv: BombVectorEnv, kwargs: dict, i: int):
         env.reset(seed=int(venv.episode_seeds[i]))
     else:
         env.reset(seed=0)
-        env.game_state = env.game.state_from_mission(venv.mission(i))
+        env.game_state = venv.start_state(i)  # the rules' state of env i's mission
     return env
 
 
@@ -78,6 +80,7 @@ def play_and_compare(
     rng = np.random.default_rng(seed)
     finished = 0
     for t in range(steps):
+        assert obs is not None
         actions = np.zeros(B, np.int64)
         state, masks, acting = venv.state(), venv.action_masks(), venv.observe()
         legal = venv.legal_mask()
@@ -113,24 +116,19 @@ def play_and_compare(
     return finished
 
 
-@pytest.mark.parametrize(("seed", "missions"), [(0, "seeded"), (1, "seeded"), (2, "batched")])
-def test_random_play_is_bit_identical(seed: int, missions: str) -> None:
-    assert play_and_compare({}, "random", seed, B=5, steps=160, missions=missions) >= 4
-
-
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "seed", "missions"),
     [
-        {"shaping": True, "wrong_tool": "explode"},
-        {"teammate_locations": False, "layout": "mturk"},
-        {"num_agents": 4, "colors": "red,green,blue,yellow", "bomb_phases": "1,2,3,4,4"},
-        {"map": "random", "map_seed": 3, "num_rooms": 7, "bomb_phases": "1,1,2,2,3,3,2,3",
-         "max_rounds": 12},
+        ({}, 0, "seeded"),
+        ({}, 2, "batched"),
+        ({"num_agents": 4, "colors": "red,green,blue,yellow", "bomb_phases": "1,2,3,4,4"}, 5,
+         "batched"),
+        ({"map": "random", "map_seed": 3, "num_rooms": 7, "bomb_phases": "1,1,2,2,3,3,2,3",
+          "max_rounds": 12}, 6, "seeded"),
     ],
 )  # fmt: skip
-def test_random_play_in_other_configurations(kwargs: dict) -> None:
-    assert play_and_compare(kwargs, "random", 5, B=3, steps=120) >= 1
-    assert play_and_compare(kwargs, "random", 6, B=3, steps=120, missions="batched") >= 1
+def test_acting_seat_views_and_the_global_state_match_the_aec_env(kwargs, seed, missions) -> None:
+    assert play_and_compare(kwargs, "random", seed, B=3, steps=160, missions=missions) >= 1
 
 
 def test_batched_missions_follow_the_rules_distribution() -> None:
@@ -157,12 +155,6 @@ def test_batched_missions_follow_the_rules_distribution() -> None:
     long = BombVectorEnv(4000, missions="batched", observations=False, bomb_phases="4")
     long.reset(seed=1)
     assert len({tuple(r) for r in long.seq[:, 0].tolist()}) > 60  # repeats allowed: 81 sequences
-
-
-@pytest.mark.parametrize("player", ["heuristic", "cbs"])
-def test_bot_play_is_bit_identical(player: str) -> None:
-    finished = play_and_compare({}, player, 11, B=3, steps=100)
-    assert finished >= 3  # bots finish missions well inside 100 moves
 
 
 def test_without_autoreset_the_engine_stops_at_the_first_end() -> None:

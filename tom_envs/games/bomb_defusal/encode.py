@@ -79,6 +79,18 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("map", n * n),
         )
         self._state_size = sum(s for _, s in self.state_pieces)
+        self.state_offsets: dict[str, int] = {}
+        at = 0
+        for name, size in self.state_pieces:
+            self.state_offsets[name] = at
+            at += size
+        #: Inside one bomb's ``intel`` block (``intel_size``): known, no longer active, its room
+        #: (n), the remaining sequence (P phase slots x m colours).
+        self.intel_offsets = {"known": 0, "inactive": 1, "room": 2, "sequence": 2 + n}
+        #: Inside one bomb's block of the state's ``bombs`` (``bomb_state_size``): its room (n),
+        #: the remaining sequence (P m), the status one-hot (active, defused, exploded).
+        self.bomb_state_offsets = {"room": 0, "sequence": n, "status": n + p * m}
+        self.bomb_state_size = n + p * m + 3
         self._static: dict[tuple[int, int], tuple[object, object, np.ndarray]] = {}
 
     @property
@@ -135,12 +147,13 @@ class BombEncoder(Encoder[BombView, BombState]):
                 out[o["room_agents"] + slot] = 1.0
         for bomb in view.room_bombs:
             out[o["room_bombs"] + bomb] = 1.0
+        io = self.intel_offsets
         for item in view.intel:
             at = o["intel"] + item.bomb * self.intel_size
-            out[at] = 1.0
-            out[at + 1] = 0.0 if item.remaining else 1.0
-            out[at + 2 + item.room] = 1.0
-            self._sequence(out, at + 2 + n, item.remaining)
+            out[at + io["known"]] = 1.0
+            out[at + io["inactive"]] = 0.0 if item.remaining else 1.0
+            out[at + io["room"] + item.room] = 1.0
+            self._sequence(out, at + io["sequence"], item.remaining)
         out[o["last_result"] + int(view.last_result.kind)] = 1.0
         latest = {msg.sender: msg for msg in view.messages}
         for slot, q in enumerate(others):
@@ -173,25 +186,20 @@ class BombEncoder(Encoder[BombView, BombState]):
 
     def encode_state(self, state: BombState) -> np.ndarray:
         """The whole state (layout in the module docstring)."""
-        n, m, k = self.n, self.m, self.k
+        n = self.n
         out = np.zeros(self._state_size, dtype=np.float32)
-        at = 0
+        so, bo = self.state_offsets, self.bomb_state_offsets
         for p, room in enumerate(state.locations):
-            out[at + p * n + room] = 1.0
-        at += k * n
+            out[so["rooms"] + p * n + room] = 1.0
         if not state.over:
-            out[at + state.turn] = 1.0
-        at += k
-        out[at] = state.round / self.config.max_rounds
-        out[at + 1] = state.score / max(state.mission.max_score, 1)
-        at += 2
-        width = n + self.p * m + 3
+            out[so["turn"] + state.turn] = 1.0
+        out[so["round"]] = state.round / self.config.max_rounds
+        out[so["score"]] = state.score / max(state.mission.max_score, 1)
         for bomb, room in enumerate(state.mission.bomb_rooms):
-            b_at = at + bomb * width
-            out[b_at + room] = 1.0
-            self._sequence(out, b_at + n, state.remaining(bomb))
+            b_at = so["bombs"] + bomb * self.bomb_state_size
+            out[b_at + bo["room"] + room] = 1.0
+            self._sequence(out, b_at + bo["sequence"], state.remaining(bomb))
             status = 0 if state.active(bomb) else (2 if state.exploded[bomb] else 1)
-            out[b_at + n + self.p * m + status] = 1.0
-        at += self.b * width
-        self._map(out, at, state.mission.game_map.neighbors)
+            out[b_at + bo["status"] + status] = 1.0
+        self._map(out, so["map"], state.mission.game_map.neighbors)
         return out

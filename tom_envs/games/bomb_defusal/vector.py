@@ -72,7 +72,7 @@ from tom_envs.core.params import validate_kwargs
 from tom_envs.core.vector import VectorGame
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombGame
-from tom_envs.games.bomb_defusal.state import BombConfig, Mission
+from tom_envs.games.bomb_defusal.state import BombConfig, BombState, Mission
 from tom_envs.games.bomb_defusal.view import ResultKind
 
 START, MOVED, INSPECTED, CUT = (int(k) for k in (ResultKind.START, ResultKind.MOVED,
@@ -99,6 +99,8 @@ class BombVectorEnv(VectorGame):
     """
 
     turn_based = True
+    current_player: np.ndarray  # (B,): the seat to act in each mission (the array ``turn``)
+    encoder: BombEncoder
 
     def __init__(self, num_envs: int, missions: str = "batched", **kwargs: Any) -> None:
         from tom_envs.games.bomb_defusal.env import PARAMS
@@ -112,13 +114,14 @@ class BombVectorEnv(VectorGame):
         if cfg.symbolic_messages:
             raise ValueError("symbolic_messages=True is not supported by the batched engine "
                              "(no chat); use the PettingZoo env")  # fmt: skip
-        if cfg.fixed_map is None:
+        gmap = cfg.fixed_map
+        if gmap is None:
             raise ValueError("map='random' needs map_seed in the batched engine (one map for all "
                              "missions); use the PettingZoo env for a new map per episode")  # fmt: skip
         self.config = cfg = replace(cfg, probes="none")
         self.game = BombGame(cfg)
-        self.encoder = enc = BombEncoder(cfg)
-        gmap = cfg.fixed_map
+        enc = BombEncoder(cfg)
+        self._take_layout(enc)
         n, nb, m, k, P = enc.n, enc.b, enc.m, enc.k, enc.p
         self.n, self.nb, self.m, self.k, self.P = n, nb, m, k, P
         self.agents = tuple(agent_names(k))
@@ -126,7 +129,7 @@ class BombVectorEnv(VectorGame):
         self.num_game_actions = A = self.game.num_actions
         self.num_actions = A + 1
         self.noop = A
-        self.obs_size, self.state_size = enc.observation_shape[0], enc.state_shape[0]
+        self.state_size = enc.state_shape[0]
         self.seqlen = np.asarray(cfg.bomb_phases, np.int64)  # the same in every mission
         self.value = (cfg.points_per_phase * self.seqlen).astype(np.float64)
         self.max_score = cfg.max_score
@@ -147,7 +150,8 @@ class BombVectorEnv(VectorGame):
                 self._move_mask[p, r, [1 + j for j in gmap.neighbors[r]]] = True
                 self._move_mask[p, r, [1 + n + c for c in tools[p]]] = True
         self._state_base = np.zeros(self.state_size, np.float32)
-        self._state_base[-n * n :] = adjacency.ravel()
+        at = enc.state_offsets["map"]
+        self._state_base[at : at + n * n] = adjacency.ravel()
         B = self.num_envs
         self._rows = np.arange(B)
         self._bombs = np.arange(nb)
@@ -204,6 +208,10 @@ class BombVectorEnv(VectorGame):
         self.result[rows] = START
         self.intel_known[rows] = False
         self.over[rows] = False
+
+    def start_state(self, i: int) -> BombState:
+        """Env ``i``'s mission in the rules engine (``BombGame.state_from_mission``)."""
+        return self.game.state_from_mission(self.mission(i))
 
     def _draw_batched(self, rows: np.ndarray) -> None:
         """``missions="batched"``: the rules' mission distribution, drawn with numpy."""
@@ -346,17 +354,17 @@ class BombVectorEnv(VectorGame):
         out[:, o["room_bombs"] : o["room_bombs"] + nb] = self._here(room, envs)
         known = self.intel_known[envs, p]  # (R, nb)
         if known.any():
-            size = self.encoder.intel_size
+            size, io = self.encoder.intel_size, self.encoder.intel_offsets
             iprog, iroom = self.intel_prog[envs, p], self.intel_room[envs, p]
             at = off[:, None] + o["intel"] + self._bombs * size  # (R, nb)
-            ones.append(at[known])
-            ones.append((at + 1)[known & (iprog >= self.seqlen)])
-            ones.append((at + 2 + iroom)[known])
+            ones.append((at + io["known"])[known])
+            ones.append((at + io["inactive"])[known & (iprog >= self.seqlen)])
+            ones.append((at + io["room"] + iroom)[known])
             for s in range(P):
                 idx = iprog + s
                 valid = known & (idx < self.seqlen)
                 colour = self.seq[envs[:, None], self._bombs, np.minimum(idx, P - 1)]
-                ones.append((at + 2 + n + s * m + colour)[valid])
+                ones.append((at + io["sequence"] + s * m + colour)[valid])
         out.reshape(-1)[np.concatenate(ones)] = 1.0
         return out
 
@@ -365,25 +373,23 @@ class BombVectorEnv(VectorGame):
         rows, B = self._rows, self.num_envs
         n, k, m, P = self.n, self.k, self.m, self.P
         S = self.state_size
+        so, bo = self.encoder.state_offsets, self.encoder.bomb_state_offsets
         out = np.tile(self._state_base, (B, 1))
         off = rows * S
-        ones = [off[:, None] + np.arange(k) * n + self.loc]
+        ones = [off[:, None] + so["rooms"] + np.arange(k) * n + self.loc]
         live = ~self.over
-        ones.append((off + k * n + self.turn)[live])
-        at = k * n + k
-        out[:, at] = self.round / self.config.max_rounds
-        out[:, at + 1] = self.score / max(self.max_score, 1)
-        at += 2
-        width = n + P * m + 3
-        b_at = off[:, None] + at + self._bombs * width  # (B, nb)
-        ones.append(b_at + self.bomb_room)
+        ones.append((off + so["turn"] + self.turn)[live])
+        out[:, so["round"]] = self.round / self.config.max_rounds
+        out[:, so["score"]] = self.score / max(self.max_score, 1)
+        b_at = off[:, None] + so["bombs"] + self._bombs * self.encoder.bomb_state_size  # (B, nb)
+        ones.append(b_at + bo["room"] + self.bomb_room)
         active = self.active()
         for s in range(P):
             idx = self.prog + s
             valid = (idx < self.seqlen) & ~self.exploded
             colour = self.seq[rows[:, None], self._bombs, np.minimum(idx, P - 1)]
-            ones.append((b_at + n + s * m + colour)[valid])
+            ones.append((b_at + bo["sequence"] + s * m + colour)[valid])
         status = np.where(active, 0, np.where(self.exploded, 2, 1))
-        ones.append(b_at + n + P * m + status)
+        ones.append(b_at + bo["status"] + status)
         out.reshape(-1)[np.concatenate([x.ravel() for x in ones])] = 1.0
         return out

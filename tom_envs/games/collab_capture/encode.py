@@ -29,6 +29,10 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("captured", 1),
 )
 SIZE = sum(n for _, n in PIECES)
+#: Where each piece starts (the batched engine writes at these offsets).
+OFFSETS: dict[str, int] = {
+    name: sum(n for _, n in PIECES[:k]) for k, (name, _) in enumerate(PIECES)
+}
 
 
 class CaptureEncoder(Encoder[CaptureView, CaptureState]):
@@ -50,16 +54,14 @@ class CaptureEncoder(Encoder[CaptureView, CaptureState]):
     def encode(self, view: CaptureView) -> np.ndarray:
         """The view as a float32 vector."""
         out = np.zeros(SIZE, dtype=np.float32)
-        n = len(ROOMS)
-        out[ROOMS.index(view.my_room)] = 1.0
-        out[n + ROOMS.index(view.partner_room)] = 1.0
-        out[2 * n + ROOMS.index(view.thief_room)] = 1.0
-        base = 3 * n
+        o = OFFSETS
+        out[o["my_room"] + ROOMS.index(view.my_room)] = 1.0
+        out[o["partner_room"] + ROOMS.index(view.partner_room)] = 1.0
+        out[o["thief_room"] + ROOMS.index(view.thief_room)] = 1.0
         for i, is_open in enumerate(view.doors_open):
-            out[base + i] = float(is_open)
-        base += len(DOORS)
-        out[base] = min(view.turn / view.max_turns, 1.0)
-        out[base + 1] = float(view.captured)
+            out[o["doors_open"] + i] = float(is_open)
+        out[o["time"]] = min(view.turn / view.max_turns, 1.0)
+        out[o["captured"]] = float(view.captured)
         return out
 
     def encode_state(self, state: CaptureState) -> np.ndarray:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.vector import VectorGame
-from tom_envs.games.collab_capture.encode import SIZE
+from tom_envs.games.collab_capture.encode import OFFSETS, CaptureEncoder
 from tom_envs.games.collab_capture.rules import (
     DOORS,
     NUM_ACTIONS,
@@ -59,12 +59,12 @@ class CaptureVectorEnv(VectorGame):
     agents = ("player_0", "player_1")
     num_agents = 2
     num_actions = NUM_ACTIONS
-    obs_size = SIZE
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         cfg = self.config = CaptureConfig(**self._init_engine(num_envs, kwargs))
         self.game = game = CaptureGame(cfg)
-        codes = [tuple(bool(c >> d & 1) for d in range(len(DOORS))) for c in range(4)]
+        self._take_layout(CaptureEncoder(game))
+        codes = [(bool(c & 1), bool(c & 2)) for c in range(4)]  # door code -> (door 1-2, 3-4)
         # Legal masks per door code and room.
         self._mask = np.zeros((4, _R + 1, NUM_ACTIONS), dtype=bool)
         # The thief's move for every (door code, thief room, planned rooms), from the rules.
@@ -95,7 +95,7 @@ class CaptureVectorEnv(VectorGame):
         self.turn = np.zeros(B, dtype=np.int64)
         self.captured = np.zeros(B, dtype=bool)
         self._rows = np.arange(B)
-        self._seat_base = (np.arange(2 * B, dtype=np.int64) * SIZE).reshape(B, 2)
+        self._seat_base = (np.arange(2 * B, dtype=np.int64) * self.obs_size).reshape(B, 2)
         self.reset()
 
     # ------------------------------------------------------------------ contract
@@ -130,23 +130,27 @@ class CaptureVectorEnv(VectorGame):
         return np.stack([r, r], axis=1), captured | (self.turn >= self._T)
 
     def _observe(self) -> np.ndarray:
-        B = self.num_envs
-        obs = np.zeros((B, 2, SIZE), dtype=np.float32)
+        B, o = self.num_envs, OFFSETS
+        obs = np.zeros((B, 2, self.obs_size), dtype=np.float32)
         flat = obs.reshape(-1)
-        rooms = self.rooms - 1
+        rooms = self.rooms - 1  # rooms 1-9 -> one-hot slots 0-8
         idx = np.empty((B, 2, 3), dtype=np.int64)
-        idx[:, :, 0] = rooms
-        idx[:, :, 1] = rooms[:, ::-1] + _R
-        idx[:, :, 2] = (self.thief - 1 + 2 * _R)[:, None]
+        idx[:, :, 0] = rooms + o["my_room"]
+        idx[:, :, 1] = rooms[:, ::-1] + o["partner_room"]
+        idx[:, :, 2] = (self.thief - 1 + o["thief_room"])[:, None]
         flat[(idx + self._seat_base[:, :, None]).reshape(-1)] = 1.0
-        k = 3 * _R
-        obs[:, :, k : k + 2] = self.doors[:, None, :]
-        obs[:, :, k + 2] = self._time[self.turn][:, None]
-        obs[:, :, k + 3] = self.captured[:, None]
+        doors = o["doors_open"]
+        obs[:, :, doors : doors + len(DOORS)] = self.doors[:, None, :]
+        obs[:, :, o["time"]] = self._time[self.turn][:, None]
+        obs[:, :, o["captured"]] = self.captured[:, None]
         return obs
 
     def _masks(self) -> np.ndarray:
         return self._mask[self._codes()[:, None], self.rooms]
+
+    def start_state(self, i: int) -> CaptureState:
+        """The scenario's start: every episode starts there (no chance)."""
+        return self.game.initial_state(self.rng)
 
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> CaptureState:

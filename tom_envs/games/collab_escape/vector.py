@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.vector import VectorGame
-from tom_envs.games.collab_escape.encode import OFFSETS, SIZE
+from tom_envs.games.collab_escape.encode import OFFSETS, EscapeEncoder
 from tom_envs.games.collab_escape.rules import (
     GATE,
     GENERATORS,
@@ -70,11 +70,11 @@ class EscapeVectorEnv(VectorGame):
     agents = ("player_0", "player_1")
     num_agents = 2
     num_actions = NUM_ACTIONS
-    obs_size = SIZE
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         cfg = self.config = EscapeConfig(**self._init_engine(num_envs, kwargs))
         self.game = game = EscapeGame(cfg)
+        self._take_layout(EscapeEncoder(game))
         maze = cfg.maze
         self._needed = need = cfg.fixes_needed
         # The killer's decision (target: -1 none, 0 Alice, 1 Bob; new memory), from the rules.
@@ -136,7 +136,7 @@ class EscapeVectorEnv(VectorGame):
         assert [OFFSETS[k] + (i in (1, 4, 7)) for i, k in enumerate(tail)] == list(
             range(OFFSETS["generator_fixes"], OFFSETS["generator_fixes"] + 8)
         ), "the observation tail must be contiguous in this order"
-        self._seat_base = (np.arange(2 * B, dtype=np.int64) * SIZE).reshape(B, 2)
+        self._seat_base = (np.arange(2 * B, dtype=np.int64) * self.obs_size).reshape(B, 2)
         self.reset()
 
     # ------------------------------------------------------------------ contract
@@ -196,7 +196,7 @@ class EscapeVectorEnv(VectorGame):
 
     def _observe(self) -> np.ndarray:
         B = self.num_envs
-        obs = np.zeros((B, 2, SIZE), dtype=np.float32)
+        obs = np.zeros((B, 2, self.obs_size), dtype=np.float32)
         target, _ = self._decision()
         rooms = self.rooms - 1
         idx = np.empty((B, 2, 5), dtype=np.int64)
@@ -233,6 +233,11 @@ class EscapeVectorEnv(VectorGame):
         fixes = np.take_along_axis(self.fixes, np.maximum(g, 0), axis=1)
         repaired = (g >= 0) & (fixes >= self._needed)
         return self._mask[self.rooms, repaired.astype(np.int64)]
+
+    def start_state(self, i: int) -> EscapeState:
+        """The scenario's start: every episode starts there (the killer's roaming is the only
+        chance, drawn step by step)."""
+        return self.game.initial_state(self.rng)
 
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> EscapeState:

@@ -101,6 +101,16 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         self.life_off = self.info_off + config.max_information_tokens
         self.disc_off = starts["discards"]
         self.last_off = starts["last_action"]
+        #: Where each part of the last-action section starts, in order: the mover (offset from
+        #: me), the kind (play, discard, colour, rank), the target (offset), the revealed colour,
+        #: the revealed rank, the cards touched, the hand index played or discarded, the card
+        #: played or discarded, then two flags (scored, gave a token).
+        self.last_action_offsets: dict[str, int] = {}
+        at = self.last_off
+        for name, length in (("player", n), ("kind", 4), ("target", n), ("color", c), ("rank", r),
+                             ("mask", h), ("pos", h), ("card", cr), ("flags", 2)):  # fmt: skip
+            self.last_action_offsets[name] = at
+            at += length
         self.know_width = cr + c + r
         self.know_offsets = [starts["card_knowledge"] + o * h * self.know_width for o in range(n)]
         self._hand_cache = self.game._hand_cache  # the game's, read only here (see _hand)
@@ -171,16 +181,11 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
     def _last_action_tables(self) -> None:
         """Precomputed bits of the last-action section (absolute positions in the vector)."""
         n, c, r, h, cr = self.n, self.c, self.r, self.h, self.cr
-        off = self.last_off
-        self._la_player = tuple(1 << (off + k) for k in range(n))
-        kind_off = off + n
-        target_off = kind_off + 4
-        color_off = target_off + n
-        rank_off = color_off + c
-        mask_off = rank_off + r
-        pos_off = mask_off + h
-        card_off = pos_off + h
-        flag_off = card_off + cr
+        la = self.last_action_offsets
+        self._la_player = tuple(1 << (la["player"] + k) for k in range(n))
+        kind_off, target_off, color_off = la["kind"], la["target"], la["color"]
+        rank_off, mask_off, pos_off = la["rank"], la["mask"], la["pos"]
+        card_off, flag_off = la["card"], la["flags"]
         self._la_target = tuple(1 << (target_off + k) for k in range(n))
         kind_bit = {PLAY: 0, DISCARD: 1, REVEAL_COLOR: 2, REVEAL_RANK: 3}
         # play/discard, flat: [(kind - PLAY) * h + index][card][scored][token]

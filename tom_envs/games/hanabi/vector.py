@@ -47,6 +47,8 @@ class HanabiVectorEnv(VectorGame):
     """
 
     turn_based = True
+    current_player: np.ndarray  # (B,): the seat to act in each env
+    encoder: HanabiEncoder
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         cfg = self.config = HanabiConfig(**self._init_engine(num_envs, kwargs))
@@ -62,7 +64,7 @@ class HanabiVectorEnv(VectorGame):
         self.num_game_actions = A = cfg.num_actions
         self.num_actions = A + 1
         self.noop = A
-        self.obs_size = enc.size
+        self._take_layout(enc)
         # Moves, by action id.
         self._kind = np.array([m.kind for m in game.moves])
         self._index = np.array([m.card_index for m in game.moves])
@@ -91,14 +93,7 @@ class HanabiVectorEnv(VectorGame):
         self._deck_off, self._fw_off = enc.deck_off, enc.fw_off
         self._info_off, self._life_off = enc.info_off, enc.life_off
         self._disc_off, self._know_off = enc.disc_off, enc.know_offsets
-        la = enc.last_off
-        self._la = {"player": la, "kind": la + N, "target": la + N + 4}
-        self._la["color"] = self._la["target"] + N
-        self._la["rank"] = self._la["color"] + C
-        self._la["mask"] = self._la["rank"] + R
-        self._la["pos"] = self._la["mask"] + H
-        self._la["card"] = self._la["pos"] + H
-        self._la["flags"] = self._la["card"] + CR
+        self._la = enc.last_action_offsets
         self._deck_len = cfg.deck_size - N * H
         self._kind_bit = np.array([0, 0, 1, 2, 3])  # by MoveType: PLAY, DISCARD, colour, rank
         self._order = np.array([[(p + o) % N for o in range(N)] for p in range(N)])
@@ -164,6 +159,10 @@ class HanabiVectorEnv(VectorGame):
         self.current_player[rows] = 0
         self.turns_to_play[rows] = N
         self.last_kind[rows] = 0
+
+    def start_state(self, i: int) -> Any:
+        """Env ``i``'s deal in the rules engine (``HanabiGame.state_from_deck(deck[i])``)."""
+        return self.game.state_from_deck(self.deck[i])
 
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         B, N = self.num_envs, self.N
@@ -314,7 +313,7 @@ class HanabiVectorEnv(VectorGame):
         seen = hands[:, order[:, 1:]]  # (B, N, N-1, H)
         pos = self._hand_base + seen
         idx = [pos[seen >= 0]]
-        short = (hands < 0).any(axis=2)[:, order]  # (B, N, N): observer p's offset o is short
+        short = np.any(hands < 0, axis=2)[:, order]  # (B, N, N): observer p's offset o is short
         idx.append((self._obs_rows[:, :, None] + self._missing + self._offsets)[short])
         # Everything before the knowledge section but the hands, the same for every observer.
         ks = self._know_off[0]  # the knowledge section is last
@@ -409,7 +408,7 @@ class HanabiPartner:
         playable.reshape(B, C, R)[:] = e.fireworks[:, :, None] == np.arange(R)
         plaus = e.knowledge[:, :, :, :CR]  # (B, N, H, CR)
         # knows_playable: some card is plausible and every plausible card is playable
-        proven = plaus.any(axis=3) & ~(plaus & ~playable[:, None, None, :]).any(axis=3)
+        proven = np.any(plaus, axis=3) & ~np.any(plaus & ~playable[:, None, None, :], axis=3)
         move = np.full(B, -1, dtype=np.int64)
         mine = proven[rows, cur]  # (B, H)
         has = mine.any(axis=1)

@@ -28,6 +28,13 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         self.w = config.seen_rounds
         self.offset = 1 if config.include_round else 0
         self._size = self.offset + self.w * 2 * self.n
+        #: The named pieces and their sizes, in order (the batched engine reads its layout here);
+        #: ``history`` is W slots of ``2 n``, most recent first.
+        self.pieces: tuple[tuple[str, int], ...] = (
+            ("round", self.offset),
+            ("history", self.w * 2 * self.n),
+        )
+        self.offsets = {"round": 0, "history": self.offset}
         self._cache: dict[int, tuple[tuple[tuple[int, int], ...], np.ndarray]] = {}
 
     @property

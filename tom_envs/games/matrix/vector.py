@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.vector import VectorGame
-from tom_envs.games.matrix.rules import MatrixConfig, MatrixState, payoff
+from tom_envs.games.matrix.encode import MatrixEncoder
+from tom_envs.games.matrix.rules import MatrixConfig, MatrixGame, MatrixState, payoff
 
 
 class MatrixVectorEnv(VectorGame):
@@ -51,12 +52,14 @@ class MatrixVectorEnv(VectorGame):
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
         cfg = self.config = MatrixConfig(**self._init_engine(num_envs, kwargs))
-        n = self.num_actions = cfg.num_actions
+        self.game = MatrixGame(cfg)
+        enc = MatrixEncoder(cfg)
+        self._take_layout(enc)
+        n = self.num_actions = enc.n
         self._n2 = 2 * n
-        self._off = 1 if cfg.include_round else 0
-        self._w = cfg.seen_rounds
+        self._off = enc.offsets["history"]  # the round cell, if any, comes first
+        self._w = enc.w
         self._T = cfg.horizon
-        self.obs_size = self._off + self._w * self._n2
         # pay[a0, a1] = (player_0's reward, player_1's reward)
         self._pay = np.array(
             [[(payoff(cfg, 0, a, b), payoff(cfg, 1, b, a)) for b in range(n)] for a in range(n)]
@@ -83,7 +86,8 @@ class MatrixVectorEnv(VectorGame):
         if self.observations:
             self._buf.fill(0.0)
 
-    def _advance(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a = actions
         a0, a1 = a[:, 0], a[:, 1]
         rewards = self._pay[a0, a1]
         self.history[:, self.round] = a
@@ -111,6 +115,10 @@ class MatrixVectorEnv(VectorGame):
 
     def _masks(self) -> np.ndarray:
         return self._ones.copy()
+
+    def start_state(self, i: int) -> MatrixState:
+        """Round 0, no history: every episode starts there (no chance)."""
+        return self.game.initial_state(self.rng)
 
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> MatrixState:

@@ -60,8 +60,44 @@ Pots = tuple[tuple[int, int], ...]
 Counters = tuple[int, ...]
 NUM_CHANNELS = 26
 URGENCY_STEPS = 40
+#: The planes' channels by name, overcooked-ai's order (the module docstring lists them). The
+#: encoder and the batched engine (``vector.py``) write at these channels, and only these.
+CHANNELS: dict[str, int] = {
+    "me": 0, "partner": 1, "my_facing": 2, "partner_facing": 6, "pots": 10, "counters": 11,
+    "onion_dispensers": 12, "tomato_dispensers": 13, "dish_dispensers": 14, "serving": 15,
+    "idle_pot_onions": 16, "idle_pot_tomatoes": 17, "soup_onions": 18, "soup_tomatoes": 19,
+    "cook_time_left": 20, "soup_done": 21, "plates": 22, "onions": 23, "tomatoes": 24,
+    "urgency": 25,
+}  # fmt: skip
+_CH = CHANNELS
+_ME, _PARTNER, _MY_FACING, _PARTNER_FACING = (_CH[k] for k in ("me", "partner", "my_facing",
+                                                               "partner_facing"))  # fmt: skip
+_IDLE_ONIONS, _SOUP_ONIONS, _COOK_LEFT, _SOUP_DONE = (_CH[k] for k in (
+    "idle_pot_onions", "soup_onions", "cook_time_left", "soup_done"))  # fmt: skip
+_PLATES, _ONIONS, _URGENCY = _CH["plates"], _CH["onions"], _CH["urgency"]
 #: Terrain channels of the planes, as overcooked-ai orders them (13 = tomato dispensers: none).
-_TERRAIN_CHANNEL = {POT: 10, COUNTER: 11, ONION_DISPENSER: 12, DISH_DISPENSER: 14, SERVING: 15}
+_TERRAIN_CHANNEL = {POT: _CH["pots"], COUNTER: _CH["counters"],
+                    ONION_DISPENSER: _CH["onion_dispensers"],
+                    DISH_DISPENSER: _CH["dish_dispensers"], SERVING: _CH["serving"]}  # fmt: skip
+#: One pot's four features, by name (offsets in its block).
+POT_FEATURES: dict[str, int] = {"onions": 0, "cooking": 1, "ready": 2, "cook_time_left": 3}
+#: The features' tail (after both chefs' blocks and the pots): named pieces and their sizes.
+TAIL_PIECES: tuple[tuple[str, int], ...] = (
+    ("partner_offset", 2), ("counter_items", 3), ("time", 1), ("urgency", 1))  # fmt: skip
+#: Where each piece of the tail starts (offsets in the tail).
+TAIL: dict[str, int] = {
+    name: sum(n for _, n in TAIL_PIECES[:k]) for k, (name, _) in enumerate(TAIL_PIECES)
+}
+TAIL_SIZE = sum(n for _, n in TAIL_PIECES)
+
+
+def chef_offsets(num_pots: int) -> dict[str, int]:
+    """Where each part of a chef's feature block starts (``P = num_pots``): position (2), facing
+    (4), holding onion / plate / soup (3), distances to the fixed places then each pot (3 + P),
+    to the nearest onion, plate, soup on a counter (3), to the nearest empty counter (1)."""
+    P = num_pots
+    return {"position": 0, "facing": 2, "holding": 6, "distances": 9, "counter_items": 12 + P,
+            "empty_counter": 15 + P, "size": 16 + P}  # fmt: skip
 
 
 class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
@@ -77,10 +113,12 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self.num_counters = len(layout.counters)
         self.planes_size = self.W * self.H * NUM_CHANNELS if config.observation != "features" else 0
         P = self.num_pots
-        self.chef_size = 12 + P + 4
+        self.chef_offsets = chef_offsets(P)
+        self.chef_size = self.chef_offsets["size"]
         self.features_size = (
-            2 * self.chef_size + 4 * P + 7 if config.observation != "lossless" else 0
-        )
+            2 * self.chef_size + len(POT_FEATURES) * P + TAIL_SIZE
+            if config.observation != "lossless" else 0
+        )  # fmt: skip
         self._size = self.planes_size + self.features_size
         self._W1, self._H1 = max(self.W - 1, 1), max(self.H - 1, 1)
         self._tail = self.planes_size + 2 * self.chef_size + 4 * self.num_pots
@@ -106,7 +144,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                     base[self._cell[pos] + ch] = 1.0
         urgent = base.copy()
         if self.planes_size:
-            urgent[25 : self.planes_size : NUM_CHANNELS] = 1.0
+            urgent[_URGENCY : self.planes_size : NUM_CHANNELS] = 1.0
         self._base, self._urgent = base, urgent
         self._pot_cells = [self._cell[p] for p in layout.pots]
         self._counter_cells = [self._cell[p] for p in layout.counters]
@@ -139,20 +177,26 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
             c: sorted((d, k) for k, d in enumerate(ds) if d is not None)
             for c, ds in self._counter_dist.items()
         }
-        # A chef's whole block when no counter holds anything, per (cell, facing, held item).
-        self._chef_block: dict[tuple[Pos, int, int], np.ndarray] = {}
+        self._chef_block = self._chef_blocks()
+
+    def _chef_blocks(self) -> dict[tuple[Pos, int, int], np.ndarray]:
+        """A chef's whole feature block when no counter holds anything, per (cell, facing, held
+        item)."""
+        o, out = self.chef_offsets, {}
         for cell, static in self._static.items():
             for facing in range(4):
                 for held in range(6):
                     block = np.zeros(self.chef_size, dtype=np.float32)
                     block[:2] = static[:2]
-                    block[2 + facing] = 1.0
+                    block[o["facing"] + facing] = 1.0
                     if held:
-                        block[6 + (0 if held == Item.ONION else 1 if held == Item.DISH else 2)] = 1
-                    block[9 : 12 + P] = static[2:]
-                    block[12 + P : 15 + P] = 1.0
-                    block[15 + P] = self._any_counter[cell]
-                    self._chef_block[(cell, facing, held)] = block
+                        slot = 0 if held == Item.ONION else 1 if held == Item.DISH else 2
+                        block[o["holding"] + slot] = 1
+                    block[o["distances"] : o["counter_items"]] = static[2:]
+                    block[o["counter_items"] : o["empty_counter"]] = 1.0
+                    block[o["empty_counter"]] = self._any_counter[cell]
+                    out[(cell, facing, held)] = block
+        return out
 
     # ------------------------------------------------------------------ shape
     @property
@@ -260,12 +304,12 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         if self.planes_size:
             i, j = cell[c0.pos], cell[c1.pos]
             # Channel 0/2-5: the observer; 1/6-9: the other chef.
-            a[i] = b[j] = 1.0
-            a[i + 2 + c0.facing] = 1.0
-            b[j + 2 + c1.facing] = 1.0
-            a[j + 1] = b[i + 1] = 1.0
-            a[j + 6 + c1.facing] = 1.0
-            b[i + 6 + c0.facing] = 1.0
+            a[i + _ME] = b[j + _ME] = 1.0
+            a[i + _MY_FACING + c0.facing] = 1.0
+            b[j + _MY_FACING + c1.facing] = 1.0
+            a[j + _PARTNER] = b[i + _PARTNER] = 1.0
+            a[j + _PARTNER_FACING + c1.facing] = 1.0
+            b[i + _PARTNER_FACING + c0.facing] = 1.0
         if self.features_size:
             f, chef = self.planes_size, self.chef_size
             if self._nonempty:
@@ -277,11 +321,12 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
             a[f + chef : f + 2 * chef] = block1
             b[f : f + chef] = block1
             b[f + chef : f + 2 * chef] = block0
-            k = self._tail
+            k = self._tail + TAIL["partner_offset"]
             dx, dy = (c1.pos[0] - c0.pos[0]) / self._W1, (c1.pos[1] - c0.pos[1]) / self._H1
             a[k], a[k + 1] = (dx + 1.0) / 2.0, (dy + 1.0) / 2.0
             b[k], b[k + 1] = (1.0 - dx) / 2.0, (1.0 - dy) / 2.0
-            a[k + 5] = b[k + 5] = timestep / self._horizon
+            t = self._tail + TAIL["time"]
+            a[t] = b[t] = timestep / self._horizon
         return [a, b]
 
     def _objects_part(self, urgent: bool, pots: Pots, counters: Counters) -> np.ndarray:
@@ -298,41 +343,43 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                 if n:
                     p = self._pot_cells[k]
                     if tick < 0:
-                        out[p + 16] = n
+                        out[p + _IDLE_ONIONS] = n
                     else:
-                        out[p + 18] = n
-                        out[p + 20] = cook_time - tick
+                        out[p + _SOUP_ONIONS] = n
+                        out[p + _COOK_LEFT] = cook_time - tick
                         if tick >= cook_time:
-                            out[p + 21] = 1.0
+                            out[p + _SOUP_DONE] = 1.0
             cells = self._counter_cells
             for k, _ in self._nonempty:
                 self._item(out, cells[k], counters[k])
         if self.features_size:
-            k = self.planes_size + 2 * self.chef_size
+            k, pf = self.planes_size + 2 * self.chef_size, POT_FEATURES
             for n, tick in pots:
                 if n:
-                    out[k] = n / 3.0
+                    out[k + pf["onions"]] = n / 3.0
                     if tick >= 0:
-                        out[k + 1 + (tick >= cook_time)] = 1.0
-                        out[k + 3] = (cook_time - tick) / cook_time
-                k += 4
+                        out[k + (pf["ready"] if tick >= cook_time else pf["cooking"])] = 1.0
+                        out[k + pf["cook_time_left"]] = (cook_time - tick) / cook_time
+                k += len(pf)
             if self._nonempty:
                 nc = self.num_counters
                 for slot in (0, 1, 2):
-                    out[k + 2 + slot] = sum(1 for _, s_ in self._nonempty if s_ == slot) / nc
+                    out[k + TAIL["counter_items"] + slot] = (
+                        sum(1 for _, s_ in self._nonempty if s_ == slot) / nc
+                    )
             if urgent:
-                out[k + 6] = 1.0
+                out[k + TAIL["urgency"]] = 1.0
         return out
 
     @staticmethod
     def _item(out: np.ndarray, i: int, item: int) -> None:
         if item == Item.ONION:
-            out[i + 23] = 1.0
+            out[i + _ONIONS] = 1.0
         elif item == Item.DISH:
-            out[i + 22] = 1.0
+            out[i + _PLATES] = 1.0
         else:
-            out[i + 18] = soup_onions(item)
-            out[i + 21] = 1.0
+            out[i + _SOUP_ONIONS] = soup_onions(item)
+            out[i + _SOUP_DONE] = 1.0
 
     def _dynamic_block(self, chef: Chef, counters: Counters) -> np.ndarray:
         """A chef's feature block when counters hold items (cached: chefs revisit cells)."""
@@ -342,7 +389,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
             if len(self._blocks) > 20_000:
                 self._blocks.clear()
             block = self._chef_block[chef].copy()
-            self._counter_distances(block, 12 + self.num_pots, chef.pos, counters)
+            self._counter_distances(block, self.chef_offsets["counter_items"], chef.pos, counters)
             self._blocks[key] = block
         return block
 

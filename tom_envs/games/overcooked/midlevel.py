@@ -55,7 +55,14 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn, as_agent_action
+from tom_envs.core.agents import (
+    AgentAction,
+    BaseAgent,
+    EpisodeInfo,
+    Turn,
+    as_agent_action,
+    make_turn,
+)
 from tom_envs.core.game import ParseResult
 from tom_envs.core.text import match_action
 from tom_envs.games.overcooked.kitchen import (
@@ -495,17 +502,11 @@ class MidLevelAgent(BaseAgent):
             self._text = OvercookedText(self.config)
         text = self._text
         mask = np.ones(len(options), dtype=np.int8)
-        return Turn(
-            agent=turn.agent,
-            player=turn.player,
-            view=view,
-            observation=turn.observation,
-            action_mask=mask,
-            reward=turn.reward,
-            decision=self.choices,
-            _text=lambda: text.mid_level_observation(view),
-            _parse=lambda reply: parse_mid_level(options, reply),
-        )
+        return make_turn(
+            turn.agent, view, turn.observation, mask,
+            lambda: text.mid_level_observation(view), lambda reply: parse_mid_level(options, reply),
+            reward=turn.reward, decision=self.choices,
+        )  # fmt: skip
 
     def configure(self, config: OvercookedConfig) -> None:
         """Adopt the game's configuration (read from the views: the env may not be the one the

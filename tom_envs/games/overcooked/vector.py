@@ -36,12 +36,20 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from tom_envs.core.vector import VectorGame
-from tom_envs.games.overcooked.encode import NUM_CHANNELS, URGENCY_STEPS, OvercookedEncoder
+from tom_envs.games.overcooked.encode import (
+    CHANNELS,
+    NUM_CHANNELS,
+    POT_FEATURES,
+    TAIL,
+    URGENCY_STEPS,
+    OvercookedEncoder,
+)
 from tom_envs.games.overcooked.layout import (
     FACE_COUNTER,
     FACE_DISHES,
@@ -54,6 +62,7 @@ from tom_envs.games.overcooked.rules import (
     Chef,
     Item,
     OvercookedConfig,
+    OvercookedGame,
     OvercookedState,
     soup_onions,
 )
@@ -67,14 +76,18 @@ _PERM = np.array([[0, 1], [1, 0]])
 _SLOT = np.array([3, 0, 1, 2, 2, 2])
 
 
+_CH = CHANNELS
+
+
 def _item_writes(base: int, item: int) -> list[tuple[int, float]]:
     """Plane writes of an item lying (or held) on the cell at offset ``base`` (the encoder's)."""
     if item == ONION:
-        return [(base + 23, 1.0)]
+        return [(base + _CH["onions"], 1.0)]
     if item == DISH:
-        return [(base + 22, 1.0)]
+        return [(base + _CH["plates"], 1.0)]
     if item >= SOUP_1:
-        return [(base + 18, float(soup_onions(item))), (base + 21, 1.0)]
+        return [(base + _CH["soup_onions"], float(soup_onions(item))),
+                (base + _CH["soup_done"], 1.0)]  # fmt: skip
     return []
 
 
@@ -89,37 +102,23 @@ class OvercookedVectorEnv(VectorGame):
 
     Args:
         num_envs: batch size B.
-        autoreset: start new episodes automatically when the horizon is reached.
-        observations: compute observations every step (``False``: the dynamics only).
-        max_cycles: truncate (every env at once) after this many steps.
-        keep_final_obs: keep the observations the episodes ended on in ``final_obs``.
-        **config: keyword arguments of :class:`OvercookedConfig`.
+        **kwargs: the engine's options (``autoreset``, ``max_cycles``, ``keep_final_obs``,
+            ``observations``, ``check_actions``: see :class:`~tom_envs.core.vector.VectorGame`)
+            and the keyword arguments of :class:`OvercookedConfig` (``layout``, ``horizon``,
+            ``cooking``, ``observation``, ...). Every action is always legal.
     """
 
     agents = ("player_0", "player_1")
     num_agents = 2
     num_actions = 6
     all_legal = True
+    encoder: OvercookedEncoder
 
-    def __init__(
-        self,
-        num_envs: int,
-        autoreset: bool = True,
-        observations: bool = True,
-        *,
-        max_cycles: int | None = None,
-        keep_final_obs: bool = False,
-        **config: Any,
-    ) -> None:
-        super().__init__(
-            num_envs,
-            autoreset=autoreset,
-            max_cycles=max_cycles,
-            keep_final_obs=keep_final_obs,
-            observations=observations,
-        )
-        self.config = OvercookedConfig(**config)
-        self.encoder = enc = OvercookedEncoder(self.config)
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        self.config = OvercookedConfig(**self._init_engine(num_envs, kwargs))
+        self.game = OvercookedGame(self.config)
+        enc = OvercookedEncoder(self.config)
+        self._take_layout(enc)
         layout = self.config.kitchen
         tables = layout.tables
         self.layout = layout
@@ -149,8 +148,6 @@ class OvercookedVectorEnv(VectorGame):
         self._horizon = self.config.horizon
         self._rule_tables()
         self._rows = np.arange(num_envs)
-        self.obs_size = enc.observation_shape[0]
-        self.obs_low, self.obs_high = enc.low, enc.high
         self._ones = np.ones((num_envs, 2, 6), dtype=bool)
         self._floor = np.array([self._cell_of[p] for p in layout.floor], dtype=np.int32)
         self._observation_tables()
@@ -197,7 +194,7 @@ class OvercookedVectorEnv(VectorGame):
 
     def _observation_tables(self) -> None:
         """Everything an observation holds, per small integer code, from the encoder's values."""
-        enc, C, P, K, ct = self.encoder, self._C, self.P, self.K, self._ct
+        enc, C, P, K = self.encoder, self._C, self.P, self.K
         ch, D = NUM_CHANNELS, self.obs_size
         layout = self.layout
         self._rowbase = (np.arange(2 * self.num_envs, dtype=np.intp) * D).reshape(-1, 2)
@@ -205,7 +202,7 @@ class OvercookedVectorEnv(VectorGame):
         self._bases = [enc._base.copy(), enc._urgent.copy()]
         self._tail = enc._tail  # partner offset, counters on counters, time, urgency
         if enc.features_size:
-            self._bases[1][self._tail + 6] = 1.0
+            self._bases[1][self._tail + TAIL["urgency"]] = 1.0
         # Chefs: code (cell * 4 + facing) * 6 + held item; role 0 = the observer, 1 = the partner.
         n_chef = C * 24
         self._roles = np.array([0, n_chef])
@@ -217,8 +214,9 @@ class OvercookedVectorEnv(VectorGame):
             for facing in range(4):
                 for held in range(6):
                     code = (cell * 4 + facing) * 6 + held
-                    for role in (0, 1):  # channels 0 / 2-5 (observer), 1 / 6-9 (partner)
-                        writes = [(base + role, 1.0), (base + 2 + 4 * role + facing, 1.0)]
+                    for role, me, face in ((0, _CH["me"], _CH["my_facing"]),
+                                           (1, _CH["partner"], _CH["partner_facing"])):  # fmt: skip
+                        writes = [(base + me, 1.0), (base + face + facing, 1.0)]
                         writes += _item_writes(base, held) or writes[:1]
                         chef_off[role, code], chef_val[role, code] = _padded(writes, 4)
                     block = enc._chef_block.get((pos, facing, held))
@@ -226,39 +224,14 @@ class OvercookedVectorEnv(VectorGame):
                         chef_feat[code] = block
         self._chef_off, self._chef_val = chef_off.reshape(-1, 4), chef_val.reshape(-1, 4)
         self._chef_feat = chef_feat
-        # Pots: code onions * (cook_time + 2) + tick + 1, per pot.
-        n_pot = 4 * (ct + 2)
-        self._pot_codes = np.arange(P) * n_pot
-        pot_off = np.zeros((P, n_pot, 3), dtype=np.intp)
-        pot_val = np.zeros((P, n_pot, 3), dtype=np.float32)
-        pot_feat = np.zeros((n_pot, 4), dtype=np.float32)
-        for k, pos in enumerate(layout.pots):
-            base = self._cell_of[pos] * ch
-            for n in range(ONIONS_PER_SOUP + 1):
-                for tick in range(-1, ct + 1):
-                    code = n * (ct + 2) + tick + 1
-                    if not n:  # nothing to write: 0 over channel 16's 0
-                        writes = [(base + 16, 0.0)]
-                    elif tick < 0:
-                        writes = [(base + 16, float(n))]
-                    else:
-                        writes = [(base + 18, float(n)), (base + 20, float(ct - tick))]
-                        writes += [(base + 21, 1.0)] if tick >= ct else []
-                    pot_off[k, code], pot_val[k, code] = _padded(writes, 3)
-                    if n and k == 0:
-                        pot_feat[code, 0] = n / 3.0
-                        if tick >= 0:
-                            pot_feat[code, 1 + (tick >= ct)] = 1.0
-                            pot_feat[code, 3] = (ct - tick) / ct
-        self._pot_off, self._pot_val = pot_off.reshape(-1, 3), pot_val.reshape(-1, 3)
-        self._pot_feat = pot_feat
-        # Counters: code counter * 6 + item (an empty counter: 0 over channel 23's 0).
+        self._pot_tables()
+        # Counters: code counter * 6 + item (an empty counter: 0 over the onions channel's 0).
         cnt_off = np.zeros((K * 6, 2), dtype=np.intp)
         cnt_val = np.zeros((K * 6, 2), dtype=np.float32)
         for k, pos in enumerate(layout.counters):
             base = self._cell_of[pos] * ch
             for item in range(6):
-                writes = _item_writes(base, item) or [(base + 23, 0.0)]
+                writes = _item_writes(base, item) or [(base + _CH["onions"], 0.0)]
                 cnt_off[k * 6 + item], cnt_val[k * 6 + item] = _padded(writes, 2)
         self._cnt_off, self._cnt_val = cnt_off, cnt_val
         # per entry of the flattened (B, K) counters: counter * 6, and its env's first row (x2)
@@ -277,6 +250,39 @@ class OvercookedVectorEnv(VectorGame):
         self._blocks = np.empty((B, 2, 2, enc.chef_size), dtype=np.float32)
         self._near_at = np.empty((n_chunks, 2, B), dtype=np.intp)
         self._near_all = np.empty((n_chunks, 2, B, 4), dtype=np.float32)
+
+    def _pot_tables(self) -> None:
+        """Each pot's plane writes and its four features, per code ``onions * (cook_time + 2) +
+        tick + 1``."""
+        P, ct, ch, layout = self.P, self._ct, NUM_CHANNELS, self.layout
+        n_pot = 4 * (ct + 2)
+        self._pot_codes = np.arange(P) * n_pot
+        pot_off = np.zeros((P, n_pot, 3), dtype=np.intp)
+        pot_val = np.zeros((P, n_pot, 3), dtype=np.float32)
+        pot_feat = np.zeros((n_pot, len(POT_FEATURES)), dtype=np.float32)
+        for k, pos in enumerate(layout.pots):
+            base = self._cell_of[pos] * ch
+            for n in range(ONIONS_PER_SOUP + 1):
+                for tick in range(-1, ct + 1):
+                    code = n * (ct + 2) + tick + 1
+                    idle = base + _CH["idle_pot_onions"]
+                    if not n:  # nothing to write: 0 over the idle-onions channel's 0
+                        writes = [(idle, 0.0)]
+                    elif tick < 0:
+                        writes = [(idle, float(n))]
+                    else:
+                        writes = [(base + _CH["soup_onions"], float(n)),
+                                  (base + _CH["cook_time_left"], float(ct - tick))]  # fmt: skip
+                        writes += [(base + _CH["soup_done"], 1.0)] if tick >= ct else []
+                    pot_off[k, code], pot_val[k, code] = _padded(writes, 3)
+                    if n and k == 0:
+                        pf = POT_FEATURES
+                        pot_feat[code, pf["onions"]] = n / 3.0
+                        if tick >= 0:
+                            pot_feat[code, pf["ready"] if tick >= ct else pf["cooking"]] = 1.0
+                            pot_feat[code, pf["cook_time_left"]] = (ct - tick) / ct
+        self._pot_off, self._pot_val = pot_off.reshape(-1, 3), pot_val.reshape(-1, 3)
+        self._pot_feat = pot_feat
 
     def _feature_tables(self) -> None:
         """Tables of the features: counters read in chunks of 3, partner offsets per cells.
@@ -349,13 +355,25 @@ class OvercookedVectorEnv(VectorGame):
         self.counters = np.zeros((B, self.K), dtype=np.intp)
         self.score = np.zeros(B, dtype=np.float64)
         self.t = 0
+        self._start_pos = self.pos.copy()
 
-    def _advance(self, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def start_state(self, i: int) -> OvercookedState:
+        """Env ``i``'s start: the rules' start with the chefs on the cells drawn for it (they
+        differ from the layout's only with ``random_start``)."""
+        start = self.game.initial_state(np.random.default_rng(0))
+        a, b = start.chefs
+        cells = self._start_pos[i]
+        chefs = (a._replace(pos=self._pos_of[int(cells[0])]),
+                 b._replace(pos=self._pos_of[int(cells[1])]))  # fmt: skip
+        return replace(start, chefs=chefs)
+
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply checked ``actions`` (``(B, 2)`` ints in 0..5) to every env.
 
         Returns the rewards ``(B, 2)`` (the delivery reward, shared by both chefs) and whether the
         episodes end at this step (the horizon, every env at once).
         """
+        a = actions
         reward = np.zeros(self.num_envs, dtype=np.float64)
         interact = a == INTERACT
         if interact.any():
@@ -418,7 +436,7 @@ class OvercookedVectorEnv(VectorGame):
         urgent = self._horizon - self.t < URGENCY_STEPS
         base = self._bases[urgent]
         if enc.features_size:
-            base[self._tail + 5] = self.t / self._horizon
+            base[self._tail + TAIL["time"]] = self.t / self._horizon
         obs = np.empty((B, 2, D), dtype=np.float32)
         seats, n = obs.reshape(2 * B, D), 1
         seats[0] = base
@@ -440,7 +458,7 @@ class OvercookedVectorEnv(VectorGame):
             flat[at] = take(self._chef_val, code, axis=0, out=self._chef_v, mode="clip")
             # Pots and the counters that hold something: the same writes in both observers' rows.
             objects = []
-            if self.P:
+            if pots is not None:
                 objects.append((pots + self._pot_codes, self._pot_off, self._pot_val,
                                 self._pot_rows))  # fmt: skip
             if self.K:
@@ -469,15 +487,18 @@ class OvercookedVectorEnv(VectorGame):
                 rows = self._floor_of[pos.T] * self._cell_rows  # (2, B)
                 at = np.add(state[:, None, :], rows, out=self._near_at)
                 near = take(self._near, at, axis=0, out=self._near_all, mode="clip").min(axis=0)
-                blocks[:, :, :, 12 + P : 16 + P] = take(near.transpose(1, 0, 2), _PERM, axis=1)
-                obs[:, 0, k + 2 : k + 5] = counted
-                obs[:, 1, k + 2 : k + 5] = counted
+                c0 = enc.chef_offsets["counter_items"]  # then the empty counter: 4 values
+                blocks[:, :, :, c0 : c0 + 4] = take(near.transpose(1, 0, 2), _PERM, axis=1)
+                ci = k + TAIL["counter_items"]
+                obs[:, 0, ci : ci + 3] = counted
+                obs[:, 1, ci : ci + 3] = counted
             obs[:, :, f : f + 2 * size] = blocks.reshape(B, 2, 2 * size)
             if pots is not None:
-                g = f + 2 * size
-                obs[:, :, g : g + 4 * P] = take(self._pot_feat, pots, axis=0).reshape(B, 1, 4 * P)
+                g, w = f + 2 * size, len(POT_FEATURES) * P
+                obs[:, :, g : g + w] = take(self._pot_feat, pots, axis=0).reshape(B, 1, w)
             cells = pos[:, 0] * self._C + pos[:, 1]
-            obs[:, :, k : k + 2] = take(self._rel, cells[:, None] + self._rel_rows, axis=0)
+            po = k + TAIL["partner_offset"]
+            obs[:, :, po : po + 2] = take(self._rel, cells[:, None] + self._rel_rows, axis=0)
         return obs
 
     def _pad(self, rows: np.ndarray) -> np.ndarray:
@@ -490,11 +511,11 @@ class OvercookedVectorEnv(VectorGame):
     # ------------------------------------------------------------------ inspection
     def state(self, i: int) -> OvercookedState:
         """Env ``i`` as an :class:`OvercookedState` (for checks and rendering)."""
-        chefs = tuple(
+        a, b = (
             Chef(self._pos_of[int(self.pos[i, p])], int(self.facing[i, p]), int(self.held[i, p]))
             for p in (0, 1)
         )
         pots = tuple((int(n), int(t)) for n, t in zip(self.pot_n[i], self.pot_tick[i], strict=True))
         return OvercookedState(
-            self.t, chefs, pots, tuple(int(c) for c in self.counters[i]), float(self.score[i])
-        )  # type: ignore[arg-type]
+            self.t, (a, b), pots, tuple(int(c) for c in self.counters[i]), float(self.score[i])
+        )

@@ -1,4 +1,5 @@
-"""Learning curves of a MAPPO run against env steps, wall time and CPU time, in one PNG.
+"""Learning curves of a training run (MAPPO, PPO) against env steps, wall time and CPU time, in
+one PNG.
 
 On a shared machine the wall time of a run moves with the load; the CPU time of the training
 process (one torch thread) does not, and on an idle core it is the wall time. So each curve is
@@ -8,7 +9,7 @@ it, from a sampler file (``--cpu-log``: lines ``unix_time elapsed_s cpu_s load1 
 as ``ps -o etimes=,times=`` gives them, whole seconds), interpolated linearly at each row's wall
 time (from 0 CPU seconds at the start of the process to the first sample).
 
-    python -m tom_baselines.mappo_curves runs/x/curve.csv --series eval/rounds rounds_mean \
+    python -m tom_baselines.curves runs/x/curve.csv --series eval/rounds rounds_mean \
         --target 11 --ylabel rounds --out docs/results/figures/x.png
 """
 
