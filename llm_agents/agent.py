@@ -55,14 +55,13 @@ As a spec for ``tom-envs run`` (the ``llm`` plugin of group ``tom_envs.agents``)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from types import ModuleType
 from typing import Any, ClassVar
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_llm_agents.answering import AnsweringMixin
 from tom_llm_agents.client import BaseLLMClient
 from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
-from tom_llm_agents.fewshot import Example, examples_for
+from tom_llm_agents.fewshot import examples_for
 from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import preset as get_preset
 from tom_llm_agents.prompting import build_strategy
@@ -74,8 +73,6 @@ from tom_llm_agents.settings import (
     HISTORY_IN_OBSERVATION,
     SettingsMixin,
     bounded,
-    parse_extra,
-    resolve_settings,
 )
 
 USAGE_KEYS = (
@@ -244,33 +241,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         if strategy is not None:
             settings["strategy"] = strategy
         resolved.update(settings)
-        resolve_settings(resolved)
-        self._settings = resolved
-        self._check(resolved)
-        self.decoding: str = resolved["decoding"]
-        self.invalid: str = resolved["invalid"]
-        self.reprompts = int(resolved["reprompts"])
-        self.fallback: str = resolved["fallback"]
-        self.temperature = float(resolved["temperature"])
-        self.top_p = None if resolved["top_p"] is None else float(resolved["top_p"])
-        self.max_tokens = None if resolved["max_tokens"] is None else int(resolved["max_tokens"])
-        self.extra = parse_extra(resolved["extra"])
-        self.memory_setting = resolved["memory"]
-        self.memory_size = 5 if self.memory_setting == "auto" else int(self.memory_setting)
-        self.history_size = int(resolved["history"])
-        self.verify_rounds = int(resolved["verify_rounds"])
-        self.examples_setting: str = str(resolved["examples"])
-        self.probes_enabled = bool(resolved["probes"])
-        self.probe_batch = bool(resolved["probe_batch"])
-        self.skip_forced = bool(resolved["skip_forced"])
-        self.interface: str = resolved["interface"]
-        self.language: str = resolved["language"]
-        self.hide_history = bool(resolved["hide_history"])
-        self.hide_payoffs = bool(resolved["hide_payoffs"])
-        self.step_tokens = resolved["step_tokens"]
-        self.field_chars = int(resolved["field_chars"])
-        self.grounding: str = resolved["grounding"]
-        self.menu: str = resolved["menu"]
+        self.apply_settings(resolved)
         if (price_in is None) != (price_out is None):
             raise ValueError("give both price_in and price_out (USD per million tokens), or none")
         prices = None
@@ -283,38 +254,18 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
-            retry = RetryPolicy(
-                max_retries=self.max_retries,
-                base_delay_s=self.retry_delay_s,
-                max_retry_after_s=float(resolved["max_retry_after_s"]),
+            client = self._build_client(
+                local=local,
+                model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                cache_dir=cache_dir,
+                max_concurrency=max_concurrency,
+                breaker=CircuitBreaker(
+                    int(bounded("breaker", breaker, 0, 100)),
+                    bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
+                ),
             )
-            breaker_obj = CircuitBreaker(
-                int(bounded("breaker", breaker, 0, 100)),
-                bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
-            )
-            if local:
-                from tom_llm_agents.local import shared_client
-
-                client = shared_client(
-                    cache_dir=cache_dir,
-                    retry=retry,
-                    breaker=breaker_obj,
-                    timeout=self.timeout,
-                    **self.client_options(),
-                )
-            else:
-                client = OpenAIClient(
-                    model,
-                    base_url,
-                    api_key_env=api_key_env,
-                    cache_dir=cache_dir,
-                    max_concurrency=max_concurrency,
-                    json_schema=None if self.decoding == "json" else False,
-                    retry=retry,
-                    timeout=self.timeout,
-                    breaker=breaker_obj,
-                    **self.client_options(),
-                )
         if prices is not None:
             client.prices[client.model] = prices
         self.client = client
@@ -332,28 +283,69 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             str(resolved["strategy"]) if decider is None and pieces is None else "custom"
         )
         built_decider, built_pieces = build_strategy(str(resolved["strategy"]), **options)
-        self.decider: Decider = decider if decider is not None else built_decider
-        self.pieces: list[Piece] = sorted(
+        self.decider = decider if decider is not None else built_decider
+        self.pieces = sorted(
             pieces if pieces is not None else built_pieces, key=lambda p: p.priority
         )
         self.partner_options = partner_options
         self.name = label or f"llm:{client.model}:{preset or self.strategy}"
         self.spec = self.name
-        self.memory: list[MemoryEntry] = []
-        self.history: list[tuple[str, str]] = []
-        self.episode_stats: dict[str, float] = {}
-        self.templates: ModuleType = T_EN
-        self.examples: tuple[Example, ...] = ()
+        self.memory = []
+        self.history = []
+        self.episode_stats = {}
+        self.templates = T_EN
+        self.examples = ()
         self.team_reward = False
-        self._step_usage: dict[str, float] = {}
-        self._last_calls: list[dict[str, Any]] = []
+        self._step_usage = {}
+        self._last_calls = []
         self._chat = False
-        self._dead: str | None = None
+        self._dead = None
         self._midlevel: Any = None
         self._in_midlevel = False
         if not self.probes_enabled:
             # the runner asks only agents that have ``answer_probes``: switched off, none is made
             self.answer_probes = None  # type: ignore[assignment]
+
+    def _build_client(
+        self,
+        *,
+        local: bool,
+        model: str | None,
+        base_url: str | None,
+        api_key_env: str,
+        cache_dir: str | None,
+        max_concurrency: int,
+        breaker: CircuitBreaker,
+    ) -> BaseLLMClient:
+        """The client the settings describe: the bundled local model's shared one, or an
+        OpenAI-compatible endpoint's."""
+        retry = RetryPolicy(
+            max_retries=self.max_retries,
+            base_delay_s=self.retry_delay_s,
+            max_retry_after_s=float(self._settings["max_retry_after_s"]),
+        )
+        if local:
+            from tom_llm_agents.local import shared_client
+
+            return shared_client(
+                cache_dir=cache_dir,
+                retry=retry,
+                breaker=breaker,
+                timeout=self.timeout,
+                **self.client_options(),
+            )
+        return OpenAIClient(
+            model,
+            base_url,
+            api_key_env=api_key_env,
+            cache_dir=cache_dir,
+            max_concurrency=max_concurrency,
+            json_schema=None if self.decoding == "json" else False,
+            retry=retry,
+            timeout=self.timeout,
+            breaker=breaker,
+            **self.client_options(),
+        )
 
     # ------------------------------------------------------------------ episode
     def reset(self, info: EpisodeInfo) -> None:

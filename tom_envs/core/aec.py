@@ -141,7 +141,8 @@ class TomAECEnv(AECEnv):
         self.game = bundle.game
         # ``aec_to_parallel`` is exact only for simultaneous games (the rules apply once a cycle).
         simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
-        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}
+        # an instance copy of the class default, with this game's name
+        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}  # pyright: ignore[reportAttributeAccessIssue]
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
@@ -274,7 +275,7 @@ class TomAECEnv(AECEnv):
         if agent == self.agent_selection or (self._simultaneous and index in self._queue):
             terminations = self.terminations
             if agent in terminations and not (terminations[agent] or self.truncations[agent]):
-                if legal is view:
+                if legal is view and view is not None:
                     legal = view.legal_actions
                 if type(legal) is not tuple:
                     legal = tuple(legal)

@@ -57,7 +57,8 @@ class TomParallelEnv(ParallelEnv):
             raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
         self.bundle = bundle
         self.game = bundle.game
-        self.metadata = {**self.metadata, "name": name}
+        # an instance copy of the class default, with this game's name
+        self.metadata = {**self.metadata, "name": name}  # pyright: ignore[reportAttributeAccessIssue]
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents

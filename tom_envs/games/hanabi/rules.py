@@ -43,6 +43,7 @@ colour ``c`` to the player at offset ``o``: ``2H + (o-1)*C + c``, then reveal ra
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -222,7 +223,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         ]
         # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first, flat:
         # (seat1, pairs1, seat2, pairs2, ...) (what _legal walks).
-        self._reveal_plan = tuple(
+        self._reveal_plan: tuple[tuple[Any, ...], ...] = tuple(
             tuple(
                 x
                 for o, seat in enumerate(self._others[p], 1)
