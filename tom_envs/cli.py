@@ -484,7 +484,6 @@ def _add_browse(sub: Any) -> None:
     inf.set_defaults(fn=cmd_info)
 
 
-
 def _add_play(sub: Any) -> None:
     """The ``run``, ``demo`` and ``reproduce`` commands."""
     r = sub.add_parser("run", help="play agents on a game")
@@ -528,7 +527,6 @@ def _add_play(sub: Any) -> None:
     rp.set_defaults(fn=cmd_reproduce)
 
 
-
 def _add_tools(sub: Any) -> None:
     """The ``docs``, ``train`` and ``serve`` commands."""
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
@@ -561,7 +559,6 @@ def _add_tools(sub: Any) -> None:
     sv.add_argument("--max-sessions", type=positive_int, default=100,
                     help="most live sessions at once (idle ones are evicted)")  # fmt: skip
     sv.set_defaults(fn=cmd_serve)
-
 
 
 def _add_qa(sub: Any) -> None:
@@ -598,7 +595,6 @@ def _add_qa(sub: Any) -> None:
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
     qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
     qa.set_defaults(fn=cmd_qa)
-
 
 
 def _add_eval(sub: Any) -> None:
