@@ -45,6 +45,7 @@ from tom_envs.games.overcooked.layout import (
     ONION_DISPENSER,
     POT,
     SERVING,
+    Layout,
     Pos,
 )
 from tom_envs.games.overcooked.rules import (
@@ -71,7 +72,6 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self.config = config
         layout = config.kitchen
         self.layout = layout
-        tables = layout.tables
         self.W, self.H = layout.width, layout.height
         self.num_pots = len(layout.pots)
         self.num_counters = len(layout.counters)
@@ -110,6 +110,14 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self._base, self._urgent = base, urgent
         self._pot_cells = [self._cell[p] for p in layout.pots]
         self._counter_cells = [self._cell[p] for p in layout.counters]
+        self._feature_tables(layout)
+
+    def _feature_tables(self, layout: Layout) -> None:
+        """The features' static tables (part of ``__init__``): each floor cell's block (position,
+        distances to fixed places), its distances to the counters, and a chef's whole block per
+        (cell, facing, held item) when no counter holds anything."""
+        tables = layout.tables
+        P = self.num_pots
         # Features: static per-cell block (position, distances to fixed places) for every floor cell.
         dist = tables.dist
         self._span = 1.0 + max((d for row in dist.values() for d in row.values()), default=0)
