@@ -94,6 +94,40 @@ def _cjk_share(text: str) -> float:
     return sum(1 for c in letters if "\u4e00" <= c <= "\u9fff") / len(letters)
 
 
+def _resolve(
+    preset: str | None, constrained: bool | None, strategy: str | None, settings: dict[str, Any]
+) -> dict[str, Any]:
+    """The settings in force: ``DEFAULTS`` < the preset's < those given (an API key, or a name
+    that is no setting, is refused)."""
+    if "api_key" in settings:
+        raise ValueError(
+            "do not put an API key in an agent spec (it would be written to run names): set "
+            "$OPENAI_API_KEY, or name another variable with api_key_env=VAR"
+        )
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"LLMAgent got unexpected arguments {unknown}")
+    resolved = dict(DEFAULTS)
+    if preset is not None:
+        resolved.update(get_preset(str(preset)).settings)
+    if constrained is not None and "decoding" not in settings:
+        settings["decoding"] = "json" if constrained else "free"
+    if strategy is not None:
+        settings["strategy"] = strategy
+    resolved.update(settings)
+    return resolved
+
+
+
+def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """USD per million prompt and generated tokens, both or none."""
+    if (price_in is None) != (price_out is None):
+        raise ValueError("give both price_in and price_out (USD per million tokens), or none")
+    if price_in is None:
+        return None
+    return bounded("price_in", price_in, 0, 1e4), bounded("price_out", price_out, 0, 1e4)
+
+
 class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
     """An LLM plays any game through the text layer.
 
@@ -224,32 +258,10 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         **settings: Any,
     ) -> None:
         super().__init__()
-        if "api_key" in settings:
-            raise ValueError(
-                "do not put an API key in an agent spec (it would be written to run names): set "
-                "$OPENAI_API_KEY, or name another variable with api_key_env=VAR"
-            )
-        unknown = sorted(set(settings) - set(DEFAULTS))
-        if unknown:
-            raise TypeError(f"LLMAgent got unexpected arguments {unknown}")
-        resolved = dict(DEFAULTS)
         self.preset = preset
-        if preset is not None:
-            resolved.update(get_preset(str(preset)).settings)
-        if constrained is not None and "decoding" not in settings:
-            settings["decoding"] = "json" if constrained else "free"
-        if strategy is not None:
-            settings["strategy"] = strategy
-        resolved.update(settings)
+        resolved = _resolve(preset, constrained, strategy, settings)
         self.apply_settings(resolved)
-        if (price_in is None) != (price_out is None):
-            raise ValueError("give both price_in and price_out (USD per million tokens), or none")
-        prices = None
-        if price_in is not None:
-            prices = (
-                bounded("price_in", price_in, 0, 1e4),
-                bounded("price_out", price_out, 0, 1e4),
-            )
+        prices = _prices(price_in, price_out)
         self.timeout = bounded("timeout", timeout, 0.1, 3600)
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
@@ -271,22 +283,7 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.client = client
         self.oracle_partner = oracle_partner
         self._oracle = oracle
-        options: dict[str, Any] = {
-            "oracle": oracle,
-            "recommender": recommender,
-            "top_k": int(resolved["top_k"]),
-            "memories": int(resolved["memories"]),
-        }
-        if oracle is None and oracle_partner is not None:
-            options["oracle"] = self._matrix_oracle
-        self.strategy = (
-            str(resolved["strategy"]) if decider is None and pieces is None else "custom"
-        )
-        built_decider, built_pieces = build_strategy(str(resolved["strategy"]), **options)
-        self.decider = decider if decider is not None else built_decider
-        self.pieces = sorted(
-            pieces if pieces is not None else built_pieces, key=lambda p: p.priority
-        )
+        self._build_strategy(resolved, decider, pieces, oracle, recommender)
         self.partner_options = partner_options
         self.name = label or f"llm:{client.model}:{preset or self.strategy}"
         self.spec = self.name
@@ -305,6 +302,32 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         if not self.probes_enabled:
             # the runner asks only agents that have ``answer_probes``: switched off, none is made
             self.answer_probes = None  # type: ignore[assignment]
+
+    def _build_strategy(
+        self,
+        resolved: Mapping[str, Any],
+        decider: Decider | None,
+        pieces: Sequence[Piece] | None,
+        oracle: Callable[[Turn], int] | None,
+        recommender: Callable[[Any], Mapping[int, float]] | None,
+    ) -> None:
+        """The decider and pieces: the ones given, else built from the strategy string."""
+        options: dict[str, Any] = {
+            "oracle": oracle,
+            "recommender": recommender,
+            "top_k": int(resolved["top_k"]),
+            "memories": int(resolved["memories"]),
+        }
+        if oracle is None and self.oracle_partner is not None:
+            options["oracle"] = self._matrix_oracle
+        self.strategy = (
+            str(resolved["strategy"]) if decider is None and pieces is None else "custom"
+        )
+        built_decider, built_pieces = build_strategy(str(resolved["strategy"]), **options)
+        self.decider = decider if decider is not None else built_decider
+        self.pieces = sorted(
+            pieces if pieces is not None else built_pieces, key=lambda p: p.priority
+        )
 
     def _build_client(
         self,
