@@ -278,5 +278,5 @@ def test_gymnasium_make_reads_game_booleans_strictly(given, match) -> None:
 
     env = gymnasium.make("tom_envs/GuandanVsRandom-v0", match=given)
     assert env.unwrapped.bundle.game.config.match is match
-    with pytest.raises(ValueError, match="argument 'match'.*true or false"):
+    with pytest.raises(ValueError, match=r"argument 'match'.*true or false"):
         gymnasium.make("tom_envs/GuandanVsRandom-v0", match="yes")
