@@ -262,15 +262,20 @@ def check_messages(game: Game[Any, Any], acting: set[int], messages: Mapping[int
 class Encoder(abc.ABC, Generic[ViewT, StateT]):
     """Vector renderings: a player's view for its policy, the whole state for a centralised critic."""
 
-    @property
-    @abc.abstractmethod
-    def observation_shape(self) -> tuple[int, ...]:
-        """Shape of :meth:`encode`'s output."""
+    #: length of :meth:`encode`'s vector (each encoder sets it)
+    obs_size: int
+    #: length of :meth:`encode_state`'s vector (each encoder sets it)
+    state_size: int
 
     @property
-    @abc.abstractmethod
+    def observation_shape(self) -> tuple[int, ...]:
+        """Shape of :meth:`encode`'s output: ``(obs_size,)``."""
+        return (self.obs_size,)
+
+    @property
     def state_shape(self) -> tuple[int, ...]:
-        """Shape of :meth:`encode_state`'s output."""
+        """Shape of :meth:`encode_state`'s output: ``(state_size,)``."""
+        return (self.state_size,)
 
     @property
     def low(self) -> float:

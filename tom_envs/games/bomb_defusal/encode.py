@@ -69,7 +69,7 @@ class BombEncoder(Encoder[BombView, BombState]):
         for name, size in self.pieces:
             self.offsets[name] = at
             at += size
-        self._size = at
+        self.obs_size = at
         self.state_pieces: tuple[tuple[str, int], ...] = (
             ("rooms", k * n),
             ("turn", k),
@@ -78,18 +78,9 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("bombs", b * (n + p * m + 3)),
             ("map", n * n),
         )
-        self._state_size = sum(s for _, s in self.state_pieces)
+        self.state_size = sum(s for _, s in self.state_pieces)
         self._static: dict[tuple[int, int], tuple[object, object, np.ndarray]] = {}
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(sum of the piece sizes,)``: 348 for the paper's mission."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Global state size."""
-        return (self._state_size,)
 
     def _sequence(self, out: np.ndarray, at: int, remaining: tuple[int, ...]) -> None:
         for slot, colour in enumerate(remaining[: self.p]):
@@ -106,7 +97,7 @@ class BombEncoder(Encoder[BombView, BombState]):
         held = self._static.get(key)
         if held is not None and held[0] is view.game_map and held[1] == view.tools:
             return held[2]
-        out = np.zeros(self._size, dtype=np.float32)
+        out = np.zeros(self.obs_size, dtype=np.float32)
         o, k, m = self.offsets, self.k, self.m
         others = [(view.player + d) % k for d in range(1, k)]
         for slot, q in enumerate([view.player, *others]):
@@ -174,7 +165,7 @@ class BombEncoder(Encoder[BombView, BombState]):
     def encode_state(self, state: BombState) -> np.ndarray:
         """The whole state (layout in the module docstring)."""
         n, m, k = self.n, self.m, self.k
-        out = np.zeros(self._state_size, dtype=np.float32)
+        out = np.zeros(self.state_size, dtype=np.float32)
         at = 0
         for p, room in enumerate(state.locations):
             out[at + p * n + room] = 1.0

@@ -81,7 +81,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self.features_size = (
             2 * self.chef_size + 4 * P + 7 if config.observation != "lossless" else 0
         )
-        self._size = self.planes_size + self.features_size
+        self.obs_size = self.state_size = self.planes_size + self.features_size  # state: player_0's
         self._W1, self._H1 = max(self.W - 1, 1), max(self.H - 1, 1)
         self._tail = self.planes_size + 2 * self.chef_size + 4 * self.num_pots
         self._pair_key: object = None
@@ -99,7 +99,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self._cell = {
             (x, y): (x * H + y) * NUM_CHANNELS for x in range(self.W) for y in range(self.H)
         }
-        base = np.zeros(self._size, dtype=np.float32)
+        base = np.zeros(self.obs_size, dtype=np.float32)
         if self.planes_size:
             for kind, ch in _TERRAIN_CHANNEL.items():
                 for pos in layout.cells(kind):
@@ -163,15 +163,6 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                     self._chef_block[(cell, facing, held)] = block
 
     # ------------------------------------------------------------------ shape
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(W*H*26 [planes] + features,)``."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Same as the observation (player_0's)."""
-        return (self._size,)
 
     @property
     def high(self) -> float:
