@@ -266,18 +266,12 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
-            client = self._build_client(
-                local=local,
-                model=model,
-                base_url=base_url,
-                api_key_env=api_key_env,
-                cache_dir=cache_dir,
-                max_concurrency=max_concurrency,
-                breaker=CircuitBreaker(
-                    int(bounded("breaker", breaker, 0, 100)),
-                    bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
-                ),
+            breaker_obj = CircuitBreaker(
+                int(bounded("breaker", breaker, 0, 100)),
+                bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
             )
+            endpoint = (local, model, base_url, api_key_env, cache_dir, max_concurrency)
+            client = self._build_client(*endpoint, breaker_obj)
         if prices is not None:
             client.prices[client.model] = prices
         self.client = client
@@ -331,7 +325,6 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
 
     def _build_client(
         self,
-        *,
         local: bool,
         model: str | None,
         base_url: str | None,

@@ -99,7 +99,30 @@ def make_spaces(
     return obs, act
 
 
-class TomAECEnv(AECEnv):
+class SeatSpaces:
+    """The per-seat spaces of both env APIs (the AEC and the Parallel env): made once by
+    :func:`make_spaces`, looked up by agent name (an unknown name lists the agents)."""
+
+    _obs_spaces: dict[str, spaces.Space]
+    _act_spaces: dict[str, spaces.Space]
+    possible_agents: list[str]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The Dict space of ``{"observation", "action_mask"}``."""
+        try:
+            return self._obs_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Discrete over the game's action catalogue."""
+        try:
+            return self._act_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+
+
+class TomAECEnv(SeatSpaces, AECEnv):
     """PettingZoo AEC environment over a :class:`~tom_envs.core.game.GameBundle`.
 
     Besides the PettingZoo API it offers the text layer for LLM loops and people:
@@ -183,21 +206,6 @@ class TomAECEnv(AECEnv):
         """:class:`ResetNeeded` unless an episode has been started."""
         if self.game_state is None:
             raise ResetNeeded(f"{what} before reset(): call reset(seed=...) first")
-
-    # ----------------------------------------------------------------- spaces
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The Dict space of ``{"observation", "action_mask"}``."""
-        try:
-            return self._obs_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """Discrete over the game's action catalogue."""
-        try:
-            return self._act_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:

@@ -49,6 +49,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -175,6 +176,19 @@ _Schedule = tuple[int, int, dict[int, int]]  # finish, sum of times, {task: time
 _CutIndex = Callable[[int, int], int | None]  # (action index, task) -> first index in its window
 
 
+class _Search(NamedTuple):
+    """What :func:`_schedule`'s two searches read: the problem, the agent, its tasks and their
+    predecessors among them, the window rule and the start (room, action index)."""
+
+    problem: Problem
+    agent: int
+    tasks: tuple[int, ...]
+    preds: dict[int, list[int]]
+    cut_index: _CutIndex
+    room0: int
+    k0: int
+
+
 def _schedule(
     problem: Problem,
     agent: int,
@@ -201,22 +215,15 @@ def _schedule(
             k = -(-(lo - agent) // n)
         return None if k * n + agent > hi else k
 
-    if len(tasks) <= 7:  # depth-first over orders, pruned by the best finish so far
-        return _schedule_dfs(problem, agent, tasks, preds, cut_index, room0, k0)
-    return _schedule_dp(problem, agent, tasks, preds, cut_index, room0, k0)
+    # few tasks: depth-first over the orders, pruned by the best finish so far; else over subsets
+    search = _Search(problem, agent, tasks, preds, cut_index, room0, k0)
+    return _schedule_dfs(search) if len(tasks) <= 7 else _schedule_dp(search)
 
 
-def _schedule_dfs(
-    problem: Problem,
-    agent: int,
-    tasks: tuple[int, ...],
-    preds: dict[int, list[int]],
-    cut_index: _CutIndex,
-    room0: int,
-    k0: int,
-) -> _Schedule | None:
+def _schedule_dfs(search: _Search) -> _Schedule | None:
     """:func:`_schedule` for a few tasks: depth-first over the orders, pruned by the best finish
     so far."""
+    problem, agent, tasks, preds, cut_index, room0, k0 = search
     n = problem.num_agents
     dist = problem.distance
     bit = {t: 1 << i for i, t in enumerate(tasks)}
@@ -249,17 +256,10 @@ def _schedule_dfs(
     return None if best[2] is None else (best[0], best[1], best[2])
 
 
-def _schedule_dp(
-    problem: Problem,
-    agent: int,
-    tasks: tuple[int, ...],
-    preds: dict[int, list[int]],
-    cut_index: _CutIndex,
-    room0: int,
-    k0: int,
-) -> _Schedule | None:
+def _schedule_dp(search: _Search) -> _Schedule | None:
     """:func:`_schedule` for many tasks: dynamic programming over subsets, E[(mask, last)] = the
     earliest cut index of ``last``."""
+    problem, agent, tasks, preds, cut_index, room0, k0 = search
     n = problem.num_agents
     dist = problem.distance
     idx = {t: i for i, t in enumerate(tasks)}
