@@ -259,6 +259,17 @@ def check_messages(game: Game[Any, Any], acting: set[int], messages: Mapping[int
             )
 
 
+def piece_offsets(pieces: Sequence[tuple[str, int]]) -> tuple[dict[str, int], int]:
+    """An observation laid out as named pieces in order: each piece's offset, and the total
+    size."""
+    offsets: dict[str, int] = {}
+    at = 0
+    for name, size in pieces:
+        offsets[name] = at
+        at += size
+    return offsets, at
+
+
 class Encoder(abc.ABC, Generic[ViewT, StateT]):
     """Vector renderings: a player's view for its policy, the whole state for a centralised critic."""
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
+from tom_envs.core.game import Encoder, piece_offsets
 from tom_envs.games.bomb_defusal.state import BombConfig, BombState
 from tom_envs.games.bomb_defusal.view import (
     BombFact,
@@ -64,12 +64,7 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("messages", (k - 1) * self.msg_size),
             ("map", n * n),
         )
-        self.offsets: dict[str, int] = {}
-        at = 0
-        for name, size in self.pieces:
-            self.offsets[name] = at
-            at += size
-        self.obs_size = at
+        self.offsets, self.obs_size = piece_offsets(self.pieces)
         self.state_pieces: tuple[tuple[str, int], ...] = (
             ("rooms", k * n),
             ("turn", k),

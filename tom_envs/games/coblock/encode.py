@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
+from tom_envs.core.game import Encoder, piece_offsets
 from tom_envs.games.coblock.rules import (
     ActionKind,
     CoBlockConfig,
@@ -59,12 +59,7 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         self.config = config
         self.n = config.cells
         self.pieces = pieces(config)
-        self.offsets: dict[str, int] = {}
-        at = 0
-        for name, size in self.pieces:
-            self.offsets[name] = at
-            at += size
-        self.obs_size = at
+        self.offsets, self.obs_size = piece_offsets(self.pieces)
         self.state_size = 3 * C * self.n + 2 * C + 1 + 2
         self._last_state: tuple[CoBlockState, np.ndarray] | None = None
         # one-hot grids (C * N floats, only read) by tuple of blocks: the goals, and the last few
