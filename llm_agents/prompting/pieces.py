@@ -103,7 +103,7 @@ class BeliefState(Piece):
             ctx.sections.append(("Your belief state:", belief))
 
 
-def _bomb_intel(view: Any, rooms: Sequence[Any], colours: Sequence[str]) -> list[str]:
+def _bomb_intel(view: Any, rooms: Sequence[Any], colours: list[str]) -> list[str]:
     """000 App. A.2's bomb intel: each bomb's room and remaining sequence where known, the
     bombs seen in the player's room without a sequence, "Details currently unknown" otherwise."""
     lines: list[str] = []

@@ -242,7 +242,8 @@ def required_env_kwargs(agents: Sequence[Any], game: str) -> dict[str, Any]:
         if not callable(hook):
             continue
         name = str(getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__))
-        for key, value in dict(hook(game) or {}).items():
+        required: Any = hook(game) or {}  # a mapping (checked by dict())
+        for key, value in dict(required).items():
             if key in out and out[key] != value:
                 raise EnvKwargsConflict(
                     f"{name} requires the game argument {key}={value!r} but {owner[key]} requires "

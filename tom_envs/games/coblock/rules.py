@@ -236,7 +236,7 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         cells = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         self._cell_of = {p: cell_index(grid, p) for p in cells}
         self._ground = frozenset(self._cell_of[p] for p in cells if p[1] == 0)
-        self._nbrs = [()] * len(cells)
+        self._nbrs: list[tuple[int, ...]] = [()] * len(cells)
         for p in cells:
             x, y, z = p
             self._nbrs[self._cell_of[p]] = tuple(

@@ -373,7 +373,7 @@ class HanabiText(TextInterface[HanabiView]):
             return first
         bare = {a: self.bare_action_text(view, a) for a in full}
         second = match_action(segment, bare)
-        if second.valid:
+        if second.action is not None:
             return ParseResult(second.action, f"understood: {full[second.action]}")
         loose = self._loose(view, segment)
         if loose is not None:

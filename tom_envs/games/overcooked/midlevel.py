@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -472,7 +472,7 @@ class MidLevelAgent(BaseAgent):
         for method in ("config", "describe"):
             fn: Any = getattr(self.inner, method, None)
             if callable(fn) and not isinstance(fn, type):
-                return fn()
+                return cast(dict[str, Any], fn())
         return super().config()
 
     def reset(self, info: EpisodeInfo) -> None:
