@@ -163,7 +163,12 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         examples: in-context examples: ``"none"``, ``"auto"`` (the set for the game) or a set
             name (:mod:`tom_llm_agents.fewshot`).
         probes: answer the game's ToM probes (one extra call per decision with probes).
-        probe_batch: answer a step's ToM probes in one request (else one request each).
+        probe_batch: how a step's ToM probes are grouped into requests: ``True``/``"step"``
+            (one request), ``False``/``"question"`` (one each), ``"target"`` (one per teammate
+            asked about: paper 000's three questions per call).
+        answer_format: ``"agent"`` (the agent states the one format it parses, the game's own
+            instruction removed) or ``"game"`` (the game's own reply format stays in the rules
+            and the whole reply goes to the game's parser: paper 000's App. A.1 format).
         skip_forced: play a decision with a single legal action without asking the model.
         interface: Overcooked only: ``"midlevel"`` (paper 002's mid-level actions, default) or
             ``"primitive"`` (moves cell by cell).
@@ -182,7 +187,8 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             episode's ``fuzzy_grounded``); an unmarked reply is still a fallback.
         menu: ``"auto"`` (default): the candidate actions are listed in the prompt unless the
             observation lists them; ``"none"``: never (the game's rules say how to write an
-            action: 003's CoBlock commands); a shortlist (001's top-k) is always listed.
+            action: 003's CoBlock commands, 000's App. A.1 forms); a shortlist (001's top-k) is
+            always listed.
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.
@@ -534,11 +540,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
 
     def prompt_parts(self, text: Any) -> tuple[str, str]:
         """The rules and observation the prompts show: one voice (the game's own answer-format
-        instruction removed, since the agent states the one format it parses), then 004's
-        ablations."""
+        instruction removed when the agent states the one format it parses,
+        ``answer_format="agent"``), then 004's ablations."""
         rules, observation = text.rules, text.observation
         fmt = str(getattr(text, "answer_format", "") or "")
-        if fmt:
+        if fmt and self.answer_format_setting == "agent":
             for sep in (" ", "\n", ""):
                 rules = rules.replace(sep + fmt, "") if sep else rules.replace(fmt, "")
                 observation = (

@@ -13,9 +13,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tom_envs.core.agents import Turn
-from tom_envs.core.probes import Probe, normalise_answer
+from tom_envs.core.probes import Question, normalise_answer
 from tom_envs.core.text import (
     FEEDBACK,
     NUMBER,
@@ -117,10 +118,14 @@ class AnsweringMixin:
         (``TextObservation.answer_format``) was removed from the rules and observation
         (:meth:`~tom_llm_agents.agent.LLMAgent.prompt_parts`); what is parsed is exactly this
         format (:func:`~tom_llm_agents.parsing.read_reply`, then the game's parser on the action).
+        With ``answer_format="game"`` the game's own instruction is the one format (kept in the
+        rules) and this returns no text.
         """
         t = self.templates
         descriptions = {**decider.fields_for(ctx), **ctx.fields}
         names = list(descriptions)
+        if self.answer_format_setting == "game":
+            return "", names  # the game's own format, in the rules (paper 000's App. A.1)
         message = self.asks_message(ctx)
         if self.constrained and self.client.capabilities.get("json_schema") is not False:
             keys = [*names, *(["message"] if message else []), "action"]
@@ -159,7 +164,7 @@ class AnsweringMixin:
         if instruction:
             blocks.append(instruction)
         blocks += [ctx.final_question(), fmt]
-        user = "\n\n".join(blocks)
+        user = "\n\n".join(b for b in blocks if b)
         messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
         for past_user, past_reply in (
             self.history[-self.history_size :] if self.history_size else []
@@ -236,7 +241,18 @@ class AnsweringMixin:
         """The game's parser on the named action (for plain text, then on the whole reply).
         A parser that raises is treated as feedback, never as a crash of the decision."""
         feedback = "the answer names no action"
+        if (
+            self.answer_format_setting == "game"
+            and not (ctx.shows_menu() or ctx.listed_in_observation())
+            and any(
+                t is not None and _LEADING_NUMBER.match(t.strip(" *\"'`"))
+                for t in (reply.action_text, raw)
+            )
+        ):  # the game's own format with no list shown: the number rule would count an unseen list
+            return None, "no list of actions was shown: a number names no action", None
         tries = [reply.action_text] if reply.structured else [reply.action_text, raw]
+        if self.answer_format_setting == "game":
+            tries = [raw]  # the game's parser reads its own format whole (action and message)
         shortlist = list(ctx.candidates) != list(ctx.text.legal_actions)
         for candidate in tries:
             if candidate is None:
@@ -287,33 +303,45 @@ class AnsweringMixin:
         return result.feedback
 
     # ------------------------------------------------------------------ probes
-    def answer_probes(self, turn: Turn, probes: Sequence[Probe]) -> dict[str, str]:
-        """Answer the game's ToM probes through the model, constrained to each probe's options;
-        the runner scores the answers against the truth (literal ToM).
+    def answer_probes(self, turn: Turn, questions: Sequence[Question]) -> dict[str, str]:
+        """Answer the game's ToM probes through the model, inside the agent's own conversation;
+        the driver scores the answers against the truths of the same moment (literal ToM).
 
-        With ``probe_batch`` (default) all of a step's questions go in one request (one prompt
-        evaluation); otherwise one request per question, sent concurrently.
+        Each request is the agent's conversation as it has it (the system prompt, the verbatim
+        history it keeps, hence its belief states when it writes them) and then the observation
+        of this moment with the questions (paper 000 asked them on a side channel, prefixed by
+        the current observation; neither questions nor answers enter the history). The agent
+        receives :class:`~tom_envs.core.probes.Question` objects: text, options and subject,
+        never an answer. ``probe_batch`` groups them: ``True`` / ``"step"`` one request for the
+        step, ``False`` / ``"question"`` one each (sent concurrently), ``"target"`` one per
+        teammate asked about, its questions in order (introspection, first, second order: the
+        three questions of paper 000's call).
         """
-        if not probes:
+        if not questions:
             return {}
         if self._dead is not None:
             raise LLMError(self._dead, "endpoint")
         ctx = self.decision_context(turn)
-        context = ctx.context_text(legal=False, strip_question=True)
-        system = {"role": "system", "content": ctx.system_prompt()}
-        groups = [list(probes)] if self.probe_batch else [[p] for p in probes]
+        context = ctx.context_text(legal=False, sections=False, strip_question=True)
+        conversation: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
+        for past_user, past_reply in self.history[-self.history_size :] if self.history_size else []:
+            conversation += [
+                {"role": "user", "content": past_user},
+                {"role": "assistant", "content": past_reply},
+            ]
+        groups = probe_groups(questions, self.probe_batch)
         requests = []
         for group in groups:
             keys = [f"q{i + 1}" for i in range(len(group))]
             lines = "\n".join(
-                f"{k}: {p.question} ({' or '.join(p.options)})"
-                for k, p in zip(keys, group, strict=True)
+                f"{k}: {q.question} ({' or '.join(q.options)})"
+                for k, q in zip(keys, group, strict=True)
             )
             schema = None
             if self.constrained:
                 props = {
-                    k: {"type": "string", "enum": list(p.options)}
-                    for k, p in zip(keys, group, strict=True)
+                    k: {"type": "string", "enum": list(q.options)}
+                    for k, q in zip(keys, group, strict=True)
                 }
                 schema = {
                     "type": "object",
@@ -331,7 +359,7 @@ class AnsweringMixin:
             user = f"{context}\n\n{self.templates.PROBE_QUESTIONS}\n{lines}\n{fmt}"
             requests.append(
                 ctx.request(
-                    [system, {"role": "user", "content": user}],
+                    [*conversation, {"role": "user", "content": user}],
                     schema=schema,
                     max_tokens=self.step_budget(16 + 12 * len(group)),
                 )
@@ -341,10 +369,48 @@ class AnsweringMixin:
         answers: dict[str, str] = {}
         for group, response in zip(groups, responses, strict=True):
             found = _probe_replies(response.text, len(group))
-            for i, probe in enumerate(group):
+            for i, q in enumerate(group):
                 raw = found.get(i, "")
-                answers[probe.id] = normalise_answer(raw, probe.options) or raw.strip()
+                answers[q.id] = normalise_answer(raw, q.options) or raw.strip()
         return answers
+
+
+#: A reply that names an action by its number (``"2"``, ``"2. Message ..."``, ``"2)"``).
+_LEADING_NUMBER = re.compile(r"[+-]*[0-9]+\s*(?:[.)](?:\s|$)|$)")
+
+#: ``probe_batch`` values: one request per step, per question, or per teammate asked about.
+PROBE_BATCHES = (True, False, "step", "question", "target")
+
+
+def probe_groups(questions: Sequence[Question], batch: bool | str) -> list[list[Question]]:
+    """The requests a step's questions go in (see :meth:`AnsweringMixin.answer_probes`).
+
+    ``"target"``: one group per teammate (``subject["target"]``) and fact (the rest of the
+    subject), in the order first asked, each sorted by order; a question about no one
+    (introspection) joins the first group about the same fact, or forms its own. Grouping reads
+    only what the agent was given (subject and order), never an answer.
+    """
+    if batch in (True, "step"):
+        return [list(questions)]
+    if batch in (False, "question"):
+        return [[q] for q in questions]
+    if batch != "target":
+        raise ValueError(f"probe_batch must be one of {list(PROBE_BATCHES)}, got {batch!r}")
+    groups: dict[tuple[Any, ...], list[Question]] = {}
+    loose: list[tuple[tuple[Any, ...], Question]] = []
+    for q in questions:
+        fact = tuple(sorted((k, str(v)) for k, v in q.subject.items() if k != "target"))
+        target = q.subject.get("target")
+        if target is None:
+            loose.append((fact, q))
+        else:
+            groups.setdefault((fact, str(target)), []).append(q)
+    for fact, q in loose:
+        home = next((g for (f, _), g in groups.items() if f == fact), None)
+        if home is None:
+            groups[(fact, None)] = home = []
+        home.append(q)
+    return [sorted(g, key=lambda q: q.order) for g in groups.values()]
 
 
 def fuzzy_ground(reply: str, candidates: Mapping[int, str]) -> tuple[int, str, float] | None:

@@ -51,6 +51,42 @@ class Preset:
     differences: str = ""
 
 
+#: Paper 000's protocol (§5.1, App. A-C; the authors' code as specs §1.8-1.9 record it).
+P000: dict[str, Any] = dict(
+    decoding="free",
+    invalid="forfeit",
+    reprompts=0,
+    temperature=0.0,
+    memory=0,
+    history=2,
+    probes=True,
+    probe_batch="target",
+    menu="none",
+    answer_format="game",
+    examples="none",
+)
+#: Paper 000's probes: one teammate per action, App. C's wording (a bomb named by its number).
+P000_GAME: dict[str, Any] = {"probes": "one", "probe_subject": "number"}
+P000_UNSTATED = "the generation budget of each call (the suite's defaults)"
+P000_DIFFERENCES = (
+    "an invalid answer uses up the turn, as in the paper, but the suite's bomb defusal has no "
+    "'do nothing' move: a recorded fallback move (marked fallback, never the model's) is played, "
+    "the game's App. B feedback is shown at the next decision and the ToM questions are asked "
+    "about the move played; the game's parser reads more phrasings and any quotes (the "
+    "original's substring rules and straight quotes only), so a few replies the original "
+    "counted invalid are valid here (and a bare number, which the suite would read as the "
+    "n-th legal action, is refused: no list was shown); the system message is App. A.1 "
+    "followed by the original's system line 'You are playing a text game with the user.' (the "
+    "original sent that line alone as the system message and App. A.1 as a user message); the "
+    "belief-update request is the suite's wording of the original instruction; "
+    "the ToM questions' target teammate is drawn from the mission and the time (the game's "
+    "probes='one', the preset's game argument; the original used numpy's global generator), "
+    "and with probes='all' the questions about each teammate go in a call of their own; each "
+    "call ends with the suite's answer line ('q1: <answer>' per question) and the answers are "
+    "read as yes/no and scored against the game's epistemic tracker at the moment of asking "
+    "(the paper's free answers were judged by annotators with a global view)"
+)
+
 _P004 = dict(
     decoding="free",
     invalid="resample",
@@ -151,47 +187,37 @@ PRESETS: dict[str, Preset] = {
             "paper000",
             "000",
             "BombDefusal",
-            "Tables 1-2, GPT-4 + Belief: belief state (App. A.2 template, rewritten every round), "
-            "two rounds of verbatim history, ToM questions answered each round",
-            dict(
-                strategy="qa+belief",
-                decoding="free",
-                invalid="forfeit",
-                reprompts=0,
-                temperature=0.0,
-                memory=0,
-                history=2,
-                probes=True,
-                examples="none",
-            ),
-            unstated="the temperature (0 here)",
-            differences=(
-                "an invalid answer uses up the turn, as in the paper, but the suite's bomb defusal "
-                "has no 'do nothing' move: a recorded fallback move (marked fallback, never the "
-                "model's) is played and the game's App. B feedback is shown at the next decision; "
-                "the prompt states one answer format, the agent's (Message and Action lines, "
-                "what it parses): App. A.1's 'Action selection: ... Message to Team: ...' "
-                "sentence and App. A.2's message option are left out (the game's parser still "
-                "reads that form)"
-            ),
+            "Tables 1-2, GPT-4 + Belief: belief state (App. A.2 template, rewritten after every "
+            "observation), two rounds of verbatim history, no list of legal actions, App. A.1's "
+            "reply format; the ToM questions (App. C) asked right after each action inside the "
+            "agent's conversation, three per call (the three orders about one teammate)",
+            dict(P000, strategy="qa+belief"),
+            env_kwargs=P000_GAME,
+            unstated=P000_UNSTATED,
+            differences=P000_DIFFERENCES,
         ),
         Preset(
             "paper000-nobelief",
             "000",
             "BombDefusal",
-            "Tables 1-2, GPT-4 without belief state",
-            dict(
-                strategy="qa",
-                decoding="free",
-                invalid="forfeit",
-                reprompts=0,
-                temperature=0.0,
-                memory=0,
-                history=2,
-                probes=True,
-            ),
-            unstated="the temperature (0 here)",
+            "Tables 1-2, GPT-4 without belief state (the raw observations in the history, also "
+            "in the ToM questions' conversation)",
+            dict(P000, strategy="qa"),
+            env_kwargs=P000_GAME,
+            unstated=P000_UNSTATED,
             differences="as paper000",
+        ),
+        Preset(
+            "paper000-menu",
+            "000",
+            "BombDefusal",
+            "a variant of paper000, not the paper's protocol: the suite's list of legal actions "
+            "and its own answer format (Message and Action lines); the list removes exactly the "
+            "invalid moves Table 1's valid % counts",
+            dict(P000, strategy="qa+belief", menu="auto", answer_format="agent"),
+            env_kwargs=P000_GAME,
+            unstated=P000_UNSTATED,
+            differences="as paper000, and the list of legal actions with the agent's answer format",
         ),
         Preset(
             "paper001",

@@ -36,7 +36,7 @@ from tom_llm_agents.openai_client import REASONING_EFFORTS
 from tom_llm_agents.state import AgentState
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
-PROMPT_VERSION = 3
+PROMPT_VERSION = 4  # 4: ToM probes in the agent's own conversation; paper 000's protocol
 
 DECODINGS = ("free", "json")
 INVALID_POLICIES = ("reprompt", "resample", "forfeit")
@@ -103,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
     "examples": "none",
     "probes": True,
     "probe_batch": True,
+    "answer_format": "agent",
     "skip_forced": True,
     "interface": "midlevel",
     "language": "auto",
@@ -234,7 +235,8 @@ class SettingsMixin(AgentState):
         self.verify_rounds = int(resolved["verify_rounds"])
         self.examples_setting = str(resolved["examples"])
         self.probes_enabled = bool(resolved["probes"])
-        self.probe_batch = bool(resolved["probe_batch"])
+        self.probe_batch = resolved["probe_batch"]
+        self.answer_format_setting = resolved["answer_format"]
         self.skip_forced = bool(resolved["skip_forced"])
         self.interface = resolved["interface"]
         self.language = resolved["language"]
@@ -260,6 +262,17 @@ class SettingsMixin(AgentState):
         ):
             if s[key] not in allowed:
                 raise ValueError(f"{key} must be one of {list(allowed)}, got {s[key]!r}")
+        if s["answer_format"] not in ("agent", "game"):
+            raise ValueError(f"answer_format must be one of ['agent', 'game'], got {s['answer_format']!r}")
+        if s["answer_format"] == "game" and s["decoding"] != "free":
+            raise ValueError("answer_format='game' (the game's own reply format) needs decoding='free'")
+        if s["menu"] == "none" and s["decoding"] != "free":
+            raise ValueError("menu='none' needs decoding='free' (a JSON schema lists the actions)")
+        if s["probe_batch"] not in (True, False, "step", "question", "target"):
+            raise ValueError(
+                "probe_batch must be one of [true, false, 'step', 'question', 'target'], "
+                f"got {s['probe_batch']!r}"
+            )
         bounded("temperature", s["temperature"], 0.0, 2.0)
         if s["top_p"] is not None:
             bounded("top_p", s["top_p"], 1e-6, 1.0)
@@ -356,6 +369,7 @@ class SettingsMixin(AgentState):
             "examples": self.examples_setting,
             "probes": self.probes_enabled,
             "probe_batch": self.probe_batch,
+            "answer_format": self.answer_format_setting,
             "skip_forced": self.skip_forced,
             "interface": self.interface,
             "language": self.language,

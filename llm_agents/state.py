@@ -43,7 +43,8 @@ class AgentState(BaseAgent):
     verify_rounds: int
     examples_setting: str
     probes_enabled: bool
-    probe_batch: bool
+    probe_batch: bool | str
+    answer_format_setting: str
     skip_forced: bool
     interface: str
     language: str

@@ -29,12 +29,16 @@ seed: no times, paths, hashes or versions)::
     probes: ...                   the ToM probes put to the seat now, one a line:  (a text block)
                                   "<id> = <truth>" [" (no-ToM <answer>)"] [", answered <reply>
                                   (correct|wrong)"] ": <question>" [" [options: a|b|c]"]
+                                  (games whose probes are asked at the decision)
     action: <id> <action text>
     message: "<chat>"             when the agent sent one (JSON string)   (+ message_error: ...)
     prediction: {...}             when the agent made one (JSON, sorted keys)
     info: {...}                   when the agent recorded any (JSON, sorted keys)
     fallback: <kind>: <message>   when the move played is a fallback, not the agent's own
     rewards: player_0=+1 ...      when the move completed a joint action (every seat's reward)
+    probes after the action: ...  the ToM probes put to the seat right after its move, with the
+                                  truths of that moment (games whose probes are asked then, e.g.
+                                  bomb defusal; a text block, lines as for probes)
 
     state at joint step <t>:      before the first decision of every render_every-th joint step,
       | <line>                    when the case asks (a blank line before it)
@@ -42,8 +46,8 @@ seed: no times, paths, hashes or versions)::
     == end ==
     state at the end:
       | <line>
-    probes after the end, player_k:   what the seat would be asked now (questions about its last
-      | <probe line>                   action), when there are any
+    probes after the end, player_k:   what the seat would be asked now, when there are any
+      | <probe line>                   (games whose probes are asked at the decision)
     returns: player_0=+1 ...
     length: <joint steps>
     status: ok | failed           (+ failure: <reason>)
@@ -75,6 +79,7 @@ from typing import Any
 
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import Agent
+from tom_envs.core.probes import probe_moment
 from tom_envs.core.render import spectator_text
 from tom_envs.driver import EpisodeDriver
 from tom_envs.registration import GAMES, GameSpec, game_spec
@@ -88,7 +93,7 @@ REGEN_ENV = "TOM_ENVS_REGEN_GOLDEN"
 _ENV_LEVEL = ("max_cycles", "render_mode")
 HEADER = "# tom-envs golden playthrough (tests/golden.py)"
 #: The per-seat text blocks of a decision (written in full once, then as changes).
-TEXT_BLOCKS = ("rules", "observation", "legal", "probes")
+TEXT_BLOCKS = ("rules", "observation", "legal", "probes", "probes after the action")
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,7 @@ class Decision:
     probes: list[dict[str, Any]]  # score_answers records (reply None: not asked)
     state_before: str | None = None  # the whole state, when rendered before this decision
     record: dict[str, Any] = field(default_factory=dict)  # the driver's step record
+    probes_after: list[dict[str, Any]] = field(default_factory=list)  # asked right after the move
 
 
 @dataclass
@@ -197,8 +203,11 @@ def play(case: GoldenCase) -> Playthrough:
     driver.start()
     start_state = spectator_text(env.bundle, env.game_state)
     decisions: list[Decision] = []
+    after_action = probe_moment(env.bundle.probes) == "action"
     while True:
         agent = driver.advance_until(stop)
+        if after_action and decisions:  # the state the previous move left, nothing since
+            decisions[-1].probes_after = _probe_records(env.probes(decisions[-1].agent))
         if agent is None:
             break
         turn = driver.turn(agent)
@@ -210,7 +219,7 @@ def play(case: GoldenCase) -> Playthrough:
         state = None
         if case.render_every and t and t % case.render_every == 0 and first_of_step:
             state = spectator_text(env.bundle, env.game_state)
-        probes = _probe_records(env.probes(agent))
+        probes = [] if after_action else _probe_records(env.probes(agent))
         decisions.append(
             Decision(
                 agent, t, text.observation, text.rules, dict(text.legal_actions), probes, state
@@ -228,8 +237,13 @@ def play(case: GoldenCase) -> Playthrough:
             raise AssertionError(f"decision {rec['index']}: the record is not what was shown")
         d.record = rec
         if rec.get("probes"):  # the agent answered: the driver's records carry its replies
-            d.probes = list(rec["probes"])
-    end_probes = {a: _probe_records(env.probes(a)) for a in env.possible_agents}
+            if after_action:
+                d.probes_after = list(rec["probes"])
+            else:
+                d.probes = list(rec["probes"])
+    end_probes = {} if after_action else {
+        a: _probe_records(env.probes(a)) for a in env.possible_agents
+    }
     return Playthrough(
         case,
         given,
@@ -407,6 +421,9 @@ def render(p: Playthrough) -> str:
             out.append(f"probe_error: {_oneline(r['probe_error'])}")
         if r.get("rewards") is not None:
             out.append(f"rewards: {_per_seat(r['rewards'], signed)}")
+        if d.probes_after or ("probes after the action", agent) in blocks.previous:
+            lines = [_probe_line(x) for x in d.probes_after]
+            out += blocks.write("probes after the action", agent, lines)
     out += ["", "== end ==", "state at the end:", *full(p.end_state.split("\n"))]
     for agent, probes in p.end_probes.items():
         out += [f"probes after the end, {agent}:", *full([_probe_line(x) for x in probes])]
@@ -551,7 +568,7 @@ def parse(text: str) -> GoldenFile:
                 rules="\n".join(texts.get("rules", [])),
                 observation="\n".join(texts.get("observation", [])),
                 legal={int(k): v for k, v in legal.items()},
-                probes=texts.get("probes", []),
+                probes=texts.get("probes", []) or texts.get("probes after the action", []),
                 action=int(action),
                 action_text=action_text,
                 fields=fields,

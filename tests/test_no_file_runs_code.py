@@ -270,25 +270,29 @@ def test_qa_suites_name_no_code_and_no_outside_file(world, capsys) -> None:
 
 
 def test_serve_refuses_every_payload_from_a_study_file_and_a_request(world, capsys) -> None:
-    from tom_envs.serve.app import App, BadRequest, StudyTask
+    from tom_envs.serve.app import App, BadRequest
+    from tom_envs.serve.study.check import check_study
+    from tom_envs.serve.study.spec import StudyError, parse_study
 
     w = world
     payloads = {**code_payloads(w), **option_payloads(w)}
     study = w["work"] / "study.toml"
     app = App(w["work"] / "human")
     for name, spec in payloads.items():
-        study.write_text(f'[[tasks]]\nname = "t"\ngame = "RockPaperScissors"\nseat = 0\n'
-                         f"partners = [{json.dumps(spec)}]\n")  # fmt: skip
+        text = ('[study]\nname = "t"\n[[games]]\nname = "g"\ngame = "RockPaperScissors"\n'
+                f'[[conditions]]\nname = "c"\npartner = {json.dumps(spec)}\n')  # fmt: skip
+        study.write_text(text)
         # an unbindable host: should a check ever let the study through, serve fails, never hangs
-        code = main(["serve", "--study", str(study), "--out", "human", "--host", "256.0.0.1"])
+        code = main(["study", "serve", str(study), "--data", "human", "--host", "256.0.0.1"])
         assert_refused(code, capsys.readouterr().err, w), name
-        with pytest.raises(ValueError, match="study task"):
-            App(w["work"] / "human", [StudyTask("t", "RockPaperScissors", 0, [spec])])
+        assert_refused(main(["study", "validate", str(study)]), capsys.readouterr().err, w)
+        with pytest.raises(StudyError):
+            check_study(parse_study(text), {})
         body = {"game": "RockPaperScissors", "seat": 0, "partners": [spec], "seed": 0}
         with pytest.raises(BadRequest, match="not offered"):
             app.request_to_session_args(body)
         with pytest.raises(BadRequest):
-            app.create(body, "p", "t", study=True)
+            app.create(body)
         assert not w["marker"].exists() and not w["listener"].hits, name
     assert not app.sessions and not list(w["work"].rglob("*.jsonl"))
 

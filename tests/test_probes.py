@@ -1,19 +1,27 @@
-"""Probe free-text scoring, the shortcut baselines and the 95% interval formula (known values)."""
+"""Probe free-text scoring, the shortcut baselines, balanced accuracy and kappa, the known-groups
+check, the answer-free questions and the 95% interval formula (known values)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from tom_envs.core.probes import (
     Probe,
+    Question,
+    agreement,
+    ask,
+    known_groups,
     normalise_answer,
     probe_baselines,
     probe_records,
+    probe_scores,
     probe_table,
     question_type,
     score_answers,
+    score_asked,
 )
 from tom_envs.games.coblock.structures import PART_LABELS
 from tom_envs.runner import mean_ci95
@@ -138,10 +146,16 @@ def test_baselines_known_values() -> None:
     assert b["probe_base/majority/room/first_order"] == 75.0
     assert b["probe_base/majority/first_order"] == 75.0
     assert b["probe_base/majority/introspection"] == 100.0
-    assert b["probe_base/no_tom/room/first_order"] == 50.0
-    assert b["probe_base/no_tom/seq/first_order"] == 75.0
-    assert b["probe_base/no_tom/all"] == 62.5  # over the 8 probes that carry one
-    assert "probe_base/no_tom/introspection" not in b
+    assert b["probe_base/ignores_partner/room/first_order"] == 50.0
+    assert b["probe_base/ignores_partner/seq/first_order"] == 75.0
+    assert b["probe_base/ignores_partner/all"] == 62.5  # over the 8 probes that carry one
+    assert "probe_base/ignores_partner/introspection" not in b
+    assert b["probe_base/models_partner/all"] == 100.0
+    # room: recall of "yes" 2/3, of "no" 0/1 -> balanced 33.3%; seq: 0/1 and 3/3 -> 50%
+    assert b["probe_bacc/ignores_partner/room/first_order"] == pytest.approx(100 / 3)
+    assert b["probe_bacc/ignores_partner/seq/first_order"] == 50.0
+    assert b["probe_bacc/majority/room/first_order"] == 50.0  # a constant answer
+    assert b["probe_yes/first_order"] == 50.0
 
 
 def test_baselines_from_steps_equal_baselines_from_probes() -> None:
@@ -155,7 +169,7 @@ def test_baselines_from_steps_equal_baselines_from_probes() -> None:
     b = probe_baselines(steps)
     assert b["probe_base/majority/second_order"] == 80.0
     assert b["probe_base/always_yes/second_order"] == 20.0
-    assert b["probe_base/no_tom/second_order"] == 20.0
+    assert b["probe_base/ignores_partner/second_order"] == 20.0
     assert len(probe_records(steps)) == 5
     with pytest.raises(TypeError):
         probe_records([42])
@@ -173,12 +187,112 @@ def test_probe_table_prints_the_agent_beside_every_baseline() -> None:
     probes = [_probe(i, "room", 1, t, "yes") for i, t in enumerate(["yes", "no", "no", "no"])]
     steps = [{"probes": score_answers(probes, {"p0": "yes", "p1": "no", "p2": "yes"})}]
     table = probe_table(steps)
-    assert "| first_order | 4 | 50.0% | 25.0% | 75.0% | 25.0% |" in table
-    assert table.splitlines()[-1].startswith("| all | 4 | 50.0% |")
+    # agent: right on p0 and p1 (p3 unanswered counts wrong): 2/4; recalls yes 1/1, no 1/3
+    row = next(r for r in table.splitlines() if r.startswith("| first_order |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:4] == ["first_order", "4", "25.0%", "50.0%"]
+    assert cells[4].startswith("66.7% [")
+    assert cells[6] == "75.0%"  # the majority answer ("no")
+    assert cells[7].startswith("50.0% [") and cells[7].endswith(", 0.00")  # constant: kappa 0
+    assert cells[8] == "100.0%"
+    assert table.splitlines()[-1].startswith("| all | 4 | 25.0% | 50.0% |")
     by_type = probe_table(probes, by="type")
-    assert "| room/first_order | 4 | n/a | 25.0% | 75.0% | 25.0% |" in by_type
+    assert "| room/first_order | 4 | 25.0% | n/a | n/a | n/a | 75.0% |" in by_type
+    assert "no: too few of one answer (1 < 10) |" in by_type
     with pytest.raises(ValueError, match="by"):
         probe_table(probes, by="kind")
+
+
+# ----------------------------------------------------------------------------- agreement
+def test_balanced_accuracy_and_kappa_known_values() -> None:
+    # 6 yes, 2 no; answers: 5 of the yes right, 1 of the no right
+    truths = ["yes"] * 6 + ["no"] * 2
+    answers = ["yes"] * 5 + ["no"] + ["no", "yes"]
+    a = agreement(truths, answers)
+    assert a.n == 8 and a.accuracy == 75.0 and a.chance == 50.0 and a.answers == 2
+    assert a.balanced == pytest.approx(100 * (5 / 6 + 1 / 2) / 2)
+    # p_o = 0.75; p_e = P(t=yes)P(a=yes) + P(t=no)P(a=no) = 6/8*6/8 + 2/8*2/8 = 0.625
+    assert a.kappa == pytest.approx((0.75 - 0.625) / (1 - 0.625))
+    # the interval: recalls smoothed (5+1)/(6+2) and (1+1)/(2+2)
+    var = (0.75 * 0.25 / 6 + 0.5 * 0.5 / 2) / 4
+    assert a.balanced - a.low == pytest.approx(100 * 1.959963984540054 * math.sqrt(var))
+    assert a.high == 100.0  # clipped
+    constant = agreement(truths, ["yes"] * 8)
+    assert constant.balanced == 50.0 and constant.kappa == 0.0 and constant.accuracy == 75.0
+    invalid = agreement(["yes", "no"], [None, None])  # answers that name no option
+    assert invalid.accuracy == 0.0 and invalid.balanced == 0.0
+    assert math.isnan(agreement(["yes"], ["yes"]).kappa)  # both constant: undefined
+    with pytest.raises(ValueError, match="answers"):
+        agreement(["yes"], [])
+
+
+def test_probe_scores_read_the_replies_and_skip_the_unanswered() -> None:
+    probes = [_probe(i, "room", 1, t) for i, t in enumerate(["yes", "no", "no", "yes"])]
+    recs = score_answers(probes, {"p0": "Yes.", "p1": "no", "p2": "yes", "p3": "maybe"})
+    recs.append(probe_records([_probe(9, "room", 1, "no")])[0])  # never asked: no reply
+    s = probe_scores(recs)["room/first_order"]
+    assert s.n == 4 and s.accuracy == 50.0 and s.balanced == 50.0
+
+
+def test_known_groups_separate_only_partner_dependent_types() -> None:
+    def batch(kind: str, order: int, truths: list[str], blind: list[str] | None) -> list[Probe]:
+        return [
+            Probe(f"{kind}{order}.{i}", kind, order, "?", YN, t,
+                  no_tom=None if blind is None else blind[i])
+            for i, t in enumerate(truths)
+        ]  # fmt: skip
+
+    mixed = ["yes", "no"] * 20
+    probes = (
+        batch("room", 1, mixed, ["yes"] * 40)  # partner-blind answer constant: at chance
+        + batch("seq", 1, mixed, list(mixed))  # partner-blind answer is the truth
+        + batch("room", 0, mixed, list(mixed))  # introspection
+        + batch("cut", 1, ["no"] * 40, ["yes"] * 40)  # one-sided
+        + batch("next", 1, mixed, None)  # no partner-blind answer defined
+        + batch("few", 1, ["yes"] * 35 + ["no"] * 5, ["yes"] * 40)  # too few "no"
+    )
+    kg = known_groups(probes)
+    assert kg["room/first_order"].measure and kg["room/first_order"].reason == "separates"
+    assert kg["room/first_order"].ignores_partner.balanced == 50.0
+    assert kg["room/first_order"].models_partner.balanced == 100.0
+    assert not kg["seq/first_order"].measure and "not at chance" in kg["seq/first_order"].reason
+    assert kg["room/introspection"].reason == "no partner (introspection)"
+    assert kg["cut/first_order"].reason.startswith("one-sided")
+    assert kg["next/first_order"].reason == "the game defines no partner-blind answer"
+    assert kg["few/first_order"].reason.startswith("too few")
+    table = probe_table(probes, by="type")
+    assert [r.split(" |")[0] for r in table.splitlines() if r.endswith("| yes |")] == [
+        "| room/first_order"
+    ]
+
+
+# ----------------------------------------------------------------------------- questions
+def test_agents_get_questions_without_answers() -> None:
+    p = Probe("r1.alpha.room.order1.bravo", "room", 1, "Does bravo know?", YN, "no",
+              about={"belief": "stale_seen"}, no_tom="yes", subject={"target": "bravo"})  # fmt: skip
+    q = p.public("q3")
+    assert q == Question("q3", "Does bravo know?", YN, "room", 1, {"target": "bravo"})
+    assert not any(hasattr(q, a) for a in ("answer", "no_tom", "about", "truth"))
+    (rec,) = score_asked([(q, p)], {"q3": "no"})
+    assert rec["qid"] == "q3" and rec["position"] == 0 and rec["id"] == p.id
+    assert rec["correct"] and rec["subject"] == {"target": "bravo"}
+
+
+def test_ask_shuffles_uniformly_from_the_generator_only() -> None:
+    probes = [_probe(i, "room", 1, "yes" if i else "no") for i in range(3)]
+    firsts = {}
+    for seed in range(3000):
+        asked = ask(probes, np.random.default_rng(seed))
+        assert [q.id for q, _ in asked] == ["q1", "q2", "q3"]
+        first = asked[0][1].id
+        firsts[first] = firsts.get(first, 0) + 1
+    assert set(firsts) == {"p0", "p1", "p2"}
+    assert all(abs(n / 3000 - 1 / 3) < 0.03 for n in firsts.values())
+    again = ask(probes, np.random.default_rng(7))
+    assert [p.id for _, p in again] == [p.id for _, p in ask(probes, np.random.default_rng(7))]
+    # the order depends on the generator, not on the answers: flipping every truth keeps it
+    flipped = [_probe(i, "room", 1, "no" if i else "yes") for i in range(3)]
+    assert [p.id for _, p in ask(flipped, np.random.default_rng(7))] == [p.id for _, p in again]
 
 
 # ----------------------------------------------------------------------------- intervals

@@ -422,6 +422,7 @@ def test_qa_eval_fails_when_the_answerer_fails_on_too_many_items(tmp_path: Path,
                                                                   monkeypatch) -> None:  # fmt: skip
     """An endpoint that dies halfway: the report is written, but the command exits 1."""
     import tom_envs.qa.generate as qgen
+    from tom_envs.qa.items import read_suite, write_suite
 
     calls = {"n": 0}
 
@@ -435,7 +436,9 @@ def test_qa_eval_fails_when_the_answerer_fails_on_too_many_items(tmp_path: Path,
         return answer
 
     monkeypatch.setattr(qgen, "random_answerer", dying)
-    suite = sorted((Path(__file__).parents[1] / "tom_envs/qa/suites").glob("*.jsonl"))[0]
+    shipped = sorted((Path(__file__).parents[1] / "tom_envs/qa/suites").glob("*.jsonl"))[0]
+    meta, items = read_suite(shipped)
+    suite = write_suite(items[:60], tmp_path / "s.jsonl", meta)  # 60 items: 10 answered, 50 fail
     out = tmp_path / "r.md"
     code = main(["qa", "eval", str(suite), "--answerer", "random", "--trials", "1",
                  "--out", str(out)])  # fmt: skip

@@ -8,7 +8,10 @@ tom-envs eval CONFIG                   a declarative experiment (TOML or shipped
 tom-envs reproduce NAME                a results page's tables: its shipped eval config
                                        (paper000-004, hanabi, overcooked)
 tom-envs qa generate|verify|eval|suites   CoordinationQA suites and answerer accuracy
-tom-envs serve                         play any seat of any game in the browser
+tom-envs probes verify [--game GAME]   is a game's ToM probe set a valid measure (known groups,
+                                       a learned adversary on every team's probes; the gate)
+tom-envs serve                         play any seat of any game in the browser (console)
+tom-envs study validate|links|serve|status|export|verify   human studies (docs/study.md)
 tom-envs docs [--check]                regenerate docs/ from the env docstrings (or verify)
 tom-envs train ALGO GAME ...           train a trainer plugin (mappo, ppo; rl extra)
 
@@ -33,7 +36,6 @@ from tom_envs.cli_args import (
     find_local_modules,
     kw_items,
     parse_kw,
-    port_int,
     positive_int,
     seed_int,
     split_env_level,
@@ -42,6 +44,7 @@ from tom_envs.cli_args import (
 )
 from tom_envs.cli_cost import add_cost_args
 from tom_envs.cli_qa import cmd_qa
+from tom_envs.cli_study import add_parsers
 from tom_envs.core.agents import with_required_env_kwargs
 from tom_envs.progress import Progress
 from tom_envs.registration import GAMES, game_spec
@@ -332,6 +335,18 @@ def cmd_train(args: argparse.Namespace) -> int:
     return int(main_fn(["--game", args.game, *options]))
 
 
+def cmd_probes(args: argparse.Namespace) -> int:
+    """``tom-envs probes verify``: the probe report (:mod:`tom_envs.probe_report`)."""
+    from tom_envs.probe_report import verify
+
+    report = verify(args.game, args.teams or None, args.episodes, args.seed, args.fresh_seed,
+                    parse_kw(args.kw), progress=lambda m: print(m, file=sys.stderr))  # fmt: skip
+    print(report.text)
+    if args.out:
+        Path(args.out).write_text(report.text)
+    return 0 if report.passed else 1
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run a declarative experiment (see :mod:`tom_envs.evaluation`)."""
     from tom_envs.evaluation import ConfigError, load_config, shipped_configs
@@ -422,40 +437,6 @@ def _evaluate(cfg: Any, args: argparse.Namespace) -> tuple[Any, int]:
     return res, EXIT_BUDGET if res.budget_stopped else 1 if res.failures else 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Human play in the browser (see :mod:`tom_envs.serve`)."""
-    try:
-        from tom_envs.serve.app import serve
-    except ImportError as exc:
-        print(f"error: tom-envs serve needs the serve extra ({exc}); from the checkout: "
-              'pip install -e ".[serve]"', file=sys.stderr)  # fmt: skip
-        return 2
-    from tom_envs.serve.app import check_study, load_study, parse_presets, study_partners
-
-    # everything the server will call or read is checked before it starts
-    try:
-        presets = parse_presets(args.partner)
-        study = load_study(args.study) if args.study else []
-        check_study(study, presets)  # a study file names no code, host or outside file
-        check_agent_endpoints(list(presets.values()))
-        for t in study:  # the file's own specs (an LLM spec without base_url: the default host)
-            specs, trusted = study_partners(t, presets)
-            check_agent_endpoints([s for s, ok in zip(specs, trusted, strict=True) if not ok],
-                                  trusted=False)  # fmt: skip
-    except (ValueError, OSError, TypeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
-        print("warning: the server is reachable from the network without --token; anyone who "
-              "can reach it can play and write trajectories", file=sys.stderr)  # fmt: skip
-    access = f"?access={args.token}" if args.token else ""
-    print(f"tom-envs: open http://{args.host}:{args.port}/{access} (trajectories in {args.out})")
-    serve(args.host, args.port, args.out, args.study, args.idle_timeout, presets=args.partner,
-          token=args.token, max_sessions=args.max_sessions,
-          max_fallback_share=args.max_fallback_share)  # fmt: skip
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and docs)."""
     p = argparse.ArgumentParser(
@@ -467,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_play(sub)
     _add_tools(sub)
     _add_qa(sub)
+    _add_probes(sub)
     _add_eval(sub)
     return p
 
@@ -528,7 +510,7 @@ def _add_play(sub: Any) -> None:
 
 
 def _add_tools(sub: Any) -> None:
-    """The ``docs``, ``train`` and ``serve`` commands."""
+    """The ``docs``, ``train``, ``serve`` and ``study`` commands."""
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
@@ -541,24 +523,7 @@ def _add_tools(sub: Any) -> None:
     tr.add_argument("options", nargs=argparse.REMAINDER,
                     help="settings (--kw key=value: game arguments); GAME --help lists them")  # fmt: skip
     tr.set_defaults(fn=cmd_train)
-    sv = sub.add_parser("serve", help="play any seat of any game in the browser")
-    sv.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
-    sv.add_argument("--port", type=port_int, default=8000)
-    sv.add_argument("--out", default="runs/human", help="where session trajectories are written")
-    sv.add_argument("--study", help="a study file (TOML [[tasks]]) for participants")
-    sv.add_argument("--idle-timeout", type=float, default=600.0,
-                    help="seconds before an untouched session is recorded as abandoned")  # fmt: skip
-    sv.add_argument("--partner", action="append", default=[], metavar="NAME=SPEC",
-                    help="offer an LLM or checkpoint partner to browsers under NAME (repeatable; "
-                    "e.g. gpt=llm:model=M:base_url=URL); requests name partners only")  # fmt: skip
-    sv.add_argument("--token", help="access token every request must carry (give participants "
-                    "the printed link); use it with --host")  # fmt: skip
-    sv.add_argument("--max-fallback-share", type=_share, default=0.2,
-                    help="write a session under failed/ when a partner fell back on more than "
-                    "this share of its decisions")  # fmt: skip
-    sv.add_argument("--max-sessions", type=positive_int, default=100,
-                    help="most live sessions at once (idle ones are evicted)")  # fmt: skip
-    sv.set_defaults(fn=cmd_serve)
+    add_parsers(sub, _share)  # serve, study (tom_envs/cli_study.py)
 
 
 def _add_qa(sub: Any) -> None:
@@ -571,12 +536,18 @@ def _add_qa(sub: Any) -> None:
     qgen.add_argument("--seed", type=seed_int, default=0)
     qgen.add_argument("--filter", nargs="*", default=[], help="scenario filters (see each qa.py)")
     qgen.add_argument("--out", default="runs/qa", help="output directory")
-    qv = qs.add_parser("verify", help="recompute every item of suites with the engine")
+    qv = qs.add_parser("verify", help="recompute every item with the engine; the adversary gate")
     qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
+    qv.add_argument("--fresh", nargs="*", help="suite files of a fresh suite (default: generated)")
+    qv.add_argument("--fresh-seed", type=int, default=4049, help="seed of the generated fresh suite")
+    qv.add_argument("--fresh-per-type", type=int, default=60,
+                    help="items per game and ability of the generated fresh suite")  # fmt: skip
+    qv.add_argument("--repeats", type=int, default=5, help="adversary fits averaged per accuracy")
+    qv.add_argument("--out", help="also write the markdown report here")
     qe = qs.add_parser("eval", help="accuracy of an answerer (LLM endpoint, random, oracle)")
     qe.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
     qe.add_argument("--answerer", default="llm",
-                    help="random, oracle or an answerer plugin: "
+                    help="random, oracle, blind or an answerer plugin: "
                     + ", ".join(plugins.names("tom_envs.qa_answerers")))  # fmt: skip
     qe.add_argument("--model", help="model name of the endpoint")
     qe.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL)")
@@ -595,6 +566,24 @@ def _add_qa(sub: Any) -> None:
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
     qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
     qa.set_defaults(fn=cmd_qa)
+
+
+def _add_probes(sub: Any) -> None:
+    """The ``probes`` command (verify)."""
+    pb = sub.add_parser("probes", help="ToM probes: is a game's probe set a valid measure")
+    pbs = pb.add_subparsers(dest="probes_cmd", required=True)
+    pv = pbs.add_parser("verify", help="known groups and a learned adversary on every team's "
+                        "probes; exit 1 when the gate fails")  # fmt: skip
+    pv.add_argument("--game", default="BombDefusal")
+    pv.add_argument("--teams", nargs="*", help="bot names (and 'text', the LLM-like text "
+                    "agent); default: every team the game ships")  # fmt: skip
+    pv.add_argument("--episodes", type=positive_int, default=100,
+                    help="missions per set (fit, held out, fresh)")  # fmt: skip
+    pv.add_argument("--seed", type=int, default=0)
+    pv.add_argument("--fresh-seed", type=int, default=1_000_000)
+    pv.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
+    pv.add_argument("--out", help="also write the markdown report here")
+    pb.set_defaults(fn=cmd_probes)
 
 
 def _add_eval(sub: Any) -> None:

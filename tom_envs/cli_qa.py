@@ -47,29 +47,7 @@ def cmd_qa(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.suites] or sorted(qg.SUITES_DIR.glob("*.jsonl"))
     items = [it for p in paths for it in read_suite(p)[1]]
     if args.qa_cmd == "verify":
-        from tom_envs.qa.shortcuts import (
-            BOUND,
-            SHORTCUT_MIN_ITEMS,
-            format_table,
-            shortcut_table,
-            violations,
-        )
-
-        bad = [it.id for it in items if not qg.verify(it)]
-        print(f"{len(items) - len(bad)}/{len(items)} items verified by the engine")
-        for b in bad[:20]:
-            print(f"  FAILED {b}", file=sys.stderr)
-        # the shortcut suite: answerers that do no reasoning, beside chance
-        rows = shortcut_table(items)
-        print(f"\nShortcut answerers (accuracy %, each must stay within {BOUND:.0f} points of "
-              f"chance per game and ability):\n\n{format_table(rows)}")  # fmt: skip
-        # a group of a few items cannot meet the bound (one item is 1/n of it): judged from 20 on
-        over = violations([r for r in rows if r["items"] >= SHORTCUT_MIN_ITEMS])
-        if any(r["items"] < SHORTCUT_MIN_ITEMS for r in rows):
-            print(f"(groups under {SHORTCUT_MIN_ITEMS} items are shown, not judged)")
-        for v in over:
-            print(f"  SHORTCUT {v}", file=sys.stderr)
-        return 1 if bad or over else 0
+        return _verify(args, items)
     from tom_envs.qa.evaluate import correlation, format_rows, run_answerer
 
     # everything that can fail is checked before the first answer is spent
@@ -84,6 +62,9 @@ def cmd_qa(args: argparse.Namespace) -> int:
     elif args.answerer == "oracle":
         orc = qg.oracle_answerer()
         answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
+    elif args.answerer == "blind":
+        bld = qg.blind_answerer()
+        answer, name = (lambda item, trial: bld(item)), "partner-blind reasoner"
     else:
         try:
             answer, name = plugins.load("tom_envs.qa_answerers", args.answerer)(args)
@@ -133,6 +114,69 @@ def cmd_qa(args: argparse.Namespace) -> int:
               f"{res.first_failure}", file=sys.stderr)  # fmt: skip
         return 1
     return 0
+
+
+def _verify(args: argparse.Namespace, items: list) -> int:
+    """``tom-envs qa verify``: the engine recomputes every item; the learned adversaries (held-out
+    folds, one game left out, a fresh suite) and the gate; the named shortcuts beside them; the
+    known-groups answerers. Exit 1 when any of them fails."""
+    import numpy as np
+
+    from tom_envs.qa import generate as qg
+    from tom_envs.qa.adversary import adversary_gate, format_known_groups, known_groups
+    from tom_envs.qa.items import read_suite
+    from tom_envs.qa.shortcuts import format_table, shortcut_table
+    from tom_envs.validity import format_reports
+
+    out: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text)
+        out.append(text)
+
+    bad = []
+    with Progress(len(items), "qa verify: engine", unit="items") as bar:
+        for it in items:
+            if not qg.verify(it):
+                bad.append(it.id)
+            bar.update()
+    say(f"{len(items) - len(bad)}/{len(items)} items verified by the engine")
+    for b in bad[:20]:
+        print(f"  FAILED {b}", file=sys.stderr)
+    if args.fresh is not None and args.fresh:
+        fresh = [it for p in args.fresh for it in read_suite(p)[1]]
+        origin = f"{len(args.fresh)} suite files"
+    else:
+        games = sorted({it.game for it in items})
+        fresh = []
+        with Progress(len(games), "qa verify: fresh suite", unit="games", every=1) as bar:
+            for g in games:
+                rng = np.random.default_rng([args.fresh_seed, qg.stable_hash(g)])
+                fresh += qg.generate(g, rng, args.fresh_per_type * len(qg.abilities(g)))
+                bar.update()
+        origin = f"generated with seed {args.fresh_seed}, {args.fresh_per_type} per game and ability"
+    say(f"fresh suite: {len(fresh)} items ({origin})")
+    reports, decision = adversary_gate(items, fresh, repeats=args.repeats)
+    say("\n## Learned no-reasoning adversaries (held-out accuracy %, 95% Wilson interval)\n")
+    say(format_reports(reports, pool_by="ability"))
+    verdict = "PASS" if decision.passed else "FAIL"
+    say(f"\nGate ({decision.checks} checks: no cell's interval wholly above chance + 5, every "
+        f"ability pooled over games within 3 points of chance): {verdict}")  # fmt: skip
+    for f in decision.failures:
+        say(f"  GATE {f}")
+    say("\n## Named shortcuts (explanations, fitted on the items they answer; accuracy %)\n")
+    say(format_table(shortcut_table(items)))
+    kg = known_groups(items)
+    say(f"\n## Known groups on the {kg.sets} contrast sets (accuracy %)\n")
+    say(format_known_groups(kg))
+    say(f"\nKnown groups: {'PASS' if kg.passed else 'FAIL'} (the partner-blind reasoner right on "
+        "exactly one twin of every set; the exact partner model right on every item)")  # fmt: skip
+    for f in kg.failures[:20]:
+        say(f"  KNOWN-GROUPS {f}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text("\n".join(out) + "\n")
+    return 1 if bad or not decision.passed or not kg.passed else 0
 
 
 def read_agentic_scores(path: str | Path) -> dict[str, float]:

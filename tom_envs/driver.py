@@ -34,6 +34,15 @@ With ``on_failure="raise"`` (training loops: a failing partner bot is a bug) the
 ``max_fallback_share`` (default 20%) is finished with status ``"failed"`` and the reason: it is
 written under ``failed/`` and is never a result (:mod:`tom_envs.runner`).
 
+**Probes** (:mod:`tom_envs.core.probes`). A seated agent with ``answer_probes`` is asked the
+game's probes at their moment: at its decision (before the move is applied) or right after its
+action (``probe_moment``), with the truths of that same moment. The driver shuffles a step's
+probes (``default_rng([seed, PROBE_SALT, step index])``), hands the agent answer-free
+:class:`~tom_envs.core.probes.Question` objects and a turn of that moment whose text is rendered
+in advance (no closure leads back to the env), and records each question, its position, the
+reply and the truth in the step's ``"probes"`` (with ``"probe_moment"``). A failing answer is
+recorded as ``probe_error``, never fatal.
+
 **Identity** (what a result belongs to: :func:`~tom_envs.identity.episode_config`,
 :func:`~tom_envs.identity.config_hash`, ...) lives in :mod:`tom_envs.identity`.
 
@@ -62,7 +71,8 @@ from tom_envs.core.agents import (
     Turn,
     as_agent_action,
 )
-from tom_envs.core.game import IllegalActionError, agent_index
+from tom_envs.core.game import IllegalActionError, ParseResult, agent_index
+from tom_envs.core.probes import probe_moment
 from tom_envs.identity import resolved_env_kwargs
 
 #: The salt of the fallback generator: the fallback of seed ``s`` draws from
@@ -72,6 +82,10 @@ FALLBACK_SALT = 7919
 #: Episode seeds drawn from a generator (Gymnasium views, RL collectors) lie in ``[0, MAX_SEED)``.
 MAX_SEED = 2**31 - 1
 
+#: The salt of the generator that shuffles a step's probes: ``default_rng([seed, PROBE_SALT,
+#: step index])``.
+PROBE_SALT = 104729
+
 #: The share of a seat's decisions that may be fallbacks before its episode is failed.
 DEFAULT_MAX_FALLBACK_SHARE = 0.2
 
@@ -80,6 +94,7 @@ __all__ = [
     "FAILURE_KINDS",
     "FALLBACK_SALT",
     "MAX_SEED",
+    "PROBE_SALT",
     "AgentFailure",
     "Decision",
     "EpisodeDriver",
@@ -296,6 +311,7 @@ class EpisodeDriver:
         self.record_text = record_text
         self.record_observations = record_observations
         self._resolved: dict[str, Any] | None = None
+        self._moment = probe_moment(self.env.bundle.probes)
         self.steps: list[dict[str, Any]] = []
         self.returns: dict[str, float] = {}
         self.reward_since: dict[str, float] = {}
@@ -430,18 +446,56 @@ class EpisodeDriver:
                     record["error"] = d.failure["message"]
             if d.traceback is not None:
                 record["traceback"] = d.traceback
-            answer_probes = getattr(obj, "answer_probes", None)
-            probes = env.probes(agent) if answer_probes is not None else []
-            if probes:
-                from tom_envs.core.probes import score_answers
-
-                try:
-                    answers = answer_probes(turn, probes)
-                except Exception as exc:  # a failing probe answer is recorded, never fatal
-                    answers = {}
-                    record["probe_error"] = f"{type(exc).__name__}: {exc}"
-                record["probes"] = score_answers(probes, answers or {})
+            if self._moment == "decision":  # the state the agent decided on (nothing moved yet)
+                self._ask_probes(agent, obj, record, self.decisions[agent])
         self._step(agent, d.action, record, choice.message)
+        if self.record_steps and self._moment == "action":  # the state its action left
+            self._ask_probes(agent, obj, record, self.decisions[agent] - 1)
+
+    def _ask_probes(self, agent: str, obj: Any, record: dict[str, Any], decision: int) -> None:
+        """Put the game's probes for ``agent`` at this moment to a seated agent that answers
+        them (:mod:`tom_envs.core.probes`): shuffled from the episode seed and the step, as
+        answer-free questions, with a turn of this moment that has no path to the game state;
+        the answers are scored against the truths of the same moment."""
+        answer_probes = getattr(obj, "answer_probes", None)
+        if answer_probes is None:
+            return
+        probes = self.env.probes(agent)
+        if not probes:
+            return
+        from tom_envs.core.probes import ask, score_asked
+
+        rng = np.random.default_rng(
+            None if self.seed is None else [int(self.seed), PROBE_SALT, int(record["index"])]
+        )
+        asked = ask(probes, rng)
+        try:
+            answers = answer_probes(self._probe_turn(agent, decision), [q for q, _ in asked])
+        except Exception as exc:  # a failing probe answer is recorded, never fatal
+            answers = {}
+            record["probe_error"] = f"{type(exc).__name__}: {exc}"
+        record["probes"] = score_asked(asked, answers if isinstance(answers, Mapping) else {})
+        record["probe_moment"] = self._moment
+
+    def _probe_turn(self, agent: str, decision: int) -> Turn:
+        """``agent``'s turn now, for answering probes: its view, vector and text of this moment,
+        the text rendered in advance (nothing in it leads back to the env or the game state) and
+        no action to take."""
+        env = self.env
+        view = env.view(agent)
+        obs = env.observe(agent)
+        text = env.bundle.text.text_observation(view)
+        return Turn(
+            agent=agent,
+            player=agent_index(agent),
+            view=view,
+            observation=obs["observation"],
+            action_mask=obs["action_mask"],
+            reward=0.0,
+            decision=decision,
+            _text=lambda text=text: text,
+            _parse=_no_action,
+        )
 
     def play(
         self,
@@ -574,6 +628,11 @@ class EpisodeDriver:
             ep.metrics.update(usage_totals(ep.steps))
         ep.wall_time_s = time.perf_counter() - self._t0
         return ep
+
+
+def _no_action(text: str) -> ParseResult:
+    """The parser of a probe turn: no action is taken while answering probes."""
+    return ParseResult(None, "no action can be taken while answering questions")
 
 
 def _agent_name(agent: Any) -> str:

@@ -128,7 +128,10 @@ class DecisionContext:
         """Rules, the agent's role (002 App. C.1) and any in-context examples."""
         parts = [self.rules.strip()] if self.rules.strip() else []
         if role:
-            parts.append(self.T.AGENT_ROLE)
+            # the game's own reply format (paper 000): the original's system line, not the
+            # suite's role line (which speaks of listed legal actions)
+            game = self.agent.answer_format_setting == "game"
+            parts.append(self.T.GAME_ROLE if game else self.T.AGENT_ROLE)
         examples = self.agent.examples_block(self)
         if examples:
             parts.append(examples)

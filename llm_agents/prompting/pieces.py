@@ -190,7 +190,10 @@ def initial_belief(ctx: DecisionContext) -> str | None:
         "- To move to an adjacent room, say: 'Move to Room X'.",
         "- To inspect the sequence of a bomb in your current room, say: 'Inspect Bomb'.",
         "- To apply a wire cutter tool, say: 'Apply X Tool'.",
-    ]  # App. A.2's message option is left out: the agent's one answer format describes the message
+    ]
+    if ctx.agent.answer_format_setting == "game":  # App. A.2's message option, in the game's format
+        lines.append("- To send a message to your teammates, say: 'Message to Team: \"Your Message\"'.")
+    # otherwise it is left out: the agent's one answer format describes the message
     return "\n".join(lines)
 
 

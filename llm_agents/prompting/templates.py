@@ -32,6 +32,10 @@ AGENT_ROLE = (
     "legal actions; help me select the best next action."
 )
 
+#: Paper 000's system line (the authors' code), used with the game's own reply format
+#: (``answer_format="game"``) instead of :data:`AGENT_ROLE`, which speaks of listed actions.
+GAME_ROLE = "You are playing a text game with the user."
+
 #: The header of the agent's list of the legal actions (shown unless the observation lists them).
 LEGAL_HEADER = "Legal actions:"
 

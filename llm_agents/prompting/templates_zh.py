@@ -15,6 +15,7 @@ from tom_llm_agents.prompting.templates import *  # noqa: F403 - the English def
 
 LANGUAGE = "zh"
 AGENT_ROLE = "在每个时间步，我会向你提供游戏的相关信息和合法动作；请帮我选择最好的下一步动作。"
+GAME_ROLE = "你正在和用户玩一个文字游戏。"
 LEGAL_HEADER = "合法动作："
 QA_QUESTION = "问：你选择哪个动作？"
 JSON_FORMAT = "请用一个 JSON 对象回答，包含 {keys}。“action” 必须与上面列出的某个合法动作完全一致。"

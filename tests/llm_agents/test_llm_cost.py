@@ -24,6 +24,7 @@ import pytest
 from tom_envs.agents import make_agent
 from tom_envs.cli import main
 from tom_envs.evaluation.cost import estimate_run
+from tom_envs.qa.items import read_suite
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
@@ -198,7 +199,8 @@ def test_qa_eval_prints_its_estimate_and_keeps_its_budget(
             ep.base_url, "--trials", "1", "--price-in", "1", "--price-out", "2"]  # fmt: skip
     assert main([*args, "--max-calls", "3"]) == 3
     err = capsys.readouterr().err
-    assert "estimate before the first LLM call: 60 answers (60 items x 1 trials)" in err
-    assert "~60 calls" in err and "cost <= $" in err
+    n = len(read_suite(suite)[1])  # the shipped suite's size, not a number copied here
+    assert f"estimate before the first LLM call: {n} answers ({n} items x 1 trials)" in err
+    assert f"~{n} calls" in err and "cost <= $" in err
     assert len(ep.requests) == 3
     assert (tmp_path / "runs" / "qa" / "llm_cache").is_dir()

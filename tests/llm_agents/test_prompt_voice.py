@@ -7,7 +7,9 @@ action prompt (the system message and the final user message of an ``action``/``
 
 * no foreign seat names: no ``player_k`` ids in games whose own text names seats otherwise;
 * exactly one answer-format instruction, and it is the one the agent parses (the game's own
-  format sentence, e.g. bomb defusal's "Action selection: ... Message to Team: ...", is gone);
+  format sentence, e.g. bomb defusal's "Action selection: ... Message to Team: ...", is gone;
+  with ``answer_format="game"``, paper 000's protocol, it is the only one, in the rules);
+* no list of legal actions in paper 000's protocol (``menu="none"``, the game's format);
 * every required field described (chat games' ``message``, CoT's reasoning);
 * no history shown twice (no episodic-memory list where the observation shows the history) and
   no legal-action list shown twice;
@@ -96,8 +98,14 @@ def check_one_voice(game: str, calls: list[dict], agent: LLMAgent) -> None:
             assert not re.search(r"player_\d", prompt), f"{game}: a player_k id in the prompt"
         formats = sum(prompt.count(m) for m in FORMAT_MARKERS)
         assert formats == 1, f"{game}: {formats} answer-format instructions"
-        assert "Action selection:" not in prompt and "Message to Team" not in prompt
+        if agent.answer_format_setting == "game":  # paper 000: no list, the original's role
+            assert "Legal actions:" not in prompt and "legal actions" not in system
         json_mode = "Reply with a JSON object" in prompt
+        if agent.answer_format_setting == "game":  # the game's own format, in the rules only
+            assert "fixed format" in system and system.count("Action selection:") == 1
+            assert "Action selection:" not in user and 'Message: "<' not in user
+            continue
+        assert "Action selection:" not in prompt and "Message to Team" not in prompt
         if agent._chat and game != "CoBlock":  # CoBlock's message is inside send_message(...)
             assert ('"message": ' if json_mode else 'Message: "<') in user, f"{game}: message"
         else:

@@ -49,6 +49,13 @@ def protocol_script(request: LLMRequest) -> str:
         return "Reasoning: r\nPrediction: 1"
     if any(head in last for head in FORMAT_HEADS):
         return "Reasoning: r\nMessage: hi\nAction: 1\n动作：1"
+    if "Please update your belief state" in last:  # 000: the new observation kept as the belief
+        seen = last.split("Your new observation:", 1)[-1].split("\n\nPlease update", 1)[0]
+        return "Below is your current belief: " + seen.strip()
+    if "fixed format" in request.messages[0]["content"]:  # 000: App. A.1's format, no list
+        rooms = re.findall(r"You are currently in Room (\d+)", last)
+        target = 3 if rooms and rooms[-1] == "0" else 0  # room 0 neighbours every room
+        return f'Action selection: Move to Room {target}. Message to Team: "on my way"'
     return "An analysis in a few words."
 
 
@@ -126,6 +133,8 @@ def test_preset_prompts_follow_the_protocol_description(name: str, tmp_path: Pat
             expected = d["messages"][call["step"]]
             if call["step"] == "action":
                 expected += 2 * min(asked_actions, d["history"])
+            elif call["step"] == "probe":  # asked after the action: its exchange is kept
+                expected += 2 * min(asked_actions + 1, d["history"])
             assert len(call["messages"]) == expected, (name, i, call["step"])
             lp = call["step"] in logprob_steps
             assert call["decoding"] == ("logprobs" if lp else d["decoding"]), (name, call["step"])
@@ -156,8 +165,8 @@ def test_preset_prompts_follow_the_protocol_description(name: str, tmp_path: Pat
                 assert [ln[2:] for ln in listed] == shortlist and len(shortlist) == d["shortlist"]
         else:  # "observation" (the game's text lists them) or "none" (nothing listed)
             assert not headers, f"{name}: the agent listed the actions ({headers})"
-            if d["menu"] == "none":
-                assert not listed, name
+            if d["menu"] == "none" and "Below is your current belief" not in user:
+                assert not listed, name  # (000's belief state, App. A.2, has bullets of its own)
         # the answer fields
         if "answer" in d:
             head = next(h for h in FORMAT_HEADS if h in user)

@@ -1,19 +1,13 @@
-"""The shortcut answerers of CoordinationQA (tom_envs/qa/shortcuts.py): each catches the
-give-away it is built for, and the shipped suites stay within the bound of chance."""
+"""The named shortcut answerers of CoordinationQA (tom_envs/qa/shortcuts.py): each catches the
+give-away it is built for. They explain leaks; the gate is the learned adversary
+(tests/qa/test_qa_validity.py, tom_envs/validity.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tom_envs.qa import generate as qg
-from tom_envs.qa.items import QAItem, Scenario, read_suite
-from tom_envs.qa.shortcuts import (
-    BOUND,
-    SHORTCUT_MIN_ITEMS,
-    shortcut_accuracy,
-    shortcut_table,
-    violations,
-)
+from tom_envs.qa.items import QAItem, Scenario
+from tom_envs.qa.shortcuts import shortcut_accuracy, shortcut_table, violations
 
 SCEN = Scenario("PrisonersDilemma", {}, 0, ())
 ROOMS = ("Room 1", "Room 2", "Room 3", "Room 4")
@@ -48,13 +42,3 @@ def test_a_balanced_group_passes_and_a_leaky_one_is_named() -> None:
     assert not violations(shortcut_table(fair))
     leaky = violations(shortcut_table([item(k, 0) for k in range(20)]))
     assert leaky and all(v.startswith("PrisonersDilemma ToM") for v in leaky)
-
-
-@pytest.mark.parametrize("game", qg.qa_games())
-def test_shipped_suites_stay_within_the_bound_of_chance(game: str) -> None:
-    """Every shortcut within BOUND points of chance for each ability of each shipped suite."""
-    _, items = read_suite(qg.default_suite_path(game))
-    rows = shortcut_table(items)
-    assert {r["type"] for r in rows} == {"EC", "ToM", "JP"}
-    assert all(r["items"] >= SHORTCUT_MIN_ITEMS for r in rows)
-    assert not violations(rows), (BOUND, violations(rows))

@@ -1,4 +1,5 @@
-"""Attacks on `tom-envs serve` (issue #17), against the real app under uvicorn on loopback.
+"""Attacks on `tom-envs serve` and `tom-envs study serve` (issues #17, #37), against the real app
+under uvicorn on loopback, with the limits the commands set.
 
 Every attack must get a 4xx (never a 500) and have no side effect: no file created outside the
 trajectory folder (a sentinel the payloads try to create), no trajectory written by a request
@@ -23,8 +24,8 @@ import httpx
 import pytest
 
 from tom_envs.runner import Episode
-from tom_envs.serve.app import App, StudyTask, parse_presets
-from tom_envs.serve.guard import default_allowed_hosts
+from tom_envs.serve.app import App, parse_presets
+from tom_envs.serve.guard import GuardConfig, default_allowed_hosts
 
 from .test_serve import PD, Server
 
@@ -69,8 +70,7 @@ def world(tmp_path: Path):
     out = tmp_path / "runs"
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-LINE\n")
-    tasks = [StudyTask("t1", "PrisonersDilemma", 0, ["always_0"], 0, {"horizon": 3})]
-    app = App(out, tasks, allowed_hosts=default_allowed_hosts("127.0.0.1"))
+    app = App(out)
     with Listener() as listener, Server(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         yield {"app": app, "client": c, "url": url, "out": out, "listener": listener,
                "sentinel": tmp_path / "pwned", "secret": secret, "tmp": tmp_path}  # fmt: skip
@@ -189,7 +189,8 @@ def test_bad_fields_get_a_4xx_naming_the_field(world) -> None:
 
 def test_no_cross_site_driving(world) -> None:
     c, url = world["client"], world["url"]
-    posts = ["/api/sessions", "/api/sessions/x/act", "/api/sessions/x/abandon", "/api/study/p/t1"]
+    posts = ["/api/sessions", "/api/sessions/x/act", "/api/sessions/x/abandon",
+             "/api/p/abcdef1234/step", "/api/p/abcdef1234/act"]
     for path in posts:
         for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""):
             r = c.post(path, content=json.dumps(PD), headers={"content-type": ctype})
@@ -199,7 +200,7 @@ def test_no_cross_site_driving(world) -> None:
             r = c.post(path, json=PD, headers={"origin": origin})
             assert r.status_code == 403, (path, origin, r.status_code)
     # DNS rebinding: a page on another name that resolves to 127.0.0.1
-    for path in ("/", "/api/games", "/study/p"):
+    for path in ("/", "/api/games", "/p/abcdef1234", "/api/p/abcdef1234"):
         r = c.get(path, headers={"host": "evil.example:8000"})
         assert r.status_code == 400
     no_side_effect(world)
@@ -245,10 +246,17 @@ def test_a_session_id_alone_can_neither_act_nor_read(world) -> None:
 
     with connect(url.replace("http", "ws") + f"/ws/{sid}?token={token}") as ws:
         ws.recv(timeout=10)
-        for frame in (b"\x00\xff", "[" * 20_000 + "]" * 20_000, "x" * 100_000, '{"step": 0}'):
+        for frame in (b"\x00\xff", "[" * 20_000 + "]" * 20_000, '{"step": 0}'):
             ws.send(frame)
             reply = json.loads(ws.recv(timeout=10))
             assert reply["error"] and reply["step"] == 0
+    from websockets.exceptions import ConnectionClosedError
+
+    with connect(url.replace("http", "ws") + f"/ws/{sid}?token={token}") as ws:
+        ws.recv(timeout=10)
+        ws.send("x" * 100_000)  # over the frame limit: the server closes the socket (1009)
+        with pytest.raises(ConnectionClosedError, match="1009"):
+            ws.recv(timeout=10)
     assert not list(world["out"].glob("*.jsonl"))
     r = c.post(f"/api/sessions/{sid}/act", json={"step": 0, "action": 0, "message": "x" * 5000},
                headers={"X-Seat-Token": token})  # fmt: skip
@@ -259,53 +267,12 @@ def test_a_session_id_alone_can_neither_act_nor_read(world) -> None:
         assert r.status_code == 400 and s.step == 0
 
 
-def test_study_endpoints_never_reveal_another_participants_session(world) -> None:
-    c = world["client"]
-    mine = c.post("/api/study/alice/t1", json={}).json()
-    sid, token = mine["session"], mine["token"]
-    r = c.post("/api/study/alice/t1", json={})  # someone else, or another tab without the token
-    body = refused(r, "token", 409)
-    assert sid not in r.text and token not in r.text and "in progress" in body["error"]
-    r = c.post("/api/study/alice/t1", json={"token": "guess"})
-    assert r.status_code == 409 and sid not in r.text
-    for path in ("/study/alice", "/api/study/alice"):
-        text = c.get(path).text
-        assert sid not in text and token not in text
-    assert c.post("/api/study/alice/t1", json={"token": token}).json()["session"] == sid
-    refused(c.post("/api/study/alice/nope", json={}), "task", 404)
-    refused(c.post("/api/study/alice/t1", content=b"[]",
-                   headers={"content-type": "application/json"}), "body")  # fmt: skip
-
-
 WEIRD_IDS = ["p" * 300, "a\x00b", "..\\..\\escape", "ünïcødé 参加者", "<img src=x onerror=alert(1)>",
              "..x", "-rf"]  # fmt: skip
 
 
-def test_any_participant_id_gets_a_safe_file_and_is_recorded(world) -> None:
-    from urllib.parse import quote
-
-    c, out = world["client"], world["out"]
-    for pid in WEIRD_IDS:
-        t = c.post(f"/api/study/{quote(pid, safe='')}/t1", json={}).json()
-        assert "token" in t, (pid, t)
-        seat = {"X-Seat-Token": t["token"]}
-        while t["status"] == "playing":
-            t = c.post(f"/api/sessions/{t['session']}/act", headers=seat,
-                       json={"step": t["step"], "action": t["legal"][0]["id"]}).json()  # fmt: skip
-        page = c.get(f"/study/{quote(pid, safe='')}").text
-        assert "1 of 1 tasks completed" in page and "<img src=x" not in page
-    files = sorted(out.glob("*.jsonl"))
-    assert len(files) == len(WEIRD_IDS)
-    assert all(f.parent == out and len(f.name) < 120 for f in files)
-    recorded = {Episode.read(f).metrics["participant"] for f in files}
-    assert recorded == set(WEIRD_IDS)
-    assert not (world["tmp"] / "escape").exists() and not list(world["tmp"].glob("*escape*"))
-    refused(c.get(f"/api/study/{'x' * 1001}"), "participant")
-
-
 def test_live_sessions_are_capped_and_idle_ones_recorded(tmp_path: Path) -> None:
-    app = App(tmp_path, idle_timeout=3600, max_sessions=3,
-              allowed_hosts=default_allowed_hosts("127.0.0.1"))  # fmt: skip
+    app = App(tmp_path, idle_timeout=3600, max_sessions=3)
     with Server(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         made = [c.post("/api/sessions", json=PD).json() for _ in range(3)]
         r = c.post("/api/sessions", json=PD)
@@ -359,24 +326,23 @@ def test_sessions_open_at_shutdown_are_recorded(tmp_path: Path, sig: signal.Sign
 
 def test_an_access_token_guards_every_route(tmp_path: Path) -> None:
     secret = "lab-token-123456"
-    app = App(tmp_path, [StudyTask("t1", "PrisonersDilemma", 0, ["always_0"], 0, {"horizon": 2})],
-              token=secret, allowed_hosts=default_allowed_hosts("127.0.0.1"))  # fmt: skip
-    with Server(app) as url:
+    config = GuardConfig(default_allowed_hosts("127.0.0.1"), secret)
+    with Server(App(tmp_path), config=config) as url:
+        app = None
         with httpx.Client(base_url=url, timeout=60) as c:
-            for path in ("/", "/static/app.js", "/api/games", "/study/p", "/api/study/p"):
+            for path in ("/", "/static/app.js", "/api/games"):
                 assert c.get(path).status_code == 401, path
                 assert c.get(path + "?access=wrong").status_code == 401
             assert c.post("/api/sessions", json=PD).status_code == 401
-            assert c.post("/api/study/p/t1", json={}).status_code == 401
             assert _ws(url, "/ws/x?token=y") == ("refused", 403)
-            assert not app.sessions
-            r = c.get(f"/?access={secret}")  # the participant's link: sets a same-site cookie
+            r = c.get(f"/?access={secret}")  # the researcher's link: sets a same-site cookie
             assert r.status_code == 200
             cookie = r.headers["set-cookie"]
             assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
             assert c.get("/api/games").status_code == 200  # the cookie now rides along
         with httpx.Client(base_url=url, timeout=60, headers={"X-Access-Token": secret}) as c:
             assert c.post("/api/sessions", json=PD).status_code == 200
+    del app
 
 
 def test_the_cli_refuses_malformed_presets(capsys) -> None:
@@ -406,7 +372,7 @@ def test_the_cli_checks_preset_endpoints_and_the_study_file_before_serving(capsy
 def test_presets_are_the_operators_and_requests_cannot_extend_them(world, tmp_path: Path) -> None:
     listener = world["listener"]
     presets = parse_presets([f"gpt=llm:model=m:base_url={listener.url}/v1", "bot=tit_for_tat"])
-    app = App(tmp_path, presets=presets, allowed_hosts=default_allowed_hosts("127.0.0.1"))
+    app = App(tmp_path, presets=presets)
     with Server(app) as url, httpx.Client(base_url=url, timeout=60) as c:
         agents = {g["name"]: g["agents"] for g in c.get("/api/games").json()}
         assert {"gpt", "bot"} <= set(agents["PrisonersDilemma"])
@@ -450,14 +416,205 @@ def test_finished_sessions_are_bounded_in_memory(tmp_path: Path) -> None:
     assert all(app.status_of(sid) == "abandoned" for sid in app.finished)
 
 
-def test_a_completed_study_task_is_not_replayed_over(world) -> None:
-    c, app = world["client"], world["app"]
-    p = c.post("/api/study/p1/t1", json={}).json()
-    sid, token = p["session"], p["token"]
-    for step in range(3):  # horizon 3: play it to the end
-        p = c.post(f"/api/sessions/{sid}/act", json={"step": step, "action": 0},
-                   headers={"X-Seat-Token": token}).json()  # fmt: skip
-    assert p["status"] == "done"
-    refused(c.post("/api/study/p1/t1", json={}), "task", 409)
-    assert [t["status"] for t in c.get("/api/study/p1").json()] == ["done"]
-    assert len([s for s in app.sessions.values() if s.participant == "p1"]) == 1
+
+
+# ------------------------------------------------------------------ issue #37
+@pytest.fixture
+def study_world(tmp_path: Path):
+    """A study server on loopback with one participant who has started."""
+    from tom_envs.serve.study.server import StudyServer
+    from tom_envs.serve.study.spec import load_study
+
+    from .studies import Person, pd_study
+
+    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "data")
+    server.start()
+    with Server(None, server, per_client=1000) as url, httpx.Client(base_url=url, timeout=60) as c:
+        alice = Person(c, "alice00001", server.key("alice00001"))
+        alice.step()  # consent
+        yield {"server": server, "client": c, "url": url, "alice": alice, "tmp": tmp_path}
+    server.close()
+
+
+def _journal(tmp: Path) -> list[str]:
+    return (tmp / "data" / "journal.jsonl").read_text().splitlines()
+
+
+def test_a_participant_id_alone_opens_nothing(study_world) -> None:
+    w = study_world
+    c, server, alice = w["client"], w["server"], w["alice"]
+    before = _journal(w["tmp"])
+    other = server.key("bobbob0001")
+    for key in (None, "", "x" * 32, alice.key[:-1], other, alice.key.upper()):
+        h = {} if key is None else {"X-Participant-Key": key}
+        for r in (c.get("/api/p/alice00001", headers=h),
+                  c.post("/api/p/alice00001/step", json={"step": "instructions"}, headers=h),
+                  c.post("/api/p/alice00001/act", json={"step": 0, "action": 0}, headers=h)):  # fmt: skip
+            assert r.status_code == 404 and r.json() == {"error": "no such participant, or the "
+                                                         "link is incomplete"}  # fmt: skip
+    assert _journal(w["tmp"]) == before  # nothing recorded, nobody enrolled
+    assert _ws_key(w["url"], "alice00001", other) == 4401
+    for pid in WEIRD_IDS:
+        from urllib.parse import quote
+
+        r = c.get(f"/api/p/{quote(pid, safe='')}", headers={"X-Participant-Key": "k"})
+        assert r.status_code == 404
+    assert not (w["tmp"] / "escape").exists() and not list(w["tmp"].rglob("*escape*"))
+    assert alice.state()["kind"] == "instructions"  # the real participant is untouched
+
+
+def _ws_key(url: str, pid: str, key: str | None) -> int | None:
+    """The close code a participant websocket gets for ``key`` (None: send nothing)."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    with connect(url.replace("http", "ws") + f"/ws/p/{pid}", open_timeout=10) as ws:
+        if key is not None:
+            ws.send(json.dumps({"key": key}))
+        try:
+            ws.recv(timeout=20)
+        except ConnectionClosed as exc:
+            return exc.rcvd.code if exc.rcvd else None
+    return None
+
+
+def test_unauthenticated_websockets_are_dropped(study_world, monkeypatch) -> None:
+    from tom_envs.serve.study import routes
+
+    monkeypatch.setattr(routes, "AUTH_SECONDS", 0.5)
+    assert _ws_key(study_world["url"], "alice00001", None) == 4401  # silent: closed after 0.5 s
+    from websockets.sync.client import connect
+
+    with connect(study_world["url"].replace("http", "ws") + "/ws/p/alice00001") as ws:
+        ws.send(json.dumps({"key": study_world["alice"].key}))
+        assert json.loads(ws.recv(timeout=10))["kind"] == "instructions"
+
+
+def test_guessing_keys_is_throttled(study_world) -> None:
+    c = study_world["client"]
+    codes = [c.get("/api/p/alice00001", headers={"X-Participant-Key": f"guess{i}"}).status_code
+             for i in range(35)]  # fmt: skip
+    assert codes[:30] == [404] * 30 and codes[30:] == [429] * 5
+
+
+def _sockets(port: int, n: int, data: bytes = b"") -> list[socket.socket]:
+    out = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        if data:
+            s.sendall(data)
+        out.append(s)
+    return out
+
+
+def _closed(s: socket.socket, within: float) -> bool:
+    s.settimeout(within)
+    try:
+        return s.recv(1024) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_idle_and_slow_connections_are_dropped_before_authentication(tmp_path: Path) -> None:
+    """400 connections that send nothing and 50 that send half a request are closed after the
+    header deadline; requests of others are served meanwhile."""
+    app = App(tmp_path)
+    with Server(app, header_timeout=1.0, per_client=2000) as url:
+        port = int(url.rsplit(":", 1)[1])
+        idle = _sockets(port, 400)
+        slow = _sockets(port, 50, b"GET /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ")
+        with httpx.Client(base_url=url, timeout=30) as c:
+            assert all(c.get("/api/games").status_code == 200 for _ in range(5))
+        assert all(_closed(s, 15) for s in idle + slow)  # the server hung up on every one
+        with httpx.Client(base_url=url, timeout=30) as c:
+            assert c.get("/api/games").status_code == 200
+        for s in idle + slow:
+            s.close()
+
+
+def test_one_client_cannot_hold_every_connection(tmp_path: Path) -> None:
+    with Server(App(tmp_path), per_client=5) as url:
+        port = int(url.rsplit(":", 1)[1])
+        held = _sockets(port, 5)
+        (extra,) = _sockets(port, 1)
+        assert _closed(extra, 5)  # the sixth from the same address is closed at once
+        for s in held:
+            s.close()
+        extra.close()
+        time.sleep(0.2)
+        with httpx.Client(base_url=url, timeout=30) as c:
+            assert c.get("/api/games").status_code == 200
+
+
+def test_one_client_cannot_hold_every_session_or_the_memory(tmp_path: Path) -> None:
+    app = App(tmp_path, per_client=2)
+    with Server(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        assert [c.post("/api/sessions", json=PD).status_code for _ in range(3)] == [200, 200, 429]
+    lean = App(tmp_path / "lean", max_memory_mb=1.0)
+    with pytest.raises(Exception, match="memory bound"):
+        lean.create(PD)
+    assert not lean.sessions
+
+
+def test_nothing_is_drawn_on_the_event_loop(tmp_path: Path, monkeypatch) -> None:
+    """CoBlock's picture takes a quarter of a second: pages are drawn in worker threads, once
+    per state, and a refused message is answered without drawing at all."""
+    import asyncio
+
+    from tom_envs.games.coblock import board as coblock_board
+
+    calls: list[bool] = []
+    real = coblock_board.board_svg
+
+    def drawn(bundle, view):
+        try:
+            asyncio.get_running_loop()
+            calls.append(True)  # on the event loop: forbidden
+        except RuntimeError:
+            calls.append(False)
+        return real(bundle, view)
+
+    monkeypatch.setattr(coblock_board, "board_svg", drawn)
+    app = App(tmp_path)
+    body = {"game": "CoBlock", "seat": 0, "partners": ["cooperative"], "kwargs": {"max_rounds": 3}}
+    with Server(app) as url, httpx.Client(base_url=url, timeout=60) as c:
+        p = c.post("/api/sessions", json=body).json()
+        from websockets.sync.client import connect
+
+        with connect(url.replace("http", "ws") + f"/ws/{p['session']}?token={p['token']}") as ws:
+            ws.recv(timeout=30)
+            n = len(calls)
+            for _ in range(40):
+                ws.send("x")
+                assert "error" in json.loads(ws.recv(timeout=30))
+            assert len(calls) == n  # 40 refused messages: not one drawing
+        again = c.get(f"/api/sessions/{p['session']}", headers={"X-Seat-Token": p["token"]})
+        assert again.status_code == 200 and len(calls) == n  # the same state: drawn once
+    assert calls and not any(calls)
+
+
+def test_behind_a_trusted_proxy_throttles_count_clients(tmp_path: Path) -> None:
+    """Behind a reverse proxy (--trusted-proxy) one guessing client is throttled, not everyone
+    the proxy serves; an untrusted peer's X-Forwarded-For is ignored."""
+    from tom_envs.serve.study.server import StudyServer
+    from tom_envs.serve.study.spec import load_study
+
+    from .studies import pd_study
+
+    server = StudyServer(load_study(pd_study(tmp_path)), tmp_path / "data")
+    server.start()
+    config = GuardConfig(default_allowed_hosts("127.0.0.1"), trusted_proxies=("127.0.0.1",))
+    try:
+        with Server(None, server, config=config) as url, httpx.Client(base_url=url) as c:
+            def guess(who: str) -> int:
+                return c.get("/api/p/alice00001", headers={"X-Participant-Key": "guess",
+                                                          "X-Forwarded-For": who}).status_code
+
+            assert [guess("10.0.0.1") for _ in range(31)][-1] == 429
+            assert guess("10.0.0.2") == 404  # another client behind the same proxy
+            ok = {"X-Participant-Key": server.key("alice00001"), "X-Forwarded-For": "10.0.0.3"}
+            assert c.get("/api/p/alice00001", headers=ok).status_code == 200
+    finally:
+        server.close()

@@ -1,19 +1,25 @@
-"""A person's whole episode in a real headless browser (Debian chromium via selenium).
+"""People in a real headless browser (Debian chromium via selenium).
 
-Also: script payloads injected through participant ids, task names, chat (both directions) and
-player names are shown as text and never run.
+* Two browsers take part in one study: they are matched into a human-human game and play it to
+  the end, then each plays a human-AI game, and both fill every survey and get their codes; the
+  exported dataset replays on the engine.
+* The researcher console: a whole episode of the Prisoner's Dilemma and of Overcooked, with the
+  board's colours checked in the screenshot.
+* Script payloads injected through the study's texts, survey options, chat (both directions) and
+  player names are shown as text and never run.
 
-Needs ``chromium`` and ``chromedriver`` (``sh tests/serve/install_browser.sh``; the README's test
-command runs it). Without them the tests skip, except under CI, where they fail.
+Every wait is on the page's state (``data-kind``, ``data-turn``, ``data-decision`` on the body),
+never on a clock, so the tests do not race the server. Needs ``chromium`` and ``chromedriver``
+(``sh tests/serve/install_browser.sh``; the README's test command runs it). Without them the tests
+skip, except under CI, where they fail.
 """
 
 from __future__ import annotations
 
-import asyncio
+import io
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +28,10 @@ import pytest
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
 from tom_envs.runner import Episode
 from tom_envs.serve import Session
-from tom_envs.serve.app import App, StudyTask
+from tom_envs.serve.app import App
 
+from .screenshots import body, browser, decide, wait_for
+from .studies import pd_study
 from .test_serve import Server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -35,122 +43,28 @@ if not (CHROMIUM and DRIVER):
                 allow_module_level=True)  # fmt: skip
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def browser():
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000",
-                "--disable-gpu"):  # fmt: skip
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
-    driver.set_page_load_timeout(30)
+def first():
+    driver = browser(1400, 1000)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def second():
+    driver = browser(1400, 1000)
     yield driver
     driver.quit()
 
 
 def _pixels(png: bytes) -> np.ndarray:
-    import io
-
     import matplotlib.image as mpimg
 
     return mpimg.imread(io.BytesIO(png), format="png")
-
-
-#: Iterations of the play loop: each is a click (then a wait for the step) or a 0.05 s poll.
-MAX_POLLS = 1800
-
-
-def _play(driver, url: str, game: str, kwargs: str, partner: str, shot: Path) -> None:
-    driver.get(f"{url}/?game={game}")
-    WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
-    Select(driver.find_element(By.CSS_SELECTOR, ".partner")).select_by_value(partner)
-    box = driver.find_element(By.ID, "kwargs")
-    box.clear()
-    box.send_keys(kwargs)
-    driver.find_element(By.ID, "start").click()
-    clicks = 0
-    for _ in range(MAX_POLLS):  # a count, never a clock: the same bound on any machine
-        status = driver.find_element(By.TAG_NAME, "body").get_attribute("data-status")
-        if status == "done":
-            break
-        buttons = [
-            b
-            for b in driver.find_elements(By.CSS_SELECTOR, "#legal button.action")
-            if b.is_enabled()
-        ]
-        if buttons:
-            step = driver.find_element(By.TAG_NAME, "body").get_attribute("data-step")
-            buttons[clicks % len(buttons)].click()
-            clicks += 1
-            WebDriverWait(driver, 20).until(
-                lambda d, s=step: (
-                    d.find_element(By.TAG_NAME, "body").get_attribute("data-step") != s
-                    or d.find_element(By.TAG_NAME, "body").get_attribute("data-status") != "playing"
-                )
-            )
-        else:
-            time.sleep(0.05)
-    assert driver.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "done"
-    assert "episode done" in driver.find_element(By.ID, "status").text
-    driver.save_screenshot(str(shot))
-    board = driver.find_element(By.ID, "board")
-    return clicks, board.rect
-
-
-def test_a_person_plays_the_prisoners_dilemma_in_the_browser(browser, tmp_path: Path) -> None:
-    app = App(tmp_path / "runs")
-    shot = tmp_path / "pd.png"
-    with Server(app) as url:
-        clicks, rect = _play(
-            browser, url, "PrisonersDilemma", '{"horizon": 4}', "tit_for_tat", shot
-        )
-    assert clicks == 4
-    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
-    ep = Episode.read(ep_path)
-    assert ep.agents["player_0"] == "human" and sum(bool(s.get("human")) for s in ep.steps) == 4
-    img = _pixels(shot.read_bytes())
-    assert img.shape[0] >= 700 and img.shape[1] >= 1300  # the viewport of a 1400x1000 window
-    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
-    region = img[y : y + h, x : x + w, :3]
-    assert region.size and region.std() > 0.05  # the payoff table is drawn, not blank
-    # the payoff cells' fill colour (#eef4fb) is on screen
-    target = np.array([0xEE, 0xF4, 0xFB]) / 255
-    assert (np.abs(region - target).max(axis=2) < 0.02).mean() > 0.01
-
-
-def test_a_person_plays_overcooked_in_the_browser(browser, tmp_path: Path) -> None:
-    app = App(tmp_path / "runs")
-    shot = tmp_path / "oc.png"
-    with Server(app) as url:
-        clicks, rect = _play(browser, url, "Overcooked", '{"horizon": 6}', "greedy", shot)
-    assert clicks == 6
-    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
-    assert Episode.read(ep_path).length == 6
-    img = _pixels(shot.read_bytes())
-    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
-    region = img[y : y + h, x : x + w, :3]
-    for colour in (
-        (0x1F, 0x5F, 0xBF),
-        (0x2E, 0x8B, 0x57),
-        (0xC8, 0xA9, 0x6E),
-    ):  # you, partner, counters
-        target = np.array(colour) / 255
-        assert (np.abs(region - target).max(axis=2) < 0.03).sum() > 30, colour
-
-
-# ------------------------------------------------------------------ script injection (issue #17)
-#: Payloads that would run (or add an element) if any of them reached the page as HTML. Each fits
-#: the 24-character bound on player names.
-IMG = "<img src=x onerror=z=1>"
-SVG = "<svg onload=z=2>"
-BOLD = "<b onclick=z=3>b</b>"
-SCRIPT = "<script>z=4</script>"
 
 
 def _injected(driver) -> list[str]:
@@ -162,38 +76,189 @@ def _injected(driver) -> list[str]:
     return found
 
 
-def _wait_text(driver, element_id: str, text: str) -> None:
-    WebDriverWait(driver, 20).until(lambda d: text in d.find_element(By.ID, element_id).text)
+# ------------------------------------------------------------------ a study, two people
+def _advance(driver, answers: dict[str, str] | None = None) -> str:
+    """Do what the page asks, once; returns its kind. Waits until the page has moved on."""
+    kind, step = body(driver, "kind"), body(driver, "step")
+    if kind in ("consent", "instructions", "intro"):
+        driver.find_element(By.CSS_SELECTOR, "button.primary").click()
+    elif kind == "survey":
+        for scale in driver.find_elements(By.CSS_SELECTOR, ".scale"):
+            scale.find_elements(By.CSS_SELECTOR, "input")[-1].click()
+        for box in driver.find_elements(By.CSS_SELECTOR, "textarea"):
+            box.send_keys((answers or {}).get("text", "it was fine"))
+        for options in driver.find_elements(By.CSS_SELECTOR, ".options"):
+            want = (answers or {}).get("choice", "Green")
+            labels = [x for x in options.find_elements(By.TAG_NAME, "label") if x.text == want]
+            (labels or options.find_elements(By.TAG_NAME, "label"))[0].click()
+        driver.find_element(By.CSS_SELECTOR, "button.primary").click()
+    elif kind == "play" and body(driver, "turn") == "yours" and body(driver, "status") == "playing":
+        decide(driver)
+        return kind
+    else:
+        return kind
+    wait_for(driver, lambda d: body(d, "step") != step or body(d, "kind") != kind)
+    return kind
 
 
-def test_participant_ids_and_task_names_are_shown_as_text(browser, tmp_path: Path) -> None:
-    from urllib.parse import quote
-
-    app = App(tmp_path / "runs", [StudyTask(IMG, "PrisonersDilemma", 0, ["tit_for_tat"], 0,
-                                            {"horizon": 2})])  # fmt: skip
-    with Server(app) as url:
-        browser.get(f"{url}/study/{quote(SVG, safe='')}")
-        assert SVG in browser.find_element(By.TAG_NAME, "h1").text  # the id, as text
-        assert IMG in browser.find_element(By.TAG_NAME, "li").text  # the task name, as text
-        assert _injected(browser) == []
-        browser.find_element(By.CSS_SELECTOR, "li a").click()  # play it: the player page
-        _wait_text(browser, "task", IMG)
-        assert _injected(browser) == []
-        assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-status") == "playing"
+def _until(driver, kinds: tuple[str, ...]) -> None:
+    """Answer and play until the page is of a kind in ``kinds``."""
+    for _ in range(200):
+        kind = body(driver, "kind")
+        if kind in kinds:
+            return
+        if kind == "waiting" or (kind == "play" and body(driver, "turn") != "yours"):
+            wait_for(driver, lambda d, k=kind: body(d, "kind") != k or (
+                body(d, "kind") == "play" and body(d, "turn") == "yours"))  # fmt: skip
+            continue
+        _advance(driver)
+    raise AssertionError(f"never reached {kinds}: at {body(driver, 'kind')}")
 
 
-def test_player_names_reach_the_page_as_text(browser, tmp_path: Path) -> None:
-    app = App(tmp_path / "runs")
-    with Server(app) as url:
-        browser.get(f"{url}/?game=Hanabi")
-        WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
-        box = browser.find_element(By.ID, "kwargs")
+def test_two_people_play_together_then_with_a_bot_and_answer_every_survey(first, second,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    from tom_envs.serve.study.export import export, verify
+    from tom_envs.serve.study.server import StudyServer
+    from tom_envs.serve.study.spec import load_study
+
+    server = StudyServer(load_study(pd_study(tmp_path, horizon=3)), tmp_path / "data")
+    server.start()
+    try:
+        with Server(None, server) as url:
+            first.get(server.link("aaaaaa0001", url))
+            second.get(server.link("bbbbbb0002", url))
+            for d in (first, second):
+                wait_for(d, lambda d: body(d, "kind") == "consent")
+                _until(d, ("waiting", "play"))
+            assert body(first, "kind") in ("waiting", "play")
+            # both are matched into one game: play it to the end, turn by turn
+            for _ in range(40):
+                for d in (first, second):
+                    if body(d, "kind") == "play" and body(d, "turn") == "yours":
+                        decide(d)
+                if body(first, "kind") == body(second, "kind") == "survey":
+                    break
+                wait_for(first, lambda _: any(body(d, "kind") == "survey" or body(d, "turn") == "yours"
+                                              for d in (first, second)))  # fmt: skip
+            for d in (first, second):
+                _until(d, ("done",))  # survey, the game with the bot, its survey, the end survey
+                assert len(d.find_element(By.ID, "code").text) == 10
+                assert _injected(d) == []
+    finally:
+        server.close()
+    export(tmp_path / "data", tmp_path / "ds")
+    assert verify(tmp_path / "ds") == []
+    episodes = [Episode.read(p) for p in (tmp_path / "ds").glob("trajectories/*.jsonl")]
+    together = [e for e in episodes if list(e.agents.values()) == ["human", "human"]]
+    with_bot = [e for e in episodes if sorted(e.agents.values()) == ["human", "tit_for_tat"]]
+    assert len(together) == 1 and len(with_bot) == 2
+    assert all(e.status == "ok" and e.length == 3 for e in episodes)
+    answers = (tmp_path / "ds" / "surveys.csv").read_text().splitlines()
+    assert len(answers) == 1 + 2 * (2 + 2)  # per person: 2 after episodes, comments and check
+
+
+# ------------------------------------------------------------------ the console
+def _console(driver, url: str, game: str, kwargs: str, partner: str, shot: Path):
+    driver.get(f"{url}/?game={game}")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
+    Select(driver.find_element(By.CSS_SELECTOR, ".partner")).select_by_value(partner)
+    box = driver.find_element(By.ID, "kwargs")
+    box.clear()
+    box.send_keys(kwargs)
+    driver.find_element(By.ID, "start").click()
+    wait_for(driver, lambda d: body(d, "status") == "playing")
+    clicks = 0
+    while body(driver, "status") == "playing":
+        step = body(driver, "step")
+        driver.find_element(By.CSS_SELECTOR, "#legal button.action").click()
+        clicks += 1
+        wait_for(driver, lambda d, s=step: body(d, "step") != s or body(d, "status") != "playing")
+    assert body(driver, "status") == "done" and "episode done" in driver.find_element(By.ID, "status").text
+    driver.save_screenshot(str(shot))
+    return clicks, driver.find_element(By.ID, "board").rect
+
+
+def test_the_console_plays_the_prisoners_dilemma(first, tmp_path: Path) -> None:
+    with Server(App(tmp_path / "runs")) as url:
+        clicks, rect = _console(first, url, "PrisonersDilemma", '{"horizon": 4}', "tit_for_tat",
+                                tmp_path / "pd.png")  # fmt: skip
+    assert clicks == 4
+    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
+    ep = Episode.read(ep_path)
+    assert ep.agents["player_0"] == "human" and sum(bool(s.get("human")) for s in ep.steps) == 4
+    img = _pixels((tmp_path / "pd.png").read_bytes())
+    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
+    region = img[y : y + h, x : x + w, :3]
+    target = np.array([0xEE, 0xF4, 0xFB]) / 255  # the payoff cells' fill
+    assert (np.abs(region - target).max(axis=2) < 0.02).mean() > 0.01
+
+
+def test_the_console_plays_overcooked(first, tmp_path: Path) -> None:
+    with Server(App(tmp_path / "runs")) as url:
+        clicks, rect = _console(first, url, "Overcooked", '{"horizon": 6}', "greedy",
+                                tmp_path / "oc.png")  # fmt: skip
+    assert clicks == 6
+    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
+    assert Episode.read(ep_path).length == 6
+    img = _pixels((tmp_path / "oc.png").read_bytes())
+    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
+    region = img[y : y + h, x : x + w, :3]
+    for colour in ((0x1F, 0x5F, 0xBF), (0x2E, 0x8B, 0x57), (0xC8, 0xA9, 0x6E)):  # you, partner, counters
+        target = np.array(colour) / 255
+        assert (np.abs(region - target).max(axis=2) < 0.03).sum() > 30, colour
+
+
+# ------------------------------------------------------------------ script injection
+#: Payloads that would run (or add an element) if any reached the page as HTML. Each fits the
+#: 24-character bound on player names.
+IMG = "<img src=x onerror=z=1>"
+SVG = "<svg onload=z=2>"
+BOLD = "<b onclick=z=3>b</b>"
+SCRIPT = "<script>z=4</script>"
+
+
+def test_study_texts_are_shown_as_text(first, tmp_path: Path) -> None:
+    from tom_envs.serve.study.server import StudyServer
+    from tom_envs.serve.study.spec import load_study
+
+    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
+    path = pd_study(tmp_path, conditions=conds, horizon=1)
+    text = path.read_text()
+    for old in ("We record your moves and answers.", "Play well.", "Choose a row.", "I enjoyed it.",
+                "Comments?"):  # fmt: skip
+        text = text.replace(old, f"{IMG} {SVG}")
+    text = text.replace('"somewhat"', json.dumps(BOLD))  # a survey option
+    path.write_text(text)
+    server = StudyServer(load_study(path), tmp_path / "data")
+    server.start()
+    try:
+        with Server(None, server) as url:
+            first.get(server.link("cccccc0003", url))
+            wait_for(first, lambda d: body(d, "kind") == "consent")
+            seen = 0
+            for _ in range(30):
+                if IMG in first.find_element(By.ID, "main").text:
+                    seen += 1
+                assert _injected(first) == []
+                if body(first, "kind") == "done":
+                    break
+                _advance(first)
+            assert seen >= 4  # consent, instructions, introduction and survey: as text
+    finally:
+        server.close()
+
+
+def test_player_names_reach_the_page_as_text(first, tmp_path: Path) -> None:
+    with Server(App(tmp_path / "runs")) as url:
+        first.get(f"{url}/?game=Hanabi")
+        wait_for(first, lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
+        box = first.find_element(By.ID, "kwargs")
         box.clear()
         box.send_keys(json.dumps({"names": [IMG, BOLD]}))
-        browser.find_element(By.ID, "start").click()
-        _wait_text(browser, "observation", IMG)
-        _wait_text(browser, "observation", BOLD)
-        assert _injected(browser) == []
+        first.find_element(By.ID, "start").click()
+        wait_for(first, lambda d: IMG in d.find_element(By.ID, "observation").text
+                 and BOLD in d.find_element(By.ID, "board").get_attribute("textContent"))  # fmt: skip
+        assert _injected(first) == []
 
 
 class Chatty(BaseAgent):
@@ -205,21 +270,20 @@ class Chatty(BaseAgent):
         return AgentAction(action=int(turn.legal_actions[0]), message=f"{SCRIPT} {IMG}")
 
 
-def test_chat_in_both_directions_is_text(browser, tmp_path: Path) -> None:
+def test_chat_in_both_directions_is_text(first, tmp_path: Path) -> None:
     app = App(tmp_path / "runs")
     s = Session("BombDefusal", 2, [Chatty(), Chatty()], seed=0, out_dir=tmp_path / "runs")
-    app.sessions[s.id], app.locks[s.id] = s, asyncio.Lock()
+    s.advance()
+    app.adopt(s)
     with Server(app) as url:
-        browser.get(f"{url}/?session={s.id}&token={s.token}")
-        _wait_text(browser, "observation", SCRIPT)  # the teammates' messages, as text
-        assert _injected(browser) == []
-        chat = browser.find_element(By.ID, "chat")
+        first.get(f"{url}/?session={s.id}&token={s.token}")
+        wait_for(first, lambda d: SCRIPT in d.find_element(By.ID, "observation").text)
+        assert _injected(first) == []
+        chat = first.find_element(By.ID, "chat")
         chat.send_keys(f"{SVG} {BOLD}")  # the person's own message
-        step = browser.find_element(By.TAG_NAME, "body").get_attribute("data-step")
-        browser.find_element(By.CSS_SELECTOR, "#legal button.action").click()
-        WebDriverWait(browser, 20).until(
-            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-step") != step
-        )
-        assert _injected(browser) == []
+        step = body(first, "step")
+        first.find_element(By.CSS_SELECTOR, "#legal button.action").click()
+        wait_for(first, lambda d: body(d, "step") != step)
+        assert _injected(first) == []
     sent = [st.get("message") for st in s.episode.steps if st.get("human")]
     assert sent == [f"{SVG} {BOLD}"]  # recorded verbatim

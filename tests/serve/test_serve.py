@@ -18,7 +18,9 @@ from tom_envs.core.agents import BaseAgent, Turn
 from tom_envs.registration import GAMES
 from tom_envs.runner import Episode
 from tom_envs.serve import Session, SessionError
-from tom_envs.serve.app import App, StudyTask
+from tom_envs.serve.app import App
+from tom_envs.serve.guard import GuardConfig
+from tom_envs.serve.routes import asgi_app
 from tom_envs.serve.session import board_module
 
 PD = {"game": "PrisonersDilemma", "seat": 0, "partners": ["tit_for_tat"], "kwargs": {"horizon": 4}}
@@ -142,11 +144,9 @@ def test_hidden_cards_never_reach_the_browser() -> None:
     assert (x["observation"], x["board"]) == (y["observation"], y["board"])
 
 
-def test_http_websocket_and_study(tmp_path: Path) -> None:
-    tasks = [StudyTask("t1", "PrisonersDilemma", 0, ["always_0"], 0, {"horizon": 2}),
-             StudyTask("t2", "CollabCapture", 1, ["greedy"], 1, {})]  # fmt: skip
-    app = App(tmp_path, tasks)
-    with TestClient(app.asgi) as c:
+def test_http_and_websocket(tmp_path: Path) -> None:
+    app = App(tmp_path)
+    with TestClient(asgi_app(app, None, GuardConfig(allowed_hosts=None))) as c:
         assert {g["name"] for g in c.get("/api/games").json()} == {g.name for g in GAMES}
         assert c.post("/api/sessions", json={"game": "Nope"}).status_code == 400
         bad = c.post(
@@ -166,23 +166,9 @@ def test_http_websocket_and_study(tmp_path: Path) -> None:
                 ws.send_json({"step": q["step"], "action": q["legal"][0]["id"]})
                 q = ws.receive_json()
         assert q["status"] == "done"
-        t = c.post("/api/study/p7/t1", json={}).json()
-        assert t["task"] == "t1" and t["token"]
-        again = c.post("/api/study/p7/t1", json={"token": t["token"]}).json()
-        assert again["session"] == t["session"]  # resumed with the seat token, not new
-        other = c.post("/api/study/p7/t1", json={})  # without it: refused, the id never shown
-        assert other.status_code == 409 and t["session"] not in other.text
-        seat = {"X-Seat-Token": t["token"]}
-        while t["status"] == "playing":
-            t = c.post(f"/api/sessions/{t['session']}/act", headers=seat,
-                       json={"step": t["step"], "action": t["legal"][0]["id"]}).json()  # fmt: skip
-        page = c.get("/study/p7").text
-        assert (
-            "1 of 2 tasks completed" in page and 'data-task="t2" data-status="not started"' in page
-        )
-        assert t["session"] not in page and t["session"] not in c.get("/api/study/p7").text
-    files = sorted(tmp_path.glob("*.jsonl"))
-    assert any(f.name.startswith("p7-PrisonersDilemma") for f in files) and len(files) == 2
+        # the console page also carries the participant's board of the seat
+        assert q["participant"]["board"]["shapes"] and "seed" not in q["participant"]
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1
 
 
 def _free_port() -> int:
@@ -192,14 +178,21 @@ def _free_port() -> int:
 
 
 class Server:
-    """The app under uvicorn on loopback, in a thread."""
+    """The app (the console, or a study, or both) under uvicorn on loopback, in a thread, with
+    the limits ``tom-envs serve`` sets (:func:`tom_envs.serve.guard.server_config`)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App | None, study=None, config: GuardConfig | None = None,
+                 **limits: float) -> None:  # fmt: skip
         import uvicorn
 
+        from tom_envs.serve.app import BODY_LIMIT
+        from tom_envs.serve.guard import default_allowed_hosts, server_config
+
         self.port = _free_port()
-        config = uvicorn.Config(app.asgi, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
+        cfg = config or GuardConfig(default_allowed_hosts("127.0.0.1"))
+        self.asgi = asgi_app(app, study, cfg, tick=limits.pop("tick", 0.2))
+        self.server = uvicorn.Server(server_config(self.asgi, "127.0.0.1", self.port,
+                                                   body_limit=BODY_LIMIT, **limits))  # fmt: skip
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
@@ -216,7 +209,7 @@ class Server:
 
 
 def test_many_concurrent_sessions_on_loopback(tmp_path: Path) -> None:
-    app = App(tmp_path)
+    app = App(tmp_path, per_client=50)  # 50 players behind one loopback address
     n = 50
 
     async def one(client: httpx.AsyncClient, k: int) -> dict:
@@ -242,7 +235,7 @@ def test_many_concurrent_sessions_on_loopback(tmp_path: Path) -> None:
         async with httpx.AsyncClient(base_url=url, timeout=60) as client:
             return await asyncio.gather(*(one(client, k) for k in range(n)))
 
-    with Server(app) as url:
+    with Server(app, per_client=1000) as url:  # 50 players behind one loopback address
         results = asyncio.run(run(url))
     assert all(r["p"]["status"] == "done" for r in results)
     assert all(r["dup"] == [200, 409] for r in results)
@@ -290,8 +283,9 @@ def test_the_servers_fallback_bound_is_the_operators(tmp_path: Path) -> None:
     (fallbacks marked) but the session is not a failed one."""
 
     app = App(tmp_path, max_fallback_share=1.0)
-    s = app.create({"game": "PrisonersDilemma", "seat": 0, "partners": [Broken()], "seed": 0,
-                    "kwargs": {"horizon": 2}}, study=True)  # fmt: skip
+    s = Session("PrisonersDilemma", 0, [Broken()], 0, {"horizon": 2}, tmp_path, policy=app.policy)
+    s.advance()
+    app.adopt(s)
     for step in range(2):
         s.submit(step, 0)
     assert s.episode.status == "ok" and s.episode.fallbacks["player_1"] == 2

@@ -402,7 +402,9 @@ class GameBundle:
     """A configured game with its two renderings: what the adapters and agents are given.
 
     ``probes``, for games that offer Theory-of-Mind probes, maps ``(state, player)`` to the
-    :class:`~tom_envs.core.probes.Probe` questions to put to that player now.
+    :class:`~tom_envs.core.probes.Probe` questions to put to that player now, with the truths of
+    this moment; its ``moment`` attribute (``"decision"`` or ``"action"``) says when the driver
+    asks (:func:`~tom_envs.core.probes.probe_moment`).
     """
 
     game: Game[Any, Any]

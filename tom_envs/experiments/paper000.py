@@ -6,7 +6,8 @@ plays, on ``episodes`` seeded missions (seeds ``seed … seed+episodes-1``, the 
 * random over legal actions (the issue's baseline) and random over all ``n + m + 1`` actions, an
   infeasible one wasting the turn as in the original text game;
 * the decentralised heuristic team (``bots.py``), with the ground truths of the ToM probes it
-  produces and the shortcut answerers an LLM must beat (always yes, majority per type, no-ToM);
+  produces, the shortcut answerers an LLM must beat (always yes, majority per type) and the two
+  known groups (the partner-blind answerer, the exact model), with balanced accuracy and kappa;
 * the CBS planner (``tom_envs/games/bomb_defusal/planner.py``, privileged full information) played through the env, its
   planning time, the exhaustive optimum of every mission (``exhaustive_optimum``) and the share of
   missions where CBS is optimal; and the paper's subtask decomposition (2 bombs per subtask).
@@ -28,7 +29,13 @@ from gymnasium.utils import seeding
 
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
-from tom_envs.core.probes import Probe, probe_baselines, probe_records, probe_table
+from tom_envs.core.probes import (
+    Question,
+    known_groups,
+    probe_baselines,
+    probe_records,
+    probe_table,
+)
 from tom_envs.experiments.tables import PaperTable, TableCell
 from tom_envs.games.bomb_defusal.bots import wait_action
 from tom_envs.games.bomb_defusal.planner import exhaustive_optimum, plan_mission
@@ -86,9 +93,9 @@ class AlwaysYes:
         """Forward."""
         return self.inner.act(turn)
 
-    def answer_probes(self, turn: Turn, probes: Sequence[Probe]) -> dict[str, str]:
+    def answer_probes(self, turn: Turn, questions: Sequence[Question]) -> dict[str, str]:
         """Always "yes"."""
-        return {p.id: "yes" for p in probes}
+        return {q.id: "yes" for q in questions}
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float, float]:
@@ -249,30 +256,43 @@ def render(played: Mapping[str, Sequence[Episode]], episodes: int = 200, seed: i
         for r in probe_records(s for e in heur for s in e.steps)
     ]
     base = probe_baselines(steps)
+    measures = sorted(qt for qt, v in known_groups(steps).items() if v.measure)
     lines += [
         "",
-        "## ToM probes produced by the heuristic team, and the shortcuts that answer them",
+        "## ToM probes produced by the heuristic team, and the answerers that need no ToM",
         "",
         "The questions of App. C, asked at the paper's timing: right after each action, about "
-        "that action (semantics in `tom_envs/games/bomb_defusal/tom.py`). An agent's probe "
-        "accuracy means something only above every shortcut here, none of which reasons about "
-        "anyone: answering always yes; answering each question type's most frequent true answer "
-        "(majority per type, the strongest answer-key shortcut); and answering a question about "
-        "a teammate from the asker's own knowledge (no-ToM; for introspection that is the truth "
-        "itself, which needs no ToM). The probe sets are balanced per question type "
-        "(`probe_timing=\"action\"`, the default): after a move or an inspection the "
-        "introspection question is also asked about the other rooms or bombs (the paper's "
-        "template, another subject), and the commoner answer of each type is thinned to the "
-        "rarer one's rate, fitted on the heuristic team's questions of seeds 0..1999 "
-        "(`REFERENCE_COUNTS`). No answer changes; only which questions are asked. The game "
-        "cannot balance the questions about a cut or a defusal: right after it no teammate has "
-        "perceived anything, so their first- and second-order answers are always no and their "
-        "introspection always yes (100% for the majority shortcut below); they are asked 1 time "
-        "in 32. `probe_timing=\"action_all\"` asks every question unbalanced. The heuristic "
-        "team answers no probes (agent: n/a); an LLM's accuracy goes in that column "
-        "(`tom-envs eval paper000`).",
+        "that action, with the truths of that moment (before any teammate has perceived it; "
+        "semantics in `tom_envs/games/bomb_defusal/tom.py`), answered from the actor's "
+        "observation of the same moment. Every question of a subject is asked (its "
+        "introspection question and both orders about each teammate; none is thinned, "
+        "dropped or chosen by its answer) and the driver shuffles them from the episode seed; "
+        "the agent receives the question text, the options and the subject, never the answer. "
+        "The truths are naturally skewed, so beside raw accuracy the table gives balanced "
+        "accuracy (the mean of the per-answer recalls: a constant answer scores 50%) and "
+        "Cohen's kappa, and two known groups: an answerer that reasons perfectly about the "
+        "environment and its own knowledge but ignores the partner (it answers 'does X know "
+        "...?' with 'do I know ...?'), and the exact model of every player (the truth). A "
+        "question type is a ToM measure only when the first is at chance and the second is "
+        "not; right after a cut or a defusal no teammate has perceived it, so those first- "
+        "and second-order questions are always no (one-sided: they measure nothing here), and "
+        "introspection needs no partner. The learned no-reasoning adversary on every team's "
+        "probes (heuristic, random, CBS and an LLM-like text agent, held-out missions and a "
+        "fresh seed) is on [paper000_probes.md](paper000_probes.md) (`tom-envs probes "
+        "verify --out docs/results/paper000_probes.md`). These probes name their room or bomb "
+        "by the action ('the room you just moved to', `probe_subject=\"action\"`, the "
+        "default); App. C's wording names its number (`probe_subject=\"number\"`, which the "
+        "paper000 LLM presets ask), and in the paper's missions the numbers are cues (a bomb's "
+        "number fixes its phases; room 0 is the map's hub) that let the same adversary beat "
+        "chance: [paper000_probes_numbers.md](paper000_probes_numbers.md) (`tom-envs probes "
+        "verify --kw probe_subject=number --out docs/results/paper000_probes_numbers.md`). "
+        "The heuristic team answers no "
+        "probes (agent: its wrapper's 'yes', not a result); an LLM's accuracy goes in that "
+        "column (`tom-envs eval paper000`).",
         "",
-        f"Probes per episode: {base.get('probe_n/all', 0.0) / max(len(heur), 1):.1f}.",
+        f"Probes per episode: {base.get('probe_n/all', 0.0) / max(len(heur), 1):.1f}. "
+        "Question types that separate the known groups (ToM measures) on these missions: "
+        + (", ".join(f"`{m}`" for m in measures) or "none") + ".",
         "",
         probe_table(steps, by="order"),
         "",

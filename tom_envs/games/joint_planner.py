@@ -394,7 +394,10 @@ def next_action_probes(game: Any, text: Any) -> Callable[[Any, int], list[Probe]
 
     The options are the partner's legal actions (as the partner's text names them); the truth is
     the partner's part of the optimal joint plan. A question is asked only when that part is
-    unique (the same in every optimal joint action), as the paper kept only unambiguous questions.
+    unique (the same in every optimal joint action), as the paper kept only unambiguous questions
+    (a situation chosen from the plan, before and whatever the truth). Asked at the player's
+    decision; the game defines no partner-blind answer (``no_tom``), so the known-groups check
+    cannot certify it as a ToM measure.
     """
 
     def probes(state: Any, player: int) -> list[Probe]:
@@ -419,6 +422,7 @@ def next_action_probes(game: Any, text: Any) -> Callable[[Any, int], list[Probe]
                 options=options,
                 answer=text.action_text(pview, truth),
                 about={"partner": partner, "action": int(truth), "source": "optimal joint plan"},
+                subject={"target": who},
             )
         ]
 

@@ -5,29 +5,41 @@ A game joins by providing ``tom_envs/games/<game>/qa.py`` with::
     GENERATOR_VERSION: int
     KINDS: dict[str, str]          # named scenario filters ("partner_finishing_subtask": ...)
     SCENARIOS: list[dict]          # {"env_kwargs": {...}, "seats": [spec, ...]} episodes to sample
+    ASKED_SEATS: tuple[int, ...]   # optional: the seats questions are put to (default: any)
+    ABILITIES: tuple[str, ...]     # optional: the abilities the game asks about (default: TYPES)
     def tags(bundle, state, player) -> tuple[str, ...]      # the filters a state matches
     def questions(bundle, state, player, scenario) -> list[QAItem]
-    def answerable(bundle, state, item) -> bool   # the key, recomputed from the asker's view
+    def answerable(bundle, state, item) -> bool   # optional: the key follows from the context
+    def blind(bundle, state, item) -> int         # optional: the partner-blind reasoner's pick
 
-``questions`` computes each key from the truth (the rules engine, the partner's actual policy,
-exact planners); ``answerable`` recomputes it from what the context shows (the asked player's
-view and the history it saw, partner behaviour included) and must agree, or the item is dropped.
+``questions`` writes the items of one situation in the game's canonical option order, each with
+exactly one correct option computed from the truth (the rules engine, the partner's actual
+policy, exact planners). ToM items come as contrast sets (:func:`~tom_envs.qa.items.contrast_set`:
+the same situation with the partner's behaviour or view changed so that the key changes; the
+options are the set's keys). ``answerable`` (for items outside contrast sets) recomputes the key
+from what the context shows and must agree, or the item is not written: its key is not the asked
+player's to know. ``blind`` picks an option of a contrast item from what every twin shares (the
+situation without the partner's behaviour): by construction it is right on one twin of each set.
 
-Everything else is shared here: scenarios are sampled from seeded episodes of the suite's own
-agents (played by :func:`tom_envs.runner.play_episode`), cut at a random decision, and rebuilt by
-:func:`~tom_envs.qa.items.replay`; the game writes its EC / ToM / JP items for that exact state
-with answers computed by its rules, knowledge tracking, partner policies or planners.
-:func:`verify` rebuilds an item's state from its scenario and recomputes it from scratch, so a
-stored suite can be checked against the current engine at any time; the ``oracle`` answerer
-answers through that same recomputation (never by reading the stored answer).
+Shared here: scenarios are sampled from seeded episodes of the suite's own agents (played by
+:func:`tom_envs.runner.play_episode`), cut at a random decision, and rebuilt by
+:func:`~tom_envs.qa.items.replay`; each item's options are shown in
+:func:`~tom_envs.qa.items.item_order`, a uniform permutation seeded by the item's own id. No item
+or option set is ever kept, dropped, reordered or rewritten according to its answer or any
+answerer's output. :func:`verify` rebuilds an item's state from its scenario and recomputes it
+from scratch, so a stored suite can be checked against the current engine at any time; the
+``oracle`` answerer (the exact partner model) answers through that same recomputation, never by
+reading the stored answer.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -47,18 +59,22 @@ from tom_envs.qa.items import (
     TYPES,
     QAItem,
     Scenario,
-    arrange,
+    canonical,
     read_suite,
     replay,
+    shuffled,
     write_suite,
 )
 from tom_envs.registration import GAMES, game_spec
 
-SUITE_VERSION = 2
+SUITE_VERSION = 3
 SUITES_DIR = Path(__file__).parent / "suites"
-#: Items per game in the default suites (balanced across EC / ToM / JP where the game allows).
-DEFAULT_ITEMS = 60
+#: Items per ability (EC, ToM, JP) and game in the default suites: cells of 50 or more items,
+#: so that a 5-point bound on an answerer's excess over chance can be checked.
+DEFAULT_PER_TYPE = 60
 DEFAULT_SEED = 2024
+#: The seed of the fresh suite ``tom-envs qa verify`` generates for its adversaries.
+FRESH_SEED = 4049
 
 
 def qa_module(game: str) -> ModuleType:
@@ -140,11 +156,19 @@ def sample_scenarios(
         bundle, state = replay(scenario)
         if bundle.game.is_terminal(state):
             continue
-        acting = bundle.game.current_players(state)
-        player = int(acting[int(rng.integers(len(acting)))]) if acting else 0
+        acting = [p for p in bundle.game.current_players(state)
+                  if p in getattr(module, "ASKED_SEATS", (p,))]  # fmt: skip
+        if not acting:
+            continue
+        player = int(acting[int(rng.integers(len(acting)))])
         scenario = replace(scenario, player=player, tags=tuple(module.tags(bundle, state, player)))
         out.append((scenario, bundle, state))
     return out
+
+
+def abilities(game: str) -> tuple[str, ...]:
+    """The abilities (EC, ToM, JP) the game's generator asks about."""
+    return tuple(getattr(qa_module(game), "ABILITIES", tuple(TYPES)))
 
 
 def generate(
@@ -152,20 +176,20 @@ def generate(
     rng: np.random.Generator,
     n: int,
     filters: Sequence[str] | None = None,
-    types: Sequence[str] = tuple(TYPES),
+    types: Sequence[str] | None = None,
 ) -> list[QAItem]:
-    """Up to ``n`` items for ``game``, balanced across ``types``, from scenarios matching ``filters``.
+    """About ``n`` items for ``game``, ``n / len(types)`` of each type (default: the abilities
+    the game asks about), from scenarios matching ``filters``, each shown in its own uniform
+    option order.
 
-    An item the game wrote is kept only if (1) it is new (question, options, context), (2) the
-    game's answerability check recomputes its key from what the asked player sees
-    (``module.answerable``), and (3) its ability's :class:`~tom_envs.qa.shortcuts.Balancer` can
-    take it: its correct option is placed at the letter that keeps answer positions even, and it
-    is rejected if it would push any shortcut rule more than the margin from chance or if the
-    fact lookup answers it.
+    A contrast set is taken whole, so a type may get up to one set's size minus one more than
+    its share. An item (or set) is passed over only when its type is full, when it repeats an
+    item already taken (same question, options and context), or, outside contrast sets, when
+    the game's answerability check says its key does not follow from the context; never
+    because of which option is correct.
     """
-    from tom_envs.qa.shortcuts import Balancer
-
     module = qa_module(game)
+    types = tuple(types or abilities(game))
     if filters:
         unknown = set(filters) - set(module.KINDS)
         if unknown:
@@ -173,89 +197,104 @@ def generate(
                 f"{game}: unknown filters {sorted(unknown)}; known: {sorted(module.KINDS)}"
             )
     quota = {t: n // len(types) + (1 if i < n % len(types) else 0) for i, t in enumerate(types)}
-    balancers = {t: Balancer(q) for t, q in quota.items()}
     items: list[QAItem] = []
     seen: set[tuple[str, tuple[str, ...], str]] = set()
-    per_round = max(4, n // 2)
+    per_round = max(4, n // 4)
     played = 0
-    while any(quota.values()) and played < MAX_EPISODES:
+    while any(q > 0 for q in quota.values()) and played < MAX_EPISODES:
         played += per_round
         for scenario, bundle, state in sample_scenarios(game, rng, per_round, module):
             if filters and not set(filters) & set(scenario.tags):
                 continue
-            for item in module.questions(bundle, state, scenario.player, scenario):
-                key = (item.question, tuple(sorted(item.options)), item.context)
-                if item.type not in quota or quota[item.type] <= 0 or key in seen:
+            wanted = tuple(t for t, q in quota.items() if q > 0)
+            for group in contrast_groups(_questions(module, bundle, state, scenario, wanted)):
+                head = group[0]
+                key = (head.question, tuple(sorted(head.options)), head.context)
+                if quota.get(head.type, 0) <= 0 or key in seen:
                     continue
-                if not module.answerable(bundle, state, item):
-                    continue
-                placed = balancers[item.type].offer(item, rng)
-                if placed is None:
+                if not head.contrast and not _answerable(module, bundle, state, head):
                     continue
                 seen.add(key)
-                quota[item.type] -= 1
-                items.append(placed)
+                quota[head.type] -= len(group)
+                items.extend(shuffled(it) for it in group)
     return items
 
 
-def trim(items: list[QAItem]) -> list[QAItem]:
-    """Drop items, latest first, from any ability whose shortcut answerers stray more than the
-    bound from chance (possible only when a game could not fill its quota, so that the
-    generation margin, set for a full group, is too wide for the smaller one). Applied to the
-    default suites; tiny suites (a few items per ability) cannot meet the bound at all."""
-    from tom_envs.qa.shortcuts import shortcut_table, violations
-
-    items = list(items)
-    for t in TYPES:
-        while True:
-            group = [i for i in items if i.type == t]
-            if not group or not violations(shortcut_table(group)):
-                break
-            base = len(violations(shortcut_table(group)))
-            best = None
-            for cand in reversed(group):
-                rest = [i for i in group if i is not cand]
-                v = len(violations(shortcut_table(rest))) if rest else 0
-                if v < base:
-                    best = cand
-                    break
-            items.remove(best if best is not None else group[-1])
-    return items
+def contrast_groups(items: Sequence[QAItem]) -> list[list[QAItem]]:
+    """``items`` grouped by contrast set (an item outside any set alone), in order of first
+    appearance."""
+    groups: OrderedDict[str, list[QAItem]] = OrderedDict()
+    for it in items:
+        groups.setdefault(it.contrast or f"#{it.id}", []).append(it)
+    return list(groups.values())
 
 
-#: Episodes sampled before a generator gives up on a quota (in rounds of ``max(4, n / 2)``; a
+def _questions(module: ModuleType, bundle: Any, state: Any, scenario: Scenario,
+               types: Sequence[str]) -> list[QAItem]:  # fmt: skip
+    """The game's items for the situation: only ``types`` when its ``questions`` takes a
+    ``types`` argument (the items of a type never depend on which other types are asked)."""
+    if "types" in inspect.signature(module.questions).parameters:
+        return list(module.questions(bundle, state, scenario.player, scenario, types=tuple(types)))
+    return list(module.questions(bundle, state, scenario.player, scenario))
+
+
+def _answerable(module: ModuleType, bundle: Any, state: Any, item: QAItem) -> bool:
+    check = getattr(module, "answerable", None)
+    return True if check is None else bool(check(bundle, state, item))
+
+
+#: Episodes sampled before a generator gives up on a quota (in rounds of ``max(4, n / 4)``; a
 #: small suite may sample as many as a large one, so rare item kinds still fill it).
-MAX_EPISODES = 1200
+MAX_EPISODES = 3000
+
+_WRITTEN: OrderedDict[str, list[QAItem]] = OrderedDict()
 
 
-def recompute(item: QAItem) -> tuple[QAItem | None, bool]:
-    """The item written afresh from its rebuilt state (shown in the stored option order), and
-    whether the game's answerability check passes on it."""
+def _written(item: QAItem) -> list[QAItem]:
+    """Every item the game writes for the item's rebuilt state (cached per scenario: the twins
+    of a contrast set and the items of one situation are written once)."""
+    sc = item.scenario
+    key = json.dumps({"game": item.game, "type": item.type, **asdict(sc),
+                      "actions": [sorted(a.items()) for a in sc.actions],
+                      "messages": [sorted(m.items()) for m in sc.messages]},
+                     sort_keys=True, default=str)  # fmt: skip
+    if key in _WRITTEN:
+        _WRITTEN.move_to_end(key)
+        return _WRITTEN[key]
     module = qa_module(item.game)
-    bundle, state = replay(item.scenario)
-    for fresh in module.questions(bundle, state, item.scenario.player, item.scenario):
+    bundle, state = replay(sc)
+    out = _questions(module, bundle, state, sc, (item.type,))
+    _WRITTEN[key] = out
+    if len(_WRITTEN) > 256:
+        _WRITTEN.popitem(last=False)
+    return out
+
+
+def recompute(item: QAItem) -> QAItem | None:
+    """The item written afresh from its rebuilt state and shown in its own order
+    (:func:`~tom_envs.qa.items.item_order`), or ``None`` when the game no longer writes it."""
+    for fresh in _written(item):
         if fresh.id == item.id:
-            order = item.details.get("order")
-            if order is not None:
-                if sorted(order) != list(range(len(fresh.options))):
-                    return None, False
-                fresh = arrange(fresh, order)
-            return fresh, bool(module.answerable(bundle, state, fresh))
-    return None, False
+            return shuffled(fresh)
+    return None
 
 
 def verify(item: QAItem) -> bool:
-    """Rebuild the item's state and recompute it: same question, context, options and answers,
-    and the answer is recomputable from what the asked player sees (``module.answerable``)."""
-    fresh, answerable = recompute(item)
-    return (
-        fresh is not None
-        and answerable
-        and fresh.question == item.question
-        and fresh.options == item.options
-        and fresh.answers == item.answers
-        and fresh.context == item.context
-    )
+    """Rebuild the item's state and recompute it: same question, context, options (in the item's
+    own seeded order), answer and contrast set; outside contrast sets, the key follows from the
+    context (``module.answerable``)."""
+    fresh = recompute(item)
+    if fresh is None or any(
+        getattr(fresh, f) != getattr(item, f)
+        for f in ("question", "options", "answers", "context", "contrast", "type", "kind", "source")
+    ):
+        return False
+    if item.details.get("order") != fresh.details.get("order"):
+        return False
+    if item.contrast:
+        return True
+    bundle, state = replay(item.scenario)
+    return _answerable(qa_module(item.game), bundle, state, canonical(item))
 
 
 # ------------------------------------------------------------------ suites
@@ -279,13 +318,15 @@ def suite_meta(game: str, seed: int, n: int) -> dict[str, Any]:
 
 
 def build_suite(
-    game: str, seed: int = DEFAULT_SEED, n: int = DEFAULT_ITEMS
+    game: str, seed: int = DEFAULT_SEED, per_type: int = DEFAULT_PER_TYPE
 ) -> tuple[dict[str, Any], list[QAItem]]:
-    """A seeded suite for one game (same seed and versions: the same items)."""
-    items = trim(generate(game, np.random.default_rng([seed, stable_hash(game)]), n))
+    """A seeded suite for one game, ``per_type`` items of each ability it asks about (same seed
+    and versions: the same items)."""
+    n = per_type * len(abilities(game))
+    items = generate(game, np.random.default_rng([seed, stable_hash(game)]), n)
     meta = suite_meta(game, seed, n)
     meta["items"] = len(items)
-    meta["by_type"] = {t: sum(i.type == t for i in items) for t in TYPES}
+    meta["by_type"] = {t: sum(i.type == t for i in items) for t in abilities(game)}
     return meta, items
 
 
@@ -329,20 +370,54 @@ def random_answerer(seed: int = 0) -> Answerer:
 
 
 def oracle_answerer() -> Answerer:
-    """Answers by recomputing the item with the engine (not by reading ``item.answers``)."""
+    """The exact partner model: answers by recomputing the item with the engine and the partner
+    that actually played (not by reading ``item.answers``)."""
 
     def answer(item: QAItem) -> str:
-        fresh, _ = recompute(item)
-        return "Answer: none" if fresh is None else f"Answer: {LETTERS[fresh.answers[0]]}"
+        fresh = recompute(item)
+        return "Answer: none" if fresh is None else f"Answer: {LETTERS[fresh.answer]}"
+
+    return answer
+
+
+def blind_pick(item: QAItem) -> int | None:
+    """The partner-blind reasoner's pick on an item of a partner contrast set (shown index),
+    ``None`` elsewhere.
+
+    It reasons about everything the twins of the set share (the situation, the question, the
+    option set) and nothing that differs between them (the partner's behaviour or view): the
+    game's ``blind(bundle, state, item)`` when it has one, else the first option in canonical
+    order. Either way it picks the same option text on every twin, so it is right on exactly one
+    twin of each set: chance, by construction.
+    """
+    if not item.contrast or item.details.get("varies") != "partner":
+        return None
+    module = qa_module(item.game)
+    base = canonical(item)
+    pick = 0
+    blind = getattr(module, "blind", None)
+    if blind is not None:
+        bundle, state = replay(item.scenario)
+        pick = int(blind(bundle, state, base))
+    order = item.details.get("order")
+    return pick if order is None else list(order).index(pick)
+
+
+def blind_answerer() -> Answerer:
+    """:func:`blind_pick` as an answerer (``"Answer: none"`` outside contrast sets)."""
+
+    def answer(item: QAItem) -> str:
+        pick = blind_pick(item)
+        return "Answer: none" if pick is None else f"Answer: {LETTERS[pick]}"
 
     return answer
 
 
 def random_baseline(items: Sequence[QAItem]) -> float:
-    """Exact expected accuracy of uniform random letters (several correct letters count)."""
+    """Exact expected accuracy of uniform random letters."""
     if not items:
         return float("nan")
-    return float(np.mean([len(i.answers) / len(i.options) for i in items]))
+    return float(np.mean([1.0 / len(i.options) for i in items]))
 
 
 def dump(items: Sequence[QAItem]) -> str:

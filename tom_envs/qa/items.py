@@ -5,11 +5,13 @@ the seed and the joint actions (and chat messages) that lead from ``initial_stat
 state, so :func:`replay` rebuilds the exact state and a game's ``verify(item)`` recomputes the answer
 from the rules engine. Nothing is hand-labelled.
 
-Per-game generators live in ``tom_envs/games/<game>/qa.py`` with one interface::
+Per-game generators live in ``tom_envs/games/<game>/qa.py`` (the interface is described in
+:mod:`tom_envs.qa.generate`).
 
-    KINDS: dict[str, str]                  # named scenario filters -> one-line description
-    def generate(rng, n, filters=None) -> list[QAItem]   # sample scenarios, write EC/ToM/JP items
-    def verify(item) -> bool               # replay and recompute the answer from the engine
+Every item has exactly one correct option. Items built as a *contrast set* (minimal pairs: the
+same situation with the partner's behaviour or view changed so that the key changes) share a
+``contrast`` id; the options of every item of a set are the set's keys, so an answerer that
+ignores what differs between the twins is right on exactly one of them.
 
 Answer parsing follows the paper (002, App. D): the text after ``Answer:`` (or ``Action:``) if
 present, then the first option letter followed by ``.`` or ``)``, else a fuzzy match of the option
@@ -19,10 +21,11 @@ text.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,9 @@ class Scenario:
         tags: named filters this scenario matches (``"partner_finishing_subtask"``...).
         seats: the agent spec that played each seat in the source episode (a ToM question about
             a scripted partner names its policy from here).
+        variant: the counterfactual a contrast item shows (the partner model behind its
+            partner-behaviour block, or the change made to the partner's view); ``""`` for the
+            state as played. The game's generator rebuilds it from the replayed state.
     """
 
     game: str
@@ -70,6 +76,7 @@ class Scenario:
     player: int = 0
     tags: tuple[str, ...] = ()
     seats: tuple[str, ...] = ()
+    variant: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,10 +91,13 @@ class QAItem:
         context: the game description and the state text, as the player sees them.
         question: the question.
         options: the option texts, lettered A, B, C... in this order.
-        answers: indices of every correct option (several allowed for JP ties).
+        answers: the index of the correct option, as a one-element tuple (exactly one option is
+            correct).
         source: where the truth comes from (one of :data:`SOURCES`).
         scenario: how to rebuild the state.
-        details: computed values behind the answer (option values, value gap, ...).
+        details: computed values behind the answer (option values, value gap, the option order
+            shown, ...).
+        contrast: the id of the contrast set the item belongs to (its twins share it), or ``""``.
     """
 
     id: str
@@ -101,6 +111,7 @@ class QAItem:
     source: str
     scenario: Scenario
     details: Mapping[str, Any] = field(default_factory=dict)
+    contrast: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -111,11 +122,15 @@ class QAItem:
             raise ValueError(f"item {self.id}: needs 2..{len(LETTERS)} options")
         if len(set(self.options)) != len(self.options):
             raise ValueError(f"item {self.id}: duplicate options")
-        if not self.answers or not all(0 <= a < len(self.options) for a in self.answers):
-            raise ValueError(f"item {self.id}: answers {self.answers} out of range")
-        if len(self.answers) == len(self.options):
-            raise ValueError(f"item {self.id}: every option is correct; the item is not a question")
+        if len(self.answers) != 1:
+            raise ValueError(f"item {self.id}: exactly one option must be correct, got {self.answers}")
+        if not 0 <= self.answers[0] < len(self.options):
+            raise ValueError(f"item {self.id}: answer {self.answers[0]} out of range")
 
+    @property
+    def answer(self) -> int:
+        """The index of the correct option."""
+        return self.answers[0]
     @property
     def answer_letters(self) -> tuple[str, ...]:
         """The correct letters."""
@@ -158,6 +173,7 @@ class QAItem:
             player=int(s.get("player", 0)),
             tags=tuple(s.get("tags", ())),
             seats=tuple(s.get("seats", ())),
+            variant=str(s.get("variant", "")),
         )
         return cls(
             id=d["id"],
@@ -171,6 +187,7 @@ class QAItem:
             source=d["source"],
             scenario=scenario,
             details=dict(d.get("details", {})),
+            contrast=str(d.get("contrast", "")),
         )
 
 
@@ -212,6 +229,117 @@ class ItemMaker:
         )
 
 
+#: What differs between the twins of a contrast set (``details["varies"]``): the partner's
+#: behaviour or view (a partner-blind answerer is at chance on the set, by construction), or the
+#: situation (the state: no answerer that ignores the context can beat chance on the set).
+VARIES = ("partner", "situation")
+
+
+def contrast_set(
+    base: str,
+    type: str,
+    kind: str,
+    question: str,
+    source: str,
+    twins: Sequence[tuple[Scenario, str, Any, str]],
+    details: Mapping[str, Any] | None = None,
+    varies: str = "partner",
+) -> list[QAItem]:
+    """The items of one contrast set: one per twin ``(scenario, context, key, key text)``, every
+    key different, the options of each item the keys of all twins (sorted by text: the canonical
+    order, before the shuffle). Ids are ``"<base>/<type>/<kind>/<variant>"``, the contrast id
+    ``"<base>/<type>/<kind>"``; ``varies`` (one of :data:`VARIES`) is recorded in the details.
+
+    Raises:
+        ValueError: fewer than two twins, two twins with the same key text, or ``varies``
+            unknown.
+    """
+    if varies not in VARIES:
+        raise ValueError(f"varies must be one of {VARIES}, got {varies!r}")
+    texts = [t[3] for t in twins]
+    if len(twins) < 2 or len(set(texts)) != len(texts):
+        raise ValueError(f"{base}/{type}/{kind}: a contrast set needs 2+ twins with distinct keys")
+    options = tuple(sorted(texts))
+    cid = f"{base}/{type}/{kind}"
+    return [
+        QAItem(
+            id=f"{cid}/{scenario.variant}",
+            game=scenario.game,
+            type=type,
+            kind=kind,
+            context=context,
+            question=question,
+            options=options,
+            answers=(options.index(text),),
+            source=source,
+            scenario=scenario,
+            details={**dict(details or {}), "key": key, "varies": varies},
+            contrast=cid,
+        )
+        for scenario, context, key, text in twins
+    ]
+
+
+def situation_set(
+    base: str,
+    type: str,
+    kind: str,
+    question: str,
+    source: str,
+    scenario: Scenario,
+    candidates: Sequence[tuple[str, Any]],
+    key_of: Callable[[Any], Any],
+    text_of: Callable[[Any], str],
+    context_of: Callable[[Any], str],
+    rng: np.random.Generator,
+    max_twins: int = 4,
+    varies: str = "situation",
+    valid: Callable[[Any, Any], bool] | None = None,
+    multi: bool = False,
+) -> list[QAItem]:
+    """A contrast set over counterfactual situations: ``candidates`` are ``(variant, state)``
+    edits of one situation, taken in a seeded random order, up to ``max_twins``.
+
+    ``key_of(state)`` is the state's answer (``None``: no unique answer there), or, with
+    ``multi``, the list of every correct answer there (one of them becomes the twin's key). A
+    state joins with a key that no twin has yet, that is wrong in every twin taken, and in which
+    every twin's key is wrong; with ``valid(state, key)``, every key must also be a valid option
+    in every twin (an option must make sense in each). ``[]`` when fewer than two twins join.
+    """
+    correct: list[tuple[Any, set]] = []
+    for variant, state in candidates:
+        keys = key_of(state)
+        if keys is None:
+            continue
+        keys = list(keys) if multi else [keys]
+        if keys:
+            correct.append(((variant, state), set(keys)))
+    chosen: list[tuple[Any, str, Any, set]] = []
+    for i in rng.permutation(len(correct)):
+        (variant, state), right = correct[int(i)]
+        options = sorted(right, key=str)
+        for j in rng.permutation(len(options)):
+            key = options[int(j)]
+            if any(key == k or key in r or k in right for k, _, _, r in chosen):
+                continue
+            if valid is not None and not (
+                all(valid(state, k) for k, _, _, _ in chosen)
+                and all(valid(st, key) for _, _, st, _ in chosen)
+            ):
+                continue
+            chosen.append((key, variant, state, right))
+            break
+        if len(chosen) == max_twins:
+            break
+    if len(chosen) < 2:
+        return []
+    twins = [
+        (replace(scenario, variant=variant), context_of(state), key, text_of(key))
+        for key, variant, state, _ in sorted(chosen, key=lambda c: str(c[0]))
+    ]
+    return contrast_set(base, type, kind, question, source, twins, varies=varies)
+
+
 def arrange(item: QAItem, order: Sequence[int]) -> QAItem:
     """``item`` with its options shown in ``order`` (``order[k]`` is the original index of the
     option now at letter ``k``), recorded in ``details["order"]`` so that :func:`verify
@@ -223,10 +351,39 @@ def arrange(item: QAItem, order: Sequence[int]) -> QAItem:
         **{
             **item.__dict__,
             "options": tuple(item.options[k] for k in order),
-            "answers": tuple(sorted(order.index(a) for a in item.answers)),
+            "answers": (order.index(item.answer),),
             "details": {**dict(item.details), "order": order},
         }
     )
+
+
+def item_order(item: QAItem) -> list[int]:
+    """The order an item's options are shown in: a uniform permutation seeded by the item's own
+    id (its game, scenario seed, moment, player and kind) and nothing else, never its answer nor
+    any answerer's output. The twins of a contrast set share one permutation (seeded by the set's
+    id): as each option is the key of exactly one twin, every letter is the key of exactly one
+    twin of the set, and an answerer that picks by position is at chance on every set."""
+    name = item.contrast or item.id
+    seed = int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little")
+    return [int(k) for k in np.random.default_rng(seed).permutation(len(item.options))]
+
+
+def shuffled(item: QAItem) -> QAItem:
+    """``item`` (in the game's canonical option order) shown in :func:`item_order`."""
+    return arrange(item, item_order(item))
+
+
+def canonical(item: QAItem) -> QAItem:
+    """``item`` with its options back in the order the game wrote them (undoes :func:`arrange`)."""
+    order = item.details.get("order")
+    if order is None:
+        return item
+    options = [""] * len(order)
+    for shown, k in enumerate(order):
+        options[int(k)] = item.options[shown]
+    details = {k: v for k, v in item.details.items() if k != "order"}
+    return QAItem(**{**item.__dict__, "options": tuple(options),
+                     "answers": (int(order[item.answer]),), "details": details})  # fmt: skip
 
 
 _ANSWER_RE = re.compile(r"(?:answer|action)\s*[:：]\s*(.*)", re.IGNORECASE | re.DOTALL)

@@ -11,8 +11,9 @@ from typing import Any
 from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import ItemMaker, QAItem, Scenario
 
-#: A JP item is kept when the best team action is at least this many expected turns sooner than
-#: every other option (or this much likelier to succeed, for probabilities).
+#: A JP item is written when exactly one action is best and it is at least this many expected
+#: turns sooner than every other option (or this much likelier to succeed, for probabilities):
+#: the paper's unambiguous items. The condition is the same whichever option is best.
 TURN_GAP = 1.0
 PROB_GAP = 0.10
 
@@ -20,7 +21,8 @@ PROB_GAP = 0.10
 def best_action_item(
     bundle: Any, state: Any, player: int, scenario: Scenario, planner: Any, base: str, question: str
 ) -> QAItem | None:
-    """JP: my part of the team's optimal joint action, by exhaustive search."""
+    """JP: my part of the team's optimal joint action, by exhaustive search; the options are
+    every legal action (canonical order: the game's legal order)."""
     game = bundle.game
     legal = list(game.legal_actions(state, player))
     if len(legal) < 2:
@@ -36,8 +38,8 @@ def best_action_item(
         turns = min(q_turns[j] for j in joints) if q_turns is not None else 0.0
         per_action[a] = (prob, turns)
     others = [a for a in legal if a not in mine]
-    if not others or not mine or len(mine) > len(legal) // 2:
-        return None  # the optimal set must be small (the paper kept unambiguous items only)
+    if len(mine) != 1 or not others:
+        return None  # exactly one best action (the paper kept unambiguous items only)
     best_prob = max(per_action[a][0] for a in mine)
     best_turns = min(per_action[a][1] for a in mine)
     prob_gap = best_prob - max(per_action[a][0] for a in others)
@@ -52,7 +54,7 @@ def best_action_item(
         "best_action",
         question,
         tuple(names),
-        tuple(sorted(legal.index(a) for a in mine)),  # answers are option indices, ascending
+        (legal.index(mine[0]),),
         "exact_optimum",
         details={
             "success_probability": {names[legal.index(a)]: v[0] for a, v in per_action.items()},
@@ -60,12 +62,3 @@ def best_action_item(
             "gap": {"probability": prob_gap, "turns": turn_gap},
         },
     )
-
-
-def _unarranged(item: QAItem) -> tuple[int, ...]:
-    """The item's answers in the option order the game wrote (before :func:`arrange`)."""
-    order = item.details.get("order")
-    if order is None:
-        return item.answers
-    return tuple(sorted(order[a] for a in item.answers))
-

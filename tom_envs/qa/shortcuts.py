@@ -1,8 +1,10 @@
-"""Shortcut answerers: what a suite's items give away to an answerer that does no reasoning.
+"""Named shortcut answerers: explanations of what a suite's items could give away.
 
-Every measure ships with the shortcut that would fool it. A CoordinationQA item must be answered
-from the state and the partner's behaviour, so these five answerers, each reading only the
-item's text, must score within :data:`BOUND` points of chance for every game and ability:
+A CoordinationQA item must be answered from the state and the partner's behaviour. These five
+answerers each read only the item's text. They *explain* a leak when the learned adversary of
+:mod:`tom_envs.validity` finds one (which give-away it is); they certify nothing: the generator
+never looks at them, and the gate of ``tom-envs qa verify`` is the learned adversary on held-out
+and fresh items. The table prints them beside chance:
 
 * ``majority``: always answer the option text most often correct in the group (the best single
   text in hindsight: the strongest "always say X" rule);
@@ -15,11 +17,9 @@ item's text, must score within :data:`BOUND` points of chance for every game and
 Where a shortcut has no pick for an item (the majority text is not among its options, the letter
 is out of range, a tie, an abstention) it guesses uniformly, so it is credited that item's chance
 (or its share of the tied options). Accuracies are exact expectations, no sampling. "Chance" is the
-expected accuracy of a uniform letter (several correct letters count).
-
-The generator balances answer positions and answer texts as it writes a suite and rejects items
-the lookup answers (:class:`Balancer`), so the shipped suites stay within the bound; the tests check
-it and ``tom-envs qa verify`` prints every value beside chance.
+expected accuracy of a uniform letter. ``majority`` and ``position`` are fitted on the very items
+they answer (the best single text or letter in hindsight): an upper bound of what those priors
+get, inflated on small groups.
 """
 
 from __future__ import annotations
@@ -33,10 +33,8 @@ import numpy as np
 
 from tom_envs.qa.items import TYPES, QAItem
 
-#: Points (percent) a shortcut may score above or below chance, per game and ability.
+#: Points (percent) above or below chance from which :func:`violations` names a shortcut.
 BOUND = 10.0
-#: The smallest group (game and ability) whose shortcut scores are judged against the bound.
-SHORTCUT_MIN_ITEMS = 20
 #: The shortcut answerers, in report order.
 SHORTCUTS = ("majority", "position", "length", "overlap", "lookup")
 
@@ -259,67 +257,3 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
         cells = " | ".join(f"{r[s]:.1f}" for s in SHORTCUTS)
         lines.append(f"| {r['game']} | {r['type']} | {r['items']} | {r['chance']:.1f} | {cells} |")
     return "\n".join(lines)
-
-
-class Balancer:
-    """Keeps a group of items (one game and ability) within a margin of chance on every rule of
-    every shortcut while it is being filled, item by item.
-
-    Each rule's *excess* is the sum over accepted items of (its credit - chance); a rule's
-    accuracy on the group is chance + excess / n. :meth:`offer` places the item's (first) correct
-    option at the letter that keeps the position rules most even, and accepts it only if no rule's
-    excess leaves ``[-margin, margin]`` and the lookup does not answer it.
-    """
-
-    def __init__(self, quota: int, margin_share: float = 0.07) -> None:
-        self.margin = max(1.0, margin_share * quota)
-        self.excess: dict[tuple[str, Any], float] = defaultdict(float)
-
-    def _rules(self, item: QAItem) -> dict[tuple[str, Any], float]:
-        c = chance(item)
-        out: dict[tuple[str, Any], float] = {}
-        for a in item.answers:
-            out[("text", item.options[a])] = 1.0 - c
-        for _k, o in enumerate(item.options):
-            out.setdefault(("text", o), -c)
-        for p in range(len(item.options)):
-            out[("position", p)] = position_credit(item, p) - c
-        for b in (True, False):
-            out[("length", b)] = length_credit(item, b) - c
-            out[("overlap", b)] = overlap_credit(item, b) - c
-        return out
-
-    def _fits(self, deltas: dict[tuple[str, Any], float]) -> bool:
-        for key, d in deltas.items():
-            v = self.excess[key] + d
-            if v > self.margin + 1e-9:
-                return False
-            if key[0] != "text" and v < -self.margin - 1e-9:
-                return False
-        return True
-
-    def offer(self, item: QAItem, rng: np.random.Generator) -> QAItem | None:
-        """The item with its options placed, if the group can take it; else ``None``."""
-        from tom_envs.qa.items import arrange
-
-        if lookup_pick(item) in item.answers:
-            return None
-        k = len(item.options)
-        slots = list(rng.permutation(k))
-        slots.sort(key=lambda s: self.excess[("position", int(s))])
-        for s in slots:
-            placed = arrange(item, _order_for(item, int(s)))
-            deltas = self._rules(placed)
-            if self._fits(deltas) and lookup_pick(placed) not in placed.answers:
-                for key, d in deltas.items():
-                    self.excess[key] += d
-                return placed
-        return None
-
-
-def _order_for(item: QAItem, slot: int) -> list[int]:
-    """An option order that shows the first correct option at letter ``slot`` (the others keep
-    their relative order)."""
-    first = item.answers[0]
-    rest = [i for i in range(len(item.options)) if i != first]
-    return [*rest[:slot], first, *rest[slot:]]

@@ -1,16 +1,22 @@
-"""Human play in the browser: ``tom-envs serve``.
+"""The browser app: ``tom-envs serve`` (the researcher console) and ``tom-envs study`` (human
+studies).
 
-A person picks a game, a seat and partners (the game's bots and populations, ``random``, ``rmax``,
-and the LLM or checkpoint partners the operator offers by name: ``--partner NAME=SPEC``) and plays
-through a local web app (Starlette, websockets; bound to 127.0.0.1 by default; ``--token`` guards
-it on a network). Requests are untrusted: see the threat model in ``docs/serve.md`` and
-:mod:`tom_envs.serve.app`. The page shows exactly what that seat may see: the observation
-text an LLM would get, the legal actions as buttons, a chat box in games with messages, and the
-game's board drawn from the same player view (``tom_envs/games/<game>/board.py``). Sessions are
-recorded as the suite's standard trajectories (``runs/human/*.jsonl``, the human seat marked), so
-human-agent episodes feed the same metrics and reports as agent-agent ones. Study mode
-(``--study tasks.toml``) serves a fixed task list to participant ids (``/study/<id>``) and shows
-completion. See :mod:`tom_envs.serve.session` and :mod:`tom_envs.serve.app`.
+The console lets a person pick a game, a seat and partners (the game's bots and populations,
+``random``, ``rmax``, and the LLM or checkpoint partners the operator offers by name:
+``--partner NAME=SPEC``) and play through a local web app (Starlette, websockets; bound to
+127.0.0.1 by default; ``--token`` guards it on a network). A study (:mod:`tom_envs.serve.study`,
+``docs/study.md``) takes participants with personal links through consent, instructions, practice
+rounds, games with other people (matched in waiting rooms), bots, checkpoints or LLMs,
+questionnaires and a completion code, journals every event before acknowledging it, survives
+restarts, and exports a versioned dataset.
+
+Each seat sees exactly what it may: :class:`Session` plays one episode with one or more people's
+seats through the suite's one episode driver, and each game's participant board
+(:mod:`tom_envs.serve.boards`) draws the seat's player view for a first-time player. Requests are
+untrusted: see the threat model in ``docs/serve.md``, :mod:`tom_envs.serve.app` and
+:mod:`tom_envs.serve.guard`. Sessions are recorded as the suite's standard trajectories, the
+people's seats marked ``"human"``, so human-agent episodes feed the same metrics and reports as
+agent-agent ones.
 """
 
 from tom_envs.serve.session import HUMAN, Session, SessionError

@@ -1,44 +1,37 @@
-"""The web app: Starlette routes and a websocket over :class:`~tom_envs.serve.session.Session`.
+"""The researcher console: free play of any seat of any game, and the limits that keep it safe.
 
-Routes::
+Routes (:mod:`~tom_envs.serve.routes`)::
 
-    GET  /                               the player page (pick a game, seat and partners; play)
+    GET  /                               the console page (pick a game, a seat and partners; play)
     GET  /api/games                      games, seats, partner names, declared game arguments
     POST /api/sessions                   {game, seat, partners, seed, kwargs} -> payload + token
     GET  /api/sessions/{id}              the current payload (resume after a reload)
     POST /api/sessions/{id}/act          {step, action, message?} -> payload (409: stale/illegal)
     POST /api/sessions/{id}/abandon      record the episode as abandoned
     WS   /ws/{id}?token=T                the same, pushed: send {step, action, message?}
-    GET  /study/{participant}            study mode: the task list with completion
-    GET  /api/study/{participant}        the same as JSON
-    POST /api/study/{participant}/{task} start a study task -> payload + token ({token} resumes)
+
+A study (``tom-envs study serve``) adds the participants' routes (:mod:`tom_envs.serve.study`);
+the console is then off unless ``--console`` is given.
 
 What a request may do is decided by the operator (see ``docs/serve.md``, "Threat model"):
 
 * **Partners by name only.** A request names each partner from an allow-list: the game's bots,
   its populations (``population:NAME``), the generic built-ins that need no options (``random``,
-  ``rmax``) and the operator's presets (``tom-envs serve --partner gpt=llm:model=...``). No
-  module path, no ``key=value`` option, no ``llm``/``checkpoint`` spec ever comes from a request,
-  so a request cannot construct a class, reach a host or read a file.
+  ``rmax``) and the operator's presets (``--partner gpt=llm:model=...``). No module path, no
+  ``key=value`` option, no ``llm``/``checkpoint`` spec ever comes from a request, so a request
+  cannot construct a class, reach a host or read a file.
 * **Game arguments** are checked against the game's declared parameters
   (:mod:`tom_envs.core.params`, ``source="http"``): types, bounds, and Overcooked layouts by name.
 * **Seats belong to their players.** Creating a session returns its seat token once; every other
   request about the session must carry it (``X-Seat-Token`` header, or ``?token=`` on the
   websocket). A session id alone can neither act nor read.
-* **No cross-site driving.** State-changing requests need ``Content-Type: application/json``; any
-  request whose ``Origin`` names another site, and any ``Host`` outside ``allowed_hosts`` (DNS
-  rebinding), is refused. With ``token`` set (``--token``), every request needs the access token
-  (``?access=`` in the participant's link, then a same-site cookie, or ``X-Access-Token``).
-* **Bounded.** At most ``max_sessions`` live sessions; idle ones are recorded as abandoned by
-  :meth:`App.sweep` (every request and every ``sweep_every`` seconds); the sessions still open
-  when the server stops (SIGINT/SIGTERM run the shutdown) are recorded as abandoned by
-  :meth:`App.close`. Bodies over 64 KiB and chat messages over 2000 characters are refused.
-
-Every session has a lock, so concurrent submissions for one session are applied one at a time and
-a duplicate is rejected by its decision index. Bad input gets a 4xx whose message names the field.
-
-The handlers are in :mod:`~tom_envs.serve.routes`, the checks that run before any of them (host,
-origin, content type, access token) in :mod:`~tom_envs.serve.guard`.
+* **Bounded.** At most ``max_sessions`` live sessions, ``per_client`` of them per client address,
+  and none created while the process holds more than ``max_memory_mb``; idle ones are recorded as
+  abandoned by :meth:`App.sweep`; the sessions still open when the server stops are recorded as
+  abandoned by :meth:`App.close`. Bodies over 64 KiB and chat messages over 2000 characters are
+  refused. Pages are drawn in worker threads and cached per state, so no request's drawing
+  (CoBlock's picture takes a quarter of a second) holds the event loop, and a refused move is
+  answered without drawing anything.
 """
 
 from __future__ import annotations
@@ -48,21 +41,19 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tom_envs.driver import DEFAULT_MAX_FALLBACK_SHARE, FailurePolicy
-from tom_envs.serve.guard import default_allowed_hosts
-from tom_envs.serve.session import Session
+from tom_envs.serve.session import PLAYING, Session
 
 #: Largest request body accepted (bytes) and longest chat message (characters).
 BODY_LIMIT = 64 * 1024
 MESSAGE_LIMIT = 2000
-#: Longest participant id and task name accepted in a URL (characters).
+#: Longest id accepted in a URL (characters).
 ID_LIMIT = 1000
 SEED_MAX = 2**32 - 1
-#: Statuses of finished sessions remembered (study progress) after the sessions are dropped.
+#: Statuses of finished sessions remembered after the sessions are dropped.
 FINISHED_LIMIT = 100_000
 #: Generic agents a request may name (the others need options, so only presets may use them).
 HTTP_GENERIC = ("random", "rmax")
@@ -76,100 +67,6 @@ class BadRequest(ValueError):
     def __init__(self, field: str, message: str, status: int = 400) -> None:
         super().__init__(f"{field}: {message}" if field else message)
         self.field, self.status = field, status
-
-
-@dataclass
-class StudyTask:
-    """One task of a study: a game, the person's seat, partners, seed and game arguments.
-
-    A study file is a file (:mod:`tom_envs.core.trust`): each partner is the name of one of the
-    operator's presets (``tom-envs serve --partner NAME=SPEC``: an LLM endpoint, a checkpoint,
-    your own class), or a spec from the allow-list (a bot, ``population:NAME``, a plugin with the
-    options a file may set). Its game arguments are checked as a file's.
-    """
-
-    name: str
-    game: str
-    seat: int
-    partners: list[str]
-    seed: int = 0
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-_TASK_KEYS = {"name": str, "game": str, "seat": int, "partners": list, "seed": int, "kwargs": dict}
-
-
-def load_study(path: str | Path) -> list[StudyTask]:
-    """A study file (TOML): ``[[tasks]]`` tables with name, game, seat, partners, seed, kwargs.
-
-    Structure and types are checked here (ValueError naming the task and field); what the
-    partners and game arguments may name is checked by :func:`check_study` against the presets.
-    """
-    import tomllib
-
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: malformed TOML: {exc}") from None
-    unknown = sorted(set(data) - {"tasks"})
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {unknown}; a study file holds [[tasks]] only")
-    raw = data.get("tasks", [])
-    if not isinstance(raw, list) or not raw:
-        raise ValueError(f"{path}: no [[tasks]]")
-    tasks = []
-    for i, t in enumerate(raw):
-        where = f"{path}: tasks[{i}]"
-        if not isinstance(t, dict):
-            raise ValueError(f"{where}: expected a table")
-        bad = sorted(set(t) - set(_TASK_KEYS))
-        missing = sorted({"name", "game", "seat", "partners"} - set(t))
-        if bad or missing:
-            raise ValueError(f"{where}: unknown keys {bad}, missing {missing}; "
-                             f"allowed: {sorted(_TASK_KEYS)}")  # fmt: skip
-        for key, kind in _TASK_KEYS.items():
-            if key in t and (not isinstance(t[key], kind) or isinstance(t[key], bool)):
-                raise ValueError(f"{where}.{key}: expected {kind.__name__}, got {t[key]!r}"[:300])
-        if not all(isinstance(p, str) for p in t["partners"]):
-            raise ValueError(f"{where}.partners: expected a list of names")
-        if not 0 <= t.get("seed", 0) <= SEED_MAX:
-            raise ValueError(f"{where}.seed: must be in [0, {SEED_MAX}]")
-        tasks.append(StudyTask(**t))
-    return tasks
-
-
-def study_partners(task: StudyTask, presets: Mapping[str, str]) -> tuple[list[str], list[bool]]:
-    """The task's partner specs and, per partner, whether it is trusted: a preset's name stands
-    for the operator's spec (trusted); anything else is the file's own spec (untrusted)."""
-    specs = [presets.get(p, p) for p in task.partners]
-    return specs, [p in presets for p in task.partners]
-
-
-def check_study(tasks: Sequence[StudyTask], presets: Mapping[str, str]) -> None:
-    """Build every task's partners once and check its game arguments as a file's (ValueError
-    naming the task): a study file can name no code, host or outside file."""
-    import dataclasses
-
-    from tom_envs.agents import make_agent
-    from tom_envs.core.params import validate_kwargs
-    from tom_envs.registration import game_spec
-
-    for t in tasks:
-        try:
-            spec = game_spec(t.game)
-            kwargs = validate_kwargs(spec.load().PARAMS, t.kwargs, source="file")
-            full = dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs})
-            bundle = spec.load().make_bundle(**full.kwargs)
-            n = bundle.game.num_players
-            if not 0 <= t.seat < n:
-                raise ValueError(f"seat must be in [0, {n - 1}], got {t.seat}")
-            if len(t.partners) != n - 1:
-                raise ValueError(f"{spec.name} needs {n - 1} partners, got {len(t.partners)}")
-            for p, trusted in zip(*study_partners(t, presets), strict=True):
-                make_agent(p, full, bundle, trusted=trusted)
-        except (KeyError, ValueError, TypeError, ImportError) as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            raise ValueError(f"study task {t.name!r}: {msg}") from None
 
 
 def parse_presets(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, str]:
@@ -197,226 +94,226 @@ def parse_presets(items: Sequence[str] | Mapping[str, str] | None) -> dict[str, 
     return out
 
 
+def memory_mb() -> float:
+    """The process's resident memory (MB; 0 where ``/proc`` is missing)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    import resource
+
+    return pages * resource.getpagesize() / 2**20
+
+
 class App:
-    """Sessions, study progress and the ASGI application (:attr:`asgi`).
+    """The console's sessions and limits (see the module docstring).
 
     Args:
         out_dir: where trajectories are written.
-        study: study tasks (``--study``).
         idle_timeout: seconds before an untouched session is recorded as abandoned.
         sweep_every: seconds between background sweeps.
         presets: the operator's named partners, ``{name: agent spec}`` or ``["name=spec", ...]``.
-        token: an access token every request must carry (``None``: none needed).
         max_sessions: the most live (playing) sessions at once; more get a 503.
-        allowed_hosts: accepted ``Host`` header names (``None``: any); see
-            :func:`~tom_envs.serve.guard.default_allowed_hosts`.
+        per_client: the most live sessions one client address may hold.
+        max_memory_mb: no new session while the process holds more (``None``: no bound).
         max_fallback_share: a session where a partner fell back on more than this share of its
             decisions is written under ``failed/`` (the runner's failure policy).
     """
 
-    def __init__(
-        self,
-        out_dir: str | Path = "runs/human",
-        study: list[StudyTask] | None = None,
-        idle_timeout: float = 600.0,
-        sweep_every: float = 30.0,
-        *,
-        presets: Sequence[str] | Mapping[str, str] | None = None,
-        token: str | None = None,
-        max_sessions: int = 100,
-        allowed_hosts: Sequence[str] | None = None,
-        max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE,
-    ) -> None:
-        if token is not None and len(token) < 8:
-            raise ValueError("the access token must have at least 8 characters")
-        if max_sessions < 1:
-            raise ValueError(f"max_sessions must be >= 1, got {max_sessions}")
+    def __init__(self, out_dir: str | Path = "runs/human", idle_timeout: float = 600.0,
+                 sweep_every: float = 30.0, *,
+                 presets: Sequence[str] | Mapping[str, str] | None = None,
+                 max_sessions: int = 100, per_client: int = 8, max_memory_mb: float | None = None,
+                 max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE) -> None:  # fmt: skip
+        if max_sessions < 1 or per_client < 1:
+            raise ValueError(f"max_sessions and per_client must be >= 1, got {max_sessions}, "
+                             f"{per_client}")  # fmt: skip
         self.out_dir = Path(out_dir)
         self.sessions: dict[str, Session] = {}
         self.locks: dict[str, asyncio.Lock] = {}
-        self.study = {t.name: t for t in (study or [])}
-        self.progress: dict[tuple[str, str], str] = {}  # (participant, task) -> session id
-        self.finished: dict[str, str] = {}  # sessions dropped from memory -> final status
-        self.idle_timeout = idle_timeout
-        self.sweep_every = sweep_every
+        self.owners: dict[str, str] = {}  # session -> client address
+        self.finished: dict[str, str] = {}
+        self.cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.idle_timeout, self.sweep_every = idle_timeout, sweep_every
         self.presets = parse_presets(presets)
-        check_study(list(self.study.values()), self.presets)  # before the first request
-        self.token = token
-        self.max_sessions = max_sessions
+        self.max_sessions, self.per_client, self.max_memory_mb = max_sessions, per_client, max_memory_mb
         self.policy = FailurePolicy(max_fallback_share=max_fallback_share)
-        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._partners: dict[str, dict[str, str]] = {}
         self._mutex = threading.RLock()  # sessions are created and swept from worker threads
         self._pending = 0
-        from tom_envs.serve.routes import asgi_app  # Starlette: the serve extra
-
-        self.asgi = asgi_app(self)
 
     # ------------------------------------------------------------------ partners and arguments
     def partner_names(self, game: str) -> dict[str, str]:
         """``{name a request may give: agent spec}`` for ``game``: its bots, its populations,
         ``random``/``rmax`` and the operator's presets."""
-        from tom_envs.agents import agent_names
+        from tom_envs.agents import agent_names, generic_agent_names
         from tom_envs.registration import game_spec
 
         spec = game_spec(game)
         if spec.name not in self._partners:
-            names = {n: n for n in agent_names(spec) if n in HTTP_GENERIC or n not in
-                     _generic_names()}  # fmt: skip
-            for name, preset in self.presets.items():
-                names[name] = preset
+            generic = set(generic_agent_names())
+            names = {n: n for n in agent_names(spec) if n in HTTP_GENERIC or n not in generic}
+            names.update(self.presets)
             self._partners[spec.name] = names
         return self._partners[spec.name]
 
     def request_to_session_args(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Check an HTTP body ``{game, seat, partners, seed, kwargs}``; the Session arguments."""
-        from tom_envs.core.params import validate_kwargs
         from tom_envs.registration import GAMES, game_spec
 
         if not isinstance(body, Mapping):
             raise BadRequest("body", "must be a JSON object")
         unknown = [k for k in body if k not in _BODY_KEYS]
         if unknown:
-            raise BadRequest(
-                str(unknown[0])[:40], f"unknown field; allowed: {', '.join(_BODY_KEYS)}"
-            )
+            raise BadRequest(str(unknown[0])[:40], f"unknown field; allowed: {', '.join(_BODY_KEYS)}")
         game = body.get("game")
+        names = [g.name for g in GAMES]
         if not isinstance(game, str) or len(game) > 100:
-            raise BadRequest("game", f"must be one of {[g.name for g in GAMES]}")
+            raise BadRequest("game", f"must be one of {names}")
         try:
             spec = game_spec(game)
         except KeyError:
-            raise BadRequest("game", f"must be one of {[g.name for g in GAMES]}") from None
-        module = spec.load()
-        kwargs = body.get("kwargs") or {}
-        if not isinstance(kwargs, dict):
-            raise BadRequest("kwargs", "must be a JSON object of game arguments")
-        fixed = sorted(k for k in kwargs if k in spec.fixed)  # e.g. a matrix id's `game`
-        if fixed:
-            raise BadRequest("kwargs", f"{fixed[0]!r} is fixed by the game {spec.name}")
-        try:
-            kwargs = validate_kwargs(module.PARAMS, kwargs, source="http")
-            # seats and partners follow the requested configuration (Hanabi players=3)
-            n = module.make_bundle(**{**spec.kwargs, **kwargs}).game.num_players
-        except ValueError as exc:
-            raise BadRequest("kwargs", str(exc)) from None
+            raise BadRequest("game", f"must be one of {names}") from None
+        kwargs, n = self._kwargs(spec, body.get("kwargs") or {})
         seat = body.get("seat", 0)
         if not is_json_int(seat) or not 0 <= seat < n:
             raise BadRequest("seat", f"must be an integer in [0, {n - 1}]")
         seed = body.get("seed", 0)
         if not is_json_int(seed) or not 0 <= seed <= SEED_MAX:
             raise BadRequest("seed", f"must be an integer in [0, {SEED_MAX}]")
-        partners = body.get("partners", [])
-        allowed = self.partner_names(spec.name)
+        specs, trusted = self._partner_specs(spec.name, body.get("partners", []), n)
+        return {"game": spec.name, "seat": seat, "partners": specs, "seed": seed,
+                "env_kwargs": kwargs, "trusted": trusted}  # fmt: skip
+
+    def _kwargs(self, spec: Any, kwargs: object) -> tuple[dict[str, Any], int]:
+        from tom_envs.core.params import validate_kwargs
+
+        if not isinstance(kwargs, dict):
+            raise BadRequest("kwargs", "must be a JSON object of game arguments")
+        fixed = sorted(k for k in kwargs if k in spec.fixed)  # e.g. a matrix id's `game`
+        if fixed:
+            raise BadRequest("kwargs", f"{fixed[0]!r} is fixed by the game {spec.name}")
+        module = spec.load()
+        try:
+            checked = validate_kwargs(module.PARAMS, kwargs, source="http")
+            # seats and partners follow the requested configuration (Hanabi players=3)
+            return checked, module.make_bundle(**{**spec.kwargs, **checked}).game.num_players
+        except ValueError as exc:
+            raise BadRequest("kwargs", str(exc)) from None
+
+    def _partner_specs(self, game: str, partners: object, n: int) -> tuple[list[str], list[bool]]:
+        allowed = self.partner_names(game)
         if not isinstance(partners, list) or len(partners) != n - 1:
             raise BadRequest("partners", f"must be a list of {n - 1} partner names")
         specs, trusted = [], []
         for p in partners:
             if not isinstance(p, str) or p not in allowed:
-                shown = repr(p)[:60]
-                raise BadRequest("partners", f"{shown} is not offered by this server; choose from "
-                                 f"{sorted(allowed)}")  # fmt: skip
+                raise BadRequest("partners", f"{repr(p)[:60]} is not offered by this server; "
+                                 f"choose from {sorted(allowed)}")  # fmt: skip
             specs.append(allowed[p])
             trusted.append(p in self.presets)  # the operator's preset, named by its name
-        return {"game": spec.name, "seat": seat, "partners": specs, "seed": seed,
-                "env_kwargs": kwargs, "trusted": trusted}  # fmt: skip
+        return specs, trusted
 
     # ------------------------------------------------------------------ sessions
-    def live(self) -> int:
-        """Sessions being played."""
-        return sum(1 for s in self.sessions.values() if s.status == "playing")
+    def live(self, owner: str | None = None) -> int:
+        """Sessions being played (by ``owner``, a client address, if given)."""
+        return sum(1 for sid, s in self.sessions.items() if s.status == PLAYING
+                   and (owner is None or self.owners.get(sid) == owner))  # fmt: skip
 
-    def create(self, body: Mapping[str, Any], participant: str | None = None,
-               task: str | None = None, study: bool = False) -> Session:  # fmt: skip
-        """A new session from a request body (:class:`BadRequest` names the bad field).
-
-        ``study=True``: the body is a study task's (the study file's partners, preset names or
-        allow-listed specs, and its game arguments, checked as a file's); otherwise the body is a
-        browser's and is checked by :meth:`request_to_session_args`.
-        """
+    def create(self, body: Mapping[str, Any], owner: str = "") -> Session:
+        """A new session from a request body (:class:`BadRequest` names the bad field)."""
         self.sweep()
         with self._mutex:
             if self.live() + self._pending >= self.max_sessions:
                 raise BadRequest("", f"the server is at its cap of {self.max_sessions} live "
                                  "sessions; try again later", 503)  # fmt: skip
+            if owner and self.live(owner) >= self.per_client:
+                raise BadRequest("", f"at most {self.per_client} games at once per client", 429)
+            if self.max_memory_mb is not None and memory_mb() > self.max_memory_mb:
+                raise BadRequest("", "the server is at its memory bound; try again later", 503)
             self._pending += 1
         try:
-            s = self._new_session(body, participant, task, study)
-            with self._mutex:
-                self.sessions[s.id] = s
-                self.locks[s.id] = asyncio.Lock()
+            s = self._session(self.request_to_session_args(body))
+            self.adopt(s, owner)
         finally:
             with self._mutex:
                 self._pending -= 1
         return s
 
-    def _new_session(self, body: Mapping[str, Any], participant: str | None, task: str | None,
-                     study: bool) -> Session:  # fmt: skip
-        if study:
-            t = StudyTask(task or "", body["game"], body["seat"], list(body["partners"]),
-                          body.get("seed", 0), dict(body.get("kwargs") or {}))  # fmt: skip
-            specs, trusted = study_partners(t, self.presets)
-            args = {"game": t.game, "seat": t.seat, "partners": specs, "seed": t.seed,
-                    "env_kwargs": t.kwargs, "trusted": trusted}  # fmt: skip
-        else:
-            args = self.request_to_session_args(body)
+    def adopt(self, s: Session, owner: str = "") -> None:
+        """Serve a session made elsewhere (Python callers: custom partner objects)."""
+        with self._mutex:
+            self.sessions[s.id] = s
+            self.locks[s.id] = asyncio.Lock()
+            self.owners[s.id] = owner
+
+    def _session(self, args: Mapping[str, Any]) -> Session:
         try:
             s = Session(args["game"], args["seat"], args["partners"], args["seed"],
-                        args["env_kwargs"], self.out_dir, participant, task,
-                        policy=self.policy, trusted=args["trusted"])  # fmt: skip
+                        args["env_kwargs"], self.out_dir, policy=self.policy,
+                        trusted=args["trusted"])  # fmt: skip
+            s.advance()
         except (ValueError, KeyError, TypeError, ImportError, OSError) as exc:
             # e.g. Hanabi names fewer than players, or a preset whose extra is not installed
-            msg = str(exc.args[0] if exc.args else exc)
-            raise BadRequest("session", msg) from None
+            raise BadRequest("session", str(exc.args[0] if exc.args else exc)) from None
         return s
+
+    def payload(self, s: Session) -> dict[str, Any]:
+        """The console payload of ``s`` (cached per state; call it from a worker thread)."""
+        from tom_envs.serve.boards import participant_payload
+
+        with s.lock:
+            cached = self.cache.get(s.id)
+            if cached is not None and cached[0] == s.version:
+                return cached[1]
+            data = {**s.payload(), "participant": participant_payload(s, s.seat)}
+            self.cache[s.id] = (s.version, data)
+            return data
 
     def sweep(self) -> int:
         """Record idle sessions as abandoned, drop finished ones from memory; returns how many
         were abandoned."""
         with self._mutex:
-            return self._sweep()
-
-    def _sweep(self) -> int:
-        now, n = time.monotonic(), 0
-        for sid, s in list(self.sessions.items()):
-            if now - s.last_seen <= self.idle_timeout:
-                continue
-            if s.status == "playing":
-                s.abandon()
-                n += 1
-            elif now - s.last_seen > 2 * self.idle_timeout:  # nobody will read it again
-                self._drop(sid)
-        # finished sessions kept for a last look are bounded too: the oldest go first
-        done = [s for s in self.sessions.values() if s.status != "playing"]
-        for s in sorted(done, key=lambda s: s.last_seen)[: max(0, len(done) - self.max_sessions)]:
-            self._drop(s.id)
-        return n
+            now, n = time.monotonic(), 0
+            for sid, s in list(self.sessions.items()):
+                if now - s.last_seen <= self.idle_timeout:
+                    continue
+                if s.status == PLAYING:
+                    s.abandon()
+                    n += 1
+                elif now - s.last_seen > 2 * self.idle_timeout:  # nobody will read it again
+                    self._drop(sid)
+            done = [s for s in self.sessions.values() if s.status != PLAYING]
+            extra = max(0, len(done) - self.max_sessions)
+            for s in sorted(done, key=lambda s: s.last_seen)[:extra]:
+                self._drop(s.id)
+            return n
 
     def _drop(self, sid: str) -> None:
         """Forget a finished session (its trajectory is on disk), keeping only its status."""
         s = self.sessions.pop(sid)
         self.locks.pop(sid, None)
+        self.owners.pop(sid, None)
+        self.cache.pop(sid, None)
         self.finished[sid] = s.status
         while len(self.finished) > FINISHED_LIMIT:  # statuses of the oldest are forgotten
             del self.finished[next(iter(self.finished))]
+
+    def status_of(self, sid: str) -> str:
+        """A session's status by id, also after it left memory (``"unknown"`` for none)."""
+        if sid in self.sessions:
+            return self.sessions[sid].status
+        return self.finished.get(sid, "unknown")
 
     def close(self) -> int:
         """Record every session still being played as abandoned (server shutdown)."""
         n = 0
         with self._mutex:
             for s in list(self.sessions.values()):
-                if s.status == "playing":
+                if s.status == PLAYING:
                     s.abandon()
                     n += 1
         return n
-
-    def status_of(self, sid: str | None) -> str:
-        """A session's status by id (``"not started"`` for none)."""
-        if sid is None:
-            return "not started"
-        if sid in self.sessions:
-            return self.sessions[sid].status
-        return self.finished.get(sid, "not started")
 
     def games(self) -> list[dict[str, Any]]:
         """Games with their seats, the partner names a request may use, and declared arguments."""
@@ -438,23 +335,3 @@ class App:
 def is_json_int(x: object) -> bool:
     """An integer from a JSON request (``True`` is not a seat or a seed)."""
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _generic_names() -> tuple[str, ...]:
-    from tom_envs.agents import generic_agent_names
-
-    return tuple(generic_agent_names())
-
-
-def serve(host: str = "127.0.0.1", port: int = 8000, out_dir: str = "runs/human",
-          study: str | None = None, idle_timeout: float = 600.0, *,
-          presets: Sequence[str] | None = None, token: str | None = None,
-          max_sessions: int = 100,
-          max_fallback_share: float = DEFAULT_MAX_FALLBACK_SHARE) -> None:  # fmt: skip
-    """Run the app with uvicorn (blocking); SIGINT/SIGTERM record open sessions as abandoned."""
-    import uvicorn
-
-    app = App(out_dir, load_study(study) if study else None, idle_timeout, presets=presets,
-              token=token, max_sessions=max_sessions, allowed_hosts=default_allowed_hosts(host),
-              max_fallback_share=max_fallback_share)  # fmt: skip
-    uvicorn.run(app.asgi, host=host, port=port, log_level="warning", ws_max_size=BODY_LIMIT)

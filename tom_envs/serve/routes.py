@@ -1,270 +1,288 @@
-"""The routes of the web app (listed in :mod:`~tom_envs.serve.app`): Starlette handlers and the
-websocket over an :class:`~tom_envs.serve.app.App`'s sessions, behind the
-:class:`~tom_envs.serve.guard.Guard` middleware.
+"""The web app's routes: the researcher console (:class:`Console`, listed in
+:mod:`~tom_envs.serve.app`), a study's participant routes (:mod:`tom_envs.serve.study.routes`),
+the static files, all behind the :class:`~tom_envs.serve.guard.Guard` middleware
+(:func:`asgi_app`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
-from collections.abc import Mapping
-from html import escape
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from tom_envs.serve.app import BODY_LIMIT, ID_LIMIT, MESSAGE_LIMIT, BadRequest, is_json_int
-from tom_envs.serve.guard import Guard
+from tom_envs.serve.app import BODY_LIMIT, MESSAGE_LIMIT, BadRequest, is_json_int
+from tom_envs.serve.guard import Guard, GuardConfig, Throttle, client_address
 from tom_envs.serve.session import Session, SessionError
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.websockets import WebSocket
+
     from tom_envs.serve.app import App
+    from tom_envs.serve.study.server import StudyServer
 
 STATIC = Path(__file__).parent / "static"
-#: The player page's Content-Security-Policy: its own script and style only, images also from
-#: ``data:`` (the board), no plugins, no framing. A second line of defence behind escaping.
+#: The pages' Content-Security-Policy: their own script and style only, images also from
+#: ``data:`` (the console's board), no plugins, no framing. A second line of defence behind
+#: building every element with textContent.
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
             "form-action 'none'")  # fmt: skip
+#: Seconds a request body may take to arrive, and refused websocket messages before it is closed.
+BODY_SECONDS = 10.0
+WS_ERRORS = 50
 
 
-def asgi_app(app: App) -> Any:
-    """The ASGI application serving ``app``: every route, wrapped in :class:`Guard`."""
-    from contextlib import asynccontextmanager
+def json_response(data: Any, status: int = 200) -> JSONResponse:
+    """A JSON response."""
+    from starlette.responses import JSONResponse
 
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, HTMLResponse, JSONResponse
-    from starlette.routing import Mount, Route, WebSocketRoute
-    from starlette.staticfiles import StaticFiles
-    from starlette.websockets import WebSocket, WebSocketDisconnect
+    return JSONResponse(data, status_code=status)
 
-    def error(msg: str, status: int = 400, field: str = "") -> JSONResponse:
-        return JSONResponse({"error": msg, "field": field}, status_code=status)
 
-    def refused(exc: BadRequest) -> JSONResponse:
-        return error(str(exc), exc.status, exc.field)
+def refused(exc: BadRequest) -> JSONResponse:
+    """The JSON answer to a refused request."""
+    return json_response({"error": str(exc), "field": exc.field}, exc.status)
 
-    async def body_of(request: Request) -> dict[str, Any]:
-        """The JSON object body (``{}`` when empty); BadRequest otherwise."""
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > BODY_LIMIT):
-            raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
-        raw = b""
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > BODY_LIMIT:
-                raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
-        if not raw.strip():
-            return {}
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            raise BadRequest("body", "must be a JSON object") from None
-        if not isinstance(body, dict):
-            raise BadRequest("body", "must be a JSON object")
-        return body
 
-    def seat(sid: str, token: object) -> Session:
-        """The session if ``token`` is its seat token; one answer for unknown and wrong."""
-        s = app.sessions.get(sid)
-        if s is None or not s.check_token(token):
+def page(name: str) -> Response:
+    """A static page with the pages' CSP."""
+    from starlette.responses import FileResponse
+
+    return FileResponse(STATIC / name, headers={"Content-Security-Policy": PAGE_CSP})
+
+
+async def body_of(request: Request) -> dict[str, Any]:
+    """The JSON object body (``{}`` when empty); :class:`BadRequest` otherwise (413 when larger
+    than the limit, 408 when it does not arrive within :data:`BODY_SECONDS`)."""
+    size = request.headers.get("content-length")
+    if size is not None and (not size.isdigit() or int(size) > BODY_LIMIT):
+        raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
+    raw = b""
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > BODY_LIMIT:
+                    raise BadRequest("body", f"larger than {BODY_LIMIT} bytes", 413)
+    except TimeoutError:
+        raise BadRequest("body", f"not received within {BODY_SECONDS:g} s", 408) from None
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise BadRequest("body", "must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise BadRequest("body", "must be a JSON object")
+    return body
+
+
+def check_move(body: Mapping[str, Any]) -> str | None:
+    """What is wrong with a move ``{step, action, message?}`` (``None``: nothing)."""
+    step, action, message = body.get("step"), body.get("action"), body.get("message")
+    unknown = [k for k in body if k not in ("step", "action", "message", "seconds")]
+    if unknown:
+        return f"unknown field {str(unknown[0])[:40]!r}; allowed: step, action, message"
+    if not is_json_int(step) or not is_json_int(action):
+        return "step and action must be integers"
+    if message is not None and not isinstance(message, str):
+        return "message must be text"
+    if isinstance(message, str) and len(message) > MESSAGE_LIMIT:
+        return f"message must be at most {MESSAGE_LIMIT} characters"
+    return None
+
+
+class Console:
+    """The researcher console's handlers over an :class:`~tom_envs.serve.app.App`."""
+
+    def __init__(self, app: App, trusted_proxies: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.throttle = Throttle()
+        self.proxies = trusted_proxies
+        self._games: list[dict[str, Any]] | None = None
+
+    def seat(self, sid: str, token: object, address: str) -> tuple[Session, int]:
+        """The session and seat of ``token``; one answer for an unknown id and a wrong token."""
+        if self.throttle.blocked(address):
+            raise BadRequest("token", "too many refused tokens; wait a minute", 429)
+        s = self.app.sessions.get(sid)
+        seat = s.seat_of_token(token) if s is not None else None
+        if s is None or seat is None:
+            self.throttle.fail(address)
             raise BadRequest("token", "no such session, or not your seat", 404)
         s.last_seen = time.monotonic()
-        return s
+        return s, seat
 
-    def seat_of(request: Request) -> Session:
-        return seat(request.path_params["sid"], request.headers.get("x-seat-token"))
+    def _seat_of(self, request: Request) -> tuple[Session, int]:
+        return self.seat(request.path_params["sid"], request.headers.get("x-seat-token"),
+                         client_address(request.scope, self.proxies))  # fmt: skip
 
-    def created(s: Session) -> JSONResponse:
-        return JSONResponse({**s.payload(), "token": s.token})
+    async def index(self, request: Request) -> Response:
+        return page("index.html")
 
-    async def index(request: Request) -> FileResponse:
-        return FileResponse(
-            STATIC / "index.html", headers={"Content-Security-Policy": PAGE_CSP}
-        )
+    async def games(self, request: Request) -> JSONResponse:
+        if self._games is None:  # every game's bundle is built once, off the event loop
+            self._games = await asyncio.to_thread(self.app.games)
+        return json_response(self._games)
 
-    async def games(request: Request) -> JSONResponse:
-        return JSONResponse(app.games())
-
-    async def create(request: Request) -> JSONResponse:
+    async def create(self, request: Request) -> JSONResponse:
         try:
             body = await body_of(request)
-            s = await asyncio.to_thread(app.create, body)
+            s = await asyncio.to_thread(self.app.create, body, client_address(request.scope, self.proxies))
         except BadRequest as exc:
             return refused(exc)
-        return created(s)
+        return json_response({**await asyncio.to_thread(self.app.payload, s), "token": s.token})
 
-    async def get(request: Request) -> JSONResponse:
+    async def get(self, request: Request) -> JSONResponse:
         try:
-            return JSONResponse(seat_of(request).payload())
+            s, _ = self._seat_of(request)
         except BadRequest as exc:
             return refused(exc)
+        return json_response(await asyncio.to_thread(self.app.payload, s))
 
-    async def act_on(s: Session, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        step, action = body.get("step"), body.get("action")
-        message = body.get("message")
-        unknown = [k for k in body if k not in ("step", "action", "message")]
-        problem = None
-        if unknown:
-            problem = f"unknown field {str(unknown[0])[:40]!r}; allowed: step, action, message"
-        elif not is_json_int(step) or not is_json_int(action):
-            problem = "step and action must be integers"
-        elif message is not None and not isinstance(message, str):
-            problem = "message must be text"
-        elif isinstance(message, str) and len(message) > MESSAGE_LIMIT:
-            problem = f"message must be at most {MESSAGE_LIMIT} characters"
+    async def act_on(self, s: Session, seat: int, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """Apply a move; ``(payload, status)``. A refused move is answered without drawing."""
+        problem = check_move(body)
         if problem:
-            return {**s.payload(), "error": problem}, 400
-        async with app.locks.get(s.id) or asyncio.Lock():  # dropped meanwhile: finished
+            return self.refusal(s, seat, problem), 400
+        async with self.app.locks.get(s.id) or asyncio.Lock():  # dropped meanwhile: finished
             try:
-                payload = await asyncio.to_thread(s.submit, step, action, message)
-                return payload, 200
+                await asyncio.to_thread(s.submit, body["step"], body["action"], body.get("message"),
+                                        seat)  # fmt: skip
             except SessionError as exc:
-                return {**s.payload(), "error": str(exc)}, 409
+                return self.refusal(s, seat, str(exc)), 409
+        return await asyncio.to_thread(self.app.payload, s), 200
 
-    async def act(request: Request) -> JSONResponse:
-        app.sweep()
+    @staticmethod
+    def refusal(s: Session, seat: int, problem: str) -> dict[str, Any]:
+        return {"error": problem, "session": s.id, "step": s.steps.get(seat, 0), "status": s.status}
+
+    async def act(self, request: Request) -> JSONResponse:
+        await asyncio.to_thread(self.app.sweep)
         try:
-            s = seat_of(request)
+            s, seat = self._seat_of(request)
             body = await body_of(request)
         except BadRequest as exc:
             return refused(exc)
-        payload, status = await act_on(s, body)
-        return JSONResponse(payload, status_code=status)
+        payload, status = await self.act_on(s, seat, body)
+        return json_response(payload, status)
 
-    async def abandon(request: Request) -> JSONResponse:
+    async def abandon(self, request: Request) -> JSONResponse:
         try:
-            s = seat_of(request)
+            s, _ = self._seat_of(request)
             await body_of(request)
         except BadRequest as exc:
             return refused(exc)
-        async with app.locks.get(s.id) or asyncio.Lock():  # dropped meanwhile: finished
+        async with self.app.locks.get(s.id) or asyncio.Lock():
             await asyncio.to_thread(s.abandon)
-        return JSONResponse(s.payload())
+        return json_response(await asyncio.to_thread(self.app.payload, s))
 
-    async def ws(websocket: WebSocket) -> None:
+    async def ws(self, websocket: WebSocket) -> None:
         await websocket.accept()
         try:
-            s = seat(websocket.path_params["sid"], websocket.query_params.get("token"))
+            s, seat = self.seat(websocket.path_params["sid"], websocket.query_params.get("token"),
+                                client_address(websocket.scope, self.proxies))  # fmt: skip
         except BadRequest as exc:
             await websocket.send_json({"error": str(exc)})
             await websocket.close(code=4404)
             return
-        await websocket.send_json(s.payload())
-        try:
-            while True:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    raise WebSocketDisconnect(message.get("code", 1000))
-                raw = message.get("text")
-                text = raw if isinstance(raw, str) else ""  # binary frames are not JSON text
-                s.last_seen = time.monotonic()
-                try:
-                    body = json.loads(text) if len(text) <= BODY_LIMIT else None
-                except (json.JSONDecodeError, RecursionError):
-                    body = None
-                if not isinstance(body, dict):
-                    await websocket.send_json({**s.payload(), "error": "send a JSON object"})
-                    continue
-                payload, _ = await act_on(s, body)
-                await websocket.send_json(payload)
-        except WebSocketDisconnect:
-            s.last_seen = time.monotonic()  # the tab closed: the idle timer starts now
+        await websocket.send_json(await asyncio.to_thread(self.app.payload, s))
+        await self._ws_loop(websocket, s, seat)
 
-    def ids(request: Request, *names: str) -> list[str]:
-        out = []
-        for name in names:
-            value = request.path_params[name]
-            if not value or len(value) > ID_LIMIT:
-                raise BadRequest(name, f"must have 1 to {ID_LIMIT} characters")
-            out.append(value)
-        return out
+    async def _ws_loop(self, websocket: WebSocket, s: Session, seat: int) -> None:
+        errors = 0
+        while errors < WS_ERRORS:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            raw = message.get("text")
+            text = raw if isinstance(raw, str) else ""  # binary frames are not JSON text
+            s.last_seen = time.monotonic()
+            try:
+                body = json.loads(text) if len(text) <= BODY_LIMIT else None
+            except (json.JSONDecodeError, RecursionError):
+                body = None
+            if not isinstance(body, dict):
+                errors += 1
+                await websocket.send_json(self.refusal(s, seat, "send a JSON object"))
+                continue
+            payload, status = await self.act_on(s, seat, body)
+            errors += status != 200
+            await websocket.send_json(payload)
+        else:
+            await websocket.close(code=1008)  # too many refused messages
+        s.last_seen = time.monotonic()  # the tab closed: the idle timer starts now
 
-    async def study_page(request: Request) -> HTMLResponse:
-        try:
-            (pid,) = ids(request, "participant")
-        except BadRequest as exc:
-            return HTMLResponse(escape(str(exc)), status_code=exc.status)
-        rows, done = [], 0
-        for name, t in app.study.items():
-            status = app.status_of(app.progress.get((pid, name)))
-            done += status == "done"
-            link = f"/?participant={quote(pid, safe='')}&task={quote(name, safe='')}"
-            rows.append(f'<li data-task="{escape(name)}" data-status="{escape(status)}">'
-                        f'<a href="{escape(link)}"><b>{escape(name)}</b></a> '
-                        f"({escape(t.game)}, seat {int(t.seat)}): {escape(status)}</li>")  # fmt: skip
-        html = (f"<!doctype html><meta charset='utf-8'><title>study</title>"
-                f"<h1>Participant {escape(pid)}</h1>"
-                f"<p id='progress'>{done} of {len(app.study)} tasks completed</p>"
-                f"<ul>{''.join(rows)}</ul>")  # fmt: skip
-        return HTMLResponse(html, headers={"Content-Security-Policy": "script-src 'none'"})
+    def routes(self) -> list[Any]:
+        from starlette.routing import Route, WebSocketRoute
 
-    study_lock = asyncio.Lock()  # one study start at a time: never two sessions for a task
+        return [
+            Route("/", self.index),
+            Route("/api/games", self.games),
+            Route("/api/sessions", self.create, methods=["POST"]),
+            Route("/api/sessions/{sid}", self.get),
+            Route("/api/sessions/{sid}/act", self.act, methods=["POST"]),
+            Route("/api/sessions/{sid}/abandon", self.abandon, methods=["POST"]),
+            WebSocketRoute("/ws/{sid}", self.ws),
+        ]
 
-    async def study_start(request: Request) -> JSONResponse:
-        try:
-            pid, name = ids(request, "participant", "task")
-            body = await body_of(request)
-            t = app.study.get(name)
-            if t is None:
-                raise BadRequest("task", f"no such study task; tasks: {sorted(app.study)}", 404)
-            async with study_lock:
-                sid = app.progress.get((pid, name))
-                s = app.sessions.get(sid) if sid is not None else None
-                if s is not None and s.status == "playing":
-                    if not s.check_token(body.get("token")):  # never hand out another's seat
-                        raise BadRequest("token", "this task is in progress in another tab; "
-                                         "reopen it from that tab, or start it again after "
-                                         f"{int(app.idle_timeout)} s without moves", 409)  # fmt: skip
-                    s.last_seen = time.monotonic()
-                    return JSONResponse({**s.payload(), "token": s.token})  # resume
-                if app.status_of(sid) == "done":  # a completed task is never replayed over
-                    raise BadRequest("task", "this task is already completed", 409)
-                spec = {"game": t.game, "seat": t.seat, "partners": t.partners,
-                        "seed": t.seed, "kwargs": t.kwargs}  # fmt: skip
-                s = await asyncio.to_thread(app.create, spec, pid, name, True)
-                app.progress[(pid, name)] = s.id
-        except BadRequest as exc:
-            return refused(exc)
-        return created(s)
 
-    async def study_tasks(request: Request) -> JSONResponse:
-        try:
-            (pid,) = ids(request, "participant")
-        except BadRequest as exc:
-            return refused(exc)
-        return JSONResponse([
-            {"task": n, "game": t.game, "status": app.status_of(app.progress.get((pid, n)))}
-            for n, t in app.study.items()
-        ])  # fmt: skip
+def asgi_app(app: App | None, study: StudyServer | None = None,
+             config: GuardConfig | None = None, tick: float = 1.0) -> Any:  # fmt: skip
+    """The ASGI application: the console (when ``app`` is given), the study's participant routes
+    (when ``study`` is given) and the static files, wrapped in :class:`Guard`. Its lifespan runs
+    the console's sweeps and the study's ticks, and shuts both down."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
 
-    async def sweeper() -> None:
-        while True:
-            await asyncio.sleep(app.sweep_every)
-            await asyncio.to_thread(app.sweep)
+    cfg = config or GuardConfig()
+    routes: list[Any] = []
+    if app is not None:
+        routes += Console(app, cfg.trusted_proxies).routes()
+    if study is not None:
+        from tom_envs.serve.study.routes import Participants
+
+        routes += Participants(study, cfg.trusted_proxies).routes()
+    routes.append(Mount("/static", StaticFiles(directory=STATIC), name="static"))
 
     @asynccontextmanager
-    async def lifespan(_: Any) -> Any:
-        task = asyncio.create_task(sweeper())
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        tasks = []
+        if app is not None:
+            console = app
+            tasks.append(asyncio.create_task(_every(console.sweep_every,
+                                                    lambda: asyncio.to_thread(console.sweep))))
+        if study is not None:
+            tasks.append(asyncio.create_task(_every(tick, study.tick)))
         try:
             yield
         finally:
-            task.cancel()
-            app.close()  # SIGINT/SIGTERM: uvicorn runs this before exiting
+            for t in tasks:
+                t.cancel()
+            if app is not None:
+                app.close()  # SIGINT/SIGTERM: uvicorn runs this before exiting
+            if study is not None:
+                study.close()
 
-    routes = [
-        Route("/", index),
-        Route("/api/games", games),
-        Route("/api/sessions", create, methods=["POST"]),
-        Route("/api/sessions/{sid}", get),
-        Route("/api/sessions/{sid}/act", act, methods=["POST"]),
-        Route("/api/sessions/{sid}/abandon", abandon, methods=["POST"]),
-        WebSocketRoute("/ws/{sid}", ws),
-        Route("/study/{participant}", study_page),
-        Route("/api/study/{participant}", study_tasks),
-        Route("/api/study/{participant}/{task}", study_start, methods=["POST"]),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
-    return Guard(Starlette(routes=routes, lifespan=lifespan), app)
+    if study is not None and cfg.open_prefixes == ():
+        cfg = dataclasses.replace(cfg, open_prefixes=("/p/", "/api/p/", "/ws/p/", "/static/"))
+    return Guard(Starlette(routes=routes, lifespan=lifespan), cfg)
+
+
+async def _every(seconds: float, job: Any) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await job()
+        except Exception as exc:  # a failed sweep or tick is reported; the next one runs
+            import sys
+
+            print(f"tom-envs serve: background job failed: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -82,12 +82,13 @@ def test_bots_are_deterministic_and_random_is_legal() -> None:
 
 
 class Answering:
-    """A heuristic player that answers every probe with ``policy(probe)``."""
+    """A heuristic player that answers every probe question with ``policy(question)``."""
 
     def __init__(self, policy) -> None:
         self.inner = make_agent("heuristic", SPEC)
         self.policy = policy
         self.name = "answering"
+        self.env = None  # the exact answerer's privileged access (set by the test)
 
     def reset(self, info) -> None:
         self.inner.reset(info)
@@ -95,27 +96,43 @@ class Answering:
     def act(self, turn) -> AgentAction:
         return self.inner.act(turn)
 
-    def answer_probes(self, turn, probes):
-        return {p.id: self.policy(p) for p in probes}
+    def answer_probes(self, turn, questions):
+        return {q.id: self.policy(q, self, turn) for q in questions}
+
+
+def exact(q, me, turn) -> str:
+    """The known group that models every player exactly: the game's own truth of the moment,
+    read through the env this test double was handed (no agent gets that)."""
+    return {p.question: p.answer for p in me.env.probes(turn.agent)}[q.question]
+
+
+def _play(policy, seed: int):
+    from tom_envs.driver import EpisodeDriver
+
+    team = [Answering(policy) for _ in range(3)]
+    driver = EpisodeDriver(SPEC, team, seed)
+    for a in team:
+        a.env = driver.env
+    return driver.run()
 
 
 def test_runner_scores_probes_per_order() -> None:
-    oracle = play_episode(SPEC, [Answering(lambda p: p.answer) for _ in range(3)], seed=1)
+    oracle = _play(exact, 1)
     for order in ("introspection", "first_order", "second_order"):
         assert oracle.metrics[f"probe_acc/{order}"] == 100.0
-    yes = play_episode(SPEC, [Answering(lambda p: "Yes.") for _ in range(3)], seed=1)
-    no = play_episode(SPEC, [Answering(lambda p: "no") for _ in range(3)], seed=1)
+    yes = _play(lambda q, me, turn: "Yes.", 1)
+    no = _play(lambda q, me, turn: "no", 1)
     for order in ("first_order", "second_order"):
         assert yes.metrics[f"probe_acc/{order}"] + no.metrics[f"probe_acc/{order}"] == 100.0
     steps = [s for s in oracle.steps if s.get("probes")]
-    assert steps
-    for s in steps:  # per subject: its own question and 4 variants, up to 2 x 2 about teammates
+    # every action is asked about right after it, but a tool used where no bomb is (no subject)
+    assert all(s["action_text"].startswith("Apply") for s in oracle.steps if s not in steps)
+    assert len(steps) >= len(oracle.steps) - 2
+    for s in steps:  # per subject: its introspection, then 2 teammates x 2 orders
         subjects = {p["id"].split(".order")[0] for p in s["probes"]}
-        assert sum(p["order"] == 0 for p in s["probes"]) <= 5 * len(subjects)
-        assert sum(p["order"] > 0 for p in s["probes"]) <= 4 * len(subjects)
+        assert len(s["probes"]) == 5 * len(subjects) and s["probe_moment"] == "action"
+        assert [p["qid"] for p in s["probes"]] == [f"q{i + 1}" for i in range(len(s["probes"]))]
         assert all(p["no_tom"] in ("yes", "no") for p in s["probes"])
-    asked = sum(len(s["probes"]) for s in steps)  # thinned: fewer than every candidate
-    assert asked < 9 * sum(len({p["id"].split(".order")[0] for p in s["probes"]}) for s in steps)
 
 
 def test_metrics_hook_replays_the_episode() -> None:
@@ -173,3 +190,32 @@ def test_single_agent_view_delivers_partners_messages() -> None:
     text = env.text_observation().observation
     assert "Communication messages sent by your teammates: Player bravo:" in text
     assert env.aec.view("player_0").messages[0].facts, "the heuristic's sentences carry facts"
+
+
+def test_probes_are_answered_from_the_observation_of_their_moment() -> None:
+    """At the paper's timing the actor is asked right after its action, from its observation of
+    the state the action left (the action's own result), and the truths are that moment's; the
+    turn it is handed takes no action."""
+    seen = []
+
+    def policy(q, me, turn):
+        seen.append((turn.agent, turn.decision, turn.text().observation, turn.parse("Inspect Bomb")))
+        return exact(q, me, turn)
+
+    ep = _play(policy, 4)
+    assert seen and ep.metrics["probe_acc/all"] == 100.0
+    by_agent: dict[str, list] = {}
+    for s in ep.steps:
+        by_agent.setdefault(s["agent"], []).append(s)
+    kinds = set()
+    for agent, decision, observation, parsed in seen:
+        action = by_agent[agent][decision]["action_text"]
+        assert by_agent[agent][decision].get("probes"), "asked in the record of that action"
+        if action.startswith("Move to Room"):
+            assert f"Results: You moved to Room {action.rsplit(' ', 1)[1]}." in observation
+            kinds.add("move")
+        elif action == "Inspect Bomb":
+            assert "Results: You inspected Bomb" in observation
+            kinds.add("inspect")
+        assert parsed.action is None and "no action" in parsed.feedback
+    assert kinds == {"move", "inspect"}

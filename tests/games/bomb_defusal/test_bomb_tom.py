@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from bomb_helpers import ROOM, B, G, R, act, new_game, play, start
 
-from tom_envs.core.probes import question_type
 from tom_envs.games.bomb_defusal import minds, tom
 from tom_envs.games.bomb_defusal.maps import paper_map
 from tom_envs.games.bomb_defusal.rules import ActionKind, MessageOption, encode_action
@@ -138,12 +137,12 @@ def test_announced_move_that_failed_is_a_false_belief(visible: bool) -> None:
     believed = minds.believed_room(s, CHARLIE, ALPHA)
     assert believed == (ROOM[5] if visible else ROOM[8]), "hidden: charlie believes the claim"
     p = probes_by_id(game, s, ALPHA)
-    q = {k: v for k, v in p.items() if k.startswith("room_contents.announced")}
-    assert q["room_contents.announced.order0"].answer == "no", "alpha never saw room 8"
-    assert q["room_contents.announced.order0"].question == (
+    q = {k: v for k, v in p.items() if k.startswith("announced_room.")}
+    assert q["announced_room.order0"].answer == "no", "alpha never saw room 8"
+    assert q["announced_room.order0"].question == (
         "Do you know the current contents of room 8?"
     )
-    second = q["room_contents.announced.order2.charlie"]
+    second = q["announced_room.order2.charlie"]
     assert second.answer == "no", "alpha does not know: charlie cannot be aware of it"
     assert second.question == (
         "Based on the observation and previous history, is player charlie aware of the fact "
@@ -160,9 +159,17 @@ def test_state_change_and_defusal_questions() -> None:
     s = start(game, [(0, (R, B)), (5, (G,))], at=0)
     s = play(game, s, [("use", R), ("wait",), ("wait",)])  # alpha cuts red; bravo's wait inspects
     p = probes_by_id(game, s, ALPHA)
-    assert p["bomb_state.order0"].question == (
-        "Do you know the state and remaining sequence of bomb 1 has been changed?"
+    assert p["bomb_state.order0"].question == (  # named by the action (the suite's default)
+        "Do you know the state and remaining sequence of the bomb you just acted on has been "
+        "changed?"
     )
+    assert p["bomb_state.order0"].subject == {}
+    assert p["bomb_state.order1.bravo"].subject == {"target": "bravo"}
+    paper = new_game(probe_subject="number")  # App. C's wording names the bomb's number
+    (q,) = [x for x in tom.make_probes(paper, play(paper, start(paper, [(0, (R, B)), (5, (G,))],
+            at=0), [("use", R)]), ALPHA) if x.order == 0]  # fmt: skip
+    assert q.question == "Do you know the state and remaining sequence of bomb 1 has been changed?"
+    assert q.subject == {"bomb": 1}
     assert p["bomb_state.order0"].answer == "yes"
     assert p["bomb_state.order1.bravo"].answer == "yes", "bravo inspected after the cut"
     assert p["bomb_state.order1.charlie"].answer == "yes", "charlie inspected too"
@@ -182,14 +189,44 @@ def test_probes_only_after_an_action_and_not_when_off() -> None:
     assert tom.make_probes(game, s, ALPHA) == [] == tom.make_probes(game, s, ALPHA, "turn")
     s = play(game, s, [("move", 0)])
     assert tom.make_probes(game, s, BRAVO) == []
-    # 1 + 4 variants (the other rooms) + 2 teammates x 2 orders
-    assert len(tom.make_probes(game, s, ALPHA, "turn")) == 9
+    # the action's moment: 1 introspection + 2 teammates x 2 orders, each with its subject
+    now = tom.make_probes(game, s, ALPHA)
+    assert len(now) == 5 == len(tom.make_probes(game, s, ALPHA, "turn"))
+    assert {tuple(sorted(p.subject.items())) for p in now} == {
+        (), (("target", "bravo"),), (("target", "charlie"),)
+    }
+    assert now[0].question == "Do you know the current contents of the room you just moved to?"
+    paper = new_game(probe_subject="number")
+    numbered = tom.make_probes(paper, play(paper, start(paper, [(0, (R,))], at=3),
+                                           [("move", 0)]), ALPHA)  # fmt: skip
+    assert numbered[0].question == "Do you know the current contents of room 0?"
+    assert {tuple(sorted(p.subject.items())) for p in numbered} == {
+        (("room", 0),), (("room", 0), ("target", "bravo")), (("room", 0), ("target", "charlie"))
+    }
+    later = play(game, s, [("move", 0)])  # bravo has acted: alpha's moment is gone
+    assert tom.make_probes(game, later, ALPHA) == [] and tom.make_probes(game, later, BRAVO)
     one = new_game(probes="one")
     s1 = play(one, start(one, [(0, (R,))], at=3), [("move", 0)])
-    assert len(tom.make_probes(one, s1, ALPHA, "turn")) == 7
+    assert len(tom.make_probes(one, s1, ALPHA)) == 3  # the paper's: one teammate, three orders
     off = new_game(probes="none")
     s2 = play(off, start(off, [(0, (R,))], at=3), [("move", 0)])
     assert s2.minds is None and tom.make_probes(off, s2, ALPHA) == []
+    with pytest.raises(ValueError, match="timing"):
+        tom.make_probes(game, s, ALPHA, "action_all")
+
+
+def test_the_truth_is_the_action_moments_before_the_next_player_perceives() -> None:
+    """Right after alpha's move, bravo (next) has not yet perceived: the action-moment truth
+    says bravo does not know alpha is in room 0 with it; at bravo's turn it does."""
+    game = new_game()
+    s = start(game, [(0, (R,)), (5, (G,))], at=5)
+    s = play(game, s, [("wait",), ("move", 0), ("wait",)])  # bravo now in room 0
+    s = play(game, s, [("move", 0, "Room 0 contains Bomb 1.")])  # alpha joins bravo, and says so
+    at_action = {p.id.split(".", 2)[-1]: p for p in tom.make_probes(game, s, ALPHA)}
+    at_turn = probes_by_id(game, s, ALPHA)  # computed on the state now: bravo has perceived
+    second = "room_contents.order2.bravo"
+    assert at_action[second].answer == "no" and at_turn[second].answer == "yes"
+    assert at_action["room_contents.order1.bravo"].answer == "yes"  # bravo saw room 0 itself
 
 
 def test_probe_ids_are_unique_and_answers_valid_over_random_play() -> None:
@@ -206,7 +243,8 @@ def test_probe_ids_are_unique_and_answers_valid_over_random_play() -> None:
             kinds |= {p.kind for p in probes}
             legal = game.legal_actions(s, s.turn)
             s = game.step(s, {s.turn: int(rng.choice(legal))}, rng).state
-    assert kinds == {"room_contents", "bomb_sequence", "bomb_state", "bomb_defused"}
+    assert kinds <= {"room_contents", "bomb_sequence", "bomb_state", "bomb_defused", "announced_room"}
+    assert kinds >= {"room_contents", "bomb_sequence", "bomb_state", "bomb_defused"}
 
 
 # ---------------------------------------------------------------------------- extractor
@@ -287,7 +325,8 @@ def test_extractor_never_raises() -> None:
 
 
 def test_probe_timing_is_a_game_argument() -> None:
-    """The paper's timing by default; every question, and the earlier next-turn timing, by name."""
+    """The paper's timing by default, the next-turn timing by name; each asks at its own moment
+    (the driver's ``probe_moment``) and every question of a subject is asked."""
     from tom_envs.agents import make_agent
     from tom_envs.experiments.paper000 import AlwaysYes
     from tom_envs.registration import game_spec
@@ -295,63 +334,43 @@ def test_probe_timing_is_a_game_argument() -> None:
 
     spec = game_spec("BombDefusal")
 
-    def asked(timing: str) -> list:
+    def steps(timing: str) -> list:
         team = [AlwaysYes(make_agent("heuristic", spec)) for _ in range(3)]
         ep = play_episode(spec, team, 0, {"probe_timing": timing})
-        return [p for s in ep.steps for p in s.get("probes", ())]
+        return [s for s in ep.steps if s.get("probes")]
 
-    action, every, turn = asked("action"), asked("action_all"), asked("turn")
-    assert action and len(every) > len(action)  # balancing thins the commoner answers
-    truths = lambda ps: [(p["id"], p["truth"]) for p in ps]  # noqa: E731
-    assert truths(turn) != truths(every)  # later, teammates have read the actor's message
-
-
-def _asked_records(seeds: range, timing: str = "action") -> list:
-    from tom_envs.agents import make_agent
-    from tom_envs.experiments.paper000 import AlwaysYes
-    from tom_envs.registration import game_spec
-    from tom_envs.runner import play_episode
-
-    spec = game_spec("BombDefusal")
-    out = []
-    for seed in seeds:
-        team = [AlwaysYes(make_agent("heuristic", spec)) for _ in range(3)]
-        ep = play_episode(spec, team, seed, {"probe_timing": timing})
-        out += [p for s in ep.steps for p in s.get("probes", ())]
-    return out
+    action, turn = steps("action"), steps("turn")
+    assert {s["probe_moment"] for s in action} == {"action"}
+    assert {s["probe_moment"] for s in turn} == {"decision"}
+    truths = lambda ss: {(p["id"], p["truth"]) for s in ss for p in s["probes"]}  # noqa: E731
+    ids = lambda ss: {i for i, _ in truths(ss)}  # noqa: E731
+    assert ids(turn) <= ids(action)  # the same questions (the last action's are never asked)
+    assert truths(turn) - truths(action), "later, teammates have read the actor's message"
+    with pytest.raises(ValueError, match="probe_timing"):
+        play_episode(spec, [make_agent("heuristic", spec) for _ in range(3)], 0,
+                     {"probe_timing": "action_all"})  # fmt: skip
 
 
-def test_balanced_probes_keep_the_type_majority_near_half() -> None:
-    """At the paper's timing the majority answer per type scores at most 55% on every type the
-    game lets vary and on every order (the missions of docs/results/paper000.md, seeds 0..199);
-    the one-sided types are rare, and every asked question keeps the truth of the full set."""
-    from tom_envs.core.probes import probe_baselines
+def test_which_questions_are_asked_never_depends_on_an_answer() -> None:
+    """Every question of a subject is asked: per action, the introspection question and both
+    orders about every teammate, for each subject of the action; the set is the same whatever
+    the truths (nothing is thinned)."""
+    from gymnasium.utils import seeding
 
-    asked = _asked_records(range(200))
-    base = probe_baselines(asked)
-    one_sided = {"bomb_state", "bomb_defused"}
-    for g in ("introspection", "first_order", "second_order"):
-        assert base[f"probe_base/majority/{g}"] <= 55.0, g
-    types = {question_type(p["kind"], p["order"]) for p in asked}
-    for t in types:
-        if t.split("/")[0] not in one_sided:
-            assert base[f"probe_base/majority/{t}"] <= 55.0, t
-            assert base[f"probe_n/{t}"] >= 200, t
-        else:
-            assert base[f"probe_n/{t}"] <= 0.05 * base["probe_n/all"], t
-    # thinning selects, never changes: each asked question is in the full set with its truth
-    for seed in range(2000, 2005):
-        every = {(p["id"], p["truth"]) for p in _asked_records(range(seed, seed + 1), "action_all")}
-        few = [(p["id"], p["truth"]) for p in _asked_records(range(seed, seed + 1))]
-        assert few and set(few) <= every and len(few) < len(every)
-
-
-def test_introspection_variants_ask_about_other_rooms() -> None:
     game = new_game()
-    s = start(game, [(0, (R,)), (3, (B, G))], at=3)
-    s = play(game, s, [("move", 0)])
-    probes = tom.make_probes(game, s, ALPHA, "turn")
-    variants = {p.about["room"]: p.answer for p in probes if p.about.get("variant")}
-    # alpha saw room 3 (the start) and room 0 (now); the other rooms it has never seen
-    assert variants == {3: "yes", 5: "no", 6: "no", 8: "no"}
-    assert all(p.order == 0 and p.answer == p.no_tom for p in probes if p.about.get("variant"))
+    rng = np.random.default_rng(0)
+    for seed in range(5):
+        s = game.initial_state(seeding.np_random(seed)[0])
+        while not s.over:
+            actor = s.turn
+            legal = game.legal_actions(s, actor)
+            s = game.step(s, {actor: int(rng.choice(legal))}, rng).state
+            probes = tom.make_probes(game, s, actor)
+            subjects = {p.id.split(".order")[0] for p in probes}
+            assert len(probes) == 5 * len(subjects)
+            for subject in subjects:
+                mine = sorted(p.id for p in probes if p.id.startswith(subject + "."))
+                mates = [n for i, n in enumerate(game.config.agents) if i != actor]
+                assert [i.split(subject)[1] for i in mine] == [
+                    ".order0", *(f".order{k}.{m}" for k in (1, 2) for m in mates)
+                ]

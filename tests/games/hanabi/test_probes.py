@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
+from tom_envs.core.probes import Question
+from tom_envs.driver import EpisodeDriver
 from tom_envs.games.hanabi.cards import knowledge_code
 from tom_envs.games.hanabi.env import make_bundle, raw_env
 from tom_envs.games.hanabi.probes import knows_color, knows_playable, knows_rank
 from tom_envs.registration import game_spec
-from tom_envs.runner import play_episode
 
 from .decks import act, deck_with, play, reveal_color, reveal_rank
 
@@ -68,22 +69,31 @@ def test_all_probes_include_introspection_and_second_order() -> None:
 
 
 class Oracle(BaseAgent):
-    """Answers every probe truthfully (reads the answers), plays the first legal move."""
+    """The known group that models the partner exactly: answers from the game's own truths, read
+    through the env this test double is handed (no agent gets that); plays the first legal move."""
 
     name = "oracle"
+    env = None
 
     def act(self, turn: Turn) -> AgentAction:
         return AgentAction(int(turn.legal_actions[0]))
 
-    def answer_probes(self, turn: Turn, probes) -> dict[str, str]:
-        return {p.id: p.answer for p in probes}
+    def answer_probes(self, turn: Turn, questions) -> dict[str, str]:
+        assert all(isinstance(q, Question) for q in questions)
+        truth = {p.question: p.answer for p in self.env.probes(turn.agent)}
+        return {q.id: truth[q.question] for q in questions}
 
 
 def test_the_runner_scores_probe_answers() -> None:
     spec = game_spec("Hanabi")
-    ep = play_episode(spec, [Oracle(), make_agent("simple", spec)], seed=3)
+    oracle = Oracle()
+    driver = EpisodeDriver(spec, [oracle, make_agent("simple", spec)], 3)
+    oracle.env = driver.env
+    ep = driver.run()
     assert ep.metrics["probe_acc/all"] == 100.0
     assert ep.metrics["probe_acc/partner_rank"] == 100.0
+    asked = [p for s in ep.steps for p in s.get("probes", ())]
+    assert asked and {p["subject"]["target"] for p in asked} == {"Bob"}
     env = raw_env()
     env.reset(seed=0)
     assert [p.kind for p in env.probes("player_0")][:3] == [

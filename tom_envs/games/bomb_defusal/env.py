@@ -97,47 +97,60 @@ map, or a new map per episode), `bomb_phases=(1, 1, 2, 2, 3)`, `colors=("red", "
 `agents=("alpha", "bravo", "charlie")`, `num_agents=None`, `tools=None` (player i holds colours i and
 i+1), `points_per_phase=10`, `max_rounds=30`, `start_room=None`, `layout="random"|"mturk"` (the
 original fixed mission), `wrong_tool="reject"|"explode"`, `shaping=False`, `symbolic_messages=False`,
-`teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`, `probe_timing="action"`,
+`teammate_locations=True`, `probes="all"|"one"|"none"`, `intel_in_text=False`,
+`probe_timing="action"|"turn"`, `probe_subject="action"|"number"`,
 `render_mode=None|"ansi"`, `max_cycles=None`. Lists may be given as comma-separated strings on the
 command line (`tools="red+green,green+blue,blue+red"`).
 
 ## Theory-of-Mind probes
-`env.probes(agent)` returns the paper's questions (App. C) about the player's own last action, at
-the paper's timing by default: frozen right after the action, before any teammate has had a turn,
-and balanced per question type (`probe_timing="action"`; `"action_all"` asks every question,
-`"turn"` the suite's earlier timing, at the actor's next decision). Ground truth comes from an
-epistemic tracker (`tom.py`) that records who observed what, who was told what and who saw whom; the runner asks any agent with
-`answer_probes(turn, probes)` and scores it per order. The tracker is brought up to date when it is
-read (`env.probes`, the ground truth, the QA) from the rules' record of each action, so a training
-loop that never asks for probes does not pay for them; one that does gets the same questions and
-answers. `probes="none"` turns the tracker off. After a move: "Do you know the current
-contents of room 5?" (introspection), "Does player bravo know ...?" (first order), "... is player
-bravo aware of the fact that you know ...?" (second order); after an inspection: the bomb's
-sequence; after a cut: its state; after a defusal: "a bomb phase has just been defused". If the
-actor's message announced a room it is not in (a move it failed to make), the room questions about
-the announced room are asked too. A message tells a fact when it carries it: symbolic messages
-exactly, free text through the documented extractor `tom.extract_facts`. The exact semantics are
-in the `tom` module docstring; `about` in each probe says why the answer is what it is.
+`env.probes(agent)` returns the paper's questions (App. C) about the player's own last action, with
+their truths at this moment. At the paper's timing (`probe_timing="action"`, the default) they
+exist only in the state the action left, right after it and before any teammate has had a turn;
+the episode driver asks the actor then, and the actor answers from its observation of that same
+moment (the result of the action it just took). `probe_timing="turn"` asks at the actor's next
+decision instead, with the truths of that later moment (its teammates have read its message and
+seen where it went). Ground truth comes from an epistemic tracker (`tom.py`) that records who
+observed what, who was told what and who saw whom; it is brought up to date when it is read
+(`env.probes`, the ground truth, the QA) from the rules' record of each action, so a training loop
+that never asks for probes does not pay for them. `probes="none"` turns the tracker off.
 
-Balancing and the shortcuts (`probe_timing="action"`). After a move or an inspection the
-introspection question is also asked about every other room or bomb (App. C's template, another
-subject), and each question type's commoner answer is thinned to the rarer one's rate (fitted on
-the heuristic team's questions, seeds 0..1999); no answer changes. Every probe report
-(`tom_envs.core.probes.probe_table`) prints three shortcuts beside the agent. On the heuristic
-team's probes (seeds 0..199, `docs/results/paper000.md`; 108 per episode):
+What is asked. After a move: "Do you know the current contents of the room you just moved to?"
+(introspection), "Does player bravo know the current contents of the room you just moved to?"
+(first order) and "Based on the observation and previous history, is player bravo aware of the fact
+that you know the current contents of the room you just moved to?" (second order); after an
+inspection (or a wrong tool, which reveals the sequence): "... the sequence of the bomb you just
+acted on?"; after a cut that leaves phases: "... the state and remaining sequence of the bomb you
+just acted on has been changed?"; after a defusal: "... a bomb phase has just been defused?". The room or bomb is named by the action (`probe_subject=
+"action"`, the default), not by its number: a number is a cue a no-reasoning answerer learns
+across missions (in the paper's missions a bomb's number fixes its phases, bombs 1-2 one, 3-4 two,
+5 three, and the map's room 0 is a hub everyone crosses), and so would be naming the action
+(after a wrong tool, applied to a bomb whose sequence a teammate told, teammates know it far more
+often than after an inspection); `probe_subject="number"` asks App. C's
+wording ("... of room 5?", "... of bomb 3?"), as the paper000 presets do. Each subject gets its
+introspection question and both orders about every teammate (`probes="all"`, 5 questions per
+action with three players) or about one teammate drawn from the mission and the time
+(`probes="one"`, the paper's: 3 per action). If the actor's message announced a room it is not in
+(a move it failed to make), the same three questions about the announced room, named by its number,
+are asked too (kind `announced_room`: the paper's false-belief case). A message tells a fact when
+it carries it: symbolic messages exactly, free text through the documented extractor
+`tom.extract_facts`. The exact semantics are in the `tom` module docstring.
 
-| shortcut | introspection | first order | second order | all |
-|---|---|---|---|---|
-| always yes | 50.1% | 49.5% | 49.1% | 49.8% |
-| majority answer per question type | 50.9% | 52.4% | 52.3% | 51.4% |
-| no-ToM (the asker's own knowledge) | 100.0% (it is the truth) | 49.5% | 49.1% | 79.9% |
+What an agent receives. The driver shuffles a step's questions from the episode seed and hands an
+agent with `answer_probes(turn, questions)` the question text, the options (`yes`, `no`) and the
+subject (`{"target": "bravo"}`, and the room or bomb when the question names its number), never
+the truth; `about` (the actor, the action, the
+teammate's belief tag, the evidence behind a second-order answer) stays with the truth for
+analysis. Nothing is chosen by its answer: every question of a subject is asked.
 
-Per question type the majority shortcut scores 50.1-54.5% on room contents and bomb sequences.
-What the game cannot balance: right after a cut or a defusal no teammate has perceived it, so
-those first- and second-order questions are always "no" and their introspection always "yes"
-(majority 100%); they are asked 1 time in 32 (1.2% of the probes). `"action_all"` asks every
-question unbalanced: there the majority per type scores 64.9% on introspection, 76.0% on first-
-and 81.4% on second-order questions (the reference fit's counts).
+What the probes measure. Right after a cut or a defusal no teammate has perceived it, so those
+first- and second-order questions are always "no": one-sided, they measure nothing at this timing;
+introspection needs no partner. Every probe report (`tom_envs.core.probes.probe_table`) prints,
+beside raw accuracy, balanced accuracy and Cohen's kappa and two known groups: the partner-blind
+answerer (reasons perfectly about the environment and its own knowledge, answers "does bravo know
+...?" with "do I know ...?") and the exact model (the tracker); a question type is a ToM measure
+only when the first is at chance and the second is not. `tom-envs probes verify` adds a learned
+no-reasoning adversary on every team's probes (held-out missions, a fresh seed) and issue #32's
+gate; the figures are on `docs/results/paper000_probes.md`.
 
 ## Partner bots
 `random` (uniform legal actions), `heuristic` (a decentralised team member that explores, shares
@@ -154,7 +167,6 @@ any plan can achieve (breadth-first search over the joint state).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from tom_envs.core.contract import env_functions
@@ -164,7 +176,7 @@ from tom_envs.games.bomb_defusal.bots import bot_table
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
 from tom_envs.games.bomb_defusal.text import BombText
-from tom_envs.games.bomb_defusal.tom import make_probes
+from tom_envs.games.bomb_defusal.tom import BombProbes
 
 NAME = "bomb_defusal_v0"
 
@@ -203,8 +215,10 @@ PARAMS = (
           choices=("all", "one", "none"), optional=True),
     Param("intel_in_text", "bool", False, "print first-hand bomb intel in the text"),
     Param("probe_timing", "choice", "action", "when probes are asked: right after the action "
-          "(the paper's, balanced per type), the same with every question, or at the actor's "
-          "next turn", choices=("action", "action_all", "turn")),
+          "(the paper's) or at the actor's next turn", choices=("action", "turn")),
+    Param("probe_subject", "choice", "action", "how a probe names its room or bomb: by the "
+          "action (numbers are cues a no-reasoning answerer learns) or by number (App. C)",
+          choices=("action", "number")),
 )  # fmt: skip
 
 
@@ -212,7 +226,7 @@ def make_bundle(**config: Any) -> GameBundle:
     """The configured game, its encoder, text and probes (keyword arguments of :class:`BombConfig`)."""
     cfg = BombConfig(**validate_kwargs(PARAMS, config))
     game = BombGame(cfg)
-    probes = None if cfg.probes == "none" else partial(make_probes, game)
+    probes = None if cfg.probes == "none" else BombProbes(game)
     return GameBundle(game, BombEncoder(cfg), BombText(cfg), probes)
 
 

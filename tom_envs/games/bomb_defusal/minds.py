@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tom_envs.core.probes import Probe
 from tom_envs.games.bomb_defusal.view import (
     ActionResult,
     BombFact,
@@ -109,15 +108,16 @@ class Minds:
     """Everyone's beliefs, every report sent, and each player's last action.
 
     Attributes:
-        asked: per player, the probes about its last action frozen right after it (timings
-            ``"action"`` and ``"action_all"``; empty otherwise).
+        before_turn: ``(next player, its mind)`` before it perceived the start of its turn,
+            right after the last action: with the other minds, the tracker of that action's own
+            moment (the ToM probes' truths at ``probe_timing="action"``); ``None`` at the start
+            and once the episode is over.
     """
 
     agents: tuple[Mind, ...]
     reports: tuple[Report, ...]
     last_action: tuple[ActionRecord | None, ...]
-    asked: tuple[tuple[Probe, ...], ...] = ()
-    tally: tuple[tuple[str, str, int], ...] = ()
+    before_turn: tuple[int, Mind] | None = None
 
 
 # ======================================================================== lazy updates
@@ -130,7 +130,7 @@ class PendingMinds:
     walks back to the last state whose tracker is up to date and replays
     :func:`~tom_envs.games.bomb_defusal.tom.update_minds` forward from there, oldest first: the
     same calls, in the same order, with the same states as the eager tracker made inside
-    ``apply``, so every belief, probe, answer and thinning decision is the same. A loop that
+    ``apply``, so every belief, probe and answer is the same. A loop that
     never reads the tracker (RL training) never pays for it.
 
     Attributes:
@@ -310,7 +310,7 @@ def initial_minds(game: BombGame, state: BombState) -> Minds:
         b = MindBuilder(_empty_mind(n_agents, n_rooms, n_bombs))
         perceive(b, game.observe(state, p), 0)
         minds.append(b.freeze())
-    return Minds(tuple(minds), (), (None,) * n_agents, ((),) * n_agents)
+    return Minds(tuple(minds), (), (None,) * n_agents)
 
 
 # ========================================================================== ground truth

@@ -31,17 +31,19 @@ printed in a context line that shares two words with the question) are not writt
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from tom_envs.games.bomb_defusal.planner import exhaustive_optimum
 from tom_envs.games.bomb_defusal.view import BombFact, RoomFact
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
-from tom_envs.qa.shortcuts import lookup_pick
+from tom_envs.qa.items import QAItem, Scenario, contrast_set
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
+
+#: The abilities asked about (no JP: see the module docstring).
+ABILITIES = ("EC", "ToM")
 
 KINDS = {
     "teammate_in_room": "a teammate shares your room",
@@ -142,79 +144,120 @@ def learned(state: Any, mate: int, bomb: int) -> bool:
     return state.minds.agents[mate].sequences[bomb] is not None
 
 
-def _rounds_left(game: Any, state: Any, player: int, legal: list[int]) -> dict[int, float]:
-
-    out = {}
-    for a in legal:
-        nxt = game.step(state, {player: a}, np.random.default_rng(0)).state
-        done = game.is_terminal(nxt) and nxt.score == state.mission.max_score
-        r = 0 if done else exhaustive_optimum(game, nxt)
-        out[a] = float("inf") if r is None else float(r)
-    return out
+def _told_fact(config: Any, variant: str) -> Any:
+    """The fact a ``said-`` twin adds to a teammate's message: ``said-seq-<bomb>-<colour>`` (the
+    bomb's remaining sequence is that one colour) or ``said-room-<bomb>-<room>``."""
+    _, what, bomb, value = variant.split("-")
+    if what == "seq":
+        return BombFact(int(bomb), (int(value),))
+    return RoomFact(int(value), (int(bomb),))
 
 
-def _ec_items(
-    bundle: Any, state: Any, player: int, make: ItemMaker, rng: np.random.Generator
-) -> list[QAItem]:
-    """The EC items (see the module docstring)."""
+def _last_heard(scenario: Scenario, player: int) -> tuple[int, int] | None:
+    """The latest step at which a teammate sent a message, and that teammate."""
+    for j in range(len(scenario.messages) - 1, -1, -1):
+        senders = [q for q in scenario.messages[j] if q != player]
+        if senders:
+            return j, senders[0]
+    return None
+
+
+def _say(scenario: Scenario, j: int, sender: int, sentence: str, remove: bool = False) -> Scenario:
+    """``scenario`` with ``sentence`` appended to (or, with ``remove``, taken off the end of)
+    ``sender``'s message at step ``j``."""
+    msgs = list(scenario.messages)
+    m = dict(msgs[j])
+    text = m.get(sender, "")
+    if remove:
+        text = text[: -len(sentence)].rstrip() if text.endswith(sentence) else text
+    else:
+        text = f"{text} {sentence}".strip()
+    if text:
+        m[sender] = text
+    else:
+        m.pop(sender, None)
+    msgs[j] = m
+    return replace(scenario, messages=tuple(msgs))
+
+
+def _told_ec_sets(bundle: Any, state: Any, player: int, scenario: Scenario, base: str,
+                  rng: np.random.Generator) -> list[QAItem]:  # fmt: skip
+    """EC ``lacks_cutter`` and ``moves_to_bomb``: contrast sets over what a teammate's latest
+    message said about a bomb you know nothing else about (module docstring)."""
+    from tom_envs.games.bomb_defusal.facts import render_facts
+    from tom_envs.qa.items import replay
+
     game = bundle.game
-    view = game.observe(state, player)
+    config = game.config
+    names = config.agents
+    heard = _last_heard(scenario, player)
+    if heard is None:
+        return []
+    j, sender = heard
+    gmap = state.mission.game_map
+    if scenario.variant.startswith("said-"):  # a twin: rebuild the situation it was made from
+        fact = _told_fact(config, scenario.variant)
+        scenario = _say(scenario, j, sender, render_facts((fact,), config, gmap, sender), True)
+        scenario = replace(scenario, variant="")
+        state = replay(scenario)[1]
     mission = state.mission
-    names = game.config.agents
-    n = view.num_bombs
+    view = game.observe(state, player)
+    quiet = [
+        b for b in range(mission.num_bombs)
+        if state.progress[b] < len(mission.sequences[b])
+        and believed_room(state, player, b) is None
+        and believed_remaining(state, player, b) is None
+        and not any(f"Bomb {b + 1}" in m for msgs in scenario.messages for m in msgs.values())
+        and not any(i.bomb == b for i in view.intel)
+    ]  # fmt: skip
+    if not quiet:
+        return []
+    bomb = int(rng.choice(quiet))
+
+    def twin(variant: str) -> tuple[Scenario, Any]:
+        fact = _told_fact(config, variant)
+        sc = _say(scenario, j, sender, render_facts((fact,), config, gmap, sender))
+        return replace(sc, variant=variant), replay(sc)[1]
+
     items: list[QAItem] = []
-
-    seen = sorted({i.bomb for i in view.intel})
-    unseen = [b for b in range(n) if b not in seen]
-    options = tuple(f"Bomb {b + 1}" for b in range(n))
-    question = ""
-    if seen and len(seen) <= n // 2:
-        question, answers = "Which bombs have you inspected yourself so far?", tuple(seen)
-    elif unseen and len(unseen) <= n // 2:
-        question, answers = "Which bombs have you not inspected yourself yet?", tuple(unseen)
-    if question and n >= 2:
-        items.append(make("EC", "inspected_bombs", question, options, answers, "rules"))
-
-    active = [b for b in range(n) if state.progress[b] < len(mission.sequences[b])]
-    known = [b for b in active if believed_remaining(state, player, b) == _remaining(state, b)]
-    if known and len(names) == 3:
-        bomb = int(rng.choice(known))
-        colour = _remaining(state, bomb)[0]
-        lacking = [p for p, tools in enumerate(mission.tools) if colour not in tools]
-        if len(lacking) == 1:
-            items.append(
-                make(
-                    "EC",
-                    "lacks_cutter",
-                    f"For the next phase of Bomb {bomb + 1}, who on the team holds no suitable "
-                    "wire cutter?",
-                    tuple(f"Player {a}" for a in names),
-                    (lacking[0],),
-                    "rules",
-                    details={"bomb": bomb, "colour": colour},
-                )
-            )
-    placed = [
-        b
-        for b in active
-        if believed_room(state, player, b) == mission.bomb_rooms[b]
-        and mission.bomb_rooms[b] != view.room
-    ]
-    if placed:
-        bomb = int(rng.choice(placed))
-        d = int(mission.game_map.distance[view.room][mission.bomb_rooms[bomb]])
-        steps = max(4, d + 1)
-        items.append(
-            make(
-                "EC",
-                "moves_to_bomb",
-                f"Walking from where you stand, how many moves until you reach Bomb {bomb + 1}?",
-                tuple(str(k) for k in range(1, steps + 1)),
-                (d - 1,),
-                "rules",
-                details={"bomb": bomb},
-            )
-        )
+    if len(names) == 3:
+        twins = []
+        for p in range(len(names)):
+            colours = [c for c in range(len(config.colors))
+                       if [q for q, tools in enumerate(mission.tools) if c not in tools] == [p]]  # fmt: skip
+            if not colours:
+                continue
+            variant = f"said-seq-{bomb}-{int(rng.choice(colours))}"
+            sc, st = twin(variant)
+            if believed_remaining(st, player, bomb) != _told_fact(config, variant).remaining:
+                return []
+            twins.append((sc, history_context(bundle, sc, player), p, f"Player {names[p]}"))
+        if len(twins) >= 2:
+            items += contrast_set(
+                base, "EC", "lacks_cutter",
+                f"From what you have seen and been told, who on the team holds no suitable wire "
+                f"cutter for the next phase of Bomb {bomb + 1}?",
+                "rules", twins, details={"bomb": bomb}, varies="situation",
+            )  # fmt: skip
+    by_distance: dict[int, list[int]] = {}
+    for room in range(len(gmap.rooms)):
+        if room != view.room:
+            by_distance.setdefault(int(gmap.distance[view.room][room]), []).append(room)
+    twins = []
+    for d in sorted(by_distance)[:MAX_DISTANCES]:
+        room = int(rng.choice(by_distance[d]))
+        variant = f"said-room-{bomb}-{room}"
+        sc, st = twin(variant)
+        if believed_room(st, player, bomb) != room:
+            return items
+        twins.append((sc, history_context(bundle, sc, player), d, str(d)))
+    if len(twins) >= 2:
+        items += contrast_set(
+            base, "EC", "moves_to_bomb",
+            f"From what you have seen and been told, how many moves does it take you to walk from "
+            f"where you stand to Bomb {bomb + 1}?",
+            "rules", twins, details={"bomb": bomb}, varies="situation",
+        )  # fmt: skip
     return items
 
 
@@ -223,149 +266,106 @@ def _remaining(state: Any, bomb: int) -> tuple[int, ...]:
     return tuple(state.mission.sequences[bomb][state.progress[bomb] :])
 
 
-def _tom_items(
-    bundle: Any, state: Any, player: int, make: ItemMaker, rng: np.random.Generator
-) -> list[QAItem]:
-    """The ToM item (see the module docstring): one teammate, one variant, one correct bomb."""
+def _announce(state: Any, bomb: int, bundle: Any, sender: int) -> str:
+    """The canonical sentence stating ``bomb``'s remaining sequence now."""
+    from tom_envs.games.bomb_defusal.facts import render_facts
+
+    fact = BombFact(bomb, _remaining(state, bomb))
+    return render_facts((fact,), bundle.game.config, state.mission.game_map, sender)
+
+
+def _untold(bundle: Any, twin: Scenario) -> tuple[Scenario, Any]:
+    """The situation a ``teammate_learned`` twin was made from: its two added sentences removed
+    (the variant ``told<b>-<c>`` names the bombs announced)."""
+    from tom_envs.qa.items import replay
+
+    mine, theirs = (int(x) - 1 for x in twin.variant[len("told"):].split("-"))
+    acts = twin.actions
+    before = replay(replace(twin, actions=acts[:-3], messages=twin.messages[:-3]))[1]
+    player, second = next(iter(acts[-3])), next(iter(acts[-1]))
+    msgs = list(twin.messages)
+
+    def strip(text: str, sentence: str) -> str | None:
+        rest = text[: -len(sentence)].rstrip() if text.endswith(sentence) else text
+        return rest or None
+
+    for idx, seat, bomb in ((-3, player, mine), (-1, second, theirs)):
+        m = dict(msgs[idx])
+        rest = strip(m.get(seat, ""), _announce(before, bomb, bundle, seat))
+        if rest is None:
+            m.pop(seat, None)
+        else:
+            m[seat] = rest
+        msgs[idx] = m
+    base = replace(twin, messages=tuple(msgs), variant="")
+    return base, replay(base)[1]
+
+
+def _told_set(bundle: Any, state: Any, player: int, scenario: Scenario, base: str,
+              rng: np.random.Generator) -> list[QAItem]:  # fmt: skip
+    """ToM ``teammate_learned``: the contrast set over who told what when (module docstring)."""
+    from tom_envs.qa.items import replay
+
     game = bundle.game
-    if not game.config.teammate_locations:
-        return []
     names = game.config.agents
-    n = state.mission.num_bombs
-    mates = [p for p in range(len(names)) if p != player]
-    for mate in [int(m) for m in rng.permutation(mates)]:
-        yes = [b for b in range(n) if learned_as_seen_by(state, player, mate, b) is True]
-        no = [b for b in range(n) if learned_as_seen_by(state, player, mate, b) is False]
-        if not yes or not no:
-            continue
-        variants = [
-            ("teammate_learned", yes, no, "learned"),
-            ("teammate_not_learned", no, yes, "not learned yet"),
-        ]
-        kind, right, wrong, verb = variants[int(rng.integers(2))]
-        correct = int(rng.choice(right))
-        others = [int(b) for b in rng.choice(wrong, size=min(3, len(wrong)), replace=False)]
-        shown = sorted([correct, *others])
-        truth = [b for b in shown if learned(state, mate, b) == (kind == "teammate_learned")]
-        if truth != [correct]:
-            return []  # the tracker and what the asked player can tell disagree: no item
-        return [
-            make(
-                "ToM",
-                kind,
-                f"Which of these bombs' phase order has {names[mate]} {verb}?",
-                tuple(f"Bomb {b + 1}" for b in shown),
-                tuple(shown.index(b) for b in truth),
-                "knowledge",
-                details={"teammate": mate, "bombs": shown},
-            )
-        ]
-    return []
+    n = len(names)
+    acts = scenario.actions
+    if n != 3 or len(acts) < 3 or not game.config.teammate_locations:
+        return []
+    if scenario.variant.startswith("told"):  # a twin: rebuild the situation it was made from
+        scenario, state = _untold(bundle, scenario)
+    # the last three turns: mine, then the first teammate's (it read my message), then the
+    # second teammate's (sent after the first one's turn: the first one has not read it)
+    if list(acts[-3]) != [player] or len(acts[-2]) != 1 or len(acts[-1]) != 1:
+        return []
+    first, second = next(iter(acts[-2])), next(iter(acts[-1]))
+    if {first, second, player} != set(range(3)):
+        return []
+    before = replay(replace(scenario, actions=acts[:-3], messages=scenario.messages[:-3]))[1]
+    bombs = [b for b in range(state.mission.num_bombs)
+             if _remaining(before, b) and not learned(state, first, b)]  # fmt: skip
+    if len(bombs) < 2:
+        return []
+    pair = sorted(int(b) for b in rng.choice(bombs, size=2, replace=False))
+    msgs = list(scenario.messages) + [{}] * (len(acts) - len(scenario.messages))
+    twins = []
+    for mine, theirs in ((pair[0], pair[1]), (pair[1], pair[0])):
+        edited = list(msgs)
+        m3, m1 = dict(edited[-3]), dict(edited[-1])
+        m3[player] = " ".join(filter(None, [m3.get(player), _announce(before, mine, bundle, player)]))
+        m1[second] = " ".join(filter(None, [m1.get(second), _announce(before, theirs, bundle, second)]))
+        edited[-3], edited[-1] = m3, m1
+        twin = replace(scenario, messages=tuple(edited), variant=f"told{mine + 1}-{theirs + 1}")
+        _, st = replay(twin)
+        got = [b for b in pair if learned(st, first, b)]
+        if got != [mine]:
+            return []
+        twins.append((twin, history_context(bundle, twin, player), mine, f"Bomb {mine + 1}"))
+    return contrast_set(
+        base, "ToM", "teammate_learned",
+        f"Which of these bombs' phase order has {names[first]} learned by now?",
+        "knowledge", twins, details={"teammate": first, "bombs": pair},
+    )  # fmt: skip
 
 
-def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for the player to act."""
-    game, text = bundle.game, bundle.text
+def questions(bundle: Any, state: Any, player: int, scenario: Scenario,
+              types: Sequence[str] = ("EC", "ToM", "JP")) -> list[QAItem]:  # fmt: skip
+    """The EC and ToM contrast sets of the player to act (only ``types``; no JP: see the module
+    docstring)."""
     if state.over or state.turn != player:
         return []
-    view = game.observe(state, player)
     base = f"bomb/s{scenario.seed}/t{state.time}/p{player}"
-    make = ItemMaker(base, scenario, history_context(bundle, scenario, player))
-    rng = np.random.default_rng([scenario.seed, state.time, player, 17])
-    items = [
-        it
-        for it in _ec_items(bundle, state, player, make, rng)
-        + _tom_items(bundle, state, player, make, rng)
-        if lookup_pick(it) is None
-    ]
 
-    legal = list(game.legal_actions(state, player))
-    if len(legal) >= 2:
-        rounds = _rounds_left(game, state, player, legal)
-        best = min(rounds.values())
-        top = [a for a in legal if rounds[a] == best]
-        rest = [rounds[a] for a in legal if a not in top]
-        if rest and min(rest) - best >= 1 and len(top) <= len(legal) // 2:
-            names = [text.action_text(view, a) for a in legal]
-            items.append(make("JP", "best_action",
-                              "Which action now lets the team defuse every bomb in the fewest "
-                              "rounds, if everyone plays perfectly afterwards?", tuple(names),
-                              tuple(legal.index(a) for a in top), "exact_optimum",
-                              details={"rounds_left": {names[i]: rounds[a]
-                                                       for i, a in enumerate(legal)}}))  # fmt: skip
+    def rng(tag: int) -> np.random.Generator:  # one stream per template
+        return np.random.default_rng([scenario.seed, state.time, player, tag])
+
+    items: list[QAItem] = []
+    if "EC" in types:
+        items += _told_ec_sets(bundle, state, player, scenario, base, rng(17))
+    if "ToM" in types and not scenario.variant.startswith("said-"):
+        items += _told_set(bundle, state, player, scenario, base, rng(18))
     return items
 
 
-#: Other bomb sequences a JP key must survive (see :func:`answerable`).
-VARIANTS = 2
-
-
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """Recompute the key from what the asked player can tell (see the module docstring).
-
-    EC: your own inspections are in your observations; the bomb's remaining sequence or room
-    must be what your perceptions say it is. ToM: every shown bomb's status, as the context
-    tells it (:func:`learned_as_seen_by`), must be the key. JP: the search knows every bomb's
-    sequence, so the key is recomputed with the sequences you do not know as they are now
-    (neither inspected nor told) drawn afresh (the phases already cut kept): it must not
-    change."""
-    player = item.scenario.player
-    if item.type == "EC":
-        bomb = item.details.get("bomb")
-        if item.kind == "lacks_cutter":
-            return believed_remaining(state, player, bomb) == _remaining(state, bomb)
-        if item.kind == "moves_to_bomb":
-            return believed_room(state, player, bomb) == state.mission.bomb_rooms[bomb]
-        return True
-    if item.type == "ToM":
-        mate, shown = item.details["teammate"], item.details["bombs"]
-        want = item.kind == "teammate_learned"
-        told = [learned_as_seen_by(state, player, mate, b) for b in shown]
-        if None in told:
-            return False
-        keyed = [shown[a] for a in _unarranged(item)]
-        return keyed == [b for b, t in zip(shown, told, strict=True) if t == want]
-    return _jp_answerable(bundle, state, item)
-
-
-def _unarranged(item: QAItem) -> tuple[int, ...]:
-    """The item's answers in the option order the game wrote (before balancing)."""
-    order = item.details.get("order")
-    if order is None:
-        return item.answers
-    return tuple(sorted(order[a] for a in item.answers))
-
-
-def _jp_answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """The JP check (see :func:`answerable`)."""
-    game = bundle.game
-    player = item.scenario.player
-    mission = state.mission
-    known = {i.bomb for i in game.observe(state, player).intel}
-    known |= {
-        b
-        for b in range(mission.num_bombs)
-        if believed_remaining(state, player, b) == _remaining(state, b)
-    }
-    colours = sorted({c for seq in mission.sequences for c in seq})
-    rng = np.random.default_rng([item.scenario.seed, state.time, 41])
-    legal = list(game.legal_actions(state, player))
-    want = {item.options[a] for a in item.answers}
-    view = game.observe(state, player)
-    names = [bundle.text.action_text(view, a) for a in legal]
-    for _ in range(VARIANTS):
-        seqs = []
-        for b, seq in enumerate(mission.sequences):
-            if b in known:
-                seqs.append(seq)
-            else:
-                cut = state.progress[b]
-                seqs.append(tuple(seq[:cut]) + tuple(int(rng.choice(colours)) for _ in seq[cut:]))
-        variant = dataclasses.replace(
-            state, mission=dataclasses.replace(mission, sequences=tuple(seqs))
-        )
-        rounds = _rounds_left(game, variant, player, legal)
-        best = min(rounds.values())
-        if {names[i] for i, a in enumerate(legal) if rounds[a] == best} != want:
-            return False
-    return True
+#: Most distances a ``moves_to_bomb`` set offers (the nearest first).
+MAX_DISTANCES = 4

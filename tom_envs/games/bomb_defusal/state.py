@@ -78,8 +78,12 @@ class BombConfig:
             turns the epistemic tracker off).
         intel_in_text: also print the player's first-hand bomb intel in its observation text.
         probe_timing: when probes are asked: ``"action"`` (the paper's: right after the action,
-            balanced per question type), ``"action_all"`` (the same, every question) or
-            ``"turn"`` (the suite's earlier timing: at the actor's next decision); see ``tom``.
+            truths of that moment) or ``"turn"`` (at the actor's next decision, truths of that
+            moment); see ``tom``.
+        probe_subject: how a probe names what it asks about: ``"action"`` ("the room you just
+            moved to", "the bomb you just acted on": numbers are cues a no-reasoning answerer
+            learns across missions) or ``"number"`` ("room 5", "bomb 3", App. C's wording); see
+            ``tom``.
     """
 
     map: str = "paper"
@@ -102,6 +106,7 @@ class BombConfig:
     probes: str = "all"
     intel_in_text: bool = False
     probe_timing: str = "action"
+    probe_subject: str = "action"
     tool_colors: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     fixed_map: GameMap | None = field(init=False, repr=False, compare=False)
 

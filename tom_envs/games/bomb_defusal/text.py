@@ -360,11 +360,8 @@ class BombText(TextInterface[BombView]):
                 hits.append((c.start(), "apply", c.group(1)))
             elif re.search(r"\b(?:apply|use|cut)\b", low):
                 hits.append((len(low), "apply", None))  # a tool named without a known colour
-        if not hits:
-            return None, (
-                f"{INVALID} Reply as 'Action selection: Move to Room X', 'Inspect Bomb' or "
-                "'Apply X Tool', optionally followed by 'Message to Team: \"...\"'."
-            )
+        if not hits:  # App. B's feedback: the prompt states the one answer format
+            return None, INVALID
         _, kind, arg = min(hits, key=lambda h: h[0])
         rooms = view.game_map.rooms
         here = rooms[view.room]

@@ -58,72 +58,57 @@ Ground truth (``T`` a teammate, ``A`` the player asked)
       only) ``T`` saw the score rise and ``A`` has perceived since ``T`` did. "You have changed the
       state of bomb b" needs E2 (only a message can say who cut).
 
-When probes are asked (``probe_timing``)
+When probes are asked (``probe_timing``): one moment
     ``"action"`` (default, the paper's timing, specs §1.9): right after the action, before any
-    teammate has had a turn. The ground truth is computed at that moment, as the original code
-    asked its questions right after each action with the action's result in hand: a teammate has
-    not yet read the message sent with the action, nor seen where the actor went. The probes are
-    frozen in the tracker then (:attr:`~tom_envs.games.bomb_defusal.minds.Minds.asked`) and
-    :func:`make_probes` returns them from that moment until the actor acts again; the driver
-    should ask the actor right after its action (a driver that asks at the actor's next decision
-    gets the same questions and truths, which then refer to the moment of the action). The
-    questions are balanced per question type (below); the announced-room questions are always
-    asked.
+    teammate has had a turn. The truth is computed at that moment, as the original code asked its
+    questions right after each action with the action's result in hand: a teammate has not yet
+    read the message sent with the action, nor seen where the actor went (the next player
+    perceives at the start of its turn, which has not begun). The episode driver asks then
+    (:attr:`BombProbes.moment` is ``"action"``) and the actor answers from its observation of the
+    same moment (the result of the action it just took). :func:`make_probes` returns the
+    questions only in the state the action left: once anyone else has acted the moment is gone
+    and it returns ``[]``.
 
-    ``"action_all"``: the same timing and truths, every question asked (no balancing).
+    ``"turn"``: at the actor's *next* decision (``moment="decision"``), with the observation it
+    then acts on; the truth is computed then, when every teammate has had one turn since
+    (messages sent with the action have been read, teammates have seen its location).
 
-    ``"turn"`` (the suite's earlier timing): at the actor's *next* decision, with its current
-    observation in hand; the truth is computed then, when every teammate has had one turn since
-    (messages sent with the action have been read, teammates have seen its location); every
-    question asked.
-
-    Which questions (App. C / specs §1.9): a move to room ``r`` → room contents; an inspection
+    Which questions (App. C / specs §1.9, named as ``probe_subject`` says: by the action, "the
+    room you just moved to", or by number, App. C's "room 5"): a move → room contents; an inspection
     (or the wrong-tool feedback, which reveals the sequence) → the bomb's sequence; a cut that
-    leaves phases → the bomb's state; a defusal → "a bomb phase has just been defused". When the
-    actor's message announced a room it is not in (e.g. it claimed a move it failed to make), the
+    leaves phases → the bomb's state; a defusal → "a bomb phase has just been defused". Each
+    subject gets the introspection question, and the first- and second-order questions about
+    every teammate (``probes="all"``) or about one teammate drawn from the mission and the time
+    (``probes="one"``, the paper's: "a random other agent is the target"). When the actor's
+    message announced a room it is not in (e.g. it claimed a move it failed to make), the
     room-contents questions about the announced room are asked too (``about["announced"] =
-    True``): the paper's false-belief case.
+    True``, kind ``"announced_room"``): the paper's false-belief case, a situation of its own
+    (the actor does not know that room the way it knows the room it entered, so its own
+    knowledge says more about its teammates' there: the known-groups check judges it apart).
 
-Balancing (``probe_timing="action"``)
-    Right after an action the answer of most question types barely varies, so a per-type prior
-    would score well without any ToM. Two measures, neither of which changes any answer:
+Nothing is chosen by its answer
+    Which questions are asked depends only on the action, the message and the team, never on a
+    truth: every question of a subject is asked, none is thinned or reordered (the driver shuffles
+    a step's questions from the episode seed). Some types are one-sided by nature, and the
+    reports say so rather than hide them: right after a cut or a defusal no teammate has perceived
+    it, so its first- and second-order questions are always "no" (and at ``"turn"`` timing most
+    are "yes"); introspection about one's own action is almost always "yes". The reports give
+    balanced accuracy and Cohen's kappa beside raw accuracy, and the known-groups check
+    (:func:`tom_envs.core.probes.known_groups`) keeps a type from counting as a ToM measure
+    unless the partner-blind answerer (``Probe.no_tom``: the asked player's own knowledge, "do I
+    know X?") is at chance on it and the exact model (the tracker) is not.
 
-    * **Question variants.** After a move (or an inspection) the introspection question is also
-      asked, with the same App. C template, about every *other* room (every other bomb): "Do you
-      know the current contents of room 3?" is "yes" only if the player saw room 3 (or was told)
-      and nothing changed there since. The question about the action's own consequence is
-      always "yes".
-    * **Thinning.** A candidate question of type ``t`` (kind and order) whose true answer is
-      ``a`` is asked at rate :func:`keep_rate`: the commoner answer of the reference fit
-      (:data:`REFERENCE_COUNTS`, the heuristic team's candidates) is thinned to the rarer one's
-      count. The k-th candidate of ``(t, a)`` in an episode is asked when
-      ``floor(k·rate + u) > floor((k-1)·rate + u)`` (systematic sampling: the episode asks
-      ``rate·count ± 1`` of them), ``u`` a hash of the mission, ``t`` and ``a`` (no generator
-      state: same episode, same questions). Whether a question is asked depends on its truth
-      only through the rate, never on the other questions' answers.
-
-    What the game cannot balance at this timing (the figures are the reference fit's): the
-    first- and second-order questions about a cut or a defusal (``bomb_state``,
-    ``bomb_defused``) are always "no" (no teammate has perceived anything since the action), and
-    their introspection questions always "yes". These one-sided types are asked at
-    :data:`ONE_SIDED_RATE` (1 in 32), so they stay in the set without carrying the order
-    totals. With the heuristic team (seeds 0..199, ``docs/results/paper000.md``) the majority
-    answer per type then scores about 50-55% on every other type and on every order; an LLM
-    team's questions follow its own play, so each report prints the baselines measured on the
-    questions actually asked. ``"action_all"`` asks every candidate (no variants thinned, no
-    balancing). ``Probe.no_tom`` is the asked player's own knowledge ("do I know X?"), the
-    answer of a player without ToM (for introspection it is the truth itself).
+What an agent receives
+    The question text, its options and its subject (``Probe.subject``: the target teammate and
+    the room or bomb the text names). ``about`` (the actor, the action, the teammate's belief tag
+    or the evidence behind a second-order answer) stays with the truth, for analysis.
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
-from collections.abc import Callable
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from tom_envs.core.probes import Probe, question_type
+from tom_envs.core.probes import Probe
 from tom_envs.games.bomb_defusal.facts import extract_facts, render_facts
 from tom_envs.games.bomb_defusal.minds import (
     BOMB,
@@ -156,6 +141,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TIMINGS",
+    "BombProbes",
     "extract_facts",
     "make_probes",
     "probe_timing",
@@ -203,15 +189,14 @@ def update_minds(
             announced = claims[-1]
     records = list(minds.last_action)
     records[actor] = ActionRecord(now, before.round, result, announced)
-    out = Minds(tuple(agents), reports, tuple(records), minds.asked, minds.tally)
-    if probe_timing(game.config) != "turn":  # the paper's timing: before anyone else perceives
-        out = _ask_now(game, _with_minds(after, out), actor)
-    if not after.over:
+    out = Minds(tuple(agents), reports, tuple(records))
+    if not after.over:  # the next player perceives at the start of its turn
         nxt = after.turn
-        b = MindBuilder(out.agents[nxt])
+        b = MindBuilder(agents[nxt])
         perceive(b, game.observe(after, nxt), now)
         agents[nxt] = b.freeze()
-        out = Minds(tuple(agents), out.reports, out.last_action, out.asked, out.tally)
+        # the tracker of the action's own moment differs only in the next player's mind
+        out = Minds(tuple(agents), reports, tuple(records), (nxt, out.agents[nxt]))
     return out
 
 
@@ -228,17 +213,16 @@ _set_state_dict = BombState.__dict__["__dict__"].__set__
 # ================================================================================ probes
 _QUESTIONS = {
     ROOM: (
-        "Do you know the current contents of room {room}?",
-        "Does player {target} know the current contents of room {room}?",
+        "Do you know the current contents of {room}?",
+        "Does player {target} know the current contents of {room}?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you know the current contents of room {room}?",
+        "that you know the current contents of {room}?",
     ),
     BOMB: (
-        "Do you know the state and remaining sequence of bomb {bomb} has been changed?",
-        "Does player {target} know the state and remaining sequence of bomb {bomb} has been "
-        "changed?",
+        "Do you know the state and remaining sequence of {bomb} has been changed?",
+        "Does player {target} know the state and remaining sequence of {bomb} has been changed?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you have changed the state and remaining sequence of bomb {bomb}?",
+        "that you have changed the state and remaining sequence of {bomb}?",
     ),
     DEFUSED: (
         "Do you know a bomb phase has just been defused?",
@@ -247,12 +231,15 @@ _QUESTIONS = {
         "that you know a bomb phase has just been defused?",
     ),
     SEQ: (
-        "Do you know the sequence of bomb {bomb}?",
-        "Does player {target} know the sequence of bomb {bomb}?",
+        "Do you know the sequence of {bomb}?",
+        "Does player {target} know the sequence of {bomb}?",
         "Based on the observation and previous history, is player {target} aware of the fact "
-        "that you know the sequence of bomb {bomb}?",
+        "that you know the sequence of {bomb}?",
     ),
 }
+#: The kind of the room-contents questions about a room the actor's message announced but it is
+#: not in (the false-belief case): the same App. C template, another situation.
+ANNOUNCED = "announced_room"
 _KIND_NAMES = {
     ROOM: "room_contents",
     BOMB: "bomb_state",
@@ -277,6 +264,41 @@ def _subjects(rec: ActionRecord) -> list[tuple[Key, bool]]:
     return out
 
 
+#: How a question names the subject of the action it asks about
+#: (``probe_subject="action"``).
+#: (``probe_subject="action"``): the room by the move, a bomb by "acted on" whatever the action
+#: (an inspection, a wrong tool or a cut: naming the action would be a cue of its own, since after
+#: a wrong tool, which a player applies to a bomb whose sequence it was told, teammates know the
+#: sequence far more often than after an inspection).
+_ROOM_NAME = "the room you just moved to"
+_BOMB_NAME = "the bomb you just acted on"
+
+
+def _named(
+    cfg: BombConfig, key: Key, announced: bool, rooms: tuple[int, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a question about ``key`` names (its subject) and the fields of its text.
+
+    ``probe_subject="action"`` (the default) names the subject by the action that made it the
+    subject ("the room you just moved to", "the bomb you just acted on"); ``"number"`` by its
+    number, App. C's wording ("room 5", "bomb 3"). A number is a cue a no-reasoning answerer
+    learns across missions: in the paper's missions a bomb's number fixes its phases (bombs 1-2
+    have one, 3-4 two, 5 three), which tells how often teammates have dealt with it, and the
+    paper's map has a hub (room 0) that everyone crosses. The announced room is named by its
+    number (the action did not take the actor there); the defusal question names nothing."""
+    kind, idx = key
+    if kind == DEFUSED:
+        return {}, {}
+    by_action = getattr(cfg, "probe_subject", "number") == "action" and not announced
+    if kind == ROOM:
+        if by_action:
+            return {}, {"room": _ROOM_NAME}
+        return {"room": rooms[idx]}, {"room": f"room {rooms[idx]}"}
+    if by_action:
+        return {}, {"bomb": _BOMB_NAME}
+    return {"bomb": idx + 1}, {"bomb": f"bomb {idx + 1}"}
+
+
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
@@ -293,7 +315,7 @@ def _first_order_tag(state: BombState, target: int, key: Key) -> str:
 
 
 #: Values of ``probe_timing`` (see the module docstring).
-TIMINGS = ("action", "action_all", "turn")
+TIMINGS = ("action", "turn")
 
 
 def probe_timing(config: BombConfig) -> str:
@@ -305,15 +327,9 @@ def probe_timing(config: BombConfig) -> str:
     return timing
 
 
-#: Decides, in order, whether a candidate (kind, order, answer, announced) is asked.
-Keep = Callable[[str, int, str, bool], bool]
-
-
-def _candidates(
-    game: BombGame, state: BombState, player: int, keep: Keep | None = None
-) -> list[Probe]:
+def _candidates(game: BombGame, state: BombState, player: int) -> list[Probe]:
     """Every App. C question about ``player``'s last action, with truths read from ``state``
-    (only those ``keep`` accepts, when given: it sees every candidate, in this order)."""
+    (which subjects and targets depend on the action, its message and the team only)."""
     rec = minds_of(state).last_action[player]
     if rec is None:
         return []
@@ -328,9 +344,9 @@ def _candidates(
     for key, announced in _subjects(rec):
         kind, idx = key
         fields = {"room": rooms[idx]} if kind == ROOM else {"bomb": idx + 1}
-        base = f"r{rec.round}.{names[player]}.{_KIND_NAMES[kind]}"
-        if announced:
-            base += ".announced"
+        named, text = _named(cfg, key, announced, rooms)
+        name = ANNOUNCED if announced else _KIND_NAMES[kind]
+        base = f"r{rec.round}.{names[player]}.{name}"
         about: dict[str, Any] = {
             "actor": names[player],
             "action_round": rec.round,
@@ -339,194 +355,76 @@ def _candidates(
             **fields,
         }
         q0, q1, q2 = _QUESTIONS[kind]
-        name = _KIND_NAMES[kind]
         truth0 = knows(state, player, key)
-        own = _yes(truth0)  # the no-ToM answer: what the asked player itself knows
-        if keep is None or keep(name, 0, own, announced):
-            out.append(
-                Probe(
-                    f"{base}.order0",
-                    name,
-                    0,
-                    q0.format(**fields),
-                    YES_NO,
-                    own,
-                    {**about, "target": None},
-                    no_tom=own,
-                )
-            )
-        if not announced:
-            out.extend(_variants(state, player, key, base, about, keep))
-        for t in teammates:
-            target = names[t]
-            answer = _yes(knows(state, t, key))
-            if keep is None or keep(name, 1, answer, announced):
-                out.append(
-                    Probe(
-                        f"{base}.order1.{target}",
-                        name,
-                        1,
-                        q1.format(target=target, **fields),
-                        YES_NO,
-                        answer,
-                        {**about, "target": target, "belief": _first_order_tag(state, t, key)},
-                        no_tom=own,
-                    )
-                )
-            ev = evidence(state, t, player, key)
-            answer = _yes(truth0 and ev is not None)
-            if keep is None or keep(name, 2, answer, announced):
-                out.append(
-                    Probe(
-                        f"{base}.order2.{target}",
-                        name,
-                        2,
-                        q2.format(target=target, **fields),
-                        YES_NO,
-                        answer,
-                        {**about, "target": target, "evidence": ev},
-                        no_tom=own,
-                    )
-                )
-    return out
-
-
-def _variants(
-    state: BombState,
-    player: int,
-    key: Key,
-    base: str,
-    about: dict[str, Any],
-    keep: Keep | None = None,
-) -> list[Probe]:
-    """The introspection question of the same template about every *other* room (after a move)
-    or every other bomb (after an inspection): App. C's question with another subject, whose
-    answer depends on what the player has seen and whether it is still true."""
-    kind = key[0]
-    if kind == ROOM:
-        rooms = state.mission.game_map.rooms
-        others = [((ROOM, r), {"room": rooms[r]}, f"room{rooms[r]}") for r in range(len(rooms))]
-    elif kind == SEQ:
-        others = [
-            ((SEQ, b), {"bomb": b + 1}, f"bomb{b + 1}") for b in range(state.mission.num_bombs)
-        ]
-    else:
-        return []
-    out = []
-    for k, fields, tag in others:
-        if k == key:
-            continue
-        own = _yes(knows(state, player, k))
-        if keep is not None and not keep(_KIND_NAMES[kind], 0, own, False):
-            continue
+        own = _yes(truth0)  # the partner-blind answer: what the asked player itself knows
         out.append(
             Probe(
-                f"{base}.order0.variant.{tag}",
-                _KIND_NAMES[kind],
+                f"{base}.order0",
+                name,
                 0,
-                _QUESTIONS[kind][0].format(**fields),
+                q0.format(**text),
                 YES_NO,
                 own,
-                {**about, **fields, "target": None, "variant": True},
+                {**about, "target": None},
                 no_tom=own,
+                subject=dict(named),
             )
         )
+        for t in teammates:
+            target = names[t]
+            subject = {"target": target, **named}
+            out.append(
+                Probe(
+                    f"{base}.order1.{target}",
+                    name,
+                    1,
+                    q1.format(target=target, **text),
+                    YES_NO,
+                    _yes(knows(state, t, key)),
+                    {**about, "target": target, "belief": _first_order_tag(state, t, key)},
+                    no_tom=own,
+                    subject=subject,
+                )
+            )
+            ev = evidence(state, t, player, key)
+            out.append(
+                Probe(
+                    f"{base}.order2.{target}",
+                    name,
+                    2,
+                    q2.format(target=target, **text),
+                    YES_NO,
+                    _yes(truth0 and ev is not None),
+                    {**about, "target": target, "evidence": ev},
+                    no_tom=own,
+                    subject=subject,
+                )
+            )
     return out
 
 
-def _unit(text: str) -> float:
-    """A uniform number in [0, 1) fixed by ``text`` (a hash: no generator state)."""
-    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2.0**64
-
-
-#: The reference fit of the balancing: the candidate questions of each type that the heuristic
-#: team produces at ``probe_timing="action_all"`` (seeds 0..1999, the default mission), as
-#: (true "yes", true "no"). Types absent here keep every question.
-REFERENCE_COUNTS: dict[str, tuple[int, int]] = {
-    "room_contents/introspection": (64486, 40669),
-    "room_contents/first_order": (23334, 18728),
-    "room_contents/second_order": (15564, 26498),
-    "bomb_sequence/introspection": (40865, 24140),
-    "bomb_sequence/first_order": (4970, 21032),
-    "bomb_sequence/second_order": (2735, 23267),
-    "bomb_state/introspection": (8000, 0),
-    "bomb_state/first_order": (0, 16000),
-    "bomb_state/second_order": (0, 16000),
-    "bomb_defused/introspection": (7286, 0),
-    "bomb_defused/first_order": (0, 14572),
-    "bomb_defused/second_order": (0, 14572),
-}
-
-#: Keep rate of a type whose answer cannot vary at the paper's timing (one side is 0 above).
-ONE_SIDED_RATE = 1 / 32
-
-
-def keep_rate(qtype: str, answer: str) -> float:
-    """The probability that a candidate question of ``qtype`` whose true answer is ``answer`` is
-    asked at ``probe_timing="action"``: the commoner answer of the reference fit thinned to the
-    rarer one's count, every question of a one-sided type at :data:`ONE_SIDED_RATE`."""
-    counts = REFERENCE_COUNTS.get(qtype)
-    if counts is None:
-        return 1.0
-    yes, no = counts
-    if yes == 0 or no == 0:
-        return ONE_SIDED_RATE
-    mine, other = (yes, no) if answer == "yes" else (no, yes)
-    return min(1.0, other / mine)
-
-
-_QTYPES = {(kind, order): question_type(kind, order) for kind in _KIND_NAMES.values()
-           for order in range(3)}  # fmt: skip
-_keep_rate = lru_cache(maxsize=64)(keep_rate)
-
-
-@lru_cache(maxsize=1024)
-def _offset(mission: str, qtype: str, answer: str) -> float:
-    """The sampling offset ``u`` of a question type and answer in a mission."""
-    return _unit(f"{mission}|{qtype}|{answer}")
-
-
-def _ask_now(game: BombGame, state: BombState, actor: int) -> Minds:
-    """Freeze the questions about ``actor``'s action just applied (balanced for ``"action"``)."""
+def _at_action(state: BombState) -> BombState:
+    """``state`` with the tracker of its action's own moment: before the next player perceived
+    the start of its turn (see :class:`~tom_envs.games.bomb_defusal.minds.Minds`)."""
     minds = minds_of(state)
-    tally = {(t, a): n for t, a, n in minds.tally}
-    mission = state.mission.text_key  # the sampling offsets: a hash of mission, type and answer
-
-    def keep(kind: str, order: int, answer: str, announced: bool) -> bool:
-        if announced:  # the false-belief case: always asked
-            return True
-        qtype = _QTYPES[kind, order]
-        k = tally.get((qtype, answer), 0) + 1
-        tally[(qtype, answer)] = k
-        rate = _keep_rate(qtype, answer)
-        u = _offset(mission, qtype, answer) if rate < 1.0 else 0.0
-        return math.floor(k * rate + u) > math.floor((k - 1) * rate + u)
-
-    balance = probe_timing(game.config) == "action"
-    asked = _candidates(game, state, actor, keep if balance else None)
-    per_player = list(minds.asked) or [()] * game.num_players
-    per_player[actor] = tuple(asked)
-    return Minds(
-        minds.agents,
-        minds.reports,
-        minds.last_action,
-        tuple(per_player),
-        tuple((t, a, n) for (t, a), n in sorted(tally.items())),
-    )
+    if minds.before_turn is None:
+        return state
+    nxt, mind = minds.before_turn
+    agents = list(minds.agents)
+    agents[nxt] = mind
+    return _with_minds(state, Minds(tuple(agents), minds.reports, minds.last_action))
 
 
 def make_probes(
     game: BombGame, state: BombState, player: int, timing: str | None = None
 ) -> list[Probe]:
-    """The App. C questions about ``player``'s last action, with computed answers.
+    """The App. C questions about ``player``'s last action, with their truths at this moment.
 
-    ``timing`` (default: the config's, see :func:`probe_timing`): ``"action"`` and
-    ``"action_all"`` return the questions frozen right after the action (the paper's timing),
-    from then until the player acts again; ``"turn"`` computes every question from ``state`` now
-    (the earlier timing: call it at the player's next decision). Returns ``[]`` before the
-    player's first action and when the tracker is off; with ``"turn"`` also once the episode is
-    over.
+    ``timing`` (default: the config's, see :func:`probe_timing`): ``"action"`` gives them in the
+    state the action left (the truths of that moment, before the next player perceives), and
+    ``[]`` once anyone else has acted; ``"turn"`` computes them from ``state`` (call it at the
+    player's next decision). Returns ``[]`` before the player's first action and when the
+    tracker is off; with ``"turn"`` also once the episode is over.
     """
     if state.minds is None or game.config.probes == "none":
         return []
@@ -535,10 +433,21 @@ def make_probes(
         raise ValueError(f"timing must be one of {TIMINGS}, got {timing!r}")
     if timing == "turn":
         return [] if state.over else _candidates(game, state, player)
-    if probe_timing(game.config) == "turn":
-        raise ValueError(
-            f"timing={timing!r} needs the probes frozen after each action: configure "
-            "probe_timing='action' or 'action_all' (this game asks at the next turn)"
-        )
-    asked = minds_of(state).asked
-    return list(asked[player]) if asked else []
+    rec = minds_of(state).last_action[player]
+    if rec is None or rec.time != state.time:
+        return []
+    return _candidates(game, _at_action(state), player)
+
+
+class BombProbes:
+    """The bundle's ``probes`` function: :func:`make_probes` at the configured timing, with the
+    moment the driver asks (``"action"`` for ``probe_timing="action"``, ``"decision"`` for
+    ``"turn"``)."""
+
+    def __init__(self, game: BombGame) -> None:
+        self.game = game
+        self.moment = "action" if probe_timing(game.config) == "action" else "decision"
+
+    def __call__(self, state: BombState, player: int) -> list[Probe]:
+        """The probes to put to ``player`` now."""
+        return make_probes(self.game, state, player)

@@ -14,6 +14,12 @@ Per decision, to player ``p`` about its partner ``q`` (all first order):
   sub-structure labels (``tower``, ``arch pillars``, ``bridge deck``...) and ``"nothing: its goal
   is complete"``. Truth: the first component of the partner's goal, in its build order, that is
   incomplete and has a block placeable now; if none is placeable, the first incomplete one.
+
+They are asked at the player's decision (the default moment). An agent receives the text, the
+options and the subject (the structure kind or the colour named); the truths and their details
+(``about``) stay with the game. The partner-blind answer (``Probe.no_tom``, the known group that
+ignores the partner) projects the asker onto it: its own goal, its own inventory, its own next
+sub-structure.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Pro
     q = 1 - player
     goal = state.task.goals[q]
     kinds = {c.kind for c in goal.components}
+    mine = {c.kind for c in state.task.goals[player].components}
     out = []
     for kind in KINDS:
         out.append(
@@ -66,6 +73,8 @@ def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Pro
                 options=YES_NO,
                 answer="yes" if kind in kinds else "no",
                 about={"partner": f"player_{q}", "structure": kind},
+                no_tom="yes" if kind in mine else "no",
+                subject={"target": "partner", "structure": kind},
             )
         )
     inv = state.inventories[q]
@@ -79,6 +88,8 @@ def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Pro
                 options=YES_NO,
                 answer="yes" if inv[c] > 0 else "no",
                 about={"partner": f"player_{q}", "colour": colour, "count": inv[c]},
+                no_tom="yes" if state.inventories[player][c] > 0 else "no",
+                subject={"target": "partner", "colour": colour},
             )
         )
     out.append(
@@ -92,6 +103,8 @@ def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Pro
             options=NEXT_OPTIONS,
             answer=next_substructure(state, q),
             about={"partner": f"player_{q}"},
+            no_tom=next_substructure(state, player),
+            subject={"target": "partner"},
         )
     )
     return out

@@ -1,36 +1,44 @@
-"""CoordinationQA for CoBlock: EC from your own goal, inventory and the world, ToM about the
-partner's goal and next sub-structure once it has told you its goal, JP from Alg. 1's balanced
-assignment (:mod:`tom_envs.games.coblock.planner`).
+"""CoordinationQA for CoBlock: EC from your own goal and the world, ToM about the goal your
+partner stated. Every item is a contrast set.
 
 * **EC** ``own_goal_missing`` / ``own_goal_placed``: blocks of your own goal not yet (already) in
-  place; ``spare_after_goal``: blocks of one colour left in your inventory after you finish your
-  goal's blocks of that colour.
-* **ToM** the game's probes ``partner_goal`` (does its goal include a tower, an arch...: the chat
-  lists blocks, not structures) and ``partner_next_substructure``; inventory probes are not used
-  (what the partner has placed since it last stated its inventory is not always visible).
-* **JP** ``next_placement``: the block you should place now under the optimal joint assignment
-  of the remaining goal blocks (Alg. 1 on both goals and both inventories), against placements
-  that are in neither goal.
-
-Items about the partner are kept only once the partner's chat has stated its goal (and, for JP,
-its current inventory) truthfully, in a message the asked player can see (``answerable``): never
-in round 1.
+  place. Twins: the same situation with the first few missing blocks of your goal (in build
+  order, each supported) placed by you in rounds before those the history shows (and gone from
+  your inventory); written when you waited in enough of those rounds.
+* **ToM** ``partner_goal``: does the goal your partner stated include a tower, an arch, a bridge,
+  a wall, a symbol... (the chat lists blocks, not structures)? Twins: the same situation with the
+  partner's disclosure stating another goal (goals of other tasks of the game), one whose goal
+  includes the structure and one whose goal does not; written when the disclosure is the
+  partner's only message so far and it has placed or broken no block (nothing else it did shows
+  its goal). The partner-blind reasoner (no access to what the partner said) is at chance.
+* **No JP item** (generator 3). The earlier ``next_placement`` item (the block to place now
+  under Alg. 1's balanced assignment, against placements in neither goal) could not be built as
+  a contrast set (any block of your own share is as good as the planner's first one, so the
+  twins' keys are not exclusive), and written alone it gives its answer away: the key's cell is
+  printed in a goal list and the distractors' cells are not (a learned adversary: 61-63% where
+  chance is 25%). It is not shipped.
 """
-
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from tom_envs.games.coblock.planner import next_placement, optimal_assignment
-from tom_envs.games.coblock.rules import Action, ActionKind, decode_action, encode_action
-from tom_envs.games.coblock.structures import COLORS, pos_of
-from tom_envs.qa.generate import context_text, probe_items
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.games.coblock.rules import ActionKind, decode_action
+from tom_envs.games.coblock.structures import build_order, pos_of
+from tom_envs.qa.generate import context_text
+from tom_envs.qa.items import QAItem, Scenario, contrast_set, situation_set
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
+
+#: Tasks drawn (seeded by the situation) for the goals a partner may state in ToM twins.
+GOAL_BANK = 24
+#: EC twins: at most this many of your goal's missing blocks placed earlier.
+MAX_PLACED = 4
+#: The abilities asked about (no JP: see the module docstring).
+ABILITIES = ("EC", "ToM")
 
 KINDS = {
     "goal_dependent": "a goal-dependent task (the goals overlap)",
@@ -66,115 +74,97 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-_BLOCK_RE = re.compile(r"\b(" + "|".join(COLORS) + r") \((\d+), (\d+), (\d+)\)")
-_INV_RE = re.compile(r"My inventory:([^.]*)")
-
-
-def disclosed(view: Any) -> tuple[set[tuple[int, int, int, int]] | None, tuple[int, ...] | None]:
-    """The partner's goal blocks and inventory as its last chat messages visible in ``view``
-    state them (``None`` where it has not said)."""
-    goal = inv = None
-    for _round, mine, text in view.dialogue:
-        if mine:
-            continue
-        if "My goal:" in text:
-            part = text.split("My goal:", 1)[1].split("My inventory:", 1)[0]
-            goal = {
-                (int(x), int(y), int(z), COLORS.index(c)) for c, x, y, z in _BLOCK_RE.findall(part)
-            }
-        m = _INV_RE.search(text)
-        if m:
-            counts = [0] * len(COLORS)
-            for colour, n in re.findall(r"(" + "|".join(COLORS) + r") (\d+)", m.group(1)):
-                counts[COLORS.index(colour)] = int(n)
-            inv = tuple(counts)
-    return goal, inv
+def _placed_earlier(state: Any, player: int, blocks: Sequence[Any]) -> Any:
+    """``state`` as if ``player`` had placed ``blocks`` before the rounds its history shows (they
+    are in the world and no longer in its inventory); ``None`` when it lacks the colours."""
+    inv = list(state.inventories[player])
+    for b in blocks:
+        inv[b[3]] -= 1
+    if min(inv) < 0:
+        return None
+    inventories = list(state.inventories)
+    inventories[player] = tuple(inv)
+    world = tuple(sorted({*state.world, *blocks}))
+    return replace(state, world=world, inventories=tuple(inventories))
 
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for ``player``."""
-    game, text = bundle.game, bundle.text
-    cfg = game.config
+    """The EC and ToM contrast sets for ``player`` (no JP: see the module docstring)."""
+    game = bundle.game
     base = f"coblock/{scenario.env_kwargs.get('task_type', 'all')}/s{scenario.seed}/r{state.round}/p{player}"
-    context = context_text(bundle, state, player)
-    make = ItemMaker(base, scenario, context)
     items: list[QAItem] = []
     goal = state.task.goals[player].blocks
-    remaining = _remaining(state)
-    missing = remaining[player]
-    top = max(len(goal), 4)
-    if goal:
-        items.append(make("EC", "own_goal_missing",
-                          "How many blocks of your own goal are not yet in place in the world?",
-                          tuple(str(k) for k in range(top + 1)), (len(missing),), "rules"))  # fmt: skip
-        colours = sorted({b[3] for b in goal})
-        c = colours[(scenario.seed + state.round) % len(colours)]
-        need = sum(1 for b in missing if b[3] == c)
-        have = state.inventories[player][c]
-        after = have - need
-        if after >= 0:
-            opts = (
-                tuple(str(k) for k in range(max(after, 0) + 4))[-5:]
-                if after > 3
-                else tuple(str(k) for k in range(5))
-            )
-            if str(after) in opts:
-                items.append(make("EC", "spare_after_goal",
-                                  f"After you place every {COLORS[c]} block your goal still "
-                                  f"lacks, how many {COLORS[c]} blocks will be left in your "
-                                  "inventory?", opts, (opts.index(str(after)),), "rules"))  # fmt: skip
-        placed = len(goal) - len(missing)
-        items.append(make("EC", "own_goal_placed",
-                          "How many blocks of your own goal are already in place in the world?",
-                          tuple(str(k) for k in range(top + 1)), (placed,), "rules"))  # fmt: skip
+    missing = _remaining(state)[player]
+    shown = game.observe(state, player).history
+    hidden = state.history[: len(state.history) - len(shown)]
+    free = sum(1 for e in hidden if e[1] == player
+               and decode_action(game.config, e[2]).kind == ActionKind.WAIT)  # fmt: skip
+    if goal and missing and free:
+        # twins: the first blocks of the missing part (build order, each supported) placed by you
+        # before the rounds the history shows
+        order = build_order(missing, {pos_of(b) for b in state.world})
+        edits = []
+        for m in range(min(MAX_PLACED, len(order), free) + 1):
+            st = _placed_earlier(state, player, order[:m])
+            if st is not None:
+                edits.append((f"placed{m}", st))
+        rng = np.random.default_rng([scenario.seed, state.round, player, 5])
 
-    for probe in probe_items(bundle, state, player, scenario, base, limit=3):
-        if probe.kind in ("partner_goal", "partner_next_substructure"):
-            items.append(probe)
+        def ctx(st: Any) -> str:
+            return context_text(bundle, st, player)
 
-    legal = list(game.legal_actions(state, player))
-    assignment = optimal_assignment(remaining, state.inventories)
-    if assignment is not None:
-        occupied = {pos_of(b) for b in state.world}
-        block = next_placement(assignment[player], occupied)
-        if block is not None:
-            best = encode_action(cfg, Action(ActionKind.PLACE, block[3], pos_of(block)))
-            targets = {pos_of(b) for g in remaining for b in g}
-            wrong = []
-            for a in legal:
-                act = decode_action(cfg, a)
-                if act.kind == ActionKind.PLACE and act.pos not in targets:
-                    wrong.append(a)
-            if best in legal and len(wrong) >= 2:
-                rng = np.random.default_rng([scenario.seed, state.round, player, 3])
-                picks = sorted(
-                    int(a) for a in rng.choice(wrong, size=min(3, len(wrong)), replace=False)
-                )
-                chosen = sorted({best, *picks})
-                view = game.observe(state, player)
-                items.append(make("JP", "next_placement",
-                                  "To finish both goals together as fast as possible, which "
-                                  "block should you place now?",
-                                  tuple(text.action_text(view, a) for a in chosen),
-                                  (chosen.index(best),), "planner",
-                                  details={"block": list(block)}))  # fmt: skip
+        for kind, question, count in (
+            ("own_goal_missing", "How many blocks of your own goal are not yet in place in the "
+             "world?", lambda st: len(_remaining(st)[player])),
+            ("own_goal_placed", "How many blocks of your own goal are already in place in the "
+             "world?", lambda st: len(goal) - len(_remaining(st)[player])),
+        ):  # fmt: skip
+            items += situation_set(base, "EC", kind, question, "rules", scenario, edits, count,
+                                   str, ctx, rng)  # fmt: skip
+    items += _goal_set(bundle, state, player, scenario, base)
     return items
 
 
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """EC items read your own goal, inventory and the world, all shown to you. Items about the
-    partner (its goal, its next sub-structure, and the JP plan, which needs its goal and
-    inventory) are answerable only once the partner has stated its goal (and, for JP, its
-    inventory) in a chat message you can see, and the statement is the truth: then the key is a
-    function of what you were told. Never in round 1, before the partner has said anything."""
-    if item.type == "EC":
-        return True
-    player = item.scenario.player
-    view = bundle.game.observe(state, player)
-    goal, inv = disclosed(view)
-    true_goal = set(state.task.goals[1 - player].blocks)
-    if goal is None or goal != true_goal:
-        return False
-    if item.type == "JP":
-        return inv is not None and inv == tuple(state.inventories[1 - player])
-    return True
+def _goal_set(bundle: Any, state: Any, player: int, scenario: Scenario,
+              base: str) -> list[QAItem]:  # fmt: skip
+    """ToM ``partner_goal``: the contrast set over the goal the partner stated (module
+    docstring). Written when the partner's only message so far is its disclosure and it has
+    placed or broken no block (nothing else it did shows its goal)."""
+    from tom_envs.games.coblock.bots import disclosure_text
+    from tom_envs.games.coblock.structures import KINDS
+    from tom_envs.qa.items import replay
+
+    game = bundle.game
+    cfg = game.config
+    q = 1 - player
+    said = [(j, m[q]) for j, m in enumerate(scenario.messages) if q in m]
+    if len(said) != 1 or "My goal:" not in said[0][1] or "My inventory:" not in said[0][1]:
+        return []
+    for acts in scenario.actions:
+        if q in acts and decode_action(cfg, acts[q]).kind in (ActionKind.PLACE, ActionKind.BREAK):
+            return []
+    j, text = said[0]
+    inventory = text.split("My inventory:", 1)[1]
+    rng = np.random.default_rng([scenario.seed, len(scenario.actions), player, 71])
+    kind = KINDS[int(rng.integers(len(KINDS)))]
+    pool: dict[str, list[tuple[int, Any]]] = {"yes": [], "no": []}
+    for k in range(GOAL_BANK):
+        goal = game.draw_task(np.random.default_rng([scenario.seed, 72, k])).goals[q]
+        has = kind in {c.kind for c in goal.components}
+        pool["yes" if has else "no"].append((k, goal))
+    if not pool["yes"] or not pool["no"]:
+        return []
+    twins = []
+    for key in ("no", "yes"):
+        k, goal = pool[key][int(rng.integers(len(pool[key])))]
+        msgs = list(scenario.messages)
+        m = dict(msgs[j])
+        m[q] = disclosure_text(goal.blocks, ()).split("My inventory:", 1)[0] + "My inventory:" + inventory
+        msgs[j] = m
+        twin = replace(scenario, messages=tuple(msgs), variant=f"goal{k}")
+        twins.append((twin, context_text(bundle, replay(twin)[1], player), key, key))
+    return contrast_set(
+        base, "ToM", "partner_goal",
+        f"Does your partner's goal include a {kind} (or a part of one)?",
+        "knowledge", twins, details={"structure": kind},
+    )  # fmt: skip

@@ -1,40 +1,45 @@
 """CoordinationQA for CollabCapture: EC from the maze and the doors, ToM from the partner's
 behaviour, JP from the exhaustive joint planner (``tom_envs/games/joint_planner.py``).
 
-The context is the rules, the turns played so far (every player's choice and the thief's move)
-and the current state.
+Every item comes in a contrast set: twins that share the question and the options (the set's
+keys, one per twin) and differ in one thing.
 
-* **EC** ``moves_to_thief`` / ``partner_moves_to_thief``: the fewest moves from your (your
-  partner's) room to the thief's room through the doors open now (options 1..6, "unreachable");
-  ``rooms_within_two_moves``: how many other rooms you can reach in two moves.
-* **ToM** ``partner_next_room``: where the partner will be after its next action, keyed by the
-  bot that played its seat (greedy or optimal, never stated); kept only when the partner's past
-  choices in the history rule out every model of a partner that disagrees
+* **EC** (the context: the rules and the current state): ``moves_to_thief`` /
+  ``partner_moves_to_thief``: the fewest moves from your (your partner's) room to the thief's
+  room through the doors open now (twins: the thief in other rooms); ``rooms_within_two_moves``:
+  how many other rooms you can reach in two moves (twins: you in other rooms).
+* **ToM** ``partner_next_room``: where the partner will be after its next decision. The partner
+  plays by one rule of :data:`RULES` (chase, open, follow, hold; the family is stated, the rule
+  is not); the context shows an earlier game it played by that rule, then the current situation.
+  Twins: the same situation with the evidence of another rule
   (:mod:`~tom_envs.games.collab_capture.qa_partner`).
 * **JP** ``best_action``: your part of the team's optimal joint action (least expected turns to
-  the capture); kept when it is at least one turn better than every other option.
+  the capture), keyed where exactly one action is best by at least one turn (twins: the thief in
+  other rooms, the context: the rules and the current state).
 """
-
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from tom_envs.games.collab_capture import qa_partner
-from tom_envs.games.collab_capture.bots import greedy_action, state_from_view
+from tom_envs.games.collab_capture.bots import greedy_action
 from tom_envs.games.collab_capture.rules import (
+    DOORS,
     MAZE,
     PLAYER_NAMES,
+    ROOMS,
     SCENARIOS,
+    Action,
     closed_doors,
     next_room,
 )
 from tom_envs.games.collab_capture.text import action_text
-from tom_envs.games.joint_planner import planner_for
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
-from tom_envs.qa.joint import best_action_item
+from tom_envs.qa.items import QAItem, Scenario, situation_set
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 
 KINDS = {
     "blocked_path": "a closed door lies on every shortest path from you to the thief",
@@ -48,13 +53,59 @@ SCENARIOS: list[dict[str, Any]] = [
     for seats in qa_partner.SEATINGS
 ]
 
-#: The partner models the ToM answerability check considers (see :mod:`.qa_partner`).
-MODELS: dict[str, qa_partner.Model] = {
-    "greedy": lambda bundle, state, seat: frozenset(
-        {greedy_action(bundle.game.observe(state, seat))}
-    ),
-    "optimal": qa_partner.optimal_model,
+def _chase(game: Any, state: Any, seat: int) -> int:
+    return greedy_action(game.observe(state, seat))
+
+
+def _open(game: Any, state: Any, seat: int) -> int:
+    """Go to the button room of a closed door (the nearest; ties: door order) and press it;
+    with every door open, chase."""
+    closed = closed_doors(state.doors)
+    here = state.rooms[seat]
+    shut = [d for d, is_open in zip(DOORS, state.doors, strict=True) if not is_open]
+    if any(d.button == here for d in shut):
+        return int(Action.PRESS)
+    reach = [(MAZE.distance(here, d.button, closed), i, d) for i, d in enumerate(shut)]
+    reach = [r for r in reach if r[0] is not None]
+    if not reach:
+        return _chase(game, state, seat)
+    _, _, door = min(reach)
+    return qa_partner.step(MAZE, here, door.button, closed, int(Action.STAY))
+
+
+def _follow(game: Any, state: Any, seat: int) -> int:
+    closed = closed_doors(state.doors)
+    return qa_partner.step(MAZE, state.rooms[seat], state.rooms[1 - seat], closed,
+                           int(Action.STAY))  # fmt: skip
+
+
+def _hold(game: Any, state: Any, seat: int) -> int:
+    return int(Action.STAY)
+
+
+#: The partner rules ToM items name (the first is the partner-blind reasoner's default).
+RULES: dict[str, qa_partner.Rule] = {
+    "chase": _chase,
+    "open": _open,
+    "follow": _follow,
+    "hold": _hold,
 }
+
+FAMILY = qa_partner.Family(
+    rules=RULES,
+    text=(
+        "Your partner plays every game by one fixed rule, one of these: chase (step along a "
+        "shortest path through the open doors toward the thief's room; stay if there is none); "
+        "open (while a door is closed, go to the room of its button, the nearest first, and "
+        "press it; with every door open, chase); follow (step along a shortest path toward "
+        "you); or hold (stay in its room)."
+    ),
+    me=_chase,
+    action_text=action_text,
+    mover="thief",
+    names=PLAYER_NAMES,
+    rooms=ROOMS,
+)
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -87,83 +138,74 @@ def _reachable_within(room: int, steps: int, closed: Any) -> int:
     return len(dist) - 1
 
 
-def history_lines(bundle: Any, scenario: Scenario) -> list[str]:
-    """One line per turn played: both players' choices and the thief's move."""
-    return qa_partner.turn_lines(bundle, scenario, PLAYER_NAMES, action_text, "thief")
+def _view_context(bundle: Any, state: Any, player: int) -> str:
+    """The asked player's rules prompt and its observation of ``state`` (no history)."""
+    view = bundle.game.observe(state, player)
+    return f"{bundle.text.rules_prompt(view)}\n\n{bundle.text.observation_text(view)}"
 
 
-def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
-    """The asked player's rules prompt, the turns played so far and its current observation."""
-    return qa_partner.context_with_history(
-        bundle, state, player, history_lines(bundle, scenario)
-    )
+def _distance_text(d: Any) -> str:
+    return "unreachable with the doors as they are" if d == UNREACHABLE else str(d)
+
+
+#: The key of a distance item when no path through the open doors exists.
+UNREACHABLE = 99
 
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for ``player`` in ``state``."""
-
+    """EC, ToM and JP contrast sets for ``player`` in ``state``."""
     game = bundle.game
+    if game.is_terminal(state):
+        return []
     base = f"capture/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    make = ItemMaker(base, scenario, context(bundle, state, player, scenario))
-    items: list[QAItem] = []
+    rng = np.random.default_rng([scenario.seed, state.turn, player, 29])
     closed = closed_doors(state.doors)
-    opts = ["1", "2", "3", "4", "5", "6", "unreachable with the doors as they are"]
-    for kind, who, room in (
-        ("moves_to_thief", "you", state.rooms[player]),
-        ("partner_moves_to_thief", "your partner", state.rooms[1 - player]),
+    me, mate = state.rooms[player], state.rooms[1 - player]
+    thief_at = [(f"thief{r}", replace(state, thief=r)) for r in ROOMS if r not in (me, mate)]
+
+    def ctx(st: Any) -> str:
+        return _view_context(bundle, st, player)
+
+    def moves(seat: int) -> Any:
+        def key(st: Any) -> int:
+            d = MAZE.distance(st.rooms[seat], st.thief, closed)
+            return UNREACHABLE if d is None else d
+
+        return key
+
+    items: list[QAItem] = []
+    for kind, who, seat in (
+        ("moves_to_thief", "you", player),
+        ("partner_moves_to_thief", "your partner", 1 - player),
     ):
-        d = MAZE.distance(room, state.thief, closed)
-        if d != 0 and (d is None or d <= 6):
-            items.append(
-                make(
-                    "EC",
-                    kind,
-                    (
-                        "Through the doors as they are now, what is the fewest number of moves "
-                        f"that takes {who} to the thief's current room?"
-                    ),
-                    tuple(opts),
-                    (6 if d is None else d - 1,),
-                    "rules",
-                )
-            )
-    n = _reachable_within(state.rooms[player], 2, closed)
-    items.append(
-        make(
-            "EC",
-            "rooms_within_two_moves",
-            (
-                "Through the doors as they are now, how many other rooms can you reach in at most "
-                "two moves?"
-            ),
-            tuple(str(k) for k in range(1, 9)),
-            (n - 1,),
-            "rules",
-        )
-    )
-    item = qa_partner.partner_room_item(bundle, state, player, scenario, make, next_room)
-    if item is not None:
-        items.append(item)
-    item = best_action_item(
-        bundle, state, player, scenario, planner_for(type(game), game.config), base,
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now so that the team catches the thief as soon as possible?",
+        items += situation_set(
+            base, "EC", kind,
+            "Through the doors as they are now, what is the fewest number of moves that takes "
+            f"{who} to the thief's current room?",
+            "rules", scenario, thief_at, moves(seat), _distance_text, ctx, rng,
+        )  # fmt: skip
+    mine_at = []
+    for r in ROOMS:
+        if r not in (mate, state.thief):
+            rooms = (r, mate) if player == 0 else (mate, r)
+            mine_at.append((f"me{r}", replace(state, rooms=rooms)))
+    items += situation_set(
+        base, "EC", "rooms_within_two_moves",
+        "Through the doors as they are now, how many other rooms can you reach in at most two "
+        "moves?",
+        "rules", scenario, mine_at,
+        lambda st: _reachable_within(st.rooms[player], 2, closed), str, ctx, rng,
     )  # fmt: skip
-    if item is not None:  # the shared builder's context has no history: give it this one
-        items.append(replace(item, context=make.context, answers=tuple(sorted(item.answers))))
+    question = (
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now so that the team catches the thief as soon as possible?"
+    )
+    items += qa_partner.partner_and_plan_sets(
+        bundle, state, player, scenario, base, FAMILY, next_room, question, thief_at, ctx, rng,
+    )  # fmt: skip
     return items
 
 
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """Recompute the key from the state rebuilt from the asked player's view (the game is fully
-    observable): EC from the maze and doors, JP from the exact planner, ToM from the partner's
-    choices in the history (:func:`~.qa_partner.partner_room_answerable`)."""
-    view = bundle.game.observe(state, item.scenario.player)
-    visible = state_from_view(view)
-    if visible != state:
-        return False
-    if item.type == "ToM":
-        return qa_partner.partner_room_answerable(bundle, visible, item, MODELS, next_room)
-    if item.type == "JP":
-        return qa_partner.best_action_answerable(bundle, visible, item)
-    return True
+def blind(bundle: Any, state: Any, item: QAItem) -> int:
+    """The partner-blind reasoner on a ToM twin: where chasing takes the partner."""
+    return qa_partner.blind(FAMILY, bundle, state, item, next_room)

@@ -1,46 +1,51 @@
-"""Partner-prediction ToM items for the two-player room-maze games (CollabCapture, CollabEscape).
+"""Partner-prediction contrast sets for the two-player room-maze games (CollabCapture,
+CollabEscape), and the shared item helpers of their generators.
 
-The question put to a player is where its partner will be after the partner's next action. The
-partner's policy is never stated: the context shows the turns played so far (every room, every
-choice), and the asker has to infer from them how the partner plays.
+The question put to a player is where its partner will be after the partner's next decision.
+The partner plays every game by one rule of a stated family (each game's ``RULES``: chase the
+thief, open a closed door, follow you, hold its room...). Its rule is never stated: the context
+shows an earlier game in which the partner played by it (its evidence), then the current
+situation, with no history of the current game.
 
-* **Key** (:func:`partner_room_item`): the room the bot that actually played the partner's seat
-  (``greedy`` or ``optimal``) moves to, computed by running that bot on the state.
-* **Answerability** (:func:`partner_room_answerable`): recomputed from the context only. The two
-  goal-directed ways a partner plays these games are the models (the shortest-path greedy bot and
-  the team-optimal planner, whose part may be any optimal joint action's). A model is kept when
-  every choice the partner made in the history is one it could have made; the item is answerable
-  when at least one model is kept, the partner has made at least one choice, every kept model
-  puts the partner in the same room, and that room is the key.
+* **Evidence**: the first turns of an earlier game in the same maze from other starting rooms
+  (drawn per situation), the partner playing its rule: the rooms it names say nothing of the
+  current positions.
+* **Twins** (:func:`partner_room_set`): the same current situation with the evidence of a
+  different rule, one twin per distinct key (the room the rule takes the partner to next), a
+  rule drawn per key. Every twin's key follows from its own evidence: every rule of the family
+  that would have made each of the partner's choices in it predicts the same room.
+* The options of every twin are the set's keys: a reasoner that sees the whole current state but
+  not the partner's behaviour (:func:`blind`) is right on exactly one twin of each set.
 
-Nothing here is game logic: each game supplies its models, its ``next_room`` rule and its history
-lines. CollabEscape imports this module from the CollabCapture package, where it was written
+Nothing here is game logic: each game supplies its rules, its move text and its evidence game's
+seats. CollabEscape imports this module from the CollabCapture package, where it was written
 first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 from gymnasium.utils import seeding
 
 from tom_envs.games.joint_planner import planner_for
-from tom_envs.qa.generate import bot_action
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.qa.items import QAItem, Scenario, contrast_set
 
-#: A partner model: ``(bundle, state, seat) -> the actions it may take there``.
-Model = Callable[[Any, Any, int], frozenset[int]]
+#: A partner rule: ``(game, state, seat) -> action`` (deterministic).
+Rule = Callable[[Any, Any, int], int]
 
-#: The ToM question (no policy is stated; the history shows how the partner plays).
-QUESTION = (
-    "Judging by your partner's choices so far, where will your partner be right after its next "
-    "decision?"
-)
+#: Turns of the earlier game shown as evidence (fewer when it ends sooner).
+EVIDENCE_TURNS = 8
+
+#: The ToM question (the family is stated before it by the game).
+QUESTION = "Where will your partner be right after its next decision in the current game?"
 
 
-#: The seatings scenarios are played with: every pairing of a random, a greedy and an optimal
-#: player that has at least one scripted seat (the partner whose behaviour ToM items ask about).
+#: The seatings scenarios are played with (the current situations): every pairing of a random,
+#: a greedy and an optimal player.
 SEATINGS: tuple[list[str], ...] = (
     ["random", "greedy"],
     ["random", "optimal"],
@@ -51,6 +56,29 @@ SEATINGS: tuple[list[str], ...] = (
     ["greedy", "optimal"],
     ["optimal", "optimal"],
 )
+
+
+@dataclass(frozen=True)
+class Family:
+    """A game's partner rules and how to show them.
+
+    Attributes:
+        rules: name -> rule, in the order the question lists them.
+        text: the family as the question states it.
+        me: the rule the asked player's seat plays in the evidence game.
+        action_text: ``(action, room) -> text`` of a move.
+        mover: the adversary's attribute on the state (``"thief"``, ``"killer"``).
+        names: the players' names.
+        rooms: the maze's rooms (the evidence game's starts are drawn from them).
+    """
+
+    rules: Mapping[str, Rule]
+    text: str
+    me: Rule
+    action_text: Callable[[int, int], str]
+    mover: str
+    names: Sequence[str]
+    rooms: Sequence[int]
 
 
 def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
@@ -66,91 +94,148 @@ def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
     return out
 
 
-def optimal_model(bundle: Any, state: Any, seat: int) -> frozenset[int]:
-    """The seat's part of every optimal joint action (``tom_envs/games/joint_planner.py``)."""
-
+def evidence_game(
+    bundle: Any, family: Family, rule: str, player: int, seed: int
+) -> list[tuple[Any, dict[int, int], Any]]:
+    """The earlier game shown as evidence: ``(state, joint action, next state)`` per turn, the
+    partner playing ``rule``, the asked player ``family.me``, in the same maze (doors as the
+    scenario sets them) from other starting rooms drawn by ``seed`` (so that the rooms it names
+    carry no hint of the current situation), the game's chance seeded by ``seed``."""
     game = bundle.game
-    planner = planner_for(type(game), game.config)
-    return frozenset(int(j[seat]) for j in planner.optimal_joint_actions(state))
+    draw = np.random.default_rng([seed, 3]).choice(list(family.rooms), 3, replace=False)
+    starts = tuple(int(r) for r in draw)
+    game = type(game)(replace(game.config, starts=starts))
+    rng, _ = seeding.np_random(seed)
+    state = game.initial_state(rng)
+    out = []
+    partner = 1 - player
+    for _ in range(EVIDENCE_TURNS):
+        if game.is_terminal(state):
+            break
+        acts = {player: int(family.me(game, state, player)),
+                partner: int(family.rules[rule](game, state, partner))}  # fmt: skip
+        nxt = game.step(state, acts, rng).state
+        out.append((state, acts, nxt))
+        state = nxt
+    return out
 
 
-def consistent_models(
-    bundle: Any, scenario: Scenario, models: Mapping[str, Model], seat: int
+def evidence_text(family: Family, turns: Sequence[tuple[Any, dict[int, int], Any]]) -> str:
+    """The evidence block: one line per turn of the earlier game."""
+    lines = []
+    for t, (before, acts, after) in enumerate(turns):
+        chose = "; ".join(
+            f'{family.names[p]} chose "{family.action_text(acts[p], before.rooms[p])}"'
+            for p in (0, 1)
+        )
+        lines.append(
+            f"Turn {t + 1}: {chose}; the {family.mover} went from room "
+            f"{getattr(before, family.mover)} to room {getattr(after, family.mover)}."
+        )
+    return (
+        "An earlier game in this maze (other starting rooms), which your partner played by the "
+        "same rule as now, oldest turn first:\n" + "\n".join(lines)
+    )
+
+
+def consistent(
+    family: Family, game: Any, turns: Sequence[tuple[Any, dict[int, int], Any]], seat: int
 ) -> list[str]:
-    """The models under which every past choice of ``seat`` (shown in the context) was possible."""
-    states = states_before(scenario, bundle)
-    keep = []
-    for name, model in models.items():
-        if all(
-            int(acts[seat]) in model(bundle, st, seat)
-            for st, acts in zip(states, scenario.actions, strict=False)
-            if seat in acts
-        ):
-            keep.append(name)
-    return keep
+    """The rules that would have made every choice of ``seat`` shown in ``turns``."""
+    return [
+        name
+        for name, rule in family.rules.items()
+        if all(int(rule(game, st, seat)) == acts[seat] for st, acts, _ in turns)
+    ]
 
 
-def partner_room_item(
+def partner_room_set(
     bundle: Any,
     state: Any,
     player: int,
     scenario: Scenario,
-    make: ItemMaker,
+    base: str,
+    family: Family,
     next_room: Callable[[int, int], int],
-) -> QAItem | None:
-    """ToM ``partner_next_room``: the room the partner's own bot takes it to next (options: its
-    room and the rooms it can move to, by room number)."""
+    context: Callable[[str], str],
+) -> list[QAItem]:
+    """ToM ``partner_next_room``: the contrast set of the situation (see the module docstring);
+    ``context(evidence)`` is the item's context around the evidence block."""
     game = bundle.game
-    other = 1 - player
-    partner = scenario.seats[other] if len(scenario.seats) == 2 else ""
-    if partner not in ("greedy", "optimal") or not scenario.actions:
-        return None
-    here = state.rooms[other]
-    rooms = sorted({next_room(a, here) for a in game.legal_actions(state, other)})
-    if len(rooms) < 2:
-        return None
-    action = bot_action(bundle, state, other, partner, scenario.seed)
-    target = next_room(action, here)
-    return make(
-        "ToM",
-        "partner_next_room",
-        QUESTION,
-        tuple(f"Room {r}" for r in rooms),
-        (rooms.index(target),),
-        "partner_policy",
-        details={"partner": partner, "rooms": rooms},
-    )
+    partner = 1 - player
+    if game.is_terminal(state) or partner not in game.current_players(state):
+        return []
+    here = state.rooms[partner]
+    seed = int(np.random.default_rng([scenario.seed, len(scenario.actions), 41]).integers(2**31))
+    keys = {name: next_room(int(rule(game, state, partner)), here)
+            for name, rule in family.rules.items()}  # fmt: skip
+    by_key: dict[int, list[tuple[str, list]]] = {}
+    for name in family.rules:
+        turns = evidence_game(bundle, family, name, player, seed)
+        if not turns:
+            continue
+        rivals = consistent(family, game, turns, partner)
+        if all(keys[r] == keys[name] for r in rivals):
+            by_key.setdefault(keys[name], []).append((name, turns))
+    if len(by_key) < 2:
+        return []
+    rng = np.random.default_rng([scenario.seed, len(scenario.actions), player, 43])
+    twins = []
+    for room in sorted(by_key):
+        name, turns = by_key[room][int(rng.integers(len(by_key[room])))]
+        twin = replace(scenario, variant=name)
+        twins.append((twin, context(evidence_text(family, turns)), room, f"Room {room}"))
+    return contrast_set(base, "ToM", "partner_next_room", f"{family.text} {QUESTION}",
+                        "partner_policy", twins, details={"evidence_seed": seed})  # fmt: skip
 
 
-def partner_room_answerable(
+def partner_and_plan_sets(
     bundle: Any,
     state: Any,
-    item: QAItem,
-    models: Mapping[str, Model],
+    player: int,
+    scenario: Scenario,
+    base: str,
+    family: Family,
     next_room: Callable[[int, int], int],
-) -> bool:
-    """The key, recomputed from the history the context shows (see the module docstring)."""
-    other = 1 - item.scenario.player
-    if not any(other in acts for acts in item.scenario.actions):
-        return False
-    kept = consistent_models(bundle, item.scenario, models, other)
-    if not kept:
-        return False
-    here = state.rooms[other]
-    predicted = {next_room(a, here) for name in kept for a in models[name](bundle, state, other)}
-    if len(predicted) != 1:
-        return False
-    rooms = item.details["rooms"]
-    keyed = [rooms[a] for a in _unarranged(item)]
-    return keyed == sorted(predicted)
+    question: str,
+    edits: Sequence[tuple[str, Any]],
+    context: Callable[[Any], str],
+    rng: np.random.Generator,
+) -> list[QAItem]:
+    """The ToM ``partner_next_room`` set and the JP ``best_action`` set (your part of the team's
+    optimal joint action, exact planner; twins: the situation ``edits``, e.g. the adversary in
+    other rooms) of a maze game's situation."""
+    from tom_envs.qa.items import situation_set
+    from tom_envs.qa.joint import best_action_item
+
+    items = partner_room_set(
+        bundle, state, player, scenario, base, family, next_room,
+        lambda evidence: context_with_evidence(bundle, state, player, evidence),
+    )  # fmt: skip
+    game = bundle.game
+    planner = planner_for(type(game), game.config)
+
+    def best(st: Any) -> str | None:
+        try:
+            item = best_action_item(bundle, st, player, scenario, planner, base, question)
+        except KeyError:  # a counterfactual the planner's search never reaches: not asked
+            return None
+        return None if item is None else item.options[item.answer]
+
+    return items + situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
+                                 edits, best, str, context, rng)  # fmt: skip
 
 
-def _unarranged(item: QAItem) -> tuple[int, ...]:
-    """The item's answers in the option order the game wrote (before balancing)."""
-    order = item.details.get("order")
-    if order is None:
-        return item.answers
-    return tuple(sorted(order[a] for a in item.answers))
+def blind(family: Family, bundle: Any, state: Any, item: QAItem,
+          next_room: Callable[[int, int], int]) -> int:  # fmt: skip
+    """The partner-blind reasoner: the room the family's first rule (the natural default: chase
+    the adversary, or repair) takes the partner to, if it is an option, else the first option.
+    It reads the current state only, so it picks the same option on every twin."""
+    partner = 1 - item.scenario.player
+    first = next(iter(family.rules.values()))
+    room = next_room(int(first(bundle.game, state, partner)), state.rooms[partner])
+    text = f"Room {room}"
+    return item.options.index(text) if text in item.options else 0
 
 
 def turn_lines(
@@ -160,8 +245,8 @@ def turn_lines(
     action_text: Callable[[int, int], str],
     mover: str,
 ) -> list[str]:
-    """One line per turn played: both players' choices and the ``mover``'s move (the thief in
-    Capture, the killer in Escape: an attribute of the state holding its room)."""
+    """One line per turn of the current game: both players' choices and the ``mover``'s move (the
+    thief in Capture, the killer in Escape: an attribute of the state holding its room)."""
     states = states_before(scenario, bundle)
     out = []
     for t, acts in enumerate(scenario.actions):
@@ -184,6 +269,14 @@ def context_with_history(bundle: Any, state: Any, player: int, lines: Sequence[s
     return "\n\n".join(p for p in parts if p)
 
 
+def context_with_evidence(bundle: Any, state: Any, player: int, evidence: str) -> str:
+    """The asked player's rules prompt, the partner's evidence and the current observation."""
+    view = bundle.game.observe(state, player)
+    text = bundle.text
+    return "\n\n".join([text.rules_prompt(view), evidence,
+                        "The current game:\n" + text.observation_text(view)])  # fmt: skip
+
+
 def history_block(lines: Sequence[str]) -> str:
     """The turns played so far, one line each, under a heading ("" when none were played)."""
     if not lines:
@@ -193,8 +286,7 @@ def history_block(lines: Sequence[str]) -> str:
 
 def best_action_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
     """JP: the exact planner, run on ``visible`` (the state rebuilt from the asked player's
-    view), keys the same set of options (compared as sets: the shared builder may list tied
-    answers out of order)."""
+    view), keys the same option."""
     from tom_envs.qa.joint import best_action_item
 
     game = bundle.game
@@ -202,4 +294,50 @@ def best_action_answerable(bundle: Any, visible: Any, item: QAItem) -> bool:
     fresh = best_action_item(
         bundle, visible, item.scenario.player, item.scenario, planner, "check", item.question
     )
-    return fresh is not None and sorted(fresh.answers) == list(_unarranged(item))
+    return fresh is not None and fresh.options[fresh.answer] == item.options[item.answer]
+
+
+def step(maze: Any, src: int, dst: int, closed: Any = frozenset(), stay: int = 0) -> int:
+    """The move one step along a shortest path from ``src`` to ``dst`` (``stay`` when there or
+    when ``dst`` cannot be reached)."""
+    nxt = maze.step_toward(src, dst, closed) if closed else maze.step_toward(src, dst)
+    return stay if nxt is None else int(nxt)
+
+
+def farthest_from(maze: Any, src: int, threat: int, closed: Any = frozenset(),
+                  stay: int = 0) -> int:  # fmt: skip
+    """The move to the neighbouring room farthest (in moves) from ``threat``'s room, or ``stay``
+    when no neighbour is farther than ``src`` (ties: listed order)."""
+
+    def dist(room: int) -> float:
+        d = maze.distance(threat, room, closed) if closed else maze.distance(threat, room)
+        return float("inf") if d is None else float(d)
+
+    best, best_d = stay, dist(src)
+    for n in maze.neighbors(src, closed) if closed else maze.out(src):
+        if dist(n) > best_d:
+            best, best_d = int(n), dist(n)
+    return best
+
+
+__all__ = [
+    "EVIDENCE_TURNS",
+    "QUESTION",
+    "SEATINGS",
+    "Family",
+    "Rule",
+    "best_action_answerable",
+    "blind",
+    "consistent",
+    "context_with_evidence",
+    "context_with_history",
+    "evidence_game",
+    "evidence_text",
+    "farthest_from",
+    "history_block",
+    "partner_and_plan_sets",
+    "partner_room_set",
+    "states_before",
+    "step",
+    "turn_lines",
+]

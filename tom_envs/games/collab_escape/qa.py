@@ -1,22 +1,23 @@
 """CoordinationQA for CollabEscape: EC from the maze and the generators, ToM from the
 partner's behaviour, JP from the exhaustive joint planner (exact over the killer's random moves).
 
-The context is the rules, the turns played so far (every player's choice and the killer's move)
-and the current state.
+Every item comes in a contrast set: twins that share the question and the options (the set's
+keys, one per twin) and differ in one thing.
 
-* **EC** ``partner_moves_to_gate``: the fewest moves from your partner's room to the exit gate
-  along the passages (two are one-way), options 0..6.
-  ``moves_to_generator``: your fewest moves to a generator that still needs fixing;
-  ``killer_next_rooms``: which rooms the killer can enter with its next move (one-way passages).
-* **ToM** ``partner_next_room``: where the partner will be after its next action, keyed by the
-  bot that played its seat (greedy or optimal, never stated); kept only when the partner's past
-  choices in the history rule out every model of a partner that disagrees
+* **EC** (the context: the rules and the current state): ``partner_moves_to_gate``: the fewest
+  moves from your partner's room to the exit gate (two passages are one-way; twins: the partner
+  in other rooms); ``moves_to_generator``: your fewest moves to a generator that still needs
+  fixing (twins: you in other rooms); ``killer_moves_to_you``: the killer's fewest moves to your
+  room (twins: the killer in other rooms).
+* **ToM** ``partner_next_room``: where the partner will be after its next decision. The partner
+  plays by one rule of :data:`RULES` (repair, run, follow, wait; the family is stated, the rule
+  is not); the context shows an earlier game it played by that rule, then the current situation.
+  Twins: the same situation with the evidence of another rule
   (:mod:`~tom_envs.games.collab_capture.qa_partner`, shared with CollabCapture).
 * **JP** ``best_action``: your part of the team's optimal joint action (highest escape
-  probability, then fewest expected turns); kept when it beats every other option by 0.1 in
-  probability or one expected turn.
+  probability, then fewest expected turns), keyed where exactly one action is best by 0.1 in
+  probability or one expected turn (twins: the killer in other rooms).
 """
-
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,15 +26,14 @@ from typing import Any
 import numpy as np
 
 from tom_envs.games.collab_capture import qa_partner
-from tom_envs.games.collab_escape.bots import greedy_action, state_from_view
-from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, next_room
+from tom_envs.games.collab_escape.bots import greedy_action
+from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, Action, next_room
+from tom_envs.games.collab_escape.rules import ROOMS as CODED_ROOMS
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.games.collab_escape.text import action_text
-from tom_envs.games.joint_planner import planner_for
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
-from tom_envs.qa.joint import best_action_item
+from tom_envs.qa.items import QAItem, Scenario, situation_set
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 KINDS = {
     "killer_adjacent": "the killer is one move away from you",
@@ -47,13 +47,47 @@ SCENARIOS: list[dict[str, Any]] = [
     for seats in qa_partner.SEATINGS
 ]
 
-#: The partner models the ToM answerability check considers (see ``qa_partner``).
-MODELS: dict[str, qa_partner.Model] = {
-    "greedy": lambda bundle, state, seat: frozenset(
-        {greedy_action(bundle.game.observe(state, seat), bundle.game.maze)}
-    ),
-    "optimal": qa_partner.optimal_model,
+def _repair(game: Any, state: Any, seat: int) -> int:
+    return greedy_action(game.observe(state, seat), game.maze)
+
+
+def _run(game: Any, state: Any, seat: int) -> int:
+    return qa_partner.farthest_from(game.maze, state.rooms[seat], state.killer,
+                                    stay=int(Action.WAIT))  # fmt: skip
+
+
+def _follow(game: Any, state: Any, seat: int) -> int:
+    return qa_partner.step(game.maze, state.rooms[seat], state.rooms[1 - seat],
+                           stay=int(Action.WAIT))  # fmt: skip
+
+
+def _wait(game: Any, state: Any, seat: int) -> int:
+    return int(Action.WAIT)
+
+
+#: The partner rules ToM items name (the first is the partner-blind reasoner's default).
+RULES: dict[str, qa_partner.Rule] = {
+    "repair": _repair,
+    "run": _run,
+    "follow": _follow,
+    "wait": _wait,
 }
+
+FAMILY = qa_partner.Family(
+    rules=RULES,
+    text=(
+        "Your partner plays every game by one fixed rule, one of these: repair (fix the "
+        "generator in its room if it needs fixing, else walk a shortest path to the nearest "
+        "generator that does, and once the gate is open walk to the gate); run (move to the "
+        "neighbouring room farthest from the killer, or wait if none is farther than its own); "
+        "follow (step along a shortest path toward you); or wait (stay where it is)."
+    ),
+    me=_repair,
+    action_text=action_text,
+    mover="killer",
+    names=PLAYER_NAMES,
+    rooms=CODED_ROOMS,
+)
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -69,104 +103,85 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def history_lines(bundle: Any, scenario: Scenario) -> list[str]:
-    """One line per turn played: both players' choices and the killer's move."""
-    return qa_partner.turn_lines(bundle, scenario, PLAYER_NAMES, action_text, "killer")
+def _view_context(bundle: Any, state: Any, player: int) -> str:
+    """The asked player's rules prompt and its observation of ``state`` (no history)."""
+    view = bundle.game.observe(state, player)
+    return f"{bundle.text.rules_prompt(view)}\n\n{bundle.text.observation_text(view)}"
 
 
-def context(bundle: Any, state: Any, player: int, scenario: Scenario) -> str:
-    """The asked player's rules prompt, the turns played so far and its current observation."""
-    return qa_partner.context_with_history(
-        bundle, state, player, history_lines(bundle, scenario)
-    )
+def _moved(state: Any, seat: int, room: int) -> Any:
+    """``state`` with ``seat`` in ``room`` (and not fixing: it did not fix there)."""
+    rooms = list(state.rooms)
+    rooms[seat] = room
+    fixing = list(state.fixing)
+    fixing[seat] = False
+    return replace(state, rooms=tuple(rooms), fixing=tuple(fixing))
+
+
+#: The key of a distance item when no path exists.
+UNREACHABLE = 99
+
+
+def _distance_text(d: Any) -> str:
+    return "it cannot get there" if d == UNREACHABLE else str(d)
 
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for ``player`` in ``state``."""
-
+    """EC, ToM and JP contrast sets for ``player`` in ``state``."""
     game = bundle.game
+    if game.is_terminal(state):
+        return []
     maze = game.maze
     base = f"escape/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    make = ItemMaker(base, scenario, context(bundle, state, player, scenario))
+    rng = np.random.default_rng([scenario.seed, state.turn, player, 31])
+    me, mate = state.rooms[player], state.rooms[1 - player]
+    free = [r for r in maze.rooms if r not in (me, mate, state.killer)]
+
+    def ctx(st: Any) -> str:
+        return _view_context(bundle, st, player)
+
+    def dist(src: int, dst: int) -> int:
+        d = maze.distance(src, dst)
+        return UNREACHABLE if d is None else d
+
     items: list[QAItem] = []
-    d = maze.distance(state.rooms[1 - player], GATE)
-    if d is not None and d <= 6:
-        items.append(
-            make(
-                "EC",
-                "partner_moves_to_gate",
-                (
-                    f"Once both generators are repaired, what is the fewest number of moves your "
-                    f"partner needs from its current room to reach the exit gate in room {GATE}?"
-                ),
-                tuple(str(k) for k in range(7)),
-                (d,),
-                "rules",
-            )
-        )
-    broken = [
-        g for g, f in zip(GENERATORS, state.fixes, strict=True) if f < game.config.fixes_needed
-    ]
+    mate_at = [(f"partner{r}", _moved(state, 1 - player, r)) for r in free if r != GATE]
+    items += situation_set(
+        base, "EC", "partner_moves_to_gate",
+        "Once both generators are repaired, what is the fewest number of moves your partner "
+        f"needs from its current room to reach the exit gate in room {GATE}?",
+        "rules", scenario, mate_at, lambda st: dist(st.rooms[1 - player], GATE), _distance_text,
+        ctx, rng,
+    )  # fmt: skip
+    broken = [g for g, f in zip(GENERATORS, state.fixes, strict=True)
+              if f < game.config.fixes_needed]  # fmt: skip
     if broken:
         target = broken[(scenario.seed + state.turn) % len(broken)]
-        d = maze.distance(state.rooms[player], target)
-        if d is not None and d <= 6:
-            items.append(
-                make(
-                    "EC",
-                    "moves_to_generator",
-                    (
-                        "What is the fewest number of moves that takes you from your current room "
-                        f"to the generator in room {target}?"
-                    ),
-                    tuple(str(k) for k in range(7)),
-                    (d,),
-                    "rules",
-                )
-            )
-    rooms = sorted(maze.out(state.killer))
-    if len(rooms) >= 2:
-        others = [r for r in maze.rooms if r not in rooms and r != state.killer]
-        rng = np.random.default_rng([scenario.seed, state.turn, player, 23])
-        extra = [
-            int(r)
-            for r in rng.choice(others, size=min(len(others), 5 - len(rooms) + 1), replace=False)
-        ]
-        shown = sorted({*rooms[:2], *extra})
-        items.append(
-            make(
-                "EC",
-                "killer_next_rooms",
-                "Which of these rooms can the killer enter with its next move?",
-                tuple(f"Room {r}" for r in shown),
-                tuple(i for i, r in enumerate(shown) if r in rooms),
-                "rules",
-            )
-        )
-    item = qa_partner.partner_room_item(bundle, state, player, scenario, make, next_room)
-    if item is not None:
-        items.append(item)
-    item = best_action_item(
-        bundle, state, player, scenario, planner_for(type(game), game.config), base,
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now to give the team the best chance to escape, as soon as possible?",
+        me_at = [(f"me{r}", _moved(state, player, r)) for r in free if r != target]
+        items += situation_set(
+            base, "EC", "moves_to_generator",
+            "What is the fewest number of moves that takes you from your current room to the "
+            f"generator in room {target}?",
+            "rules", scenario, me_at, lambda st: dist(st.rooms[player], target), _distance_text,
+            ctx, rng,
+        )  # fmt: skip
+    killer_at = [(f"killer{r}", replace(state, killer=r)) for r in free]
+    items += situation_set(
+        base, "EC", "killer_moves_to_you",
+        "Along the passages (some are one-way), what is the fewest number of moves the killer "
+        "needs to reach your room?",
+        "rules", scenario, killer_at, lambda st: dist(st.killer, me), _distance_text, ctx, rng,
     )  # fmt: skip
-    if item is not None:  # the shared builder's context has no history: give it this one
-        items.append(replace(item, context=make.context, answers=tuple(sorted(item.answers))))
+    question = (
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now to give the team the best chance to escape, as soon as possible?"
+    )
+    items += qa_partner.partner_and_plan_sets(
+        bundle, state, player, scenario, base, FAMILY, next_room, question, killer_at, ctx, rng,
+    )  # fmt: skip
     return items
 
 
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """Recompute the key from the state rebuilt from the asked player's view (everything but
-    chance is visible): EC from the maze, JP from the exact planner, ToM from the partner's
-    choices in the history (``qa_partner.partner_room_answerable``)."""
-    game = bundle.game
-    view = game.observe(state, item.scenario.player)
-    visible = state_from_view(view)
-    if visible != state:
-        return False
-    if item.type == "ToM":
-        return qa_partner.partner_room_answerable(bundle, visible, item, MODELS, next_room)
-    if item.type == "JP":
-        return qa_partner.best_action_answerable(bundle, visible, item)
-    return True
+def blind(bundle: Any, state: Any, item: QAItem) -> int:
+    """The partner-blind reasoner on a ToM twin: where repairing takes the partner."""
+    return qa_partner.blind(FAMILY, bundle, state, item, next_room)

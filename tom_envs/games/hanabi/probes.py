@@ -19,6 +19,14 @@ Knowing a colour (rank) means one plausible colour (rank) is left after the reve
 card is playable means every plausible colour-rank combination would continue its stack now.
 Reveals are public, so the second-order answer equals the introspective one: what makes it a
 probe is whether the agent realises it. Questions never mention what the player cannot see.
+
+The probes are asked at the player's decision (the default moment), from the observation it acts
+on. An agent receives the text, the options and the subject (the partner's name and the card
+index). The partner-blind answer (``Probe.no_tom``, the known group that reasons about the cards
+but ignores what the partner was told) is what the asker itself knows: it sees a partner's card,
+so it "knows" its colour and rank, and it knows the card is playable exactly when it is; about its
+own cards its knowledge is the truth. So ``partner_knows_mine`` (whose truth is the asker's own
+knowledge) cannot separate the known groups: the reports mark it as no ToM measure.
 """
 
 from __future__ import annotations
@@ -55,6 +63,12 @@ def knows_playable(code: int, fireworks: tuple[int, ...]) -> bool:
     return bool(colors and ranks) and all(fireworks[c] == r for c in colors for r in ranks)
 
 
+def _playable(card: int, ranks: int, fireworks: tuple[int, ...]) -> bool:
+    """Whether ``card`` (``colour * ranks + rank``) would continue its stack now."""
+    color, rank = divmod(card, ranks)
+    return color < len(fireworks) and fireworks[color] == rank
+
+
 class HanabiProbes:
     """``(state, player) -> [Probe]`` for a configured game (the bundle's ``probes``)."""
 
@@ -73,8 +87,11 @@ class HanabiProbes:
         for o in range(1, n):
             seat = (player + o) % n
             name, pron = t.name(seat), t.pronoun(seat)
+            hand = state.hands[seat]
             for i, code in enumerate(self.game.card_knowledge(state, seat)):
                 about = {"seat": seat, "offset": o, "card": i}
+                subject = {"target": name, "card": i}
+                playable = _yn(_playable(hand[i], self.game.ranks, state.fireworks))
                 out.append(
                     Probe(
                         f"p{o}.card{i}.color",
@@ -84,6 +101,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_color(code)),
                         about,
+                        no_tom="yes",  # the asker sees the card
+                        subject=subject,
                     )
                 )
                 out.append(
@@ -95,6 +114,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_rank(code)),
                         about,
+                        no_tom="yes",  # the asker sees the card
+                        subject=subject,
                     )
                 )
                 out.append(
@@ -106,6 +127,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_playable(code, state.fireworks)),
                         about,
+                        no_tom=playable,
+                        subject=subject,
                     )
                 )
         if self.mode == "all":
@@ -122,6 +145,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_color(code)),
                         about,
+                        no_tom=_yn(knows_color(code)),
+                        subject={"card": i},
                     )
                 )
                 out.append(
@@ -133,6 +158,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_rank(code)),
                         about,
+                        no_tom=_yn(knows_rank(code)),
+                        subject={"card": i},
                     )
                 )
                 out.append(
@@ -144,6 +171,8 @@ class HanabiProbes:
                         YES_NO,
                         _yn(knows_rank(code)),
                         {**about, "asked_about": partner},
+                        no_tom=_yn(knows_rank(code)),  # what the asker knows is the truth
+                        subject={"target": pname, "card": i},
                     )
                 )
         return out

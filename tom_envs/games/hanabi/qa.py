@@ -1,42 +1,43 @@
-"""CoordinationQA for Hanabi (two or more players; the partner is the next seat): EC from the
-fireworks, the discard pile and the partner's visible hand, ToM about what the partner needs to
-know and what its last reveal meant, JP keyed only where the best move is unique and good.
+"""CoordinationQA for Hanabi (two or more players; the partner is the next seat): every item is a
+contrast set. The context is the asked player's observation (the paper's format: its own card
+knowledge, the partner's cards, the partner's card knowledge, fireworks, tokens, discards).
 
-No item asks whether the partner knows something about a card (its beliefs are printed in the
-context: a lookup would answer them). Every key is recomputed on *variants*: states that show the
-asked player exactly the same context but deal it other cards (its own hand swapped with unseen
-cards of the deck); an item is kept only when every variant gives the same key (``answerable``).
+* **EC** ``partner_playable_card``: which of the partner's cards could be played now without
+  losing a life (twins: the same hands with other firework heights, exactly one of the
+  partner's cards playable in each); ``copies_unseen``: how many copies of a card are neither in
+  the partner's hand, nor on the fireworks, nor in the discard pile (twins: the same situation
+  with another number of its copies discarded).
+* **ToM** ``reveal_makes_playable`` (the paper's type 1): which reveal would let the partner
+  know that one of its cards can be played now. Twins: the same cards with the partner's card
+  knowledge changed (as if it had been given another earlier reveal), so that another reveal is
+  the one that works; in each twin exactly one of the options works. The partner's knowledge is
+  printed (as in the paper): the item asks what a reveal would add to it, so an answerer that
+  ignores the partner's knowledge is right on one twin of each set.
+* **JP** ``best_move``: the stated team convention's move (play a card you know to be playable;
+  otherwise give a reveal that lets your partner know one of its cards is playable), keyed where
+  exactly one move does the convention's first applicable step. Twins: the same cards with your
+  own or the partner's knowledge changed (other earlier reveals).
 
-* **EC** ``partner_playable_cards``: which of the partner's cards could be played now (several may
-  be right, or "None of them"); ``copies_unseen``: how many copies of a card are neither in the
-  partner's hand, nor played, nor discarded; ``stack_max``: the highest rank a colour's stack can
-  still reach, given the discard pile.
-* **ToM** ``reveal_makes_playable`` (the paper's type 1): which reveal lets the partner know that
-  one of its cards can be played now (a card it did not know to be playable, that is playable);
-  ``hint_meaning`` (type 2): the partner's last move revealed exactly one of your cards, and the
-  team gives reveals to point at playable cards: what should you do? (kept only when that card is
-  playable: the convention's reading is true).
-* **JP** ``best_move`` (the stated team convention: play a card you know to be playable, else
-  give a reveal that lets the partner know a playable card): kept only when exactly one legal move
-  does the convention's first applicable step (a unique play of a known-playable card, or, when you
-  know none, a unique reveal that makes a partner card known-playable); the other options are
-  moves that do neither. Never a fallback: no discard is ever keyed.
+The paper's type 2 ("what does the partner's last reveal mean"), stated with its convention, is
+answered by reading which card was touched, without any model of the partner: it is not asked.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tom_envs.games.hanabi.cards import cards_per_rank
 from tom_envs.games.hanabi.probes import knows_playable
-from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, REVEAL_RANK
+from tom_envs.games.hanabi.state import PLAY, REVEAL_COLOR, REVEAL_RANK
 from tom_envs.qa.generate import context_text
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.qa.items import QAItem, Scenario, situation_set
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 KINDS = {
     "last_life": "one life token left: a misplay ends the game",
@@ -50,13 +51,12 @@ SCENARIOS: list[dict[str, Any]] = [
     {"env_kwargs": {}, "seats": ["random", "simple"]},
 ]
 
-#: Variants (other deals of the asked player's own cards) an item's key must survive.
-VARIANTS = 4
-
 CONVENTION = (
     "Your team's convention: play a card you know to be playable; otherwise give a reveal that "
     "lets your partner know that one of its cards is playable; otherwise discard."
 )
+#: Firework edits an EC set is drawn from.
+FIREWORK_EDITS = 40
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -71,170 +71,203 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _playable(cfg: Any, fireworks: tuple[int, ...], card: int) -> bool:
+def _playable(cfg: Any, fireworks: Sequence[int], card: int) -> bool:
     return fireworks[card // cfg.ranks] == card % cfg.ranks
+
+
+def reveal_knowledge(game: Any, state: Any, seat: int, kind: int, value: int) -> Any:
+    """``state`` with ``seat``'s card knowledge as if it had also been told which of its cards
+    have colour (``REVEAL_COLOR``) or rank (``REVEAL_RANK``) ``value``."""
+    lay = game.layout
+    cfg = game.config
+    bits = state.knowledge[seat]
+    for i, card in enumerate(state.hands[seat]):
+        slot = lay.slot(bits, i)
+        if kind == REVEAL_COLOR:
+            touched, mask = card // cfg.ranks == value, lay.color_rows[value]
+            flag = 1 << (lay.cr + value)
+        else:
+            touched, mask = card % cfg.ranks == value, lay.rank_cols[value]
+            flag = 1 << (lay.cr + cfg.colors + value)
+        plausible = slot & lay.full_slot
+        rest = slot & ~lay.full_slot
+        slot = ((plausible & mask) | rest | flag) if touched else ((plausible & ~mask) | rest)
+        bits = (bits & ~(lay.slot_mask << (i * lay.width))) | (slot << (i * lay.width))
+    knowledge = list(state.knowledge)
+    knowledge[seat] = bits
+    return dataclasses.replace(state, knowledge=tuple(knowledge))
+
+
+def variant_state(game: Any, state: Any, variant: str) -> Any:
+    """The twin state a knowledge variant names (``"s1:c3+r0"``: seat 1 also told its colour-3
+    cards and its rank-0 cards, as :func:`_earlier_reveals` writes them); other variants (the
+    firework and discard edits of EC twins) are not knowledge changes and raise."""
+    seat, changes = variant.split(":")
+    for change in changes.split("+"):
+        kind = REVEAL_COLOR if change[0] == "c" else REVEAL_RANK
+        state = reveal_knowledge(game, state, int(seat[1:]), kind, int(change[1:]))
+    return state
+
+
+def _earlier_reveals(game: Any, state: Any, seat: int) -> list[tuple[str, Any]]:
+    """Variants of ``state`` where ``seat`` was also given one earlier reveal (a colour or a rank
+    it holds) or two (one of each)."""
+    cfg = game.config
+    hand = state.hands[seat]
+    colors = sorted({c // cfg.ranks for c in hand})
+    ranks = sorted({c % cfg.ranks for c in hand})
+    singles = [(REVEAL_COLOR, c) for c in colors] + [(REVEAL_RANK, r) for r in ranks]
+    out = []
+    for combo in [*((s,) for s in singles), *itertools.product(
+            [(REVEAL_COLOR, c) for c in colors], [(REVEAL_RANK, r) for r in ranks])]:  # fmt: skip
+        st = state
+        for kind, value in combo:
+            st = reveal_knowledge(game, st, seat, kind, value)
+        name = "+".join(("c" if k == REVEAL_COLOR else "r") + str(v) for k, v in combo)
+        out.append((f"s{seat}:{name}", st))
+    return out
 
 
 def _newly_known_playable(game: Any, state: Any, player: int, action: int, partner: int) -> bool:
     """A reveal after which the partner knows a card it did not know to be playable is."""
     before = game.card_knowledge(state, partner)
-    after = game.card_knowledge(game.step(state, {player: action}, np.random.default_rng(0)).state,
-                                partner)  # fmt: skip
+    spec = game.moves[action]
+    after_state = reveal_knowledge(
+        game, state, partner, spec.kind, spec.color if spec.kind == REVEAL_COLOR else spec.rank
+    )
+    after = game.card_knowledge(after_state, partner)
     fw = state.fireworks
     return any(knows_playable(a, fw) and not knows_playable(b, fw)
                for a, b in zip(after, before, strict=True))  # fmt: skip
 
 
-def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for the player to act."""
-    return _questions(bundle, state, player, scenario, truth=True)
+def _reveals(game: Any, state: Any, player: int, partner: int) -> list[int]:
+    """The legal reveals of ``player`` to ``partner``."""
+    view = game.observe(state, player)
+    return [a for a in game.legal_actions(state, player)
+            if game.moves[a].kind in (REVEAL_COLOR, REVEAL_RANK)
+            and view.seat(game.moves[a].target_offset) == partner]  # fmt: skip
 
 
-def _questions(
-    bundle: Any, state: Any, player: int, scenario: Scenario, truth: bool
-) -> list[QAItem]:
+def questions(bundle: Any, state: Any, player: int, scenario: Scenario,
+              types: Sequence[str] = ("EC", "ToM", "JP")) -> list[QAItem]:  # fmt: skip
+    """The EC, ToM and JP contrast sets of the player to act (only ``types``)."""
     game, text = bundle.game, bundle.text
     cfg = game.config
     if state.current != player or game.is_terminal(state):
         return []
     base = f"hanabi/p{cfg.players}/s{scenario.seed}/m{len(scenario.actions)}/p{player}"
-    make = ItemMaker(base, scenario, context_text(bundle, state, player))
     view = game.observe(state, player)
-    moves = text.moves
-    fw = state.fireworks
-    rng = np.random.default_rng([scenario.seed, len(scenario.actions), player, 5])
-    items: list[QAItem] = []
     partner = (player + 1) % cfg.players
     pname = text.possessive(partner)
-    hand = state.hands[partner]
+    items: list[QAItem] = []
 
-    # ---- EC
-    playable = [i for i, c in enumerate(hand) if _playable(cfg, fw, c)]
-    options = [f"{pname} Card {i} ({text.card_name(c)})" for i, c in enumerate(hand)]
-    options.append("None of them")
-    answers = tuple(playable) if playable else (len(hand),)
-    if len(answers) <= len(options) // 2:
-        items.append(make("EC", "partner_playable_cards",
-                          f"Which of {pname} cards could be played on the fireworks right now "
-                          "without losing a life?", tuple(options), answers, "rules"))  # fmt: skip
-    kinds = [c * cfg.ranks + r for c in range(cfg.colors) for r in range(cfg.ranks)]
-    card = int(rng.choice(kinds))
-    c, r = divmod(card, cfg.ranks)
-    total = cards_per_rank(r, cfg.ranks)
-    gone = sum(1 for x in hand if x == card) + sum(1 for x in state.discards if x == card)
-    gone += 1 if fw[c] > r else 0
-    items.append(make("EC", "copies_unseen",
-                      f"How many copies of {text.card_name(card)} are neither in {pname} hand, "
-                      "nor on the fireworks, nor in the discard pile?",
-                      tuple(str(k) for k in range(4)), (total - gone,), "rules"))  # fmt: skip
-    color = int(rng.integers(cfg.colors))
-    reach = cfg.ranks
-    for rank in range(fw[color], cfg.ranks):
-        dead = sum(1 for x in state.discards if x == color * cfg.ranks + rank)
-        if dead >= cards_per_rank(rank, cfg.ranks):
-            reach = rank
-            break
-    cname = text.colors[color]
-    items.append(make("EC", "stack_max",
-                      f"Given the discard pile, what is the highest rank the {cname} stack can "
-                      "still reach?", tuple(str(k) for k in range(cfg.ranks + 1)), (reach,),
-                      "rules"))  # fmt: skip
+    def rng(tag: int) -> np.random.Generator:  # one stream per template
+        return np.random.default_rng([scenario.seed, len(scenario.actions), player, tag])
 
-    # ---- ToM
-    legal = list(game.legal_actions(state, player))
-    reveals = [a for a in legal if moves[a].kind in (REVEAL_COLOR, REVEAL_RANK)
-               and view.seat(moves[a].target_offset) == partner]  # fmt: skip
-    good = [a for a in reveals if _newly_known_playable(game, state, player, a, partner)]
-    if good and len(good) <= len(reveals) // 2:
-        items.append(make("ToM", "reveal_makes_playable",
-                          f"Which reveal would let {text.name(partner)} know that one of "
-                          f"{text.pronoun(partner)} cards can be played now?",
-                          tuple(text.bare_action_text(view, a) for a in reveals),
-                          tuple(reveals.index(a) for a in good), "knowledge"))  # fmt: skip
-    last = state.history[-1] if state.history else None
-    if (
-        last is not None
-        and last.player != player
-        and last.kind in (REVEAL_COLOR, REVEAL_RANK)
-        and last.target == player
-        and bin(last.reveal_mask).count("1") == 1
-    ):
-        touched = last.reveal_mask.bit_length() - 1
-        if not truth or _playable(cfg, fw, state.hands[player][touched]):
-            mine = [a for a in legal if moves[a].kind in (PLAY, DISCARD)]
-            key = [a for a in mine if moves[a].kind == PLAY and moves[a].card_index == touched]
-            if key:
-                items.append(make("ToM", "hint_meaning",
-                                  f"Your team gives reveals to point at cards that can be played "
-                                  f"now. What does {text.name(last.player)}'s last move tell you "
-                                  "to do?", tuple(text.bare_action_text(view, a) for a in mine),
-                                  (mine.index(key[0]),), "knowledge"))  # fmt: skip
+    def ctx(st: Any) -> str:
+        return context_text(bundle, st, player)
 
-    # ---- JP
-    codes = game.card_knowledge(state, player)
-    plays = [
-        a for a in legal if moves[a].kind == PLAY and knows_playable(codes[moves[a].card_index], fw)
-    ]
-    key, bad = None, []
-    if len(plays) == 1:
-        key = plays[0]
-        bad = [a for a in legal if (a != key and moves[a].kind != PLAY) or
-               (moves[a].kind == PLAY and a != key)]  # fmt: skip
-        bad = [a for a in bad if a not in good]
-    elif not plays and len(good) == 1:
-        key = good[0]
-        bad = [
-            a for a in legal if a not in good and moves[a].kind in (REVEAL_COLOR, REVEAL_RANK, PLAY)
-        ]
-    if key is not None and len(bad) >= 3:
-        picks = sorted(
-            {key, *(int(a) for a in rng.choice(bad, size=min(4, len(bad)), replace=False))}
-        )
-        items.append(make("JP", "best_move", f"{CONVENTION} Which move should you make?",
-                          tuple(text.bare_action_text(view, a) for a in picks),
-                          (picks.index(key),), "convention_bot",
-                          details={"convention": "play known playable, else playable reveal"}))  # fmt: skip
+    def move_text(action: int) -> str:
+        return text.bare_action_text(view, action)
+
+    if "EC" in types:
+        hand = state.hands[partner]
+        r = rng(5)
+        edits = []
+        for _ in range(FIREWORK_EDITS):
+            fw = tuple(int(x) for x in r.integers(0, cfg.ranks + 1, size=cfg.colors))
+            edits.append(("fw=" + "".join(map(str, fw)), dataclasses.replace(state, fireworks=fw)))
+
+        def playable(st: Any) -> int | None:
+            hits = [i for i, c in enumerate(hand) if _playable(cfg, st.fireworks, c)]
+            return hits[0] if len(hits) == 1 else None
+
+        items += situation_set(
+            base, "EC", "partner_playable_card",
+            f"Which of {pname} cards could be played on the fireworks right now without losing "
+            "a life?",
+            "rules", scenario, edits, playable,
+            lambda i: f"{pname} Card {i} ({text.card_name(hand[i])})", ctx, r,
+        )  # fmt: skip
+        items += _copies_set(bundle, state, player, scenario, base, rng(6), ctx)
+
+    if "ToM" in types and partner != player:
+        reveals = _reveals(game, state, player, partner)
+
+        def good_reveal(st: Any) -> str | None:
+            good = [a for a in reveals if _newly_known_playable(game, st, player, a, partner)]
+            return move_text(good[0]) if len(good) == 1 else None
+
+        items += situation_set(
+            base, "ToM", "reveal_makes_playable",
+            f"Which reveal would let {text.name(partner)} know that one of "
+            f"{text.pronoun(partner)} cards can be played now?",
+            "knowledge", scenario, _earlier_reveals(game, state, partner), good_reveal, str, ctx,
+            rng(7), varies="partner",
+        )  # fmt: skip
+
+    if "JP" in types:
+        reveals = _reveals(game, state, player, partner)
+        legal = list(game.legal_actions(state, player))
+
+        def convention(st: Any) -> str | None:
+            codes = game.card_knowledge(st, player)
+            plays = [a for a in legal if game.moves[a].kind == PLAY
+                     and knows_playable(codes[game.moves[a].card_index], st.fireworks)]  # fmt: skip
+            if plays:
+                return move_text(plays[0]) if len(plays) == 1 else None
+            good = [a for a in reveals if _newly_known_playable(game, st, player, a, partner)]
+            return move_text(good[0]) if len(good) == 1 else None
+
+        edits = _earlier_reveals(game, state, player) + _earlier_reveals(game, state, partner)
+        items += situation_set(
+            base, "JP", "best_move", f"{CONVENTION} Which move should you make?",
+            "convention_bot", scenario, edits, convention, str, ctx, rng(8),
+        )  # fmt: skip
     return items
 
 
-def _variants(bundle: Any, state: Any, player: int, rng: np.random.Generator) -> list[Any]:
-    """States showing ``player`` the same context, with its own cards swapped for unseen ones."""
-    game = bundle.game
-    mine = list(state.hands[player])
-    pool = mine + list(state.deck[state.deck_pos :])
-    out = []
-    for _ in range(VARIANTS):
-        perm = [pool[int(i)] for i in rng.permutation(len(pool))]
-        hands = list(state.hands)
-        hands[player] = tuple(perm[: len(mine)])
-        deck = tuple(state.deck[: state.deck_pos]) + tuple(perm[len(mine) :])
-        out.append(dataclasses.replace(state, hands=tuple(hands), deck=deck))
-    ctx = context_text(bundle, state, player)
-    return [
-        v
-        for v in out
-        if context_text(bundle, v, player) == ctx and game.is_terminal(v) == game.is_terminal(state)
-    ]
+def _copies_set(bundle: Any, state: Any, player: int, scenario: Scenario, base: str,
+                rng: np.random.Generator, ctx: Any) -> list[QAItem]:  # fmt: skip
+    """EC ``copies_unseen``: twins with another number of the card's copies discarded."""
+    game, text = bundle.game, bundle.text
+    cfg = game.config
+    partner = (player + 1) % cfg.players
+    card = int(rng.integers(cfg.colors * cfg.ranks))
+    c, r = divmod(card, cfg.ranks)
+    total = cards_per_rank(r, cfg.ranks)
+    seen = sum(1 for x in state.hands[partner] if x == card) + (1 if state.fireworks[c] > r else 0)
+    pile = tuple(x for x in state.discards if x != card)
+    edits = []
+    for d in range(total - seen + 1):
+        discards = pile + (card,) * d
+        edits.append((f"discarded{d}", dataclasses.replace(state, discards=discards)))
+    return situation_set(
+        base, "EC", "copies_unseen",
+        f"How many copies of {text.card_name(card)} are neither in {text.possessive(partner)} "
+        "hand, nor on the fireworks, nor in the discard pile?",
+        "rules", scenario, edits,
+        lambda st: total - seen - sum(1 for x in st.discards if x == card), str, ctx, rng,
+    )  # fmt: skip
 
 
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """The key is the same in every variant (other deals of the asked player's own cards that
-    show it the same context): it follows from what the asked player sees."""
+def blind(bundle: Any, state: Any, item: QAItem) -> int:
+    """The partner-blind reasoner on a ToM twin: the reveal of the rank of the partner's first
+    playable card if it is an option (it would tell a partner who knows nothing), else the first
+    option. It sees the cards and the fireworks, never the partner's knowledge."""
+    game, text = bundle.game, bundle.text
+    cfg = game.config
     player = item.scenario.player
-    rng = np.random.default_rng([item.scenario.seed, len(item.scenario.actions), 77])
-    mine = {i.id: i for i in _questions(bundle, state, player, item.scenario, truth=False)}
-    if item.id not in mine:
-        return False
-    want = _keys(mine[item.id])
-    variants = _variants(bundle, state, player, rng)
-    if not variants:
-        return False
-    for v in variants:
-        fresh = {i.id: i for i in _questions(bundle, v, player, item.scenario, truth=False)}
-        if item.id not in fresh or _keys(fresh[item.id]) != want:
-            return False
-    return True
-
-
-def _keys(item: QAItem) -> tuple[tuple[str, ...], frozenset[str]]:
-    return item.options, frozenset(item.options[a] for a in item.answers)
+    partner = (player + 1) % cfg.players
+    view = game.observe(state, player)
+    for a in _reveals(game, state, player, partner):
+        spec = game.moves[a]
+        if spec.kind == REVEAL_RANK and any(
+            _playable(cfg, state.fireworks, c) and c % cfg.ranks == spec.rank
+            for c in state.hands[partner]
+        ):
+            t = text.bare_action_text(view, a)
+            if t in item.options:
+                return item.options.index(t)
+    return 0

@@ -1,245 +1,253 @@
-"""CoordinationQA for the iterated matrix games: EC from the payoff table, ToM and JP about a
-partner whose rule must be inferred from its play, JP from the exact dynamic programme.
+"""CoordinationQA for the iterated matrix games: every item is a contrast set over the other
+player's rule.
 
-The asked player is seat 0; seat 1 is a deterministic scripted partner. Its rule is never stated:
-the question names only the family of simple rules (:data:`RULES`), and an item is kept only when
-every rule of that family that reproduces the other player's moves so far gives the same key.
+The asked player is seat 0; its own moves so far are those of a seeded random player. The other
+player follows one deterministic rule of a stated family (:func:`rule_text`: always the same
+option, the game's tit-for-tat, win-stay lose-shift, alternating, best reply to your option
+counts). A *situation* is your moves so far and the round; its twins replay those same moves
+against different rules of the family, so they differ only in the other player's choices (and the
+totals they bring). A set keeps one twin per distinct key (a rule drawn per key, seeded by the
+situation), each twin's key following from its own history: every rule of the family that
+reproduces that history gives the same key. The options of every twin are the set's keys, so an
+answerer that ignores the other player's choices is right on exactly one twin of each set. The
+twins of a ToM or JP set also show the same surface of the other player's play (as many rounds
+on each option, the same last option): counting its choices or copying its last one, the
+shallow partner models, are right on one twin of each set too.
 
-* **EC** ``score_after_joint_action`` / ``other_score_after_joint_action``: your (the other
-  player's) total after a named joint action this round (payoff table + running score);
-  ``best_reply``: your best option this round against a named option of the other player.
+* **EC** ``score_after_two_rounds`` / ``other_score_after_two_rounds``: your (the other
+  player's) total after two named joint actions, this round and the next (the running total,
+  printed, plus the payoff table); the two joint actions are drawn uniformly among those that
+  add something for the asked seat.
 * **ToM** ``partner_next_action``: the option the other player will choose this round.
-* **JP** ``best_action``: the option maximising your expected total over the remaining rounds
-  against that partner (``OptimalResponse.q_values``); kept when the best options are separated
-  from the rest by at least 10% of the payoff range.
+* **JP** ``best_action``: the option maximising your total over the remaining rounds against
+  that player (``OptimalResponse.q_values``, exact); a twin is kept when its best option beats
+  the others by at least 10% of the payoff range.
+
+The partner-blind reasoner (``blind``) sees your moves, the round and the payoffs, never the
+other player's choices or the totals; it picks the first option in canonical order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from tom_envs.games.matrix.bots import make_partner, partner_names
+from tom_envs.games.matrix.bots import make_partner
 from tom_envs.games.matrix.metrics import solver_for
-from tom_envs.qa.items import ItemMaker, QAItem, Scenario
+from tom_envs.games.matrix.rules import MatrixConfig
+from tom_envs.qa.items import QAItem, Scenario, contrast_set
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 4
 
 KINDS = {
     "early": "within the first three rounds",
     "last_rounds": "three rounds or fewer remain",
-    "partner_switched": "the partner changed its action in the last round",
 }
 
-_PARTNERS = ("tit_for_tat", "win_stay_lose_shift", "alternating", "fictitious_play", "always_0")
-SCENARIOS: list[dict[str, Any]] = [
-    {"env_kwargs": {"horizon": 10}, "seats": [first, partner]}
-    for partner in _PARTNERS
-    for first in ("random", "rmax")
-]
+#: Your seat plays uniformly at random (seeded); the partner seat's actual rule is irrelevant:
+#: every item replays your moves against the rules of the family.
+SCENARIOS: list[dict[str, Any]] = [{"env_kwargs": {"horizon": 10}, "seats": ["random", "random"]}]
+#: Questions are put to seat 0 (its moves are the situation; seat 1 is the rule-following player).
+ASKED_SEATS = (0,)
 
 #: Best actions must beat the rest by this share of the payoff range (JP unambiguity).
 GAP = 0.10
 
 
+def family(config: MatrixConfig) -> list[str]:
+    """The deterministic rules the other player may follow (the hypothesis class items name)."""
+    singles = [f"always_{a}" for a in range(config.num_actions)]
+    return [*singles, "tit_for_tat", "win_stay_lose_shift", "alternating", "fictitious_play"]
+
+
+def rule_text(config: MatrixConfig) -> str:
+    """The family, as the question states it."""
+    copy = config.preset.tit_for_tat == "copy"
+    tft = (
+        "copy your previous option (tit for tat)"
+        if copy
+        else "choose the option that beats your previous option (tit for tat)"
+    )
+    return (
+        "The other player follows one fixed rule for the whole game, one of these: always the "
+        f"same option; {tft}; keep its option after a round above its average payoff and "
+        "otherwise switch to the next option (win-stay, lose-shift); cycle through the options "
+        "in order (alternating); or choose the best reply to how often you have chosen each "
+        "option so far. Every rule but the first opens with the first option."
+    )
+
+
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     """The named filters ``state`` matches."""
     out = []
-    horizon = bundle.game.config.horizon
     if state.round < 3:
         out.append("early")
-    if horizon - state.round <= 3:
+    if bundle.game.config.horizon - state.round <= 3:
         out.append("last_rounds")
-    h = state.history
-    if len(h) >= 2 and h[-1][1] != h[-2][1]:
-        out.append("partner_switched")
     return tuple(out)
 
 
-#: The hypothesis class a ToM / JP question names: the suite's deterministic partner rules.
-RULES = (
-    "always the same option; copy your previous option (tit for tat); keep its option after a good "
-    "round and switch after a bad one (win-stay, lose-shift); alternate between options; or "
-    "choose the best reply to how often you have chosen each option so far"
-)
-
-
-def _partner_state(policy: Any, history: Sequence[tuple[int, int]]) -> Any:
+def play_against(config: MatrixConfig, rule: str, mine: Sequence[int]) -> tuple[list[int], Any]:
+    """The rule's choices against your moves ``mine``, and its state after them."""
+    policy = make_partner(rule, config, 1)
     s = policy.initial_state()
-    for mine, theirs in history:  # (player_0, player_1) per round; the partner is player_1
-        s = policy.next_state(s, theirs, mine)
-    return s
+    theirs = []
+    for a in mine:
+        b = int(np.argmax(policy.action_probs(s)))
+        theirs.append(b)
+        s = policy.next_state(s, b, a)
+    return theirs, s
 
 
-def _context(bundle: Any, state: Any, player: int) -> str:
-    view = bundle.game.observe(state, player)
-    text = bundle.text
-    return f"{text.rules_prompt(view)}\n\n{text.observation_text(view)}"
+def consistent(config: MatrixConfig, history: Sequence[tuple[int, int]]) -> list[str]:
+    """The rules of the family that reproduce every choice of the other player in ``history``."""
+    mine = [m for m, _ in history]
+    theirs = [t for _, t in history]
+    return [r for r in family(config) if play_against(config, r, mine)[0] == theirs]
 
 
-def candidates(config: Any, history: Sequence[tuple[int, int]]) -> list[str]:
-    """The deterministic partner rules that reproduce every action of the other player in
-    ``history`` (what the asked player can infer from the rounds it saw)."""
-    out = []
-    for name in partner_names(config):
-        if name == "random":
-            continue
-        policy = make_partner(name, config, 1)
-        s, ok = policy.initial_state(), True
-        for mine, theirs in history:
-            if policy.action_probs(s)[theirs] != 1.0:
-                ok = False
-                break
-            s = policy.next_state(s, theirs, mine)
-        if ok:
-            out.append(name)
-    return out
+def _next_action(config: MatrixConfig, rule: str, mine: Sequence[int]) -> int:
+    policy = make_partner(rule, config, 1)
+    _, s = play_against(config, rule, mine)
+    return int(np.argmax(policy.action_probs(s)))
 
 
-def _next_action(config: Any, name: str, history: Sequence[tuple[int, int]]) -> int | None:
-    policy = make_partner(name, config, 1)
-    probs = np.asarray(policy.action_probs(_partner_state(policy, history)))
-    return int(probs.argmax()) if probs.max() == 1.0 else None
+def _best_action(config: MatrixConfig, rule: str, mine: Sequence[int], left: int) -> int | None:
+    """The unique best option over the ``left`` remaining rounds against ``rule`` (``None`` when
+    the best is not ahead of every other option by :data:`GAP` of the payoff range)."""
+    _, s = play_against(config, rule, mine)
+    q = solver_for(config, rule, 0).q_values(left, s)
+    order = np.argsort(-q, kind="stable")
+    table = np.asarray(config.preset.payoffs, dtype=float)
+    span = float(table.max() - table.min())
+    if q[order[0]] - q[order[1]] < GAP * span:
+        return None
+    return int(order[0])
 
 
-def _best_set(config: Any, name: str, history: Sequence[tuple[int, int]], left: int, gap: float):
-    policy = make_partner(name, config, 1)
-    q = solver_for(config, policy.name, 0).q_values(left, _partner_state(policy, history))
-    top = tuple(a for a in range(config.num_actions) if q[a] >= q.max() - 1e-9)
-    rest = [q[a] for a in range(config.num_actions) if a not in top]
-    if not rest or q.max() - max(rest) < gap:
-        return None, q
-    return top, q
+def _twin(scenario: Scenario, config: MatrixConfig, rule: str, mine: Sequence[int]) -> Scenario:
+    theirs, _ = play_against(config, rule, mine)
+    actions = tuple({0: int(a), 1: int(b)} for a, b in zip(mine, theirs, strict=True))
+    seats = (scenario.seats[0] if scenario.seats else "random", rule)
+    return replace(scenario, actions=actions, messages=(), seats=seats, variant=rule)
 
 
-def answerable(bundle: Any, state: Any, item: QAItem) -> bool:
-    """EC items read the payoff table and the totals, all printed. ToM and JP items are keyed by
-    the partner actually played; they are answerable only when every rule of :data:`RULES` that
-    reproduces the other player's moves so far (at least two rounds) gives the same key."""
-    if item.type == "EC":
-        return True
-    config = bundle.game.config
+def _context(bundle: Any, state: Any) -> str:
     view = bundle.game.observe(state, 0)
-    history = list(view.history)
-    if len(history) < 2 or view.first_round != 1:  # the whole history must be on screen
-        return False
-    names = candidates(config, history)
-    if not names:
-        return False
-    options = [bundle.text.action_text(view, a) for a in range(config.num_actions)]
-    want = {item.options[a] for a in item.answers}
-    for name in names:
-        if item.kind == "partner_next_action":
-            a = _next_action(config, name, history)
-            if a is None or {options[a]} != want:
-                return False
-        else:
-            lo, hi = bundle.game.reward_range
-            top, _ = _best_set(config, name, history, config.horizon - state.round, GAP * (hi - lo))
-            if top is None or {options[a] for a in top} != want:
-                return False
-    return True
+    return f"{bundle.text.rules_prompt(view)}\n\n{bundle.text.observation_text(view)}"
+
+
+def _set(
+    bundle: Any,
+    scenario: Scenario,
+    mine: Sequence[int],
+    rng: np.random.Generator,
+    key_of: Callable[[str], Any],
+    text_of: Callable[[Any], str],
+    matched: bool,
+) -> list[tuple[Scenario, str, Any, str]]:
+    """One twin per distinct key among rules whose key follows from their own history (every
+    rule reproducing it gives the same key), one rule drawn per key. With ``matched``, the
+    twins also show the same surface of the other player's play: the same number of rounds on
+    each option and the same last option (one such group drawn among those with two keys or
+    more), so that counting its choices or reading its last one tells nothing."""
+    from tom_envs.qa.items import replay
+
+    config = bundle.game.config
+    keys = {r: key_of(r) for r in family(config)}
+    groups: dict[Any, dict[Any, list[str]]] = {}
+    for rule, key in keys.items():
+        if key is None:
+            continue
+        theirs, _ = play_against(config, rule, mine)
+        rivals = consistent(config, list(zip(mine, theirs, strict=True)))
+        if not all(keys[r] == key for r in rivals):
+            continue
+        surface = (
+            (tuple(theirs.count(a) for a in range(config.num_actions)), theirs[-1])
+            if matched
+            else ()
+        )
+        groups.setdefault(surface, {}).setdefault(key, []).append(rule)
+    usable = [g for g in sorted(groups, key=str) if len(groups[g]) >= 2]
+    if not usable:
+        return []
+    by_key = groups[usable[int(rng.integers(len(usable)))]]
+    twins = []
+    for key in sorted(by_key, key=str):
+        rules = by_key[key]
+        rule = rules[int(rng.integers(len(rules)))]
+        twin = _twin(scenario, config, rule, mine)
+        _, state = replay(twin)
+        twins.append((twin, _context(bundle, state), key, text_of(key)))
+    return twins
 
 
 def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[QAItem]:
-    """EC, ToM and JP items for seat 0 in ``state`` (none if seat 1 is not a scripted policy)."""
-    if player != 0 or len(scenario.seats) < 2:
+    """The EC, ToM and JP contrast sets of the situation (your moves so far, this round)."""
+    if player != 0 or state.round < 2 or state.round >= bundle.game.config.horizon:
         return []
     game, text = bundle.game, bundle.text
     config = game.config
-    partner = scenario.seats[1]
-    if partner not in partner_names(config) or partner == "random":
-        return []
     view = game.observe(state, 0)
-    actions = list(range(config.num_actions))
-    names = [text.action_text(view, a) for a in actions]
-    context = _context(bundle, state, 0)
+    mine = [int(m) for m, _ in state.history]
+    names = [text.action_text(view, a) for a in range(config.num_actions)]
     base = f"matrix/{scenario.game}/s{scenario.seed}/r{state.round}"
-    make = ItemMaker(base, scenario, context)
-    items: list[QAItem] = []
-    payoffs = np.asarray([[p[0] for p in row] for row in config.preset.payoffs], dtype=float)
-    theirs_pay = np.asarray([[p[1] for p in row] for row in config.preset.payoffs], dtype=float)
-
-    # EC: totals after a hypothetical joint action, and the best reply to a named action
     rng = np.random.default_rng([scenario.seed, state.round, 17])
-    mine, theirs = int(rng.integers(len(actions))), int(rng.integers(len(actions)))
-    for kind, table, score, who in (
-        ("score_after_joint_action", payoffs, float(state.scores[0]), "your"),
-        (
-            "other_score_after_joint_action",
-            theirs_pay,
-            float(state.scores[1]),
-            "the other player's",
-        ),
-    ):
-        truth = score + table[mine, theirs]
-        opts = sorted({score + v for v in table.ravel()})
-        if len(opts) >= 3:
-            items.append(
-                make(
-                    "EC",
-                    kind,
-                    (
-                        f"Suppose that in this round you choose {names[mine]} and the other player "
-                        f"chooses {names[theirs]}. What will {who} total score be after this round?"
-                    ),
-                    tuple(f"{v:g}" for v in opts),
-                    (opts.index(truth),),
-                    "rules",
-                )
-            )
-    other = int(rng.integers(len(actions)))
-    col = payoffs[:, other]
-    top = tuple(a for a in actions if col[a] == col.max())
-    if len(top) < len(actions):
-        items.append(
-            make(
-                "EC",
-                "best_reply",
-                (
-                    f"If the other player chooses {names[other]} in this round, which option "
-                    "gives you the most points in this round?"
-                ),
-                tuple(names),
-                top,
-                "rules",
-            )
-        )
+    items: list[QAItem] = []
+    rules = rule_text(config)
 
-    rules = f"The other player follows one fixed rule for the whole game: {RULES}."
-    nxt = _next_action(config, partner, state.history)
-    if nxt is not None:
-        items.append(
-            make(
-                "ToM",
-                "partner_next_action",
-                f"{rules} Judging from its play so far, which option will it choose in this round?",
-                tuple(names),
-                (nxt,),
-                "partner_policy",
-                details={"partner": partner},
-            )
-        )
+    # EC: totals after two named joint actions (this round and the next), keyed per twin by its
+    # totals; each pair of joint actions drawn uniformly among those that add something for the
+    # asked seat (adding nothing, the total asked for would be the one printed)
+    table = np.asarray(config.preset.payoffs, dtype=float)
+    joint = [(x, y) for x in range(config.num_actions) for y in range(config.num_actions)]
+    for kind, seat, who in (
+        ("score_after_two_rounds", 0, "your"),
+        ("other_score_after_two_rounds", 1, "the other player's"),
+    ):
+        if config.horizon - state.round < 2:
+            break
+        pairs = [(j, k) for j in joint for k in joint if table[j][seat] + table[k][seat] != 0]
+        (a, b), (c, d) = pairs[int(rng.integers(len(pairs)))]
+
+        def total(
+            rule: str, seat: int = seat, add: float = table[a, b][seat] + table[c, d][seat]
+        ) -> float:
+            theirs, _ = play_against(config, rule, mine)
+            done = sum(table[m, t][seat] for m, t in zip(mine, theirs, strict=True))
+            return float(done + add)
+
+        twins = _set(bundle, scenario, mine, rng, total, lambda v: f"{v:g}", matched=False)
+        if len(twins) >= 2:
+            items += contrast_set(
+                base, "EC", kind,
+                f"Suppose that in this round you choose {names[a]} and the other player chooses "
+                f"{names[b]}, and in the next round you choose {names[c]} and it chooses "
+                f"{names[d]}. What will {who} total score be after the next round?",
+                "rules", twins,
+            )  # fmt: skip
+
+    twins = _set(bundle, scenario, mine, rng, lambda r: _next_action(config, r, mine),
+                 lambda k: names[k], matched=True)  # fmt: skip
+    if len(twins) >= 2:
+        items += contrast_set(
+            base, "ToM", "partner_next_action",
+            f"{rules} Judging from its play so far, which option will it choose in this round?",
+            "partner_policy", twins,
+        )  # fmt: skip
 
     left = config.horizon - state.round
-    if left >= 1:
-        lo, hi = game.reward_range
-        best, q = _best_set(config, partner, state.history, left, GAP * (hi - lo))
-        if best is not None:
-            items.append(
-                make(
-                    "JP",
-                    "best_action",
-                    (
-                        f"{rules} Which option should you choose now to get the highest total "
-                        f"score over the remaining {left} rounds?"
-                    ),
-                    tuple(names),
-                    best,
-                    "exact_optimum",
-                    details={"partner": partner, "q_values": [float(x) for x in q]},
-                )
-            )
+    twins = _set(bundle, scenario, mine, rng, lambda r: _best_action(config, r, mine, left),
+                 lambda k: names[k], matched=True)  # fmt: skip
+    if len(twins) >= 2:
+        items += contrast_set(
+            base, "JP", "best_action",
+            f"{rules} Which option should you choose now to get the highest total score over "
+            f"the remaining {left} rounds?",
+            "exact_optimum", twins,
+        )  # fmt: skip
     return items

@@ -1,7 +1,8 @@
-// The tom-envs player page: set up a session, then play over a websocket (HTTP as fallback).
+// The researcher console: set up a session, then play over a websocket (HTTP as fallback).
 // Everything the server or the URL supplies is put in the page as text (textContent, option
-// elements), never as HTML; the board (an SVG drawn by the game) is shown as an image, where no
-// script can run. The seat token returned at creation goes with every request about the session.
+// elements), never as HTML: the participant's board is drawn element by element (board.js), the
+// game's own board (an SVG) is shown as an image, where no script can run. The seat token
+// returned at creation goes with every request about the session.
 const $ = (id) => document.getElementById(id);
 let games = [], state = null, socket = null, token = null;
 const params = new URLSearchParams(location.search);
@@ -14,7 +15,7 @@ function post(url, body) {
 }
 
 function showBoard(svg) {
-  const box = $("board");
+  const box = $("gameboard");
   box.replaceChildren();
   if (!svg) return;
   const img = document.createElement("img");
@@ -25,10 +26,18 @@ function showBoard(svg) {
 
 function render(p) {
   if (p.error && !p.session) { $("setup-error").textContent = p.error; return; }
+  if (p.error && p.observation === undefined) {  // a refused move: the page stays as it is
+    $("error").textContent = p.error;
+    for (const b of document.querySelectorAll("#legal button")) b.disabled = false;
+    return;
+  }
   state = p;
   $("setup").hidden = true;
   $("play").hidden = false;
   showBoard(p.board);
+  const parts = { board: $("board"), legend: $("legend"), panels: $("panels"), actions: $("actions"), chooser: $("chooser") };
+  TomBoard.render(parts, p.participant, (id) => act(id));
+  $("headline").textContent = p.participant.headline;
   $("observation").textContent = p.observation;
   $("rules").textContent = p.rules;
   $("error").textContent = p.error || "";
