@@ -159,33 +159,7 @@ class AnsweringMixin:
             schema = answer_schema(
                 descriptions, options, message=self.asks_message(ctx), field_chars=self.field_chars
             )
-        blocks = [ctx.context_text(legal=True, strip_question=True)]
-        instruction = decider.instruction_for(ctx)
-        if instruction:
-            blocks.append(instruction)
-        blocks += [ctx.final_question(), fmt]
-        user = "\n\n".join(b for b in blocks if b)
-        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
-        for past_user, past_reply in (
-            self.history[-self.history_size :] if self.history_size else []
-        ):
-            messages += [
-                {"role": "user", "content": past_user},
-                {"role": "assistant", "content": past_reply},
-            ]
-        messages.append({"role": "user", "content": user})
-        first_step = "action"
-        revise = ctx.notes.get("_revise")
-        if revise is not None and "_conversation" in ctx.notes:
-            # the verifier's critique, in the generator's own conversation (002's authors)
-            rejected, critique = revise
-            note = self.templates.VERIFY_REJECTED.format(
-                action=rejected,
-                critique=critique.strip() or "-",
-                actions="\n".join(ctx.candidates.values()),
-            )
-            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
-            first_step = "revise"
+        user, messages, first_step = self._generation_messages(ctx, decider, fmt)
         budget = self.max_tokens or (
             decider.max_tokens
             + self.field_chars // 4 * len(ctx.fields)
@@ -234,6 +208,40 @@ class AnsweringMixin:
                 ]
         ctx.notes["_exchange"] = (user, text)
         return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
+
+    def _generation_messages(
+        self, ctx: DecisionContext, decider: Decider, fmt: str
+    ) -> tuple[str, list[dict[str, str]], str]:
+        """The generation's user turn, its messages (system, the kept history, the turn; or the
+        generator's own conversation with the verifier's critique) and the first step's name."""
+        blocks = [ctx.context_text(legal=True, strip_question=True)]
+        instruction = decider.instruction_for(ctx)
+        if instruction:
+            blocks.append(instruction)
+        blocks += [ctx.final_question(), fmt]
+        user = "\n\n".join(b for b in blocks if b)
+        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
+        for past_user, past_reply in (
+            self.history[-self.history_size :] if self.history_size else []
+        ):
+            messages += [
+                {"role": "user", "content": past_user},
+                {"role": "assistant", "content": past_reply},
+            ]
+        messages.append({"role": "user", "content": user})
+        first_step = "action"
+        revise = ctx.notes.get("_revise")
+        if revise is not None and "_conversation" in ctx.notes:
+            # the verifier's critique, in the generator's own conversation (002's authors)
+            rejected, critique = revise
+            note = self.templates.VERIFY_REJECTED.format(
+                action=rejected,
+                critique=critique.strip() or "-",
+                actions="\n".join(ctx.candidates.values()),
+            )
+            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
+            first_step = "revise"
+        return user, messages, first_step
 
     def _interpret(
         self, ctx: DecisionContext, reply: Reply, raw: str

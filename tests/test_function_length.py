@@ -16,7 +16,6 @@ LIBRARY = ("tom_envs", "baselines", "llm_agents")
 LIMIT = 80
 
 OWNED_ELSEWHERE: dict[tuple[str, str], str] = {
-    ("tom_envs/serve/routes.py", "asgi_app"): "study (#37)",
     ("tom_envs/experiments/paper004_page.py", "markdown"): "house (#34)",
     ("tom_envs/experiments/paper000.py", "render"): "house (#34)",
     ("tom_envs/experiments/hanabi.py", "render"): "house (#34)",
@@ -24,11 +23,6 @@ OWNED_ELSEWHERE: dict[tuple[str, str], str] = {
     ("baselines/mappo.py", "train"): "engines (#34)",
     ("baselines/mappo_rollout.py", "collect"): "engines (#34)",
     ("tom_envs/games/overcooked/vector.py", "_observation_tables"): "engines (#34)",
-    ("tom_envs/cli_qa.py", "cmd_qa"): "qa (#32)",
-    ("tom_envs/games/hanabi/qa.py", "_questions"): "qa (#32)",
-    ("tom_envs/games/matrix/qa.py", "questions"): "qa (#32)",
-    ("llm_agents/answering.py", "generate"): "probes (#32)",
-    ("tom_envs/games/hanabi/probes.py", "__call__"): "probes (#32)",
 }
 
 

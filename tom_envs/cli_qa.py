@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tom_envs import plugins
 from tom_envs.progress import Progress
@@ -14,36 +15,13 @@ from tom_envs.registration import game_spec
 
 def cmd_qa(args: argparse.Namespace) -> int:
     """CoordinationQA: generate, verify, evaluate, and keep the default suites up to date."""
-
-    import numpy as np
-
     from tom_envs.qa import generate as qg
-    from tom_envs.qa.items import read_suite, write_suite
+    from tom_envs.qa.items import read_suite
 
     if args.qa_cmd == "suites":
-        stale = []
-        with Progress(len(qg.qa_games()), "qa suites", unit="games", every=1) as bar:
-            for g in qg.qa_games():  # one game at a time, for the progress display
-                stale += qg.write_default_suites([g], check=args.check)
-                bar.update()
-        if args.check:
-            if stale:
-                print(f"stale default suites: {stale}; run `tom-envs qa suites`", file=sys.stderr)
-                return 1
-            print("default suites up to date")
-            return 0
-        print(f"wrote {len(qg.qa_games())} suites to {qg.SUITES_DIR}")
-        return 0
+        return _suites(args)
     if args.qa_cmd == "generate":
-        games = [game_spec(g).name for g in args.games] or qg.qa_games()
-        out = Path(args.out)
-        for g in games:
-            items = qg.generate(g, np.random.default_rng([args.seed, qg.stable_hash(g)]), args.n,
-                                filters=args.filter or None)  # fmt: skip
-            meta = qg.suite_meta(g, args.seed, args.n)
-            path = write_suite(items, out / f"{g}.jsonl", meta)
-            print(f"{g}: {len(items)} items -> {path}")
-        return 0
+        return _generate(args)
     paths = [Path(p) for p in args.suites] or sorted(qg.SUITES_DIR.glob("*.jsonl"))
     items = [it for p in paths for it in read_suite(p)[1]]
     if args.qa_cmd == "verify":
@@ -56,21 +34,10 @@ def cmd_qa(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: --agentic: {exc}", file=sys.stderr)
         return 2
-    if args.answerer == "random":
-        rnd = qg.random_answerer(args.seed)
-        answer, name = (lambda item, trial: rnd(item)), "random"
-    elif args.answerer == "oracle":
-        orc = qg.oracle_answerer()
-        answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
-    elif args.answerer == "blind":
-        bld = qg.blind_answerer()
-        answer, name = (lambda item, trial: bld(item)), "partner-blind reasoner"
-    else:
-        try:
-            answer, name = plugins.load("tom_envs.qa_answerers", args.answerer)(args)
-        except (plugins.PluginError, ValueError) as exc:
-            print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
-            return 2
+    chosen = _answerer(args)
+    if chosen is None:
+        return 2
+    answer, name = chosen
     from tom_envs.budget import BudgetExhausted
     from tom_envs.cli_cost import EXIT_BUDGET, CostGuard, qa_estimate
 
@@ -100,6 +67,72 @@ def cmd_qa(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text)
+    return _failure_policy(args, res, len(items) * args.trials)
+
+
+def _suites(args: argparse.Namespace) -> int:
+    """``tom-envs qa suites``: regenerate (or ``--check``) the shipped default suites."""
+    from tom_envs.qa import generate as qg
+
+    stale = []
+    with Progress(len(qg.qa_games()), "qa suites", unit="games", every=1) as bar:
+        for g in qg.qa_games():  # one game at a time, for the progress display
+            stale += qg.write_default_suites([g], check=args.check)
+            bar.update()
+    if args.check:
+        if stale:
+            print(f"stale default suites: {stale}; run `tom-envs qa suites`", file=sys.stderr)
+            return 1
+        print("default suites up to date")
+        return 0
+    print(f"wrote {len(qg.qa_games())} suites to {qg.SUITES_DIR}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    """``tom-envs qa generate``: seeded suites, one JSONL file per game."""
+    import numpy as np
+
+    from tom_envs.qa import generate as qg
+    from tom_envs.qa.items import write_suite
+
+    games = [game_spec(g).name for g in args.games] or qg.qa_games()
+    out = Path(args.out)
+    for g in games:
+        items = qg.generate(g, np.random.default_rng([args.seed, qg.stable_hash(g)]), args.n,
+                            filters=args.filter or None)  # fmt: skip
+        meta = qg.suite_meta(g, args.seed, args.n)
+        path = write_suite(items, out / f"{g}.jsonl", meta)
+        print(f"{g}: {len(items)} items -> {path}")
+    return 0
+
+
+def _answerer(args: argparse.Namespace) -> tuple[Any, str] | None:
+    """The answer function ``(item, trial) -> reply`` named by ``--answerer`` and its display
+    name; None (after printing the error) when the plugin cannot be loaded."""
+    from tom_envs.qa import generate as qg
+
+    if args.answerer == "random":
+        rnd = qg.random_answerer(args.seed)
+        answer, name = (lambda item, trial: rnd(item)), "random"
+    elif args.answerer == "oracle":
+        orc = qg.oracle_answerer()
+        answer, name = (lambda item, trial: orc(item)), "oracle (engine)"
+    elif args.answerer == "blind":
+        bld = qg.blind_answerer()
+        answer, name = (lambda item, trial: bld(item)), "partner-blind reasoner"
+    else:
+        try:
+            answer, name = plugins.load("tom_envs.qa_answerers", args.answerer)(args)
+        except (plugins.PluginError, ValueError) as exc:
+            print(f"error: --answerer {args.answerer}: {exc}", file=sys.stderr)
+            return None
+    return answer, name
+
+
+def _failure_policy(args: argparse.Namespace, res: Any, total: int) -> int:
+    """The exit code: 1 when every answer failed, or when the answerer's own failures exceed
+    ``--max-failure-share``, else 0."""
     if res.every_answer_failed():  # an answerer that failed every item has measured nothing
         print(f"error: every answer failed ({res.failure_summary()}); first: {res.first_failure}",
               file=sys.stderr)  # fmt: skip
@@ -107,7 +140,6 @@ def cmd_qa(args: argparse.Namespace) -> int:
     # the failure policy of every driver: failures of the answerer itself (endpoint, context
     # overflow, exception; an unparseable reply is the model's own answer, scored wrong)
     broken = sum(v for k, v in res.failures.items() if k != "unparseable")
-    total = len(items) * args.trials
     if total and broken / total > args.max_failure_share:
         print(f"error: {broken} of {total} answers failed ({res.failure_summary()}; more than "
               f"{100 * args.max_failure_share:.0f}%): the accuracy is not a result; first: "

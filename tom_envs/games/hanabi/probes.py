@@ -81,6 +81,13 @@ class HanabiProbes:
         """The probes for ``player`` now (only on their turn; none once the game is over)."""
         if self.mode == "none" or state.current != player:
             return []
+        out = self._partner_probes(state, player)
+        if self.mode == "all":
+            out += self._own_probes(state, player)
+        return out
+
+    def _partner_probes(self, state: HanabiState, player: int) -> list[Probe]:
+        """What each teammate knows about each of their cards (colour, rank, playable now)."""
         t = self.text
         n = self.game.n
         out: list[Probe] = []
@@ -131,48 +138,52 @@ class HanabiProbes:
                         subject=subject,
                     )
                 )
-        if self.mode == "all":
-            partner = (player + 1) % n
-            pname = t.name(partner)
-            for i, code in enumerate(self.game.card_knowledge(state, player)):
-                about = {"seat": player, "offset": 0, "card": i}
-                out.append(
-                    Probe(
-                        f"me.card{i}.color",
-                        "own_color",
-                        0,
-                        f"Do you know the color of your Card {i}?",
-                        YES_NO,
-                        _yn(knows_color(code)),
-                        about,
-                        no_tom=_yn(knows_color(code)),
-                        subject={"card": i},
-                    )
+        return out
+
+    def _own_probes(self, state: HanabiState, player: int) -> list[Probe]:
+        """What the asker knows of their own cards, and what the next seat knows of that."""
+        out: list[Probe] = []
+        partner = (player + 1) % self.game.n
+        pname = self.text.name(partner)
+        for i, code in enumerate(self.game.card_knowledge(state, player)):
+            about = {"seat": player, "offset": 0, "card": i}
+            out.append(
+                Probe(
+                    f"me.card{i}.color",
+                    "own_color",
+                    0,
+                    f"Do you know the color of your Card {i}?",
+                    YES_NO,
+                    _yn(knows_color(code)),
+                    about,
+                    no_tom=_yn(knows_color(code)),
+                    subject={"card": i},
                 )
-                out.append(
-                    Probe(
-                        f"me.card{i}.rank",
-                        "own_rank",
-                        0,
-                        f"Do you know the rank of your Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        about,
-                        no_tom=_yn(knows_rank(code)),
-                        subject={"card": i},
-                    )
+            )
+            out.append(
+                Probe(
+                    f"me.card{i}.rank",
+                    "own_rank",
+                    0,
+                    f"Do you know the rank of your Card {i}?",
+                    YES_NO,
+                    _yn(knows_rank(code)),
+                    about,
+                    no_tom=_yn(knows_rank(code)),
+                    subject={"card": i},
                 )
-                out.append(
-                    Probe(
-                        f"p1.knows_me.card{i}.rank",
-                        "partner_knows_mine",
-                        2,
-                        f"Does {pname} know that you know the rank of your Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        {**about, "asked_about": partner},
-                        no_tom=_yn(knows_rank(code)),  # what the asker knows is the truth
-                        subject={"target": pname, "card": i},
-                    )
+            )
+            out.append(
+                Probe(
+                    f"p1.knows_me.card{i}.rank",
+                    "partner_knows_mine",
+                    2,
+                    f"Does {pname} know that you know the rank of your Card {i}?",
+                    YES_NO,
+                    _yn(knows_rank(code)),
+                    {**about, "asked_about": partner},
+                    no_tom=_yn(knows_rank(code)),  # what the asker knows is the truth
+                    subject={"target": pname, "card": i},
                 )
+            )
         return out
