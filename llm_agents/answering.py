@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Question, normalise_answer
@@ -29,9 +29,13 @@ from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
+from tom_llm_agents.state import AgentState
+
+if TYPE_CHECKING:
+    from tom_llm_agents.agent import LLMAgent
 
 
-class AnsweringMixin:
+class AnsweringMixin(AgentState):
     """The model-facing side of :class:`~tom_llm_agents.agent.LLMAgent` (see the module
     docstring); it reads the agent's settings, templates, client and episode state."""
 
@@ -92,7 +96,7 @@ class AnsweringMixin:
         text = self._text_for(turn)
         rules, observation = self.prompt_parts(text)
         return DecisionContext(
-            agent=self,
+            agent=cast("LLMAgent", self),  # the mixin is only ever part of an LLMAgent
             turn=turn,
             text=text,
             rules=rules,

@@ -75,6 +75,10 @@ class AgentState(BaseAgent):
     _dead: str | None
 
     if TYPE_CHECKING:
+        # defined by SettingsMixin, read by AnsweringMixin
+        @property
+        def constrained(self) -> bool: ...
+
         # defined by LLMAgent, called by its mixins
 
         def _text_for(self, turn: Turn) -> Any: ...

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.text import match_action
@@ -346,7 +346,7 @@ def game_recommender(info: EpisodeInfo) -> Recommender | None:
     except (KeyError, ImportError):
         return None
     hook = getattr(module, "action_recommender", None)
-    return hook if callable(hook) else None
+    return cast("Recommender", hook) if callable(hook) else None
 
 
 class ToMPlanning(Piece):
