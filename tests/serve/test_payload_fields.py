@@ -33,7 +33,7 @@ def _pd(moves: tuple[int, ...]) -> Session:
 
 
 @pytest.mark.parametrize(("moves", "step", "status", "turn", "legal", "returns"), PD_ROWS)
-def test_console_payload_fields(
+def test_console_and_participant_payload_fields(
     moves: tuple[int, ...],
     step: int,
     status: str,
@@ -41,25 +41,15 @@ def test_console_payload_fields(
     legal: list[int],
     returns: tuple[float, float],
 ) -> None:
-    p = _pd(moves).payload()
+    s = _pd(moves)
+    p = s.payload()
     assert (p["game"], p["seat"], p["step"], p["status"]) == ("PrisonersDilemma", 0, step, status)
     assert p["your_turn"] is turn
     assert [a["id"] for a in p["legal"]] == legal
     assert [a["text"] for a in p["legal"]] == ["Option J", "Option F"][: len(legal)]
     assert p["returns"] == {"player_0": returns[0], "player_1": returns[1]}
     assert p["chat"] is False and p["error"] is None and p["task"] is None
-
-
-@pytest.mark.parametrize(("moves", "step", "status", "turn", "legal", "returns"), PD_ROWS)
-def test_participant_payload_fields(
-    moves: tuple[int, ...],
-    step: int,
-    status: str,
-    turn: bool,
-    legal: list[int],
-    returns: tuple[float, float],
-) -> None:
-    q = participant_payload(_pd(moves), 0)
+    q = participant_payload(s, 0)
     assert (q["seat"], q["you"], q["names"], q["people"]) == (
         0, "Player 1", ["Player 1", "Player 2"], ["Player 1"],
     )  # fmt: skip

@@ -99,45 +99,27 @@ class HanabiProbes:
                 about = {"seat": seat, "offset": o, "card": i}
                 subject = {"target": name, "card": i}
                 playable = _yn(_playable(hand[i], self.game.ranks, state.fireworks))
-                out.append(
-                    Probe(
-                        f"p{o}.card{i}.color",
-                        "partner_color",
-                        1,
-                        f"Does {name} know the color of {pron} Card {i}?",
-                        YES_NO,
-                        _yn(knows_color(code)),
-                        about,
-                        no_tom="yes",  # the asker sees the card
-                        subject=subject,
+                for key, qtype, what, truth, no_tom in (
+                    ("color", "partner_color", "the color of", knows_color(code), "yes"),
+                    ("rank", "partner_rank", "the rank of", knows_rank(code), "yes"),
+                    ("playable", "partner_playable", "that",
+                     knows_playable(code, state.fireworks), playable),
+                ):  # fmt: skip
+                    # colour and rank: "yes" without ToM, the asker sees the card
+                    tail = " can be played now" if key == "playable" else ""
+                    out.append(
+                        Probe(
+                            f"p{o}.card{i}.{key}",
+                            qtype,
+                            1,
+                            f"Does {name} know {what} {pron} Card {i}{tail}?",
+                            YES_NO,
+                            _yn(truth),
+                            about,
+                            no_tom=no_tom,
+                            subject=subject,
+                        )
                     )
-                )
-                out.append(
-                    Probe(
-                        f"p{o}.card{i}.rank",
-                        "partner_rank",
-                        1,
-                        f"Does {name} know the rank of {pron} Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        about,
-                        no_tom="yes",  # the asker sees the card
-                        subject=subject,
-                    )
-                )
-                out.append(
-                    Probe(
-                        f"p{o}.card{i}.playable",
-                        "partner_playable",
-                        1,
-                        f"Does {name} know that {pron} Card {i} can be played now?",
-                        YES_NO,
-                        _yn(knows_playable(code, state.fireworks)),
-                        about,
-                        no_tom=playable,
-                        subject=subject,
-                    )
-                )
         return out
 
     def _own_probes(self, state: HanabiState, player: int) -> list[Probe]:
@@ -147,32 +129,20 @@ class HanabiProbes:
         pname = self.text.name(partner)
         for i, code in enumerate(self.game.card_knowledge(state, player)):
             about = {"seat": player, "offset": 0, "card": i}
-            out.append(
-                Probe(
-                    f"me.card{i}.color",
-                    "own_color",
-                    0,
-                    f"Do you know the color of your Card {i}?",
-                    YES_NO,
-                    _yn(knows_color(code)),
-                    about,
-                    no_tom=_yn(knows_color(code)),
-                    subject={"card": i},
+            for key, known in (("color", knows_color(code)), ("rank", knows_rank(code))):
+                out.append(
+                    Probe(
+                        f"me.card{i}.{key}",
+                        f"own_{key}",
+                        0,
+                        f"Do you know the {key} of your Card {i}?",
+                        YES_NO,
+                        _yn(known),
+                        about,
+                        no_tom=_yn(known),
+                        subject={"card": i},
+                    )
                 )
-            )
-            out.append(
-                Probe(
-                    f"me.card{i}.rank",
-                    "own_rank",
-                    0,
-                    f"Do you know the rank of your Card {i}?",
-                    YES_NO,
-                    _yn(knows_rank(code)),
-                    about,
-                    no_tom=_yn(knows_rank(code)),
-                    subject={"card": i},
-                )
-            )
             out.append(
                 Probe(
                     f"p1.knows_me.card{i}.rank",
