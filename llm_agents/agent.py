@@ -55,14 +55,13 @@ As a spec for ``tom-envs run`` (the ``llm`` plugin of group ``tom_envs.agents``)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from types import ModuleType
 from typing import Any, ClassVar
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_llm_agents.answering import AnsweringMixin
 from tom_llm_agents.client import BaseLLMClient
 from tom_llm_agents.failures import CircuitBreaker, LLMError, RetryPolicy
-from tom_llm_agents.fewshot import Example, examples_for
+from tom_llm_agents.fewshot import examples_for
 from tom_llm_agents.openai_client import OpenAIClient
 from tom_llm_agents.presets import preset as get_preset
 from tom_llm_agents.prompting import build_strategy
@@ -74,8 +73,6 @@ from tom_llm_agents.settings import (
     HISTORY_IN_OBSERVATION,
     SettingsMixin,
     bounded,
-    parse_extra,
-    resolve_settings,
 )
 
 USAGE_KEYS = (
@@ -95,6 +92,40 @@ def _cjk_share(text: str) -> float:
     if not letters:
         return 0.0
     return sum(1 for c in letters if "\u4e00" <= c <= "\u9fff") / len(letters)
+
+
+def _resolve(
+    preset: str | None, constrained: bool | None, strategy: str | None, settings: dict[str, Any]
+) -> dict[str, Any]:
+    """The settings in force: ``DEFAULTS`` < the preset's < those given (an API key, or a name
+    that is no setting, is refused)."""
+    if "api_key" in settings:
+        raise ValueError(
+            "do not put an API key in an agent spec (it would be written to run names): set "
+            "$OPENAI_API_KEY, or name another variable with api_key_env=VAR"
+        )
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(f"LLMAgent got unexpected arguments {unknown}")
+    resolved = dict(DEFAULTS)
+    if preset is not None:
+        resolved.update(get_preset(str(preset)).settings)
+    if constrained is not None and "decoding" not in settings:
+        settings["decoding"] = "json" if constrained else "free"
+    if strategy is not None:
+        settings["strategy"] = strategy
+    resolved.update(settings)
+    return resolved
+
+
+
+def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
+    """USD per million prompt and generated tokens, both or none."""
+    if (price_in is None) != (price_out is None):
+        raise ValueError("give both price_in and price_out (USD per million tokens), or none")
+    if price_in is None:
+        return None
+    return bounded("price_in", price_in, 0, 1e4), bounded("price_out", price_out, 0, 1e4)
 
 
 class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
@@ -233,134 +264,110 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         **settings: Any,
     ) -> None:
         super().__init__()
-        if "api_key" in settings:
-            raise ValueError(
-                "do not put an API key in an agent spec (it would be written to run names): set "
-                "$OPENAI_API_KEY, or name another variable with api_key_env=VAR"
-            )
-        unknown = sorted(set(settings) - set(DEFAULTS))
-        if unknown:
-            raise TypeError(f"LLMAgent got unexpected arguments {unknown}")
-        resolved = dict(DEFAULTS)
         self.preset = preset
-        if preset is not None:
-            resolved.update(get_preset(str(preset)).settings)
-        if constrained is not None and "decoding" not in settings:
-            settings["decoding"] = "json" if constrained else "free"
-        if strategy is not None:
-            settings["strategy"] = strategy
-        resolved.update(settings)
-        resolve_settings(resolved)
-        self._settings = resolved
-        self._check(resolved)
-        self.decoding: str = resolved["decoding"]
-        self.invalid: str = resolved["invalid"]
-        self.reprompts = int(resolved["reprompts"])
-        self.fallback: str = resolved["fallback"]
-        self.temperature = float(resolved["temperature"])
-        self.top_p = None if resolved["top_p"] is None else float(resolved["top_p"])
-        self.max_tokens = None if resolved["max_tokens"] is None else int(resolved["max_tokens"])
-        self.extra = parse_extra(resolved["extra"])
-        self.memory_setting = resolved["memory"]
-        self.memory_size = 5 if self.memory_setting == "auto" else int(self.memory_setting)
-        self.history_size = int(resolved["history"])
-        self.verify_rounds = int(resolved["verify_rounds"])
-        self.examples_setting: str = str(resolved["examples"])
-        self.probes_enabled = bool(resolved["probes"])
-        self.probe_batch: bool | str = resolved["probe_batch"]
-        self.answer_format_setting: str = resolved["answer_format"]
-        self.skip_forced = bool(resolved["skip_forced"])
-        self.interface: str = resolved["interface"]
-        self.language: str = resolved["language"]
-        self.hide_history = bool(resolved["hide_history"])
-        self.hide_payoffs = bool(resolved["hide_payoffs"])
-        self.step_tokens = resolved["step_tokens"]
-        self.field_chars = int(resolved["field_chars"])
-        self.grounding: str = resolved["grounding"]
-        self.menu: str = resolved["menu"]
-        if (price_in is None) != (price_out is None):
-            raise ValueError("give both price_in and price_out (USD per million tokens), or none")
-        prices = None
-        if price_in is not None:
-            prices = (
-                bounded("price_in", price_in, 0, 1e4),
-                bounded("price_out", price_out, 0, 1e4),
-            )
+        resolved = _resolve(preset, constrained, strategy, settings)
+        self.apply_settings(resolved)
+        prices = _prices(price_in, price_out)
         self.timeout = bounded("timeout", timeout, 0.1, 3600)
         self.max_retries = int(bounded("max_retries", max_retries, 0, 20))
         self.retry_delay_s = bounded("retry_delay_s", retry_delay_s, 0, 60)
         if client is None:
-            retry = RetryPolicy(
-                max_retries=self.max_retries,
-                base_delay_s=self.retry_delay_s,
-                max_retry_after_s=float(resolved["max_retry_after_s"]),
-            )
             breaker_obj = CircuitBreaker(
                 int(bounded("breaker", breaker, 0, 100)),
                 bounded("breaker_cooldown_s", breaker_cooldown_s, 0, 3600),
             )
-            if local:
-                from tom_llm_agents.local import shared_client
-
-                client = shared_client(
-                    cache_dir=cache_dir,
-                    retry=retry,
-                    breaker=breaker_obj,
-                    timeout=self.timeout,
-                    **self.client_options(),
-                )
-            else:
-                client = OpenAIClient(
-                    model,
-                    base_url,
-                    api_key_env=api_key_env,
-                    cache_dir=cache_dir,
-                    max_concurrency=max_concurrency,
-                    json_schema=None if self.decoding == "json" else False,
-                    retry=retry,
-                    timeout=self.timeout,
-                    breaker=breaker_obj,
-                    **self.client_options(),
-                )
+            endpoint = (local, model, base_url, api_key_env, cache_dir, max_concurrency)
+            client = self._build_client(*endpoint, breaker_obj)
         if prices is not None:
             client.prices[client.model] = prices
         self.client = client
         self.oracle_partner = oracle_partner
         self._oracle = oracle
+        self._build_strategy(resolved, decider, pieces, oracle, recommender)
+        self.partner_options = partner_options
+        self.name = label or f"llm:{client.model}:{preset or self.strategy}"
+        self.spec = self.name
+        self.memory = []
+        self.history = []
+        self.episode_stats = {}
+        self.templates = T_EN
+        self.examples = ()
+        self.team_reward = False
+        self._step_usage = {}
+        self._last_calls = []
+        self._chat = False
+        self._dead = None
+        self._midlevel: Any = None
+        self._in_midlevel = False
+        if not self.probes_enabled:
+            # the runner asks only agents that have ``answer_probes``: switched off, none is made
+            self.answer_probes = None  # type: ignore[assignment]
+
+    def _build_strategy(
+        self,
+        resolved: Mapping[str, Any],
+        decider: Decider | None,
+        pieces: Sequence[Piece] | None,
+        oracle: Callable[[Turn], int] | None,
+        recommender: Callable[[Any], Mapping[int, float]] | None,
+    ) -> None:
+        """The decider and pieces: the ones given, else built from the strategy string."""
         options: dict[str, Any] = {
             "oracle": oracle,
             "recommender": recommender,
             "top_k": int(resolved["top_k"]),
             "memories": int(resolved["memories"]),
         }
-        if oracle is None and oracle_partner is not None:
+        if oracle is None and self.oracle_partner is not None:
             options["oracle"] = self._matrix_oracle
         self.strategy = (
             str(resolved["strategy"]) if decider is None and pieces is None else "custom"
         )
         built_decider, built_pieces = build_strategy(str(resolved["strategy"]), **options)
-        self.decider: Decider = decider if decider is not None else built_decider
-        self.pieces: list[Piece] = sorted(
+        self.decider = decider if decider is not None else built_decider
+        self.pieces = sorted(
             pieces if pieces is not None else built_pieces, key=lambda p: p.priority
         )
-        self.partner_options = partner_options
-        self.name = label or f"llm:{client.model}:{preset or self.strategy}"
-        self.spec = self.name
-        self.memory: list[MemoryEntry] = []
-        self.history: list[tuple[str, str]] = []
-        self.episode_stats: dict[str, float] = {}
-        self.templates: ModuleType = T_EN
-        self.examples: tuple[Example, ...] = ()
-        self.team_reward = False
-        self._step_usage: dict[str, float] = {}
-        self._last_calls: list[dict[str, Any]] = []
-        self._chat = False
-        self._dead: str | None = None
-        self._midlevel: Any = None
-        self._in_midlevel = False
-        if not self.probes_enabled:
-            # the runner asks only agents that have ``answer_probes``: switched off, none is made
-            self.answer_probes = None  # type: ignore[assignment]
+
+    def _build_client(
+        self,
+        local: bool,
+        model: str | None,
+        base_url: str | None,
+        api_key_env: str,
+        cache_dir: str | None,
+        max_concurrency: int,
+        breaker: CircuitBreaker,
+    ) -> BaseLLMClient:
+        """The client the settings describe: the bundled local model's shared one, or an
+        OpenAI-compatible endpoint's."""
+        retry = RetryPolicy(
+            max_retries=self.max_retries,
+            base_delay_s=self.retry_delay_s,
+            max_retry_after_s=float(self._settings["max_retry_after_s"]),
+        )
+        if local:
+            from tom_llm_agents.local import shared_client
+
+            return shared_client(
+                cache_dir=cache_dir,
+                retry=retry,
+                breaker=breaker,
+                timeout=self.timeout,
+                **self.client_options(),
+            )
+        return OpenAIClient(
+            model,
+            base_url,
+            api_key_env=api_key_env,
+            cache_dir=cache_dir,
+            max_concurrency=max_concurrency,
+            json_schema=None if self.decoding == "json" else False,
+            retry=retry,
+            timeout=self.timeout,
+            breaker=breaker,
+            **self.client_options(),
+        )
 
     # ------------------------------------------------------------------ episode
     def reset(self, info: EpisodeInfo) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tom_envs.core.agents import Turn
 from tom_envs.core.probes import Question, normalise_answer
@@ -29,9 +29,13 @@ from tom_llm_agents.client import LLMResponse
 from tom_llm_agents.failures import LLMError
 from tom_llm_agents.parsing import Reply, answer_schema, json_keys, json_object, read_reply
 from tom_llm_agents.prompting.base import Decider, Decision, DecisionContext
+from tom_llm_agents.state import AgentState
+
+if TYPE_CHECKING:
+    from tom_llm_agents.agent import LLMAgent
 
 
-class AnsweringMixin:
+class AnsweringMixin(AgentState):
     """The model-facing side of :class:`~tom_llm_agents.agent.LLMAgent` (see the module
     docstring); it reads the agent's settings, templates, client and episode state."""
 
@@ -92,7 +96,7 @@ class AnsweringMixin:
         text = self._text_for(turn)
         rules, observation = self.prompt_parts(text)
         return DecisionContext(
-            agent=self,
+            agent=cast("LLMAgent", self),  # the mixin is only ever part of an LLMAgent
             turn=turn,
             text=text,
             rules=rules,
@@ -159,33 +163,7 @@ class AnsweringMixin:
             schema = answer_schema(
                 descriptions, options, message=self.asks_message(ctx), field_chars=self.field_chars
             )
-        blocks = [ctx.context_text(legal=True, strip_question=True)]
-        instruction = decider.instruction_for(ctx)
-        if instruction:
-            blocks.append(instruction)
-        blocks += [ctx.final_question(), fmt]
-        user = "\n\n".join(b for b in blocks if b)
-        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
-        for past_user, past_reply in (
-            self.history[-self.history_size :] if self.history_size else []
-        ):
-            messages += [
-                {"role": "user", "content": past_user},
-                {"role": "assistant", "content": past_reply},
-            ]
-        messages.append({"role": "user", "content": user})
-        first_step = "action"
-        revise = ctx.notes.get("_revise")
-        if revise is not None and "_conversation" in ctx.notes:
-            # the verifier's critique, in the generator's own conversation (002's authors)
-            rejected, critique = revise
-            note = self.templates.VERIFY_REJECTED.format(
-                action=rejected,
-                critique=critique.strip() or "-",
-                actions="\n".join(ctx.candidates.values()),
-            )
-            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
-            first_step = "revise"
+        user, messages, first_step = self._generation_messages(ctx, decider, fmt)
         budget = self.max_tokens or (
             decider.max_tokens
             + self.field_chars // 4 * len(ctx.fields)
@@ -234,6 +212,40 @@ class AnsweringMixin:
                 ]
         ctx.notes["_exchange"] = (user, text)
         return Decision(None, reply.fields, reply.message, feedback, text, reprompts)
+
+    def _generation_messages(
+        self, ctx: DecisionContext, decider: Decider, fmt: str
+    ) -> tuple[str, list[dict[str, str]], str]:
+        """The generation's user turn, its messages (system, the kept history, the turn; or the
+        generator's own conversation with the verifier's critique) and the first step's name."""
+        blocks = [ctx.context_text(legal=True, strip_question=True)]
+        instruction = decider.instruction_for(ctx)
+        if instruction:
+            blocks.append(instruction)
+        blocks += [ctx.final_question(), fmt]
+        user = "\n\n".join(b for b in blocks if b)
+        messages: list[dict[str, str]] = [{"role": "system", "content": ctx.system_prompt()}]
+        for past_user, past_reply in (
+            self.history[-self.history_size :] if self.history_size else []
+        ):
+            messages += [
+                {"role": "user", "content": past_user},
+                {"role": "assistant", "content": past_reply},
+            ]
+        messages.append({"role": "user", "content": user})
+        first_step = "action"
+        revise = ctx.notes.get("_revise")
+        if revise is not None and "_conversation" in ctx.notes:
+            # the verifier's critique, in the generator's own conversation (002's authors)
+            rejected, critique = revise
+            note = self.templates.VERIFY_REJECTED.format(
+                action=rejected,
+                critique=critique.strip() or "-",
+                actions="\n".join(ctx.candidates.values()),
+            )
+            messages = [*ctx.notes["_conversation"], {"role": "user", "content": note}]
+            first_step = "revise"
+        return user, messages, first_step
 
     def _interpret(
         self, ctx: DecisionContext, reply: Reply, raw: str

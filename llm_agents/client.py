@@ -597,18 +597,21 @@ class BaseLLMClient:
                 self._note_schema_refused()
                 continue
             except Exception as exc:
-                wait = self._attempt_failed(exc, retries, started)
-                if wait is None:
-                    raise self._give_up(exc) from None
-                log.warning(
-                    "%s: retry %d in %.1fs (%s)", self.model, retries + 1, wait, type(exc).__name__
-                )
-                time.sleep(wait)
+                time.sleep(self._retry_wait(exc, retries, started))
                 retries += 1
                 continue
             break
         self.breaker.success()
         return self._finish(response, retries)
+
+    def _retry_wait(self, exc: Exception, retries: int, started: float) -> float:
+        """Seconds to wait before retrying after ``exc`` (logged); raises the final error when
+        the attempt is not retried."""
+        wait = self._attempt_failed(exc, retries, started)
+        if wait is None:
+            raise self._give_up(exc) from None
+        log.warning("%s: retry %d in %.1fs (%s)", self.model, retries + 1, wait, type(exc).__name__)
+        return wait
 
     async def _acall(self, request: LLMRequest) -> LLMResponse:
         """:meth:`_call` with async attempts (:meth:`_asend`) and waits."""
@@ -628,13 +631,7 @@ class BaseLLMClient:
                 self._note_schema_refused()
                 continue
             except Exception as exc:
-                wait = self._attempt_failed(exc, retries, started)
-                if wait is None:
-                    raise self._give_up(exc) from None
-                log.warning(
-                    "%s: retry %d in %.1fs (%s)", self.model, retries + 1, wait, type(exc).__name__
-                )
-                await asyncio.sleep(wait)
+                await asyncio.sleep(self._retry_wait(exc, retries, started))
                 retries += 1
                 continue
             break

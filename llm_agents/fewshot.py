@@ -195,6 +195,11 @@ def _coblock() -> tuple[Example, ...]:
     (§3, App. B.2): 1) the world state understood, 2) partner and self modelling in App. B.2's
     template, 3) self-reflection on the built structure and the dialogue (team role,
     altruism/egoism, persuasion), 4) the command. Every command parses in the suite's CoBlock."""
+    return (*_coblock_independent(), *_coblock_skill_dependent(), *_coblock_goal_dependent())
+
+
+def _coblock_independent() -> tuple[Example, ...]:
+    """003's two examples of independent tasks."""
     return (
         _coblock_example(
             "independent",
@@ -239,6 +244,12 @@ def _coblock() -> tuple[Example, ...]:
             'send_message(message="My pillar is done. Tell me if you need a block placed; '
             'I will wait for you.")',
         ),
+    )
+
+
+def _coblock_skill_dependent() -> tuple[Example, ...]:
+    """003's three examples of skill-dependent tasks (a block only the partner has)."""
+    return (
         _coblock_example(
             "skill-dependent",
             _coblock_state(
@@ -302,6 +313,12 @@ def _coblock() -> tuple[Example, ...]:
             "can follow. I choose to be altruistic here.",
             'place_block(block_type="yellow", pos=(0, 0, 4))',
         ),
+    )
+
+
+def _coblock_goal_dependent() -> tuple[Example, ...]:
+    """003's three examples of goal-dependent tasks (one part rests on the other's)."""
+    return (
         _coblock_example(
             "goal-dependent",
             _coblock_state(

@@ -79,7 +79,7 @@ def run_preset(
     return ep, agent
 
 
-def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str, float]:
+def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str, Any]:
     """Per decision of ``agent``: valid %, fallback %, forced %, calls, tokens in/out, seconds."""
     steps = [s for ep in episodes for s in ep.steps if s["agent"] == agent]
     n = len(steps)
@@ -103,7 +103,7 @@ def decision_stats(episodes: list[Episode], agent: str = "player_0") -> dict[str
         "tokens_in": sum(u.get("tokens_in", 0) for u in usage) / n,
         "tokens_out": sum(u.get("tokens_out", 0) for u in usage) / n,
         "seconds": sum(s["latency_s"] for s in steps) / n,
-        "failures": kinds,  # type: ignore[dict-item]
+        "failures": kinds,
     }
 
 
@@ -111,7 +111,7 @@ def report(
     client: BaseLLMClient,
     episodes: int = 1,
     seed: int = 0,
-    on_row: Callable[[str, int], None] | None = None,
+    on_row: Callable[[str, int], object] | None = None,
     only: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> str:
@@ -181,7 +181,7 @@ def _between(doc: str, marker: str, text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print (or write into ``--out`` between markers) the per-preset table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-tokens", type=int, default=None, help="cap every answer budget")

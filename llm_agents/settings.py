@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from tom_llm_agents.client import DEFAULT_MAX_REPLY_BYTES
 from tom_llm_agents.fewshot import examples_for
 from tom_llm_agents.openai_client import REASONING_EFFORTS
+from tom_llm_agents.state import AgentState
 
 #: Bumped when the agent's prompts change in a way that changes results (recorded in config()).
 PROMPT_VERSION = 4  # 4: ToM probes in the agent's own conversation; paper 000's protocol
@@ -211,9 +212,40 @@ def resolve_settings(s: dict[str, Any]) -> None:
     s["max_tokens"] = mct
 
 
-class SettingsMixin:
+class SettingsMixin(AgentState):
     """The settings side of :class:`~tom_llm_agents.agent.LLMAgent`: the check of the resolved
     settings, the decoding mode and the record of every setting (:meth:`config`)."""
+
+    def apply_settings(self, resolved: dict[str, Any]) -> None:
+        """Resolve, check and adopt the settings (``DEFAULTS`` < preset < given)."""
+        resolve_settings(resolved)
+        self._settings = resolved
+        self._check(resolved)
+        self.decoding = resolved["decoding"]
+        self.invalid = resolved["invalid"]
+        self.reprompts = int(resolved["reprompts"])
+        self.fallback = resolved["fallback"]
+        self.temperature = float(resolved["temperature"])
+        self.top_p = None if resolved["top_p"] is None else float(resolved["top_p"])
+        self.max_tokens = None if resolved["max_tokens"] is None else int(resolved["max_tokens"])
+        self.extra = parse_extra(resolved["extra"])
+        self.memory_setting = resolved["memory"]
+        self.memory_size = 5 if self.memory_setting == "auto" else int(self.memory_setting)
+        self.history_size = int(resolved["history"])
+        self.verify_rounds = int(resolved["verify_rounds"])
+        self.examples_setting = str(resolved["examples"])
+        self.probes_enabled = bool(resolved["probes"])
+        self.probe_batch = resolved["probe_batch"]
+        self.answer_format_setting = resolved["answer_format"]
+        self.skip_forced = bool(resolved["skip_forced"])
+        self.interface = resolved["interface"]
+        self.language = resolved["language"]
+        self.hide_history = bool(resolved["hide_history"])
+        self.hide_payoffs = bool(resolved["hide_payoffs"])
+        self.step_tokens = resolved["step_tokens"]
+        self.field_chars = int(resolved["field_chars"])
+        self.grounding = resolved["grounding"]
+        self.menu = resolved["menu"]
 
     @staticmethod
     def _check(s: Mapping[str, Any]) -> None:
@@ -280,7 +312,7 @@ class SettingsMixin:
     def client_options(self) -> dict[str, Any]:
         """The options of the client the agent builds: the reasoning wire format, the reply cap
         and the total deadline of a call."""
-        s = self._settings  # type: ignore[attr-defined]
+        s = self._settings
         return {
             "max_reply_bytes": int(s["max_reply_bytes"]),
             "deadline_s": s["deadline_s"],

@@ -33,6 +33,17 @@ def test_every_game_has_a_page_with_its_ids_and_sections() -> None:
             assert section in page, f"{rel} lacks {section}"
 
 
+def test_the_games_index_has_four_cells_a_row_and_working_links() -> None:
+    """A summary with ``|`` (``scenario=together|split``) is escaped, not split into cells."""
+    index = render_pages()["games/README.md"]
+    rows = [ln for ln in index.splitlines() if ln.startswith("| `tom_envs/")]
+    assert len(rows) == len(GAMES)
+    for row in rows:
+        cells = re.split(r"(?<!\\)\|", row.strip().strip("|"))
+        assert len(cells) == 4, row
+        assert re.fullmatch(r" \[(\w+)\]\(\1\.md\) ", cells[3]), row
+
+
 README = Path(__file__).parent.parent / "README.md"
 
 

@@ -269,3 +269,14 @@ def test_every_declared_bound_plays_with_observations_in_the_space(spec, param: 
             assert env.observation_space(agent).contains(obs), (param.name, value, agent)
             env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         assert not env.agents, (param.name, value)
+
+
+@pytest.mark.parametrize(("given", "match"), [("false", False), ("True", True), (False, False)])
+def test_gymnasium_make_reads_game_booleans_strictly(given, match) -> None:
+    """``gymnasium.make(..., match="false")`` plays one deal; a truthy non-boolean is refused."""
+    import gymnasium
+
+    env = gymnasium.make("tom_envs/GuandanVsRandom-v0", match=given)
+    assert env.unwrapped.bundle.game.config.match is match
+    with pytest.raises(ValueError, match=r"argument 'match'.*true or false"):
+        gymnasium.make("tom_envs/GuandanVsRandom-v0", match="yes")

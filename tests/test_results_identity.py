@@ -93,8 +93,14 @@ def lines_of(path: Path) -> list[dict]:
         (["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5"],
          ["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5", "--text"],
          "record.text: false -> true"),
+        (["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5", "max_cycles=3"],
+         ["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5", "max_cycles=4"],
+         "env_kwargs.max_cycles: 3 -> 4"),
+        (["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5"],
+         ["--agents", "always_0", "tit_for_tat", "--kw", "horizon=5", "max_cycles=4"],
+         "env_kwargs.max_cycles: (absent) -> 4"),
     ],
-    ids=["argument", "agent", "model", "decoding", "text"],
+    ids=["argument", "agent", "model", "decoding", "text", "max_cycles", "max_cycles_added"],
 )  # fmt: skip
 def test_changed_configuration_is_never_served_from_old_results(
     first: list[str], second: list[str], change: str, tmp_path: Path, monkeypatch, capsys

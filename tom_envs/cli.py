@@ -452,6 +452,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=version_text())
     sub = p.add_subparsers(dest="cmd", required=True)
+    _add_browse(sub)
+    _add_play(sub)
+    _add_tools(sub)
+    _add_qa(sub)
+    _add_probes(sub)
+    _add_eval(sub)
+    add_plugin_commands(sub)
+    return p
+
+
+def _add_browse(sub: Any) -> None:
+    """The ``list`` and ``info`` commands."""
     ls = sub.add_parser("list", help="games, agents and ids (filter: tom-envs list hanabi)")
     ls.add_argument("query", nargs="?", help="only games whose id or summary holds this text")
     only = ls.add_mutually_exclusive_group()
@@ -461,6 +473,10 @@ def build_parser() -> argparse.ArgumentParser:
     inf = sub.add_parser("info", help="a game's arguments, bounds, seats, agents and ids")
     inf.add_argument("game")
     inf.set_defaults(fn=cmd_info)
+
+
+def _add_play(sub: Any) -> None:
+    """The ``run``, ``demo`` and ``reproduce`` commands."""
     r = sub.add_parser("run", help="play agents on a game")
     r.add_argument("game")
     r.add_argument(
@@ -501,6 +517,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", help="also write the tables' markdown here")
     add_cost_args(rp, concurrency=True)
     rp.set_defaults(fn=cmd_reproduce)
+
+
+def _add_tools(sub: Any) -> None:
+    """The ``docs``, ``train``, ``serve`` and ``study`` commands."""
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
@@ -514,6 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="settings (--kw key=value: game arguments); GAME --help lists them")  # fmt: skip
     tr.set_defaults(fn=cmd_train)
     add_parsers(sub, _share)  # serve, study (tom_envs/cli_study.py)
+
+
+def _add_qa(sub: Any) -> None:
+    """The ``qa`` command and its subcommands (generate, verify, eval, suites)."""
     qa = sub.add_parser("qa", help="CoordinationQA: generated EC / ToM / JP question suites")
     qs = qa.add_subparsers(dest="qa_cmd", required=True)
     qgen = qs.add_parser("generate", help="generate seeded suites (JSONL, one per game)")
@@ -552,6 +576,10 @@ def build_parser() -> argparse.ArgumentParser:
     qsu = qs.add_parser("suites", help="regenerate the shipped default suites")
     qsu.add_argument("--check", action="store_true", help="fail if a shipped suite is stale")
     qa.set_defaults(fn=cmd_qa)
+
+
+def _add_probes(sub: Any) -> None:
+    """The ``probes`` command (verify)."""
     pb = sub.add_parser("probes", help="ToM probes: is a game's probe set a valid measure")
     pbs = pb.add_subparsers(dest="probes_cmd", required=True)
     pv = pbs.add_parser("verify", help="known groups and a learned adversary on every team's "
@@ -566,6 +594,10 @@ def build_parser() -> argparse.ArgumentParser:
     pv.add_argument("--kw", nargs="*", default=[], help="game arguments, key=value")
     pv.add_argument("--out", help="also write the markdown report here")
     pb.set_defaults(fn=cmd_probes)
+
+
+def _add_eval(sub: Any) -> None:
+    """The ``eval`` command."""
     ev = sub.add_parser("eval", help="run a declarative experiment (TOML config or shipped name)")
     ev.add_argument("config", nargs="?", help="a .toml file or a shipped config name (--list)")
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
@@ -583,8 +615,6 @@ def build_parser() -> argparse.ArgumentParser:
                     "decisions (default: the config's max_fallback_share, else 0.2)")  # fmt: skip
     add_cost_args(ev, concurrency=True)
     ev.set_defaults(fn=cmd_eval)
-    add_plugin_commands(sub)
-    return p
 
 
 def add_plugin_commands(sub: Any) -> None:

@@ -91,7 +91,8 @@ def render_pages() -> dict[str, str]:
         for spec in specs:
             api = "AEC + Parallel" if spec.parallel else "AEC"
             lines.append(f"* `{spec.id}` ({api}), kwargs `{spec.kwargs}`: {spec.summary}")
-            index.append(f"| `{spec.id}` | {api} | {spec.summary} | [{key}]({key}.md) |")
+            cell = spec.summary.replace("|", "\\|")  # a bare | would end the table cell
+            index.append(f"| `{spec.id}` | {api} | {cell} | [{key}]({key}.md) |")
         params = getattr(specs[0].load(), "PARAMS", None)
         if params:
             lines += [

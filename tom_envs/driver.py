@@ -156,7 +156,7 @@ def classify_exception(exc: BaseException) -> str:
     return "exception"
 
 
-def _signalled_failure(choice: AgentAction) -> tuple[str, str] | None:
+def _signalled_failure(choice: AgentAction) -> tuple[str, str]:
     """The (kind, message) an agent attached to an answer it flagged invalid."""
     info = choice.info if isinstance(choice.info, Mapping) else {}
     failure = info.get("failure")

@@ -451,6 +451,95 @@ def adversary_table(reports: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
+def _team_section(
+    spec: Any,
+    team: str,
+    sets: Mapping[str, list[int]],
+    kwargs: Mapping[str, Any],
+    adversaries: Sequence[str],
+    seed: int,
+    progress: Callable[[str], None] | None,
+) -> tuple[list[str], list[Any], list[str]]:
+    """One team's section of the report: its probes' baselines and known groups, the learned
+    adversary's table and gate; with the adversary's reports and the team's ToM measures."""
+    played = {name: play_team(spec, team, s, kwargs, progress) for name, s in sets.items()}
+    every = [r for p in played.values() for r in p.records]
+    kg = known_groups(every)
+    n_eps = sum(p.episodes for p in played.values())
+    lines = [
+        "",
+        f"## Team: {team}",
+        "",
+        f"{len(every)} probes on {n_eps} missions ({len(every) / max(n_eps, 1):.1f} per "
+        f"mission; play took {sum(p.seconds for p in played.values()):.0f} s).",
+        "",
+        "Baselines and known groups, per order:",
+        "",
+        probe_table(every, by="order"),
+        "",
+        "Per question type (a ToM measure only if the partner-blind answerer is at chance and "
+        "the exact model is not):",
+        "",
+        probe_table(every, by="type"),
+    ]
+    reports, skipped = _fit_adversaries(played, adversaries, seed)
+    decision = balanced_gate(reports)
+    lines += [
+        "",
+        "Learned no-reasoning adversary (fitted on the training missions, scored on the "
+        "held-out and the fresh ones; balanced accuracy against chance, raw accuracy beside "
+        "the type prior fitted on the same missions):",
+        "",
+        adversary_table(reports),
+        "",
+        "One-sided types, not scored (every truth the same in a scored set): "
+        + (", ".join(sorted(skipped)) or "none") + ".",
+        "",
+        f"Gate for {team}: " + ("passed" if decision.passed else "FAILED")
+        + f" ({decision.checks} checks).",
+    ]
+    lines += [f"* {f}" for f in decision.failures]
+    leaky = {c.key[1] for rep in reports for c in balanced_cells(rep)
+             if c.low >= c.chance + 5.0}  # fmt: skip
+    separate = [qt for qt, v in sorted(kg.items()) if v.measure]
+    measures = [qt for qt in separate if qt not in leaky]
+    lines += [
+        "",
+        "ToM measures for this team (separate the known groups, no adversary beats chance): "
+        + (", ".join(measures) or "none")
+        + (f"; separating but beaten by an adversary: {', '.join(sorted(set(separate) & leaky))}"
+           if set(separate) & leaky else "") + ".",
+    ]  # fmt: skip
+    return lines, reports, measures
+
+
+def _fit_adversaries(
+    played: Mapping[str, Any], adversaries: Sequence[str], seed: int
+) -> tuple[list[Any], set[str]]:
+    """Each adversary fitted once on the training missions and scored on the held-out and the
+    fresh ones (reports in ``SCHEMES`` order), and the one-sided types left unscored."""
+    from tom_envs.validity import Report, transfer
+
+    train = examples(played["train"])
+    scored: dict[str, list[Any]] = {}
+    skipped: set[str] = set()
+    for scheme in SCHEMES:
+        chance, one_sided = prior_chance(played["train"], played[scheme])
+        skipped |= set(one_sided)
+        scored[scheme] = examples(played[scheme], chance)
+    reports = []
+    for adv in adversaries:  # one fit per adversary, scored on both sets
+        both = transfer(train, [x for s in SCHEMES for x in scored[s]], adv, seed=seed)
+        start = 0
+        for scheme in SCHEMES:
+            end = start + len(scored[scheme])
+            reports.append(Report(adv, scheme, both.fields, both.examples[start:end],
+                                  both.correct[start:end]))  # fmt: skip
+            start = end
+    reports.sort(key=lambda r: SCHEMES.index(r.scheme))
+    return reports, skipped
+
+
 def verify(
     game: str = "BombDefusal",
     teams: Sequence[str] | None = None,
@@ -462,8 +551,6 @@ def verify(
     progress: Callable[[str], None] | None = None,
 ) -> ProbeReport:
     """Play every team on three mission sets and judge its probe set (see the module docstring)."""
-    from tom_envs.validity import Report, transfer
-
     if episodes < 1:
         raise ValueError(f"episodes must be at least 1, got {episodes}")
     spec = game_spec(game)
@@ -493,72 +580,11 @@ def verify(
     all_reports = []
     measures: dict[str, list[str]] = {}
     for team in teams:
-        played = {name: play_team(spec, team, s, kwargs, progress) for name, s in sets.items()}
-        every = [r for p in played.values() for r in p.records]
-        kg = known_groups(every)
-        measures[team] = sorted(qt for qt, v in kg.items() if v.measure)
-        n_eps = sum(p.episodes for p in played.values())
-        lines += [
-            "",
-            f"## Team: {team}",
-            "",
-            f"{len(every)} probes on {n_eps} missions ({len(every) / max(n_eps, 1):.1f} per "
-            f"mission; play took {sum(p.seconds for p in played.values()):.0f} s).",
-            "",
-            "Baselines and known groups, per order:",
-            "",
-            probe_table(every, by="order"),
-            "",
-            "Per question type (a ToM measure only if the partner-blind answerer is at chance and "
-            "the exact model is not):",
-            "",
-            probe_table(every, by="type"),
-        ]
-        train = examples(played["train"])
-        scored: dict[str, list[Any]] = {}
-        skipped: set[str] = set()
-        for scheme in SCHEMES:
-            chance, one_sided = prior_chance(played["train"], played[scheme])
-            skipped |= set(one_sided)
-            scored[scheme] = examples(played[scheme], chance)
-        reports = []
-        for adv in adversaries:  # one fit per adversary, scored on both sets
-            both = transfer(train, [x for s in SCHEMES for x in scored[s]], adv, seed=seed)
-            start = 0
-            for scheme in SCHEMES:
-                end = start + len(scored[scheme])
-                reports.append(Report(adv, scheme, both.fields, both.examples[start:end],
-                                      both.correct[start:end]))  # fmt: skip
-                start = end
-        reports.sort(key=lambda r: SCHEMES.index(r.scheme))
+        team_lines, reports, measures[team] = _team_section(
+            spec, team, sets, kwargs, adversaries, seed, progress
+        )
+        lines += team_lines
         all_reports += reports
-        decision = balanced_gate(reports)
-        lines += [
-            "",
-            "Learned no-reasoning adversary (fitted on the training missions, scored on the "
-            "held-out and the fresh ones; balanced accuracy against chance, raw accuracy beside "
-            "the type prior fitted on the same missions):",
-            "",
-            adversary_table(reports),
-            "",
-            "One-sided types, not scored (every truth the same in a scored set): "
-            + (", ".join(sorted(skipped)) or "none") + ".",
-            "",
-            f"Gate for {team}: " + ("passed" if decision.passed else "FAILED")
-            + f" ({decision.checks} checks).",
-        ]
-        lines += [f"* {f}" for f in decision.failures]
-        leaky = {c.key[1] for rep in reports for c in balanced_cells(rep)
-                 if c.low >= c.chance + 5.0}  # fmt: skip
-        separate = [qt for qt, v in sorted(kg.items()) if v.measure]
-        measures[team] = [qt for qt in separate if qt not in leaky]
-        lines += [
-            "",
-            "ToM measures for this team (separate the known groups, no adversary beats chance): "
-            + (", ".join(measures[team]) or "none")
-            + (f"; separating but beaten by an adversary: {', '.join(sorted(set(separate) & leaky))}"
-               if set(separate) & leaky else "") + ".",
-        ]  # fmt: skip
     decision = balanced_gate(all_reports)
     every_team = sorted(set.intersection(*(set(m) for m in measures.values()))) if measures else []
     some = sorted(set().union(*measures.values()) - set(every_team)) if measures else []

@@ -31,8 +31,8 @@ matrix games' ToM metrics read (ToM %, ΔToM/T).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from tom_envs.core.agents import EpisodeInfo, Turn
 from tom_envs.core.text import match_action
@@ -103,6 +103,29 @@ class BeliefState(Piece):
             ctx.sections.append(("Your belief state:", belief))
 
 
+def _bomb_intel(view: Any, rooms: Sequence[Any], colours: list[str]) -> list[str]:
+    """000 App. A.2's bomb intel: each bomb's room and remaining sequence where known, the
+    bombs seen in the player's room without a sequence, "Details currently unknown" otherwise."""
+    lines: list[str] = []
+    known = {item.bomb: item for item in view.intel}
+    for b in range(view.num_bombs):
+        item = known.get(b)
+        if item is None:
+            lines.append(f"- Bomb {b + 1}: Details currently unknown.")
+        else:
+            seq = "-".join(colours[c].capitalize() for c in item.remaining) or "defused"
+            lines.append(
+                f"- Bomb {b + 1}: Located in Room {rooms[item.room]}. The phase sequence is {seq}."
+            )
+    for b in view.room_bombs:
+        if b not in known:
+            i = lines.index(f"- Bomb {b + 1}: Details currently unknown.")
+            lines[i] = (
+                f"- Bomb {b + 1}: Located in Room {rooms[view.room]}. The phase sequence is Unknown."
+            )
+    return lines
+
+
 def initial_belief(ctx: DecisionContext) -> str | None:
     """000 App. A.2's initial belief state, filled from a bomb-defusal view (``None`` for other
     games, which get the generic template around their first observation).
@@ -155,22 +178,7 @@ def initial_belief(ctx: DecisionContext) -> str | None:
         joined = ", ".join(nbrs[:-1]) + f" and {nbrs[-1]}" if len(nbrs) > 1 else "".join(nbrs)
         lines.append(f"- Room {room} is connected to room {joined}")
     lines += ["", "Bomb Intel:", ""]
-    known = {item.bomb: item for item in view.intel}
-    for b in range(view.num_bombs):
-        item = known.get(b)
-        if item is None:
-            lines.append(f"- Bomb {b + 1}: Details currently unknown.")
-        else:
-            seq = "-".join(colours[c].capitalize() for c in item.remaining) or "defused"
-            lines.append(
-                f"- Bomb {b + 1}: Located in Room {rooms[item.room]}. The phase sequence is {seq}."
-            )
-    for b in view.room_bombs:
-        if b not in known:
-            i = lines.index(f"- Bomb {b + 1}: Details currently unknown.")
-            lines[i] = (
-                f"- Bomb {b + 1}: Located in Room {rooms[view.room]}. The phase sequence is Unknown."
-            )
+    lines += _bomb_intel(view, rooms, colours)
     lines += ["", "Tool inventory:", ""]
     for p, tools in enumerate(view.tools):
         kit = " and ".join(colours[c] for c in tools) or "no"
@@ -338,7 +346,7 @@ def game_recommender(info: EpisodeInfo) -> Recommender | None:
     except (KeyError, ImportError):
         return None
     hook = getattr(module, "action_recommender", None)
-    return hook if callable(hook) else None
+    return cast("Recommender", hook) if callable(hook) else None
 
 
 class ToMPlanning(Piece):

@@ -320,6 +320,11 @@ def test_parse_cost_grows_linearly_with_the_reply(name: str, bundle) -> None:
         ("<action>Answer: D</action>", "D"),  # a label inside the tag is read
         ("<ACTION>e</Action>", "e"),
         ("my answer is <action>F", "F"),  # cut off by the budget
+        ("<action>B <action>C", "C"),  # no complete tag: the text after the last opening
+        ("<action>B</action> then <action>C", "B"),  # a complete tag beats a cut-off one
+        ("<action>A <action>B</action>", "B"),  # a closing tag ends the opening nearest it
+        ("</action> <action>C", "C"),  # a stray closing tag opens nothing
+        ("Action: A <action>B</action> Action: C", "B"),  # a tag beats labels on either side
         ('Action: "Option J"', "Option J"),
         ("Action: `move up`", "move up"),
         ("Action: “B”", "B"),

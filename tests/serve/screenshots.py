@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from tom_envs.registration import GAMES
@@ -144,13 +143,14 @@ def main(out: str) -> None:
                 wait_for(driver, lambda d: body(d, "kind") == "consent")
                 save(driver, target / "consent.png")
                 for _ in range(2):  # consent, instructions
+                    kind = body(driver, "kind")
                     driver.find_element(By.CSS_SELECTOR, "button.primary").click()
-                    time.sleep(0.3)
+                    wait_for(driver, lambda d, k=kind: body(d, "kind") != k)
                 for game in names:
                     _one_game(driver, game, target)
                 while body(driver, "kind") != "done":
+                    wait_for(driver, lambda d: body(d, "kind") in ("survey", "done"))
                     _answer(driver)
-                    time.sleep(0.1)
                 save(driver, target / "done.png")
         finally:
             driver.quit()
@@ -194,8 +194,9 @@ def _one_game(driver, game: str, target: Path) -> None:
     while body(driver, "kind") == "play":
         if body(driver, "turn") == "yours" and body(driver, "status") == "playing":
             decide(driver)
-        else:
-            time.sleep(0.05)
+        else:  # the partners' moves: wait for the page, not the clock
+            wait_for(driver, lambda d: body(d, "kind") != "play" or (
+                body(d, "turn") == "yours" and body(d, "status") == "playing"))  # fmt: skip
     if body(driver, "kind") == "survey" and game == "PrisonersDilemma":
         save(driver, target / "survey.png")
 

@@ -99,7 +99,30 @@ def make_spaces(
     return obs, act
 
 
-class TomAECEnv(AECEnv):
+class SeatSpaces:
+    """The per-seat spaces of both env APIs (the AEC and the Parallel env): made once by
+    :func:`make_spaces`, looked up by agent name (an unknown name lists the agents)."""
+
+    _obs_spaces: dict[str, spaces.Space]
+    _act_spaces: dict[str, spaces.Space]
+    possible_agents: list[str]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The Dict space of ``{"observation", "action_mask"}``."""
+        try:
+            return self._obs_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """Discrete over the game's action catalogue."""
+        try:
+            return self._act_spaces[agent]
+        except (KeyError, TypeError):
+            raise unknown_agent(agent, self.possible_agents) from None
+
+
+class TomAECEnv(SeatSpaces, AECEnv):
     """PettingZoo AEC environment over a :class:`~tom_envs.core.game.GameBundle`.
 
     Besides the PettingZoo API it offers the text layer for LLM loops and people:
@@ -141,7 +164,8 @@ class TomAECEnv(AECEnv):
         self.game = bundle.game
         # ``aec_to_parallel`` is exact only for simultaneous games (the rules apply once a cycle).
         simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
-        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}
+        # an instance copy of the class default, with this game's name
+        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}  # pyright: ignore[reportAttributeAccessIssue]
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
@@ -182,21 +206,6 @@ class TomAECEnv(AECEnv):
         """:class:`ResetNeeded` unless an episode has been started."""
         if self.game_state is None:
             raise ResetNeeded(f"{what} before reset(): call reset(seed=...) first")
-
-    # ----------------------------------------------------------------- spaces
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The Dict space of ``{"observation", "action_mask"}``."""
-        try:
-            return self._obs_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """Discrete over the game's action catalogue."""
-        try:
-            return self._act_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -274,7 +283,7 @@ class TomAECEnv(AECEnv):
         if agent == self.agent_selection or (self._simultaneous and index in self._queue):
             terminations = self.terminations
             if agent in terminations and not (terminations[agent] or self.truncations[agent]):
-                if legal is view:
+                if legal is view and view is not None:
                     legal = view.legal_actions
                 if type(legal) is not tuple:
                     legal = tuple(legal)

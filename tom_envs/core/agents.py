@@ -20,7 +20,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 import numpy as np
 
@@ -222,6 +222,7 @@ class Agent(Protocol):
 
     def act(self, turn: Turn) -> int | AgentAction:
         """Choose an action for this turn."""
+        ...
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -300,11 +301,12 @@ def required_env_kwargs(agents: Sequence[Any], game: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     owner: dict[str, str] = {}
     for agent in agents:
-        hook = getattr(agent, "required_env_kwargs", None)
+        hook: Any = getattr(agent, "required_env_kwargs", None)
         if not callable(hook):
             continue
         name = str(getattr(agent, "spec", None) or getattr(agent, "name", type(agent).__name__))
-        for key, value in dict(hook(game) or {}).items():
+        required: Any = hook(game) or {}  # a mapping (checked by dict())
+        for key, value in dict(required).items():
             if key in out and out[key] != value:
                 raise EnvKwargsConflict(
                     f"{name} requires the game argument {key}={value!r} but {owner[key]} requires "
@@ -355,7 +357,9 @@ class BaseAgent:
 
     name = "agent"
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> BaseAgent:
+    _init_args: dict[str, Any]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         """Create the agent and remember its constructor arguments (for :meth:`config`)."""
         obj = super().__new__(cls)
         try:

@@ -259,18 +259,34 @@ def check_messages(game: Game[Any, Any], acting: set[int], messages: Mapping[int
             )
 
 
+def piece_offsets(pieces: Sequence[tuple[str, int]]) -> tuple[dict[str, int], int]:
+    """An observation laid out as named pieces in order: each piece's offset, and the total
+    size."""
+    offsets: dict[str, int] = {}
+    at = 0
+    for name, size in pieces:
+        offsets[name] = at
+        at += size
+    return offsets, at
+
+
 class Encoder(abc.ABC, Generic[ViewT, StateT]):
     """Vector renderings: a player's view for its policy, the whole state for a centralised critic."""
 
-    @property
-    @abc.abstractmethod
-    def observation_shape(self) -> tuple[int, ...]:
-        """Shape of :meth:`encode`'s output."""
+    #: length of :meth:`encode`'s vector (each encoder sets it)
+    obs_size: int
+    #: length of :meth:`encode_state`'s vector (each encoder sets it)
+    state_size: int
 
     @property
-    @abc.abstractmethod
+    def observation_shape(self) -> tuple[int, ...]:
+        """Shape of :meth:`encode`'s output: ``(obs_size,)``."""
+        return (self.obs_size,)
+
+    @property
     def state_shape(self) -> tuple[int, ...]:
-        """Shape of :meth:`encode_state`'s output."""
+        """Shape of :meth:`encode_state`'s output: ``(state_size,)``."""
+        return (self.state_size,)
 
     @property
     def low(self) -> float:

@@ -9,7 +9,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from tom_envs.core.aec import make_spaces
+from tom_envs.core.aec import SeatSpaces, make_spaces
 from tom_envs.core.game import (
     SIMULTANEOUS,
     GameBundle,
@@ -23,7 +23,7 @@ from tom_envs.core.game import (
 from tom_envs.core.render import check_render_mode, render
 
 
-class TomParallelEnv(ParallelEnv):
+class TomParallelEnv(SeatSpaces, ParallelEnv):
     """PettingZoo Parallel environment over a simultaneous-move :class:`GameBundle`.
 
     Seeded with the same ``reset(seed)`` it plays exactly the episodes of the AEC version.
@@ -57,7 +57,8 @@ class TomParallelEnv(ParallelEnv):
             raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
         self.bundle = bundle
         self.game = bundle.game
-        self.metadata = {**self.metadata, "name": name}
+        # an instance copy of the class default, with this game's name
+        self.metadata = {**self.metadata, "name": name}  # pyright: ignore[reportAttributeAccessIssue]
         self.render_mode = render_mode
         self.max_cycles = max_cycles
         self.possible_agents = bundle.agents
@@ -67,20 +68,6 @@ class TomParallelEnv(ParallelEnv):
         self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
         self.game_state: Any = None
         self.np_random, self._np_random_seed = seeding.np_random(None)
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The Dict space of ``{"observation", "action_mask"}``."""
-        try:
-            return self._obs_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """Discrete over the game's action catalogue."""
-        try:
-            return self._act_spaces[agent]
-        except (KeyError, TypeError):
-            raise unknown_agent(agent, self.possible_agents) from None
 
     def _seat(self, agent: Any) -> int:
         """The seat of ``agent`` (:class:`UnknownAgentError` listing the agents), once an

@@ -219,5 +219,6 @@ def svg_to_rgb(doc: str, title: str = "", scale: float = 1.0) -> np.ndarray:
                 int(_f(el, "height", pic.height) * scale),
             )
             pic = pic.resize((max(w, 1), max(h, 1)))
-            image.paste(pic, tuple(int(v) for v in xy(_f(el, "x"), _f(el, "y"))))
+            x0, y0 = xy(_f(el, "x"), _f(el, "y"))
+            image.paste(pic, (int(x0), int(y0)))
     return np.asarray(image, dtype=np.uint8).copy()

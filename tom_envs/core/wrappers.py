@@ -19,7 +19,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 _GUARDED = ("rewards", "terminations", "truncations", "infos", "agent_selection", "agents")
 
 
-def _forward(name: str, guarded: bool) -> property:
+def _forward(name: str, guarded: bool) -> Any:  # a property, read as the attribute's type
     def get(self: OrderEnforcing) -> Any:
         if guarded and not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")

@@ -269,35 +269,57 @@ def parse_config(
     cfg.agents.update(agents or {})  # the command line's: trusted
     cfg.trusted_labels = frozenset(agents or {})
     for i, g in enumerate(_expect(data.get("games", []), list, "[[games]]")):
-        where = f"games[{i}]"
-        _expect(g, dict, where)
-        _keys(g, GAME_KEYS, where)
-        gname = _expect(g.get("game"), str, f"{where}.game")
-        try:
-            spec = game_spec(gname)
-        except KeyError as exc:
-            raise ConfigError(f"{where}: {exc.args[0] if exc.args else exc}") from None
-        label = _expect(g.get("label", spec.name), str, f"{where}.label")
-        if label in cfg.games:
-            raise ConfigError(f"{where}: duplicate game label {label!r}")
-        kwargs = _file_kwargs(spec, _expect(g.get("kwargs", {}), dict, f"{where}.kwargs"), where)
-        n = _num_players(spec, kwargs, where)
-        focal = tuple(_expect(g.get("focal_seats", [0]), list, f"{where}.focal_seats"))
-        default_partner = [s for s in range(n) if s not in focal]
-        partner = tuple(
-            _expect(g.get("partner_seats", default_partner), list, f"{where}.partner_seats")
-        )
-        for s in (*focal, *partner):
-            if not isinstance(s, int) or not 0 <= s < n:
-                raise ConfigError(f"{where}: seat {s!r} out of range for {n} players")
-        if set(focal) & set(partner):
-            raise ConfigError(f"{where}: focal_seats and partner_seats overlap")
-        others = g.get("others")
-        if others is not None:
-            _file_spec(others, f"{where}.others")
-        cfg.games[label] = GameEntry(label, spec.name, kwargs, focal, partner, others, n)
+        entry = _game_entry(cfg, i, g)
+        cfg.games[entry.label] = entry
     if not cfg.games and not data.get("tables"):  # a config of paper tables only needs none
         raise ConfigError("config: no [[games]] given")
+    _parse_matchups(cfg, data)
+    _parse_sections(cfg, data)
+    _parse_tables(cfg, data)
+    _parse_learning_curves(cfg, data)
+    if not (
+        cfg.matchups or cfg.crossplay or cfg.functional_tom or cfg.tables or cfg.learning_curves
+    ):
+        raise ConfigError(
+            "config: nothing to run; give [[matchups]], [crossplay], [functional_tom], "
+            "[[tables]] or [[learning_curves]]"
+        )
+    return cfg
+
+
+def _game_entry(cfg: EvalConfig, i: int, g: Any) -> GameEntry:
+    """``[[games]]`` entry ``i``: the game, its label, arguments and seats."""
+    where = f"games[{i}]"
+    _expect(g, dict, where)
+    _keys(g, GAME_KEYS, where)
+    gname = _expect(g.get("game"), str, f"{where}.game")
+    try:
+        spec = game_spec(gname)
+    except KeyError as exc:
+        raise ConfigError(f"{where}: {exc.args[0] if exc.args else exc}") from None
+    label = _expect(g.get("label", spec.name), str, f"{where}.label")
+    if label in cfg.games:
+        raise ConfigError(f"{where}: duplicate game label {label!r}")
+    kwargs = _file_kwargs(spec, _expect(g.get("kwargs", {}), dict, f"{where}.kwargs"), where)
+    n = _num_players(spec, kwargs, where)
+    focal = tuple(_expect(g.get("focal_seats", [0]), list, f"{where}.focal_seats"))
+    default_partner = [s for s in range(n) if s not in focal]
+    partner = tuple(
+        _expect(g.get("partner_seats", default_partner), list, f"{where}.partner_seats")
+    )
+    for s in (*focal, *partner):
+        if not isinstance(s, int) or not 0 <= s < n:
+            raise ConfigError(f"{where}: seat {s!r} out of range for {n} players")
+    if set(focal) & set(partner):
+        raise ConfigError(f"{where}: focal_seats and partner_seats overlap")
+    others = g.get("others")
+    if others is not None:
+        _file_spec(others, f"{where}.others")
+    return GameEntry(label, spec.name, kwargs, focal, partner, others, n)
+
+
+def _parse_matchups(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
+    """``[[matchups]]``: a game and one agent per seat (and the paper's figure)."""
     for i, m in enumerate(_expect(data.get("matchups", []), list, "[[matchups]]")):
         where = f"matchups[{i}]"
         _keys(_expect(m, dict, where), {"game", "seats", "paper"}, where)
@@ -312,6 +334,10 @@ def parse_config(
         if "paper" in m:
             cell_id = Cell("matchups", cfg.games[g], seats).id
             cfg.paper[cell_id] = str(_expect(m["paper"], (str, int, float), f"{where}.paper"))
+
+
+def _parse_sections(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
+    """``[crossplay]`` and ``[functional_tom]``: agents, games (and population)."""
     for section, sec in _sections(data):
         allowed = {"agents", "optional_agents", "games"}
         allowed |= {"population"} if section == "functional_tom" else set()
@@ -330,6 +356,10 @@ def parse_config(
                 sec.get("population", "all"), str, f"[{section}].population"
             )
         getattr(cfg, section).append(sec)
+
+
+def _parse_tables(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
+    """``[[tables]]``: paper tables by name, their arguments checked."""
     for i, t in enumerate(_expect(data.get("tables", []), list, "[[tables]]")):
         where = f"tables[{i}]"
         _keys(_expect(t, dict, where), {"title", "table", "kwargs"}, where)
@@ -342,6 +372,10 @@ def parse_config(
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         cfg.tables.append(dict(t))
+
+
+def _parse_learning_curves(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
+    """``[[learning_curves]]``: CSV files (inside the output folder) and columns."""
     for i, lc in enumerate(_expect(data.get("learning_curves", []), list, "[[learning_curves]]")):
         where = f"learning_curves[{i}]"
         _keys(_expect(lc, dict, where), {"csv", "x", "y", "label"}, where)
@@ -353,14 +387,6 @@ def parse_config(
         if "label" in lc:
             _expect(lc["label"], str, f"{where}.label")
         cfg.learning_curves.append(dict(lc))
-    if not (
-        cfg.matchups or cfg.crossplay or cfg.functional_tom or cfg.tables or cfg.learning_curves
-    ):
-        raise ConfigError(
-            "config: nothing to run; give [[matchups]], [crossplay], [functional_tom], "
-            "[[tables]] or [[learning_curves]]"
-        )
-    return cfg
 
 
 def _file_spec(value: Any, where: str) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,48 @@ def crossplay_matrix(
     return agents, out
 
 
+@dataclass
+class _CellStats:
+    """Per (agent, partner) cell of a functional-ToM table: what its episodes measured."""
+
+    ret: dict[tuple[str, str], Stat] = field(default_factory=dict)
+    exact: dict[str, list[float]] = field(default_factory=dict)  # per partner: exact optima
+    length: dict[tuple[str, str], float] = field(default_factory=dict)
+    literal: dict[tuple[str, str], tuple[str, Stat] | None] = field(default_factory=dict)
+    curves: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    exact_curves: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+
+
+def _cell_stats(res: Any, cells: Sequence[Any]) -> _CellStats:
+    """Returns, lengths, exact optima, literal ToM and return curves of each cell."""
+    st = _CellStats()
+    for c in cells:
+        eps = res.episodes.get(c.id, [])
+        if not eps:
+            continue
+        key = (c.focal, c.partner)
+        st.ret[key] = mean_ci95(focal_return(e, c.game.focal_seats) for e in eps)
+        st.length[key] = float(np.mean([e.length for e in eps]))
+        opt = _metric(eps, "optimal_return")
+        if opt is not None:
+            st.exact.setdefault(c.partner, []).extend(
+                float(e.metrics["optimal_return"]) for e in eps
+            )
+        lit = None
+        for name in ("tom_accuracy", "probe_acc/all"):
+            v = _metric(eps, name)
+            if v is not None:
+                lit = (name, v)
+                break
+        st.literal[key] = lit
+        st.curves[key] = _mean_padded([cumulative_curve(e, c.game.focal_seats) for e in eps])
+        if opt is not None:
+            lost = [exact_regret_curve(e) for e in eps]
+            if all(x is not None for x in lost):
+                st.exact_curves[key] = _mean_padded(lost)  # type: ignore[arg-type]
+    return st
+
+
 def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]:
     """Returns, best responses, regrets and literal ToM for one game (see the module docs)."""
     cells = [
@@ -145,39 +188,12 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
         if c.section == "functional_tom" and c.game.label == game and c.focal in ft["agents"]
     ]
     members = list(dict.fromkeys(c.partner for c in cells))
-    ret: dict[tuple[str, str], Stat] = {}
-    exact: dict[str, list[float]] = {}
-    length: dict[tuple[str, str], float] = {}
-    literal: dict[tuple[str, str], tuple[str, Stat] | None] = {}
-    curves: dict[tuple[str, str], np.ndarray] = {}
-    exact_curves: dict[tuple[str, str], np.ndarray] = {}
-    for c in cells:
-        eps = res.episodes.get(c.id, [])
-        if not eps:
-            continue
-        key = (c.focal, c.partner)
-        ret[key] = mean_ci95(focal_return(e, c.game.focal_seats) for e in eps)
-        length[key] = float(np.mean([e.length for e in eps]))
-        opt = _metric(eps, "optimal_return")
-        if opt is not None:
-            exact.setdefault(c.partner, []).extend(float(e.metrics["optimal_return"]) for e in eps)
-        lit = None
-        for name in ("tom_accuracy", "probe_acc/all"):
-            v = _metric(eps, name)
-            if v is not None:
-                lit = (name, v)
-                break
-        literal[key] = lit
-        cs = [cumulative_curve(e, c.game.focal_seats) for e in eps]
-        curves[key] = _mean_padded(cs)
-        if opt is not None:
-            lost = [exact_regret_curve(e) for e in eps]
-            if all(x is not None for x in lost):
-                exact_curves[key] = _mean_padded(lost)  # type: ignore[arg-type]
+    st = _cell_stats(res, cells)
+    ret = st.ret
     best: dict[str, tuple[float, str]] = {}
     for m in members:
-        if m in exact:
-            best[m] = (float(np.mean(exact[m])), "exact")
+        if m in st.exact:
+            best[m] = (float(np.mean(st.exact[m])), "exact")
         else:
             cands = [(ret[(a, m)][0], a) for a in ft["agents"] if (a, m) in ret]
             if cands:
@@ -197,15 +213,28 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
                     "best": best[m][0],
                     "best_kind": best[m][1],
                     "regret": regret,
-                    "regret_per_step": regret / max(length[(a, m)], 1.0),
-                    "literal": literal.get((a, m)),
+                    "regret_per_step": regret / max(st.length[(a, m)], 1.0),
+                    "literal": st.literal.get((a, m)),
                 }
             )
-    # the curves measure against the table's *best*: the exact optimum where every episode has
-    # one (then each curve ends at the table's regret), else the best evaluated agent
+    regret_curves, curve_kind = _regret_curves(ft["agents"], members, best, st)
+    return {"members": members, "rows": rows, "best": best, "curves": regret_curves,
+            "curve_kind": curve_kind}  # fmt: skip
+
+
+def _regret_curves(
+    agents: Sequence[str],
+    members: Sequence[str],
+    best: Mapping[str, tuple[float, str]],
+    st: _CellStats,
+) -> tuple[dict[str, np.ndarray], str]:
+    """Each agent's regret curve, averaged over the partners, and its kind. The curves measure
+    against the table's *best*: the exact optimum where every episode has one (then each curve
+    ends at the table's regret), else the best evaluated agent."""
+    ret, curves, exact_curves = st.ret, st.curves, st.exact_curves
     regret_curves: dict[str, np.ndarray] = {}
     kinds: set[str] = set()
-    for a in ft["agents"]:
+    for a in agents:
         gaps = []
         for m in members:
             if (a, m) not in curves or m not in best:
@@ -214,9 +243,7 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
                 gaps.append(exact_curves[(a, m)])
                 kinds.add("exact")
                 continue
-            best_agent = max(
-                (x for x in ft["agents"] if (x, m) in ret), key=lambda x: ret[(x, m)][0]
-            )
+            best_agent = max((x for x in agents if (x, m) in ret), key=lambda x: ret[(x, m)][0])
             ref, mine = curves[(best_agent, m)], curves[(a, m)]
             t = max(len(ref), len(mine))
             ref = np.pad(ref, (0, t - len(ref)), mode="edge")
@@ -226,8 +253,7 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
         if gaps:
             regret_curves[a] = _mean_padded(gaps)
     curve_kind = "exact" if kinds == {"exact"} else "best known" if kinds == {"best known"} else "mixed"
-    return {"members": members, "rows": rows, "best": best, "curves": regret_curves,
-            "curve_kind": curve_kind}  # fmt: skip
+    return regret_curves, curve_kind
 
 
 def _mean_padded(curves: Sequence[np.ndarray]) -> np.ndarray:
@@ -384,20 +410,7 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
         f"failed: {len(res.failures)}. Wall time: {res.wall_time_s:.1f} s.",
         "",
     ]
-    for c in res.cells:
-        eps = res.episodes.get(c.id, [])
-        figures["cells"][c.id] = {
-            "game": c.game.game,
-            "seats": list(c.labels),
-            "episodes": len(eps),
-            "returns": {
-                a: mean_ci95(e.returns[a] for e in eps) for a in (eps[0].returns if eps else {})
-            },
-        }
-        if eps:
-            valid, fallback = decision_shares(eps)
-            figures["cells"][c.id]["valid_action_pct"] = valid
-            figures["cells"][c.id]["fallback_pct"] = fallback
+    figures["cells"] = _cell_figures(res)
     stopped = getattr(res, "budget_stopped", [])
     if stopped:
         lines += [f"**Stopped at the budget:** {len(stopped)} episode(s) not played; run the same "
@@ -424,105 +437,152 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
     if matchups:
         lines += ["## Matchups", "", *_seat_table(res, matchups), ""]
     if cfg.crossplay:
-        lines += ["## Cross-play", "", "The focal agent (rows) in its seats, the partner (columns) "
-                  "in the partner seats; mean (team) return of the focal seats.", ""]  # fmt: skip
-        figures["crossplay"] = {}
-        for sec, g in [(c, g) for c in cfg.crossplay for g in c["games"]]:
-            agents, vals = crossplay_matrix(res, g, sec["agents"])
-            entry = cfg.games[g]
-            lines += [f"### {g} (focal seats {list(entry.focal_seats)}, partner seats "
-                      f"{list(entry.partner_seats)}{', others: ' + entry.others if entry.others else ''})", ""]  # fmt: skip
-            lines.append("| focal \\ partner | " + " | ".join(agents) + " |")
-            lines.append("|---|" + "---|" * len(agents))
-            for a in agents:
-                lines.append(
-                    f"| {a} | " + " | ".join(_fmt(vals.get((a, b))) for b in agents) + " |"
-                )
-            n = _episode_counts(res, "crossplay", g, agents)
-            png = heatmap(out / f"crossplay_{g}.png", agents, vals,
-                          f"cross-play: {g}, mean of {n} episodes per cell")  # fmt: skip
-            if png is not None:
-                lines += ["", f"![cross-play {g}]({png.name})", "",
-                          f"*Cross-play on {g}: mean return of the focal seats (colour and "
-                          f"number), {n} episodes per cell; the intervals are in the table.*"]  # fmt: skip
-            lines.append("")
-            figures["crossplay"][g] = {f"{a}|{b}": v for (a, b), v in vals.items()}
+        lines += _crossplay_section(res, out, figures)
     if cfg.functional_tom:
-        lines += ["## Functional vs literal ToM", "",
-                  "Each agent against each member of a partner population. *Best* is "
-                  "the best response's return to that member: exact where the game computes it, "
-                  "else the best of the evaluated agents (named). Regret = best − return (per "
-                  "episode and per step). Literal ToM: next-action prediction accuracy "
-                  "(`tom_accuracy`) or ToM probe accuracy (`probe_acc/all`) of the same episodes.",
-                  ""]  # fmt: skip
-        figures["functional_tom"] = {}
-        for ft, g in [(f, g) for f in cfg.functional_tom for g in f["games"]]:
-            data = functional_tom(res, g, ft)
-            lines += [f"### {g} (population `{ft['population']}`)", "", "| agent | partner | return | best | best is | regret | regret/step | literal ToM |",
-                      "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-            for r in data["rows"]:
-                lit = r["literal"]
-                lit_s = f"{_fmt(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
-                lines.append(
-                    f"| {r['agent']} | {r['partner']} | {_fmt(r['return'])} | {r['best']:.2f} | "
-                    f"{r['best_kind']} | {r['regret']:.2f} | {r['regret_per_step']:.4f} | {lit_s} |"
-                )
-            lines += [
-                "",
-                "| agent | mean regret/step over partners | mean regret over partners | mean literal ToM |",
-                "|---|---|---|---|",
-            ]  # fmt: skip
-            for a in ft["agents"]:
-                rs = [r for r in data["rows"] if r["agent"] == a]
-                if not rs:
-                    continue
-                lits = [r["literal"][1][0] for r in rs if r["literal"]]
-                lines.append(f"| {a} | {np.mean([r['regret_per_step'] for r in rs]):.4f} | "
-                             f"{np.mean([r['regret'] for r in rs]):.2f} | "
-                             f"{_fmt(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
-            n = _episode_counts(res, "functional_tom", g, ft["agents"])
-            title, caption = _regret_words(g, data["curve_kind"], len(data["members"]), n)
-            png = line_plot(out / f"regret_{g}.png", data["curves"], title,
-                            "round" if data["curve_kind"] == "exact" else "joint step",
-                            "cumulative regret (return)")  # fmt: skip
-            if png is not None:
-                lines += ["", f"![regret {g}]({png.name})", "", caption]
-            lines.append("")
-            figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
+        lines += _functional_tom_section(res, out, figures)
     for t in cfg.tables:
         lines += [*table_section(res, t), ""]
         from tom_envs.evaluation.tables import write_figures
 
         write_figures(t, res.tables.get(t["table"], {}), out / "report.md")  # the table's pictures
     if cfg.learning_curves:
-        series, xs = {}, {}
-        for lc in cfg.learning_curves:
-            curves = read_curve(lc["csv"], lc.get("x", "global_step"), lc.get("y", ["return_mean"]))
-            for y, (x, v) in curves.items():
-                label = f"{lc.get('label', Path(lc['csv']).parent.name)}: {y}"
-                series[label], xs[label] = v, x
-        png = line_plot(
-            out / "learning_curves.png", series, "learning curves", "env steps", "value", xs
-        )
-        lines += ["## Learning curves", ""]
-        lines += (
-            [f"![learning curves]({png.name})"]
-            if png is not None
-            else ["(matplotlib not installed)"]
-        )
-        lines.append("")
+        lines += _learning_curves_section(cfg, out)
     if res.failures:
-        lines += ["## Failed episodes", "", "Retried by the next run of the same config.", "",
-                  "| cell | seed | reason |", "|---|---|---|"]  # fmt: skip
-        for f in res.failures:
-            lines.append(
-                f"| {f.job.cell_id} | {f.job.seed} | {str(f.error).replace('|', '/')[:300]} |"
-            )
-        lines.append("")
-        figures["failed"] = [
-            {"cell": f.job.cell_id, "seed": f.job.seed, "error": f.error} for f in res.failures
-        ]
+        lines += _failures_section(res, figures)
     report = out / "report.md"
     report.write_text("\n".join(lines))
     (out / "results.json").write_text(json.dumps(figures, indent=1, default=str))
     return report
+
+
+def _cell_figures(res: Any) -> dict[str, Any]:
+    """Per cell: game, seats, episodes, returns and decision shares (``results.json``)."""
+    cells: dict[str, Any] = {}
+    for c in res.cells:
+        eps = res.episodes.get(c.id, [])
+        cells[c.id] = {
+            "game": c.game.game,
+            "seats": list(c.labels),
+            "episodes": len(eps),
+            "returns": {
+                a: mean_ci95(e.returns[a] for e in eps) for a in (eps[0].returns if eps else {})
+            },
+        }
+        if eps:
+            valid, fallback = decision_shares(eps)
+            cells[c.id]["valid_action_pct"] = valid
+            cells[c.id]["fallback_pct"] = fallback
+    return cells
+
+
+def _crossplay_section(res: Any, out: Path, figures: dict[str, Any]) -> list[str]:
+    """The cross-play matrices (tables and heatmaps) of every cross-play game."""
+    cfg = res.config
+    lines = ["## Cross-play", "", "The focal agent (rows) in its seats, the partner (columns) "
+              "in the partner seats; mean (team) return of the focal seats.", ""]  # fmt: skip
+    figures["crossplay"] = {}
+    for sec, g in [(c, g) for c in cfg.crossplay for g in c["games"]]:
+        agents, vals = crossplay_matrix(res, g, sec["agents"])
+        entry = cfg.games[g]
+        lines += [f"### {g} (focal seats {list(entry.focal_seats)}, partner seats "
+                  f"{list(entry.partner_seats)}{', others: ' + entry.others if entry.others else ''})", ""]  # fmt: skip
+        lines.append("| focal \\ partner | " + " | ".join(agents) + " |")
+        lines.append("|---|" + "---|" * len(agents))
+        for a in agents:
+            lines.append(
+                f"| {a} | " + " | ".join(_fmt(vals.get((a, b))) for b in agents) + " |"
+            )
+        n = _episode_counts(res, "crossplay", g, agents)
+        png = heatmap(out / f"crossplay_{g}.png", agents, vals,
+                      f"cross-play: {g}, mean of {n} episodes per cell")  # fmt: skip
+        if png is not None:
+            lines += ["", f"![cross-play {g}]({png.name})", "",
+                      f"*Cross-play on {g}: mean return of the focal seats (colour and "
+                      f"number), {n} episodes per cell; the intervals are in the table.*"]  # fmt: skip
+        lines.append("")
+        figures["crossplay"][g] = {f"{a}|{b}": v for (a, b), v in vals.items()}
+    return lines
+
+
+def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> list[str]:
+    """The functional-vs-literal ToM tables and regret curves of every game."""
+    cfg = res.config
+    lines = ["## Functional vs literal ToM", "",
+              "Each agent against each member of a partner population. *Best* is "
+              "the best response's return to that member: exact where the game computes it, "
+              "else the best of the evaluated agents (named). Regret = best − return (per "
+              "episode and per step). Literal ToM: next-action prediction accuracy "
+              "(`tom_accuracy`) or ToM probe accuracy (`probe_acc/all`) of the same episodes.",
+              ""]  # fmt: skip
+    figures["functional_tom"] = {}
+    for ft, g in [(f, g) for f in cfg.functional_tom for g in f["games"]]:
+        data = functional_tom(res, g, ft)
+        lines += [f"### {g} (population `{ft['population']}`)", "", "| agent | partner | return | best | best is | regret | regret/step | literal ToM |",
+                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in data["rows"]:
+            lit = r["literal"]
+            lit_s = f"{_fmt(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
+            lines.append(
+                f"| {r['agent']} | {r['partner']} | {_fmt(r['return'])} | {r['best']:.2f} | "
+                f"{r['best_kind']} | {r['regret']:.2f} | {r['regret_per_step']:.4f} | {lit_s} |"
+            )
+        lines += [
+            "",
+            "| agent | mean regret/step over partners | mean regret over partners | mean literal ToM |",
+            "|---|---|---|---|",
+        ]  # fmt: skip
+        for a in ft["agents"]:
+            rs = [r for r in data["rows"] if r["agent"] == a]
+            if not rs:
+                continue
+            lits = [r["literal"][1][0] for r in rs if r["literal"]]
+            lines.append(f"| {a} | {np.mean([r['regret_per_step'] for r in rs]):.4f} | "
+                         f"{np.mean([r['regret'] for r in rs]):.2f} | "
+                         f"{_fmt(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
+        n = _episode_counts(res, "functional_tom", g, ft["agents"])
+        title, caption = _regret_words(g, data["curve_kind"], len(data["members"]), n)
+        png = line_plot(out / f"regret_{g}.png", data["curves"], title,
+                        "round" if data["curve_kind"] == "exact" else "joint step",
+                        "cumulative regret (return)")  # fmt: skip
+        if png is not None:
+            lines += ["", f"![regret {g}]({png.name})", "", caption]
+        lines.append("")
+        figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
+    return lines
+
+
+def _learning_curves_section(cfg: Any, out: Path) -> list[str]:
+    """The learning curves read from the configured CSV files, in one plot."""
+    lines: list[str] = []
+    series, xs = {}, {}
+    for lc in cfg.learning_curves:
+        curves = read_curve(lc["csv"], lc.get("x", "global_step"), lc.get("y", ["return_mean"]))
+        for y, (x, v) in curves.items():
+            label = f"{lc.get('label', Path(lc['csv']).parent.name)}: {y}"
+            series[label], xs[label] = v, x
+    png = line_plot(
+        out / "learning_curves.png", series, "learning curves", "env steps", "value", xs
+    )
+    lines += ["## Learning curves", ""]
+    lines += (
+        [f"![learning curves]({png.name})"]
+        if png is not None
+        else ["(matplotlib not installed)"]
+    )
+    lines.append("")
+    return lines
+
+
+def _failures_section(res: Any, figures: dict[str, Any]) -> list[str]:
+    """The failed episodes (retried by the next run of the same config)."""
+    lines = ["## Failed episodes", "", "Retried by the next run of the same config.", "",
+              "| cell | seed | reason |", "|---|---|---|"]  # fmt: skip
+    for f in res.failures:
+        lines.append(
+            f"| {f.job.cell_id} | {f.job.seed} | {str(f.error).replace('|', '/')[:300]} |"
+        )
+    lines.append("")
+    figures["failed"] = [
+        {"cell": f.job.cell_id, "seed": f.job.seed, "error": f.error} for f in res.failures
+    ]
+    return lines

@@ -59,6 +59,7 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnv,
     VecEnvIndices,
+    VecEnvObs,
     VecEnvStepReturn,
     VecEnvWrapper,
 )
@@ -287,7 +288,7 @@ class EventRewards(VecEnvWrapper):
             self.scale = max(0.0, 1.0 - self.env_steps / self.horizon)
         return self.scale
 
-    def reset(self) -> np.ndarray:
+    def reset(self) -> VecEnvObs:
         """As the wrapped ``VecEnv``'s."""
         return self.venv.reset()
 

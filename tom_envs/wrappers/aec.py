@@ -24,10 +24,10 @@ from tom_envs.wrappers.answers import (
     seat_info,
     suite_env,
 )
-from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace
+from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace, TextSpaces
 
 
-class TextAECEnv(BaseWrapper):
+class TextAECEnv(TextSpaces, BaseWrapper):
     """A tom_envs AEC environment with text observations and text actions.
 
     ``observe(agent)`` (and ``last()``) is the seat's prompt: the text layer's rules, observation
@@ -100,16 +100,6 @@ class TextAECEnv(BaseWrapper):
     def unwrapped(self) -> TomAECEnv:
         """The suite's AEC env under every wrapper."""
         return self._raw
-
-    # ----------------------------------------------------------------- spaces
-    def observation_space(self, agent: str) -> TextSpace:
-        """The seat's prompt: any text (:class:`~tom_envs.wrappers.spaces.TextSpace`)."""
-        return self._obs_spaces[agent]
-
-    def action_space(self, agent: str) -> AnswerSpace:
-        """The seat's answer: any text up to ``max_answer_chars``; an unmasked sample is the text
-        of a legal action (:class:`~tom_envs.wrappers.spaces.AnswerSpace`)."""
-        return self._act_spaces[agent]
 
     # ------------------------------------------------------------------ state
     @property

@@ -21,10 +21,10 @@ from tom_envs.wrappers.answers import (
     seat_info,
     suite_env,
 )
-from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace
+from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace, TextSpaces
 
 
-class TextParallelEnv(BaseParallelWrapper):
+class TextParallelEnv(TextSpaces, BaseParallelWrapper):
     """A tom_envs Parallel environment (simultaneous games) with text observations and actions.
 
     ``reset()`` and ``step(answers)`` return each seat's prompt (rules, observation, legal
@@ -75,15 +75,6 @@ class TextParallelEnv(BaseParallelWrapper):
     def unwrapped(self) -> TomParallelEnv:
         """The suite's Parallel env under every wrapper."""
         return self._raw
-
-    # ----------------------------------------------------------------- spaces
-    def observation_space(self, agent: str) -> TextSpace:
-        """The seat's prompt: any text."""
-        return self._obs_spaces[agent]
-
-    def action_space(self, agent: str) -> AnswerSpace:
-        """The seat's answer; an unmasked sample is the text of a legal action."""
-        return self._act_spaces[agent]
 
     @property
     def max_cycles(self) -> int | None:

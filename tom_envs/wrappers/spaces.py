@@ -126,3 +126,21 @@ __all__ = [
     "TextObs",
     "TextSpace",
 ]
+
+
+class TextSpaces:
+    """The per-seat spaces of the text wrappers (AEC and Parallel): the seat's prompt, any text
+    (:class:`TextSpace`), and its answer, any text up to ``max_answer_chars`` whose unmasked
+    sample is the text of a legal action (:class:`AnswerSpace`)."""
+
+    _obs_spaces: dict[str, TextSpace]
+    _act_spaces: dict[str, AnswerSpace]
+
+    def observation_space(self, agent: str) -> TextSpace:
+        """The seat's prompt: any text."""
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str) -> AnswerSpace:
+        """The seat's answer: any text up to ``max_answer_chars``; an unmasked sample is the text
+        of a legal action."""
+        return self._act_spaces[agent]

@@ -245,3 +245,28 @@ def test_a_whole_match_through_the_env() -> None:
     assert ep.returns["player_0"] == sum(
         r.advance if r.winner == 0 else -r.advance for r in end.results
     )
+
+
+@pytest.mark.parametrize(
+    ("payer1", "payer3", "to_first", "leader"),
+    [
+        # payers 1 and 3 (double-down after 0, 2): each pays its only highest card, an ace or a
+        # king (the level is 5: no wild card here); the larger card goes to the first-place
+        # player 0, the other to player 2, and the payer of the larger card leads
+        ("SA S3", "CK D4", 1, 1),
+        ("SK S3", "CA D4", 3, 3),
+        # a tie: the payer seated after the first-place player (1) pays player 0 and leads
+        ("SA S3", "CA D4", 1, 1),
+        ("HK S3", "DK D4", 1, 1),
+    ],
+)
+def test_double_down_tribute_receivers(payer1, payer3, to_first, leader) -> None:
+    game, s = _tribute_game((0, 2, 1, 3))
+    assert s.tribute.payers == (1, 3) and s.to_act == 1
+    s = replace(s, hands=(s.hands[0], hand(payer1), s.hands[2], hand(payer3)))
+    for _ in range(2):
+        (only,) = game.legal_actions(s, s.to_act)  # one highest card each
+        s = step(game, s, only)
+    receivers = dict(zip(s.tribute.payers, s.tribute.receivers, strict=True))
+    assert receivers[to_first] == 0 and receivers[4 - to_first] == 2
+    assert s.tribute.leader == leader

@@ -154,3 +154,20 @@ def test_env_action_recommender_hook_scores_every_legal_action() -> None:
         scores = action_recommender(v)
         assert set(scores) == set(v.legal_actions)
         assert all(isinstance(x, float) for x in scores.values())
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_cards_that_fit_several_combinations_are_refused(language) -> None:
+    """At level 2 the wild ♥2 completes ♠3-♠6 as the straight flush 2-6 or 3-7: the parser
+    names both and plays neither; cards that fit one combination are played."""
+    game, s = table_state(["S3 S4 S5 S6 H2 D9", "S7 S8", "S9 S10", "SJ SQ"], level="2")
+    text = make_bundle(language=language).text
+    view = game.observe(s, 0)
+    options = text.legal_actions_text(view)
+    refused = text.parse_action(view, "Action: S3 S4 S5 S6 H2")
+    assert refused.action is None
+    english = make_bundle().text.legal_actions_text(view)
+    flushes = [a for a, t in english.items() if t.endswith("♠3 ♠4 ♠5 ♠6 ♥2*")]
+    assert len(flushes) == 2 and all(repr(options[a]) in refused.feedback for a in flushes)
+    pair = text.parse_action(view, "D9 H2")
+    assert pair.action == action(T.PAIR, rank("9"))

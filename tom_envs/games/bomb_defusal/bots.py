@@ -59,7 +59,7 @@ class HeuristicAgent(BaseAgent):
 
     def __init__(self, config: BombConfig, chat: bool = True) -> None:
         super().__init__()
-        self.config = config
+        self.game_config = config
         self.chat = chat
 
     def reset(self, info: EpisodeInfo) -> None:
@@ -103,7 +103,7 @@ class HeuristicAgent(BaseAgent):
             self._learn_bomb(item.bomb, item.remaining, item.room)
         gmap = view.game_map
         for msg in view.messages:
-            facts = msg.facts or extract_facts(msg.text, msg.sender, self.config, gmap)
+            facts = msg.facts or extract_facts(msg.text, msg.sender, self.game_config, gmap)
             for f in facts:
                 if isinstance(f, RoomFact) and f.room != view.room:
                     self._see_room(f.room, tuple(b for b in f.bombs if b not in self.gone))
@@ -176,7 +176,7 @@ class HeuristicAgent(BaseAgent):
                     return ActionKind.INSPECT, None
                 self.deferred[here] = self.deferred.get(here, 0) + 1
             elif rem[0] in view.my_tools:
-                if self.config.wrong_tool != "explode":
+                if self.game_config.wrong_tool != "explode":
                     return ActionKind.USE, rem[0]
                 if self._safe_to_cut(view, here, rem[0]):
                     return ActionKind.USE, rem[0]
@@ -224,7 +224,7 @@ class HeuristicAgent(BaseAgent):
         if not new:
             return None
         self.said.update(new)
-        return render_facts(tuple(new), self.config, view.game_map, view.player)
+        return render_facts(tuple(new), self.game_config, view.game_map, view.player)
 
     def act(self, turn: Turn) -> AgentAction:
         """Update memory, choose, and tell the team."""
@@ -233,7 +233,7 @@ class HeuristicAgent(BaseAgent):
         kind, target = self.choose(view)
         self.prev_room = view.room if kind != ActionKind.GO_TO else target
         self.prev_here = view.room_agents if kind != ActionKind.GO_TO else ()
-        action = encode_action(self.config, kind, target)
+        action = encode_action(self.game_config, kind, target)
         text = self.message(view, kind, target) if self.chat else None
         return AgentAction(action=action, message=text)
 
@@ -256,7 +256,7 @@ class CBSAgent(BaseAgent):
 
     def __init__(self, config: BombConfig) -> None:
         super().__init__()
-        self.config = config
+        self.game_config = config
         self.fallback = HeuristicAgent(config)
 
     def reset(self, info: EpisodeInfo) -> None:
@@ -267,7 +267,7 @@ class CBSAgent(BaseAgent):
         self.deviated = info.seed is None
         self.plan = None
         if info.seed is not None:
-            self.mission, self.plan = _cached_plan(self.config, int(info.seed))
+            self.mission, self.plan = _cached_plan(self.game_config, int(info.seed))
             self.steps = list(self.plan.actions[info.player])
         self.k = 0
         self.expected: ResultKind | None = None
@@ -297,10 +297,10 @@ class CBSAgent(BaseAgent):
         self.k += 1
         if kind == "move":
             self.expected = ResultKind.MOVED
-            action = encode_action(self.config, ActionKind.GO_TO, arg)
+            action = encode_action(self.game_config, ActionKind.GO_TO, arg)
         elif kind == "use":
             self.expected = ResultKind.CUT
-            action = encode_action(self.config, ActionKind.USE, arg)
+            action = encode_action(self.game_config, ActionKind.USE, arg)
         else:
             self.expected = None
             return self._wait(view)
@@ -310,7 +310,7 @@ class CBSAgent(BaseAgent):
         return action
 
     def _wait(self, view: BombView) -> int:
-        return encode_action(self.config, *wait_action(view))
+        return encode_action(self.game_config, *wait_action(view))
 
 
 def wait_action(view: BombView) -> tuple[ActionKind, int | None]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
+from tom_envs.core.game import Encoder, piece_offsets
 from tom_envs.games.bomb_defusal.state import BombConfig, BombState
 from tom_envs.games.bomb_defusal.view import (
     BombFact,
@@ -64,12 +64,7 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("messages", (k - 1) * self.msg_size),
             ("map", n * n),
         )
-        self.offsets: dict[str, int] = {}
-        at = 0
-        for name, size in self.pieces:
-            self.offsets[name] = at
-            at += size
-        self._size = at
+        self.offsets, self.obs_size = piece_offsets(self.pieces)
         self.state_pieces: tuple[tuple[str, int], ...] = (
             ("rooms", k * n),
             ("turn", k),
@@ -78,12 +73,7 @@ class BombEncoder(Encoder[BombView, BombState]):
             ("bombs", b * (n + p * m + 3)),
             ("map", n * n),
         )
-        self._state_size = sum(s for _, s in self.state_pieces)
-        self.state_offsets: dict[str, int] = {}
-        at = 0
-        for name, size in self.state_pieces:
-            self.state_offsets[name] = at
-            at += size
+        self.state_offsets, self.state_size = piece_offsets(self.state_pieces)
         #: Inside one bomb's ``intel`` block (``intel_size``): known, no longer active, its room
         #: (n), the remaining sequence (P phase slots x m colours).
         self.intel_offsets = {"known": 0, "inactive": 1, "room": 2, "sequence": 2 + n}
@@ -93,15 +83,6 @@ class BombEncoder(Encoder[BombView, BombState]):
         self.bomb_state_size = n + p * m + 3
         self._static: dict[tuple[int, int], tuple[object, object, np.ndarray]] = {}
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(sum of the piece sizes,)``: 348 for the paper's mission."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Global state size."""
-        return (self._state_size,)
 
     def _sequence(self, out: np.ndarray, at: int, remaining: tuple[int, ...]) -> None:
         for slot, colour in enumerate(remaining[: self.p]):
@@ -118,7 +99,7 @@ class BombEncoder(Encoder[BombView, BombState]):
         held = self._static.get(key)
         if held is not None and held[0] is view.game_map and held[1] == view.tools:
             return held[2]
-        out = np.zeros(self._size, dtype=np.float32)
+        out = np.zeros(self.obs_size, dtype=np.float32)
         o, k, m = self.offsets, self.k, self.m
         others = [(view.player + d) % k for d in range(1, k)]
         for slot, q in enumerate([view.player, *others]):
@@ -187,7 +168,7 @@ class BombEncoder(Encoder[BombView, BombState]):
     def encode_state(self, state: BombState) -> np.ndarray:
         """The whole state (layout in the module docstring)."""
         n = self.n
-        out = np.zeros(self._state_size, dtype=np.float32)
+        out = np.zeros(self.state_size, dtype=np.float32)
         so, bo = self.state_offsets, self.bomb_state_offsets
         for p, room in enumerate(state.locations):
             out[so["rooms"] + p * n + room] = 1.0

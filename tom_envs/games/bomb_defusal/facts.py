@@ -155,70 +155,94 @@ def extract_facts(text: str, sender: int, config: BombConfig, gmap: GameMap) -> 
     """
     if not isinstance(text, str) or not text.strip():
         return ()
-    rd = _reader(config)
-    n_bombs = config.num_bombs
-    room_ids = {r: i for i, r in enumerate(gmap.rooms)}
-
-    def room_of(token: str) -> int | None:
-        return room_ids.get(int(token))
-
-    def bomb_of(token: str) -> int | None:
-        b = int(token) - 1
-        return b if 0 <= b < n_bombs else None
-
-    def colours(span: str) -> tuple[int, ...]:
-        return tuple(rd.colors.index(c) for c in rd.col.findall(span))
-
     norm = text.translate(_QUOTES).lower()
     sentences = [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", norm) if s.strip()]
-    facts: list[Fact] = []
-    rooms: dict[int, set[int]] = {}
-    empty: set[int] = set()
-    moving_to: int | None = None  # a motion target ("I'm heading to room 8") wins over ...
-    staying_in: int | None = None  # ... a static location ("I am in room 5")
+    reader = _MessageFacts(sender, config, gmap)
     for s in sentences:
+        reader.read(s)
+    return reader.facts()
+
+
+class _MessageFacts:
+    """What one message's sentences tell, gathered sentence by sentence (:func:`extract_facts`)."""
+
+    def __init__(self, sender: int, config: BombConfig, gmap: GameMap) -> None:
+        self.sender = sender
+        self.rd = _reader(config)
+        self.n_bombs = config.num_bombs
+        self.room_ids = {r: i for i, r in enumerate(gmap.rooms)}
+        self.said: list[Fact] = []  # requests and bombs, in the order they are told
+        self.rooms: dict[int, set[int]] = {}
+        self.empty: set[int] = set()
+        self.moving_to: int | None = None  # a motion target ("I'm heading to room 8") wins ...
+        self.staying_in: int | None = None  # ... over a static location ("I am in room 5")
+
+    def room_of(self, token: str) -> int | None:
+        return self.room_ids.get(int(token))
+
+    def bomb_of(self, token: str) -> int | None:
+        b = int(token) - 1
+        return b if 0 <= b < self.n_bombs else None
+
+    def read(self, s: str) -> None:
+        """One sentence: a request, bombs (defused, sequences), rooms, the sender's location."""
+        rd = self.rd
         m = rd.need.search(s)
-        need_room = room_of(m.group(2)) if m else None
+        need_room = self.room_of(m.group(2)) if m else None
         if m and need_room is not None:
-            facts.append(RequestFact(sender, rd.colors.index(m.group("c")), need_room))
+            self.said.append(RequestFact(self.sender, rd.colors.index(m.group("c")), need_room))
+        self._bombs(s)
+        self._rooms(s)
+        self._location(s)
+
+    def _bombs(self, s: str) -> None:
+        rd = self.rd
         defused = set()
         for pat in rd.defused:
             for m in pat.finditer(s):
-                b = bomb_of(m.group(1))
+                b = self.bomb_of(m.group(1))
                 if b is not None and b not in defused:
                     defused.add(b)
-                    facts.append(BombFact(b, ()))
+                    self.said.append(BombFact(b, ()))
         seen_seq: set[int] = set()
         for pat in rd.seq:
             for m in pat.finditer(s):
-                b = bomb_of(m.group(1))
+                b = self.bomb_of(m.group(1))
                 if b is None or b in seen_seq or b in defused:
                     continue
-                seq = colours(m.group("seq"))
+                seq = tuple(rd.colors.index(c) for c in rd.col.findall(m.group("seq")))
                 if not seq:
                     continue
                 seen_seq.add(b)
                 where = None
                 for mm in rd.bomb_room.finditer(s):
-                    if bomb_of(mm.group(1)) == b:
-                        where = room_of(mm.group(2))
+                    if self.bomb_of(mm.group(1)) == b:
+                        where = self.room_of(mm.group(2))
                         break
-                facts.append(BombFact(b, seq, where))
+                self.said.append(BombFact(b, seq, where))
+
+    def _rooms(self, s: str) -> None:
+        rd = self.rd
         for pat in rd.room_empty:
             for m in pat.finditer(s):
-                r = room_of(m.group(1))
+                r = self.room_of(m.group(1))
                 if r is not None:
-                    empty.add(r)
+                    self.empty.add(r)
         has = [(m.group(1), m.group("rest")) for pat in rd.room_has for m in pat.finditer(s)]
         has += [(m.group(2), m.group("rest")) for m in rd.found_in.finditer(s)]
         for room_tok, rest in has:
-            r = room_of(room_tok)
-            if r is None or r in empty:
+            r = self.room_of(room_tok)
+            if r is None or r in self.empty:
                 continue
-            nums = [bomb_of(x) for g in rd.bomb_nums.findall(rest) for x in re.findall(r"\d+", g)]
+            nums = [
+                self.bomb_of(x) for g in rd.bomb_nums.findall(rest) for x in re.findall(r"\d+", g)
+            ]
             found = {b for b in nums if b is not None}
             if found:
-                rooms.setdefault(r, set()).update(found)
+                self.rooms.setdefault(r, set()).update(found)
+
+    def _location(self, s: str) -> None:
+        rd = self.rd
         first_person = False
         for clause in re.split(r",|\bbut\b|\bwhile\b|\band then\b|\band\b", s):
             clause = clause.strip()
@@ -229,25 +253,23 @@ def extract_facts(text: str, sender: int, config: BombConfig, gmap: GameMap) -> 
             if not clause or rd.negation.search(clause):
                 continue
             m = rd.motion.search(clause) or rd.motion_start.search(clause)
-            if m and room_of(m.group(1)) is not None:
-                moving_to = room_of(m.group(1))
+            if m and self.room_of(m.group(1)) is not None:
+                self.moving_to = self.room_of(m.group(1))
                 continue
             m = rd.static.search(clause)
-            if m and room_of(m.group(1)) is not None:
-                staying_in = room_of(m.group(1))
-    out: list[Fact] = []
-    location = moving_to if moving_to is not None else staying_in
-    if location is not None:
-        out.append(LocationFact(sender, location))
-    for r in sorted(empty):
-        out.append(RoomFact(r, ()))
-    for r in sorted(rooms):
-        out.append(RoomFact(r, tuple(sorted(rooms[r]))))
-    out.extend(facts)
-    seen: set[Fact] = set()
-    unique = []
-    for f in out:
-        if f not in seen:
-            seen.add(f)
-            unique.append(f)
-    return tuple(unique)
+            if m and self.room_of(m.group(1)) is not None:
+                self.staying_in = self.room_of(m.group(1))
+
+    def facts(self) -> tuple[Fact, ...]:
+        """The sender's location, the empty rooms, the rooms' bombs, then what was said; once
+        each."""
+        out: list[Fact] = []
+        location = self.moving_to if self.moving_to is not None else self.staying_in
+        if location is not None:
+            out.append(LocationFact(self.sender, location))
+        for r in sorted(self.empty):
+            out.append(RoomFact(r, ()))
+        for r in sorted(self.rooms):
+            out.append(RoomFact(r, tuple(sorted(self.rooms[r]))))
+        out.extend(self.said)
+        return tuple(dict.fromkeys(out))

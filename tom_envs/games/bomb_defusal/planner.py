@@ -47,7 +47,9 @@ import heapq
 import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -170,6 +172,23 @@ class Plan:
 Window = tuple[int, int]  # (earliest, latest) global time of a task's cut
 
 
+_Schedule = tuple[int, int, dict[int, int]]  # finish, sum of times, {task: time}
+_CutIndex = Callable[[int, int], int | None]  # (action index, task) -> first index in its window
+
+
+class _Search(NamedTuple):
+    """What :func:`_schedule`'s two searches read: the problem, the agent, its tasks and their
+    predecessors among them, the window rule and the start (room, action index)."""
+
+    problem: Problem
+    agent: int
+    tasks: tuple[int, ...]
+    preds: dict[int, list[int]]
+    cut_index: _CutIndex
+    room0: int
+    k0: int
+
+
 def _schedule(
     problem: Problem,
     agent: int,
@@ -187,7 +206,6 @@ def _schedule(
     room0, k0 = (
         start if start is not None else (problem.start_rooms[agent], problem.first_action[agent])
     )
-    dist = problem.distance
     mine = set(tasks)
     preds = {t: [a for a, b in problem.precedences if b == t and a in mine] for t in tasks}
 
@@ -197,36 +215,53 @@ def _schedule(
             k = -(-(lo - agent) // n)
         return None if k * n + agent > hi else k
 
-    if len(tasks) <= 7:  # depth-first over orders, pruned by the best finish so far
-        bit = {t: 1 << i for i, t in enumerate(tasks)}
-        need = {t: sum(bit[p] for p in preds[t]) for t in tasks}
-        rooms = {t: problem.tasks[t].room for t in tasks}
-        full = (1 << len(tasks)) - 1
-        best: list = [math.inf, math.inf, None]
-        order: list[tuple[int, int]] = []
+    # few tasks: depth-first over the orders, pruned by the best finish so far; else over subsets
+    search = _Search(problem, agent, tasks, preds, cut_index, room0, k0)
+    return _schedule_dfs(search) if len(tasks) <= 7 else _schedule_dp(search)
 
-        def dfs(k: int, room: int, done: int, total: int) -> None:
-            if done == full:
-                finish = order[-1][1]
-                if (finish, total) < (best[0], best[1]):
-                    best[0], best[1], best[2] = finish, total, dict(order)
-                return
-            for t in tasks:
-                if done & bit[t] or need[t] & ~done:
-                    continue
-                kk = cut_index(k + dist[room][rooms[t]], t)
-                if kk is None:
-                    continue
-                g = kk * n + agent
-                if g > best[0]:
-                    continue
-                order.append((t, g))
-                dfs(kk + 1, rooms[t], done | bit[t], total + g)
-                order.pop()
 
-        dfs(k0, room0, 0, 0)
-        return None if best[2] is None else (best[0], best[1], best[2])
-    # dynamic programming over subsets: E[(mask, last)] = earliest cut index of `last`
+def _schedule_dfs(search: _Search) -> _Schedule | None:
+    """:func:`_schedule` for a few tasks: depth-first over the orders, pruned by the best finish
+    so far."""
+    problem, agent, tasks, preds, cut_index, room0, k0 = search
+    n = problem.num_agents
+    dist = problem.distance
+    bit = {t: 1 << i for i, t in enumerate(tasks)}
+    need = {t: sum(bit[p] for p in preds[t]) for t in tasks}
+    rooms = {t: problem.tasks[t].room for t in tasks}
+    full = (1 << len(tasks)) - 1
+    best: list = [math.inf, math.inf, None]
+    order: list[tuple[int, int]] = []
+
+    def dfs(k: int, room: int, done: int, total: int) -> None:
+        if done == full:
+            finish = order[-1][1]
+            if (finish, total) < (best[0], best[1]):
+                best[0], best[1], best[2] = finish, total, dict(order)
+            return
+        for t in tasks:
+            if done & bit[t] or need[t] & ~done:
+                continue
+            kk = cut_index(k + dist[room][rooms[t]], t)
+            if kk is None:
+                continue
+            g = kk * n + agent
+            if g > best[0]:
+                continue
+            order.append((t, g))
+            dfs(kk + 1, rooms[t], done | bit[t], total + g)
+            order.pop()
+
+    dfs(k0, room0, 0, 0)
+    return None if best[2] is None else (best[0], best[1], best[2])
+
+
+def _schedule_dp(search: _Search) -> _Schedule | None:
+    """:func:`_schedule` for many tasks: dynamic programming over subsets, E[(mask, last)] = the
+    earliest cut index of ``last``."""
+    problem, agent, tasks, preds, cut_index, room0, k0 = search
+    n = problem.num_agents
+    dist = problem.distance
     idx = {t: i for i, t in enumerate(tasks)}
     full = (1 << len(tasks)) - 1
     table: dict[tuple[int, int], tuple[int, tuple[int, int] | None]] = {}
@@ -494,6 +529,48 @@ def check_plan(problem: Problem, plan: Plan) -> list[str]:
 
 
 # ------------------------------------------------------------------------- exhaustive search
+def _action_tables(
+    game: BombGame,
+    state: BombState,
+    codes: np.ndarray,
+    strides: np.ndarray,
+    real: np.ndarray,
+    alive: np.ndarray,
+) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """:func:`exhaustive_optimum`'s tables over progress codes: per colour, the code after a cut
+    in each room (``[room, code]``; unchanged where the cut does nothing), and per player whether
+    waiting is possible (``[agent, room, code]``)."""
+    m = state.mission
+    n_agents = game.num_players
+    n = m.game_map.num_rooms
+    n_prog = len(codes)
+    lengths = [len(s) for s in m.sequences]
+    cut_tables = {}
+    noop = np.zeros((n_agents, n, n_prog), dtype=bool)
+    for c in range(game.config.num_colors):
+        table = np.tile(codes, (n, 1))
+        for room in range(n):
+            bombs = [b for b in range(len(lengths)) if m.bomb_rooms[b] == room]
+            if not bombs:
+                continue
+            first = np.full(n_prog, -1)
+            for b in reversed(bombs):
+                first = np.where(alive[:, b], b, first)
+            for b in bombs:
+                sel = first == b
+                phase = np.minimum(real[:, b], lengths[b] - 1)
+                right = np.array(m.sequences[b])[phase] == c
+                ok = sel & right
+                table[room, ok] = codes[ok] + strides[b]
+        cut_tables[c] = table
+    for room in range(n):
+        bombs = [b for b in range(len(lengths)) if m.bomb_rooms[b] == room]
+        has_bomb = alive[:, bombs].any(axis=1) if bombs else np.zeros(n_prog, dtype=bool)
+        for a in range(n_agents):
+            noop[a, room] = has_bomb | bool(m.tools[a])
+    return cut_tables, noop
+
+
 def exhaustive_optimum(
     game: BombGame, state: BombState, max_states: int = 20_000_000
 ) -> int | None:
@@ -528,29 +605,7 @@ def exhaustive_optimum(
     real = digits + offset  # phases cut
     active = np.array([state.active(b) for b in range(len(lengths))])
     alive = (real < np.array(lengths)) & active  # (n_prog, B)
-    cut_tables = {}
-    noop = np.zeros((n_agents, n, n_prog), dtype=bool)
-    for c in range(game.config.num_colors):
-        table = np.tile(codes, (n, 1))
-        for room in range(n):
-            bombs = [b for b in range(len(lengths)) if m.bomb_rooms[b] == room]
-            if not bombs:
-                continue
-            first = np.full(n_prog, -1)
-            for b in reversed(bombs):
-                first = np.where(alive[:, b], b, first)
-            for b in bombs:
-                sel = first == b
-                phase = np.minimum(real[:, b], lengths[b] - 1)
-                right = np.array(m.sequences[b])[phase] == c
-                ok = sel & right
-                table[room, ok] = codes[ok] + strides[b]
-        cut_tables[c] = table
-    for room in range(n):
-        bombs = [b for b in range(len(lengths)) if m.bomb_rooms[b] == room]
-        has_bomb = alive[:, bombs].any(axis=1) if bombs else np.zeros(n_prog, dtype=bool)
-        for a in range(n_agents):
-            noop[a, room] = has_bomb | bool(m.tools[a])
+    cut_tables, noop = _action_tables(game, state, codes, strides, real, alive)
     deg = max(len(x) for x in m.game_map.neighbors)
     nbr = np.full((n, deg), -1, dtype=np.int64)
     for i, x in enumerate(m.game_map.neighbors):

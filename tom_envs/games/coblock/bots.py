@@ -192,7 +192,7 @@ class CoBlockBot(BaseAgent):
         super().__init__()
         self.persona = PERSONAS[persona] if isinstance(persona, str) else persona
         self.name = self.persona.name
-        self.config = config
+        self.game_config = config
         self._reset_memory()
 
     def _reset_memory(self) -> None:
@@ -269,7 +269,7 @@ class CoBlockBot(BaseAgent):
         for e in view.records():
             if e.mine or e.round != view.round - 1:
                 continue
-            act = decode_action(self.config, e.action)
+            act = decode_action(self.game_config, e.action)
             if e.ok and act.kind in (ActionKind.PLACE, ActionKind.BREAK):
                 worked = True
                 if act.kind == ActionKind.PLACE:
@@ -375,7 +375,7 @@ class CoBlockBot(BaseAgent):
         for pos in sorted(wrong_now, key=lambda q: (-q[1], q)):  # from the top down
             patient = view.round - self.wrong_since[pos] >= WRONG_PATIENCE
             if pos in mine_cells or patient:
-                a = encode_action(self.config, Action(ActionKind.BREAK, -1, pos))
+                a = encode_action(self.game_config, Action(ActionKind.BREAK, -1, pos))
                 if a in legal:
                     return a
         return None
@@ -392,7 +392,7 @@ class CoBlockBot(BaseAgent):
             pos = pos_of(b)
             if pos in cells or view.inventory[b[3]] <= 0:
                 continue
-            a = encode_action(self.config, Action(ActionKind.PLACE, b[3], pos))
+            a = encode_action(self.game_config, Action(ActionKind.PLACE, b[3], pos))
             if a in legal:
                 return AgentAction(self._maybe_wrong(view, b, cells, legal, a))
         return None
@@ -412,7 +412,7 @@ class CoBlockBot(BaseAgent):
         others = [c for c, n in enumerate(view.inventory) if n > 0 and c != block[3]]
         if others:
             c = others[int(self.rng.integers(len(others)))]
-            a = encode_action(self.config, Action(ActionKind.PLACE, c, pos))
+            a = encode_action(self.game_config, Action(ActionKind.PLACE, c, pos))
             if a in legal:
                 return a
         x, y, z = pos
@@ -420,7 +420,7 @@ class CoBlockBot(BaseAgent):
         for dx, dy, dz in NEIGHBOURS:
             q = (x + dx, y + dy, z + dz)
             if in_bounds(q, view.grid) and q not in cells:
-                a = encode_action(self.config, Action(ActionKind.PLACE, block[3], q))
+                a = encode_action(self.game_config, Action(ActionKind.PLACE, block[3], q))
                 if a in legal:
                     near.append(a)
         return near[int(self.rng.integers(len(near)))] if near else action

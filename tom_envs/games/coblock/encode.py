@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
+from tom_envs.core.game import Encoder, piece_offsets
 from tom_envs.games.coblock.rules import (
     ActionKind,
     CoBlockConfig,
@@ -59,13 +59,8 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         self.config = config
         self.n = config.cells
         self.pieces = pieces(config)
-        self.offsets: dict[str, int] = {}
-        at = 0
-        for name, size in self.pieces:
-            self.offsets[name] = at
-            at += size
-        self._size = at
-        self._state_size = 3 * C * self.n + 2 * C + 1 + 2
+        self.offsets, self.obs_size = piece_offsets(self.pieces)
+        self.state_size = 3 * C * self.n + 2 * C + 1 + 2
         self._last_state: tuple[CoBlockState, np.ndarray] | None = None
         # one-hot grids (C * N floats, only read) by tuple of blocks: the goals, and the last few
         # worlds (both seats' views of a state share its world)
@@ -81,15 +76,6 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
             for k in range(z)
         }
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(2*C*N + C + 13,)``."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """``(3*C*N + 2*C + 3,)``."""
-        return (self._state_size,)
 
     def _grid(
         self, blocks: tuple[Block, ...], cache: dict[int, tuple[tuple[Block, ...], np.ndarray]]
@@ -165,7 +151,7 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
         if self._last_state is not None and self._last_state[0] is state:
             return self._last_state[1].copy()
         n = self.n
-        out = np.zeros(self._state_size, dtype=np.float32)
+        out = np.zeros(self.state_size, dtype=np.float32)
         out[: C * n] = self._grid(state.world, self._worlds)
         out[C * n : 2 * C * n] = self._grid(state.task.goals[0].blocks, self._goals)
         out[2 * C * n : 3 * C * n] = self._grid(state.task.goals[1].blocks, self._goals)

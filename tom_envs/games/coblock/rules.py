@@ -236,7 +236,7 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         cells = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
         self._cell_of = {p: cell_index(grid, p) for p in cells}
         self._ground = frozenset(self._cell_of[p] for p in cells if p[1] == 0)
-        self._nbrs = [()] * len(cells)
+        self._nbrs: list[tuple[int, ...]] = [()] * len(cells)
         for p in cells:
             x, y, z = p
             self._nbrs[self._cell_of[p]] = tuple(
@@ -429,21 +429,9 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
                     response += " (the text was not sent: only send_message carries a message)"
             records.append((state.round, p, action, command, ok, response))
             events.append(_event(p, name, ok))
-        old = state.cells
-        task_cells = state.task.target_cells
-        after = before
-        changed = [p for p in _touched(order, actions, decoded) if cells.get(p) != old.get(p)]
-        for pos in changed:  # the target blocks now in place, counted from the change alone
-            want = task_cells.get(pos)
-            if want is not None:
-                after += (cells.get(pos) == want) - (old.get(pos) == want)
-        if not changed and (not state.world or state.__dict__.get("_sorted")):
-            world = state.world
-        elif not state.world or state.__dict__.get("_sorted"):
-            world = _changed_world(state.world, changed, cells)
-        else:  # a hand-made state: its world may be in any order
-            world = tuple(sorted((x, y, z, c) for (x, y, z), c in cells.items()))
-        target = len(task_cells)
+        changed = [p for p in _touched(order, actions, decoded) if cells.get(p) != state.cells.get(p)]
+        world, after = self._world_after(state, cells, changed, before)
+        target = len(state.task.target_cells)
         if after == target:
             outcome = Outcome.SUCCESS
         elif (cfg.end_rule == "either" and any(ended)) or all(ended):
@@ -476,6 +464,27 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         else:
             r = (after - before) / target
         return StepResult(nxt, (r, r), tuple(events))
+
+    @staticmethod
+    def _world_after(
+        state: CoBlockState, cells: dict[Pos, int], changed: list[Pos], before: int
+    ) -> tuple[tuple[tuple[int, int, int, int], ...], int]:
+        """The next world (sorted blocks) and the number of target blocks in place, both from
+        the ``changed`` cells alone."""
+        old = state.cells
+        task_cells = state.task.target_cells
+        after = before
+        for pos in changed:  # the target blocks now in place, counted from the change alone
+            want = task_cells.get(pos)
+            if want is not None:
+                after += (cells.get(pos) == want) - (old.get(pos) == want)
+        if not changed and (not state.world or state.__dict__.get("_sorted")):
+            world = state.world
+        elif not state.world or state.__dict__.get("_sorted"):
+            world = _changed_world(state.world, changed, cells)
+        else:  # a hand-made state: its world may be in any order
+            world = tuple(sorted((x, y, z, c) for (x, y, z), c in cells.items()))
+        return world, after
 
     def _decode(self, action: int) -> tuple[Action, str, str, tuple[str, ...]]:
         """An action id's decoded action, command (send_message: the placeholder), event name and

@@ -38,18 +38,11 @@ OFFSETS: dict[str, int] = {
 class CaptureEncoder(Encoder[CaptureView, CaptureState]):
     """One-hot rooms, door flags, time and the capture flag."""
 
+    obs_size = state_size = SIZE  # 31; the state has the observation's layout (Alice's side)
+
     def __init__(self, game: CaptureGame) -> None:
         self.game = game
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(31,)``."""
-        return (SIZE,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Same layout as the observation (Alice's side)."""
-        return (SIZE,)
 
     def encode(self, view: CaptureView) -> np.ndarray:
         """The view as a float32 vector."""

@@ -47,18 +47,11 @@ for _name, _n in PIECES:
 class EscapeEncoder(Encoder[EscapeView, EscapeState]):
     """One-hot rooms and killer facts, generator progress, flags and time."""
 
+    obs_size = state_size = SIZE  # 46; the state has the observation's layout (Alice's side)
+
     def __init__(self, game: EscapeGame) -> None:
         self.game = game
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(46,)``."""
-        return (SIZE,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Same layout as the observation (Alice's side)."""
-        return (SIZE,)
 
     def encode(self, view: EscapeView) -> np.ndarray:
         """The view as a float32 vector."""

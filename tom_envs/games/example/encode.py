@@ -14,18 +14,11 @@ N = len(COLORS)
 class ExampleEncoder(Encoder[ExampleView, ExampleState]):
     """No game logic: the same numbers the view holds (zeros before the first round)."""
 
+    obs_size = state_size = 1 + 2 * N  # the state is player_0's view (nothing is hidden)
+
     def __init__(self, game: ExampleGame) -> None:
         self.game = game
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(1 + 2 * colours,)``."""
-        return (1 + 2 * N,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """The state is player_0's view (nothing is hidden)."""
-        return (1 + 2 * N,)
 
     def encode(self, view: ExampleView) -> np.ndarray:
         """The view's vector."""

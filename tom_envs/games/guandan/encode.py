@@ -195,19 +195,12 @@ assert OFFSETS["left_next"] == OFFSETS["played_previous"] + 54  # the bytes piec
 class GuandanEncoder(Encoder[GuandanView, GuandanState]):
     """The DanZero state (513) plus context (13): 526 floats in [0, 2]."""
 
+    obs_size, state_size = OBS_SIZE, STATE_SIZE  # 526, 525
+
     def __init__(self, config: GuandanConfig) -> None:
         self.config = config
         self._cache: dict[int, tuple[GuandanView, np.ndarray]] = {}
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(526,)``."""
-        return (OBS_SIZE,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """``(525,)``."""
-        return (STATE_SIZE,)
 
     @property
     def high(self) -> float:

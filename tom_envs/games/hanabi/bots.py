@@ -39,13 +39,13 @@ class SimpleBot(BaseAgent):
 
     def __init__(self, config: HanabiConfig) -> None:
         super().__init__()
-        self.config = config
+        self.game_config = config
         self.layout = KnowledgeLayout(config.colors, config.ranks)
 
     def act(self, turn: Turn) -> int:
         """The first rule that applies (see the class docstring)."""
         view: HanabiView = turn.view
-        cfg = self.config
+        cfg = self.game_config
         h, r = cfg.cards_per_hand, cfg.ranks
         legal = view.legal_actions
         mine = self.layout.codes(view.knowledge[0], view.my_hand_size)

@@ -84,7 +84,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         for name, length in self.pieces:
             starts[name] = pos
             pos += length
-        self.size = pos
+        self.size = self.obs_size = pos
         self.state_size = pos + h * cr + n
         self.nbytes = (self.state_size + 7) // 8
         self._obs_nbytes = (self.size + 7) // 8
@@ -140,15 +140,6 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         )
 
     # ------------------------------------------------------------------ shapes
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(658,)`` for the two-player game (HLE's size)."""
-        return (self.size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Player 0's observation, player 0's own hand one-hot (H*25), the seat to act (N)."""
-        return (self.state_size,)
 
     # ------------------------------------------------------------------ sections
     def _hand(self, hand: tuple[int, ...]) -> int:

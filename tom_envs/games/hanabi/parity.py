@@ -19,10 +19,11 @@ import statistics
 import subprocess
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.env import make_bundle
 from tom_envs.games.hanabi.rules import HanabiGame, HanabiState, make_state
 
@@ -111,6 +112,12 @@ def without_last_draw(game: HanabiGame, state: HanabiState) -> HanabiState:
     )
 
 
+def _engine(players: int) -> tuple[HanabiGame, HanabiEncoder]:
+    """The registered game's engine and encoder for ``players`` seats."""
+    bundle = make_bundle(players=players)
+    return cast(HanabiGame, bundle.game), cast(HanabiEncoder, bundle.encoder)
+
+
 def compare_record(record: dict[str, Any], game: HanabiGame | None = None) -> list[str]:
     """Replay a peer's game on our engine; return every difference (empty: identical).
 
@@ -118,9 +125,8 @@ def compare_record(record: dict[str, Any], game: HanabiGame | None = None) -> li
     vector (hands, board, discards, last move and the card knowledge of every card in every hand),
     the reward and the score; at the end, that the game is over, the final score and vectors.
     """
-    if game is None:
-        game = make_bundle(players=record["players"]).game
-    enc = make_bundle(players=record["players"]).encoder
+    own, enc = _engine(record["players"])
+    game = own if game is None else game
     state = game.state_from_deck(record["deck"])
     rng = np.random.default_rng(0)
     where = f"{record['peer']} seed {record['seed']} ({record['policy']})"
@@ -173,7 +179,7 @@ def parity(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     game_cache: dict[int, HanabiGame] = {}
     for rec in records:
         n = rec["players"]
-        game = game_cache.setdefault(n, make_bundle(players=n).game)
+        game = game_cache.setdefault(n, _engine(n)[0])
         errs = compare_record(rec, game)
         games += 1
         steps += len(rec["steps"])

@@ -90,6 +90,13 @@ class HanabiProbes:
         """The probes for ``player`` now (only on their turn; none once the game is over)."""
         if self.mode == "none" or state.current != player:
             return []
+        out = self._partner_probes(state, player)
+        if self.mode == "all":
+            out += self._own_probes(state, player)
+        return out
+
+    def _partner_probes(self, state: HanabiState, player: int) -> list[Probe]:
+        """What each teammate knows about each of their cards (colour, rank, playable now)."""
         t = self.text
         n = self.game.n
         out: list[Probe] = []
@@ -101,87 +108,61 @@ class HanabiProbes:
                 about = {"seat": seat, "offset": o, "card": i}
                 subject = {"target": name, "card": i}
                 playable = _yn(_playable(hand[i], self.game.ranks, state.fireworks))
-                out.append(
-                    Probe(
-                        f"p{o}.card{i}.color",
-                        "partner_color",
-                        1,
-                        f"Does {name} know the color of {pron} Card {i}?",
-                        YES_NO,
-                        _yn(knows_color(code)),
-                        about,
-                        no_tom="yes",  # the asker sees the card
-                        subject=subject,
+                for key, qtype, what, truth, no_tom in (
+                    ("color", "partner_color", "the color of", knows_color(code), "yes"),
+                    ("rank", "partner_rank", "the rank of", knows_rank(code), "yes"),
+                    ("playable", "partner_playable", "that",
+                     knows_playable(code, state.fireworks), playable),
+                ):  # fmt: skip
+                    # colour and rank: "yes" without ToM, the asker sees the card
+                    tail = " can be played now" if key == "playable" else ""
+                    out.append(
+                        Probe(
+                            f"p{o}.card{i}.{key}",
+                            qtype,
+                            1,
+                            f"Does {name} know {what} {pron} Card {i}{tail}?",
+                            YES_NO,
+                            _yn(truth),
+                            about,
+                            no_tom=no_tom,
+                            subject=subject,
+                        )
                     )
-                )
+        return out
+
+    def _own_probes(self, state: HanabiState, player: int) -> list[Probe]:
+        """What the asker knows of their own cards, and what the next seat knows of that."""
+        out: list[Probe] = []
+        partner = (player + 1) % self.game.n
+        pname = self.text.name(partner)
+        for i, code in enumerate(self.game.card_knowledge(state, player)):
+            about = {"seat": player, "offset": 0, "card": i}
+            for key, known in (("color", knows_color(code)), ("rank", knows_rank(code))):
                 out.append(
                     Probe(
-                        f"p{o}.card{i}.rank",
-                        "partner_rank",
-                        1,
-                        f"Does {name} know the rank of {pron} Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        about,
-                        no_tom="yes",  # the asker sees the card
-                        subject=subject,
-                    )
-                )
-                out.append(
-                    Probe(
-                        f"p{o}.card{i}.playable",
-                        "partner_playable",
-                        1,
-                        f"Does {name} know that {pron} Card {i} can be played now?",
-                        YES_NO,
-                        _yn(knows_playable(code, state.fireworks)),
-                        about,
-                        no_tom=playable,
-                        subject=subject,
-                    )
-                )
-        if self.mode == "all":
-            partner = (player + 1) % n
-            pname = t.name(partner)
-            for i, code in enumerate(self.game.card_knowledge(state, player)):
-                about = {"seat": player, "offset": 0, "card": i}
-                out.append(
-                    Probe(
-                        f"me.card{i}.color",
-                        "own_color",
+                        f"me.card{i}.{key}",
+                        f"own_{key}",
                         0,
-                        f"Do you know the color of your Card {i}?",
+                        f"Do you know the {key} of your Card {i}?",
                         YES_NO,
-                        _yn(knows_color(code)),
+                        _yn(known),
                         about,
-                        no_tom=_yn(knows_color(code)),
+                        no_tom=_yn(known),
                         subject={"card": i},
                     )
                 )
-                out.append(
-                    Probe(
-                        f"me.card{i}.rank",
-                        "own_rank",
-                        0,
-                        f"Do you know the rank of your Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        about,
-                        no_tom=_yn(knows_rank(code)),
-                        subject={"card": i},
-                    )
+            out.append(
+                Probe(
+                    f"p1.knows_me.card{i}.rank",
+                    "partner_knows_mine",
+                    2,
+                    f"Does {pname} know that you know the rank of your Card {i}?",
+                    YES_NO,
+                    _yn(knows_rank(code)),
+                    {**about, "asked_about": partner},
+                    no_tom=_yn(knows_rank(code)),  # what the asker knows is the truth
+                    subject={"target": pname, "card": i},
                 )
-                out.append(
-                    Probe(
-                        f"p1.knows_me.card{i}.rank",
-                        "partner_knows_mine",
-                        2,
-                        f"Does {pname} know that you know the rank of your Card {i}?",
-                        YES_NO,
-                        _yn(knows_rank(code)),
-                        {**about, "asked_about": partner},
-                        no_tom=_yn(knows_rank(code)),  # what the asker knows is the truth
-                        subject={"target": pname, "card": i},
-                    )
-                )
+            )
         return out

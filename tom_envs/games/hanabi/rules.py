@@ -43,6 +43,7 @@ colour ``c`` to the player at offset ``o``: ``2H + (o-1)*C + c``, then reveal ra
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -152,6 +153,40 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             for k in range(r)
             for _ in range(cards_per_rank(k, r))
         )
+        self._knowledge_tables(cfg)
+        self._move_tables(cfg)
+        self._onehot_rows = tuple(
+            tuple(1 << (i * n_cards + card) for card in range(n_cards)) for i in range(max(h, 5))
+        )
+        # What a hand allows, cached by the tuple's identity (a hand no move touches is the same
+        # tuple in the next state): see :meth:`hand_info`.
+        self._hand_cache: dict[int, list] = {}
+        # With 3-5 players: every seat's hand feature, cached by the identity of the hands tuple
+        # (a reveal leaves the tuple as it is; a play or discard derives the next entry from
+        # this one): see :meth:`features`.
+        self._feat_cache: dict[int, tuple] = {}
+        # Per action id, what :meth:`apply` needs (no tuple-keyed lookup on the hot path).
+        self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
+        # The hand indices a play or discard keeps, by hand size and the index played.
+        self._kept = tuple(
+            tuple(tuple(j for j in range(size) if j != i) for i in range(size))
+            for size in range(6)
+        )
+        # current_players by seat to act; index -1 (the end) is the last entry, ().
+        self._actors = (*((p,) for p in range(self.n)), ())
+        self._rewards0 = (0.0,) * self.n
+        self._rewards1 = (1.0,) * self.n
+        self._deck_len = len(self.full_deck)
+        self._start_fields = make_state(
+            (), self.n * h, (), (self._full_hand,) * self.n, (0,) * cfg.colors, self.max_info,
+            self.max_life, (), 0, 0, self.n, (), (),
+        ).__dict__  # fmt: skip
+
+    def _knowledge_tables(self, cfg: HanabiConfig) -> None:
+        """The card-knowledge bit tables (HLE's layout), the reveal tables and the discard
+        thermometers (part of ``__init__``)."""
+        h, r = cfg.cards_per_hand, cfg.ranks
+        n_cards = cfg.colors * r
         # Knowledge bits (HLE's layout): tables for a whole-hand reveal and for removing a card.
         self.layout = lay = KnowledgeLayout(cfg.colors, r)
         kw = lay.width
@@ -193,6 +228,12 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._disc_run = tuple(
             ((1 << cards_per_rank(card % r, r)) - 1) << starts[card] for card in range(n_cards)
         )
+
+    def _move_tables(self, cfg: HanabiConfig) -> None:
+        """The legal-move tables: own plays and discards, the reveals per hand feature and the
+        per-seat reveal plan (part of ``__init__``)."""
+        h, r = cfg.cards_per_hand, cfg.ranks
+        n_cards = cfg.colors * r
         # Legal plays/discards, indexed by 2 * hand length + (discarding allowed).
         self._own_moves = tuple(
             (tuple(range(k)) if can else ()) + tuple(range(h, h + k))
@@ -222,7 +263,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         ]
         # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first, flat:
         # (seat1, pairs1, seat2, pairs2, ...) (what _legal walks).
-        self._reveal_plan = tuple(
+        self._reveal_plan: tuple[tuple[Any, ...], ...] = tuple(
             tuple(
                 x
                 for o, seat in enumerate(self._others[p], 1)
@@ -238,32 +279,6 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._reveals1 = tuple(
             self._color_moves[1][m & 31] + self._rank_moves[1][m >> 5] for m in range(1 << 10)
         )
-        self._onehot_rows = tuple(
-            tuple(1 << (i * n_cards + card) for card in range(n_cards)) for i in range(max(h, 5))
-        )
-        # What a hand allows, cached by the tuple's identity (a hand no move touches is the same
-        # tuple in the next state): see :meth:`hand_info`.
-        self._hand_cache: dict[int, list] = {}
-        # With 3-5 players: every seat's hand feature, cached by the identity of the hands tuple
-        # (a reveal leaves the tuple as it is; a play or discard derives the next entry from
-        # this one): see :meth:`features`.
-        self._feat_cache: dict[int, tuple] = {}
-        # Per action id, what :meth:`apply` needs (no tuple-keyed lookup on the hot path).
-        self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
-        # The hand indices a play or discard keeps, by hand size and the index played.
-        self._kept = tuple(
-            tuple(tuple(j for j in range(size) if j != i) for i in range(size))
-            for size in range(6)
-        )
-        # current_players by seat to act; index -1 (the end) is the last entry, ().
-        self._actors = (*((p,) for p in range(self.n)), ())
-        self._rewards0 = (0.0,) * self.n
-        self._rewards1 = (1.0,) * self.n
-        self._deck_len = len(self.full_deck)
-        self._start_fields = make_state(
-            (), self.n * h, (), (self._full_hand,) * self.n, (0,) * cfg.colors, self.max_info,
-            self.max_life, (), 0, 0, self.n, (), (),
-        ).__dict__  # fmt: skip
 
     # ------------------------------------------------------------------ Game API
     @property
@@ -500,6 +515,8 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         message, is applied at once; anything else goes through :meth:`Game.step`'s validation
         (and its error), which then calls :meth:`apply`. ``apply`` *is* this method: an input
         already validated takes the fast path at once, so neither entry point pays a second call.
+        The move itself is :meth:`_play_or_discard` or :meth:`_reveal`; then the seat to act next
+        and its legal moves.
         """
         cur = state.current
         action = actions.get(cur)
@@ -507,139 +524,22 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             return super().step(state, actions, rng, messages)
         spec = self._act[action]
         n = self.n
-        hands = state.hands
-        knowledge = state.knowledge
-        info = state.information_tokens
-        pos = state.deck_pos
         # The next state's fields: a copy of this state's, then each field the move changes
         # (copying the dict and setting a few keys is cheaper than building all thirteen).
         fields = state.__dict__.copy()
-        deck_empty = pos >= self._deck_len
+        deck_empty = state.deck_pos >= self._deck_len
         turns = state.turns_to_play
         if deck_empty:
             turns -= 1
             fields["turns_to_play"] = turns
-        if spec[0] <= DISCARD:  # PLAY or DISCARD
-            kind, index, low = spec
-            hand = hands[cur]
-            card = hand[index]
-            color = self.card_color[card]
-            rank = self.card_rank[card]
-            fireworks = state.fireworks
-            life = state.life_tokens
-            rewards = self._rewards0
-            token = scored = False
-            if kind == PLAY and fireworks[color] == rank:
-                scored = True
-                rewards = self._rewards1
-                fireworks = fields["fireworks"] = (
-                    *fireworks[:color], rank + 1, *fireworks[color + 1 :]
-                )
-                if rank == self.ranks - 1 and info < self.max_info:
-                    info = fields["information_tokens"] = info + 1
-                    token = True
-                events = _PLAY_EVENTS
-            else:
-                fields["discards"] = (*state.discards, card)
-                disc_bits = state.discard_bits
-                run = disc_bits & self._disc_run[card]
-                fields["discard_bits"] = disc_bits | (run << 1) | (1 << self._disc_start[card])
-                if kind == PLAY:
-                    life = fields["life_tokens"] = life - 1
-                    events = _MISPLAY_EVENTS
-                    if life <= 0 and self.zero_on_bomb:
-                        rewards = (-float(sum(fireworks)),) * n  # the last life: the score is 0
-                else:
-                    # discarding is illegal with every token in the box
-                    info = fields["information_tokens"] = info + 1
-                    token = True
-                    events = _DISCARD_EVENTS
-            kb = knowledge[cur]
-            kb = (kb & low) | ((kb >> self._kw) & ~low)
-            size = len(hand)
-            if deck_empty:
-                new_hand = hand[:index] + hand[index + 1 :]
-            else:
-                if size == 4:  # the cards kept, then the drawn card, in one tuple
-                    i, j, k = self._kept[4][index]
-                    new_hand = (hand[i], hand[j], hand[k], state.deck[pos])
-                elif size == 5:
-                    i, j, k, m = self._kept[5][index]
-                    new_hand = (hand[i], hand[j], hand[k], hand[m], state.deck[pos])
-                else:
-                    new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
-                kb |= self._new_slot[size - 1]
-                fields["deck_pos"] = pos + 1
-            if n == 2:
-                if cur:
-                    hands = (hands[0], new_hand)
-                    knowledge = (knowledge[0], kb)
-                else:
-                    hands = (new_hand, hands[1])
-                    knowledge = (kb, knowledge[1])
-            else:
-                hands_list = list(hands)
-                hands_list[cur] = new_hand
-                new_hands = tuple(hands_list)
-                # the next hands' features: this state's, with the mover's new hand
-                fcache = self._feat_cache
-                hit = fcache.get(id(hands))
-                if hit is not None and hit[0] is hands:
-                    feats_list = list(hit[1])
-                    feats_list[cur] = self.hand_feature(new_hand)
-                    if len(fcache) >= _FEAT_CACHE_LIMIT:
-                        fcache.clear()
-                    fcache[id(new_hands)] = (new_hands, tuple(feats_list))
-                hands = new_hands
-                knowledge_list = list(knowledge)
-                knowledge_list[cur] = kb
-                knowledge = tuple(knowledge_list)
-            fields["hands"] = hands
-            fields["knowledge"] = knowledge
-            item = _tuple_new(
-                HistoryItem,
-                (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
+        if spec[0] <= DISCARD:
+            item, rewards, events, over = self._play_or_discard(
+                state, fields, cur, action, spec, deck_empty, turns
             )
-            over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
-        else:  # a reveal
-            kind, offset, touch, keep, flags, had, hint_color, hint_rank = spec
-            target = cur + offset
-            if target >= n:
-                target -= n
-            hand = hands[target]
-            size = len(hand)
-            if size == 4:  # the cards the reveal touches
-                c0, c1, c2, c3 = hand
-                mask = touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3]
-            elif size == 5:
-                c0, c1, c2, c3, c4 = hand
-                mask = (
-                    touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3] | touch[4][c4]
-                )
-            else:
-                mask = 0
-                for i, c0 in enumerate(hand):
-                    mask |= touch[i][c0]
-            info = fields["information_tokens"] = info - 1
-            kb = knowledge[target]
-            set_bits = flags[mask]
-            newly = mask ^ had[kb & set_bits]  # the touched cards not revealed this way before
-            kb = (kb & keep[mask]) | set_bits
-            if n == 2:
-                knowledge = (knowledge[0], kb) if target else (kb, knowledge[1])
-            else:
-                knowledge_list = list(knowledge)
-                knowledge_list[target] = kb
-                knowledge = tuple(knowledge_list)
-            fields["knowledge"] = knowledge
-            item = _tuple_new(
-                HistoryItem,
-                (cur, action, kind, -1, target, hint_color, hint_rank, False, False, mask, newly,
-                 False),
-            )  # fmt: skip
-            events = _REVEAL_EVENTS
-            rewards = self._rewards0
-            over = turns <= 0  # a reveal scores nothing and costs no life
+        else:
+            item, rewards, events, over = self._reveal(state, fields, cur, action, spec, turns)
+        hands = fields["hands"]
+        info = fields["information_tokens"]
         if over:
             nxt = -1
             legal: tuple[int, ...] = ()
@@ -678,5 +578,156 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         new = _new(HanabiState)
         _set_dict(new, fields)  # what make_state does, inlined: one state per move
         return _tuple_new(StepResult, (new, rewards, events[over]))
+
+    def _play_or_discard(
+        self,
+        state: HanabiState,
+        fields: dict[str, Any],
+        cur: int,
+        action: int,
+        spec: tuple[int, int, int],
+        deck_empty: bool,
+        turns: int,
+    ) -> tuple[HistoryItem, tuple[float, ...], tuple[Any, ...], bool]:
+        """Play or discard card ``index`` of the mover's hand (``spec``), then draw: sets the
+        changed ``fields``; returns the history item, rewards, events (by game over) and whether
+        the game is over."""
+        kind, index, low = spec
+        hands = state.hands
+        knowledge = state.knowledge
+        info = state.information_tokens
+        hand = hands[cur]
+        card = hand[index]
+        color = self.card_color[card]
+        rank = self.card_rank[card]
+        fireworks = state.fireworks
+        life = state.life_tokens
+        rewards = self._rewards0
+        token = scored = False
+        if kind == PLAY and fireworks[color] == rank:
+            scored = True
+            rewards = self._rewards1
+            fireworks = fields["fireworks"] = (
+                *fireworks[:color], rank + 1, *fireworks[color + 1 :]
+            )
+            if rank == self.ranks - 1 and info < self.max_info:
+                fields["information_tokens"] = info + 1
+                token = True
+            events = _PLAY_EVENTS
+        else:
+            fields["discards"] = (*state.discards, card)
+            disc_bits = state.discard_bits
+            run = disc_bits & self._disc_run[card]
+            fields["discard_bits"] = disc_bits | (run << 1) | (1 << self._disc_start[card])
+            if kind == PLAY:
+                life = fields["life_tokens"] = life - 1
+                events = _MISPLAY_EVENTS
+                if life <= 0 and self.zero_on_bomb:
+                    rewards = (-float(sum(fireworks)),) * self.n  # the last life: the score is 0
+            else:  # discarding is illegal with every token in the box
+                fields["information_tokens"] = info + 1
+                token = True
+                events = _DISCARD_EVENTS
+        kb = knowledge[cur]
+        kb = (kb & low) | ((kb >> self._kw) & ~low)
+        size = len(hand)
+        if deck_empty:
+            new_hand = hand[:index] + hand[index + 1 :]
+        else:
+            pos = state.deck_pos
+            if size == 4:  # the cards kept, then the drawn card, in one tuple
+                i, j, k = self._kept[4][index]
+                new_hand = (hand[i], hand[j], hand[k], state.deck[pos])
+            elif size == 5:
+                i, j, k, m = self._kept[5][index]
+                new_hand = (hand[i], hand[j], hand[k], hand[m], state.deck[pos])
+            else:
+                new_hand = (*hand[:index], *hand[index + 1 :], state.deck[pos])
+            kb |= self._new_slot[size - 1]
+            fields["deck_pos"] = pos + 1
+        if self.n == 2:
+            fields["hands"] = (hands[0], new_hand) if cur else (new_hand, hands[1])
+            fields["knowledge"] = (knowledge[0], kb) if cur else (kb, knowledge[1])
+        else:
+            self._replace_hand(fields, hands, cur, new_hand, kb)
+        item = _tuple_new(
+            HistoryItem,
+            (cur, action, kind, index, -1, color, rank, scored, token, 0, 0, not deck_empty),
+        )
+        over = life <= 0 or turns <= 0 or (scored and sum(fireworks) >= self.max_score)
+        return item, rewards, events, over
+
+    def _replace_hand(
+        self,
+        fields: dict[str, Any],
+        hands: tuple[tuple[int, ...], ...],
+        cur: int,
+        new_hand: tuple[int, ...],
+        kb: int,
+    ) -> None:
+        """Three or more seats: the mover's new hand and knowledge into ``fields``, and the next
+        hands' features (this state's, with the mover's new hand) into the feature cache."""
+        hands_list = list(hands)
+        hands_list[cur] = new_hand
+        new_hands = tuple(hands_list)
+        fcache = self._feat_cache
+        hit = fcache.get(id(hands))
+        if hit is not None and hit[0] is hands:
+            feats_list = list(hit[1])
+            feats_list[cur] = self.hand_feature(new_hand)
+            if len(fcache) >= _FEAT_CACHE_LIMIT:
+                fcache.clear()
+            fcache[id(new_hands)] = (new_hands, tuple(feats_list))
+        fields["hands"] = new_hands
+        knowledge_list = list(fields["knowledge"])
+        knowledge_list[cur] = kb
+        fields["knowledge"] = tuple(knowledge_list)
+
+    def _reveal(
+        self,
+        state: HanabiState,
+        fields: dict[str, Any],
+        cur: int,
+        action: int,
+        spec: tuple[Any, ...],
+        turns: int,
+    ) -> tuple[HistoryItem, tuple[float, ...], tuple[Any, ...], bool]:
+        """Reveal a colour or rank to a seat (``spec``): sets the changed ``fields``; returns the
+        history item, rewards, events (by game over) and whether the game is over."""
+        kind, offset, touch, keep, flags, had, hint_color, hint_rank = spec
+        n = self.n
+        target = cur + offset
+        if target >= n:
+            target -= n
+        hand = state.hands[target]
+        size = len(hand)
+        if size == 4:  # the cards the reveal touches
+            c0, c1, c2, c3 = hand
+            mask = touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3]
+        elif size == 5:
+            c0, c1, c2, c3, c4 = hand
+            mask = touch[0][c0] | touch[1][c1] | touch[2][c2] | touch[3][c3] | touch[4][c4]
+        else:
+            mask = 0
+            for i, c0 in enumerate(hand):
+                mask |= touch[i][c0]
+        fields["information_tokens"] = state.information_tokens - 1
+        knowledge = state.knowledge
+        kb = knowledge[target]
+        set_bits = flags[mask]
+        newly = mask ^ had[kb & set_bits]  # the touched cards not revealed this way before
+        kb = (kb & keep[mask]) | set_bits
+        if n == 2:
+            fields["knowledge"] = (knowledge[0], kb) if target else (kb, knowledge[1])
+        else:
+            knowledge_list = list(knowledge)
+            knowledge_list[target] = kb
+            fields["knowledge"] = tuple(knowledge_list)
+        item = _tuple_new(
+            HistoryItem,
+            (cur, action, kind, -1, target, hint_color, hint_rank, False, False, mask, newly,
+             False),
+        )  # fmt: skip
+        return item, self._rewards0, _REVEAL_EVENTS, turns <= 0  # no score, no life lost
 
     apply = step  # the validated entry point: see :meth:`step`

@@ -55,7 +55,7 @@ class ConventionBot(BaseAgent):
 
     def __init__(self, config: HanabiConfig) -> None:
         super().__init__()
-        self.config = config
+        self.game_config = config
         c, r = config.colors, config.ranks
         self.C, self.R = c, r
         self.CR = c * r
@@ -82,7 +82,7 @@ class ConventionBot(BaseAgent):
         self._reset_public()
 
     def _reset_public(self) -> None:
-        cfg = self.config
+        cfg = self.game_config
         self.me = -1
         self.seen = 0
         self.fw = [0] * self.C

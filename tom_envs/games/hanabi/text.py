@@ -373,7 +373,7 @@ class HanabiText(TextInterface[HanabiView]):
             return first
         bare = {a: self.bare_action_text(view, a) for a in full}
         second = match_action(segment, bare)
-        if second.valid:
+        if second.action is not None:
             return ParseResult(second.action, f"understood: {full[second.action]}")
         loose = self._loose(view, segment)
         if loose is not None:
@@ -443,6 +443,7 @@ class HanabiText(TextInterface[HanabiView]):
             if action not in view.legal_actions:
                 return None, f"{target} has no {self.colors[color]} cards"
             return action, ""
+        assert rank_m is not None  # exactly one of a colour and a rank was named
         raw = rank_m.group(1)
         rank = int(raw) - 1 if raw.isdigit() else _NUMBER_WORDS.index(raw)
         if not 0 <= rank < self.config.ranks:

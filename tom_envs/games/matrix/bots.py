@@ -246,14 +246,14 @@ class PartnerAgent(BaseAgent):
     def __init__(self, policy_name: str, config: MatrixConfig) -> None:
         super().__init__()
         self.policy_name = policy_name
-        self.config = config
+        self.game_config = config
         self.name = policy_name
         self.policy: PartnerPolicy = make_partner(policy_name, config)
 
     def reset(self, info: EpisodeInfo) -> None:
         """Rebuild the policy for this seat and return to its initial state."""
         super().reset(info)
-        self.policy = make_partner(self.policy_name, self.config, info.player)
+        self.policy = make_partner(self.policy_name, self.game_config, info.player)
         self.state = self.policy.initial_state()
         self.rounds_seen = 0
 

@@ -27,7 +27,7 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         self.n = config.num_actions
         self.w = config.seen_rounds
         self.offset = 1 if config.include_round else 0
-        self._size = self.offset + self.w * 2 * self.n
+        self.obs_size = self.state_size = self.offset + self.w * 2 * self.n  # the state: player_0's view
         #: The named pieces and their sizes, in order (the batched engine reads its layout here);
         #: ``history`` is W slots of ``2 n``, most recent first.
         self.pieces: tuple[tuple[str, int], ...] = (
@@ -37,15 +37,6 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         self.offsets = {"round": 0, "history": self.offset}
         self._cache: dict[int, tuple[tuple[tuple[int, int], ...], np.ndarray]] = {}
 
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(include_round + W * 2 * n_actions,)``."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """The global state is player_0's view (the game has no private information)."""
-        return (self._size,)
 
     def _rounds(self, history: tuple[tuple[int, int], ...], key: int) -> np.ndarray:
         """The one-hot part for ``history`` (most recent first).
@@ -79,7 +70,7 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         return out
 
     def _fill(self, round_: int, history: tuple[tuple[int, int], ...], key: int) -> np.ndarray:
-        out = np.empty(self._size, dtype=np.float32)
+        out = np.empty(self.obs_size, dtype=np.float32)
         if self.offset:
             out[0] = round_ / self.config.horizon
         if history:

@@ -128,7 +128,7 @@ class MatrixText(TextInterface[MatrixView]):
         bare = {a: self.names[a] for a in view.legal_actions}
         letters = all(len(n) == 1 for n in bare.values())
         second = match_action(text, bare, case_sensitive=letters)
-        if second.valid:
+        if second.action is not None:
             return ParseResult(second.action, f"understood: {full[second.action]}")
         if second.feedback.startswith("ambiguous") and not result.feedback.startswith("ambiguous"):
             return second  # "J or F" names two actions: say so, not "could not match"

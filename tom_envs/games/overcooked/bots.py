@@ -124,120 +124,144 @@ def choose(
     After being blocked by the partner it steps away with probability 1/2 (``rng``; always
     without one), which breaks the symmetric standoffs two identical bots fall into.
     """
-    me, other = state.chefs[player], state.chefs[1 - player]
-    pos, held = me.pos, me.held
-    ct = config.cook_time
-    mine, partner = _caps(k, pos), _caps(k, other.pos)
     if "blocked" in status and (rng is None or rng.random() < 0.5):
         return MOVE_AWAY_ACTION  # else choose again, avoiding what the partner blocks
+    c = _Chooser(k, config, state, player, options, role, "blocked" in status)
+    held = c.me.held
+    if is_soup(held):
+        deliver = c.of(DELIVER)
+        return c.nearest(deliver) if deliver else c.hand_over("soup")
+    if held == Item.DISH:
+        return c.with_dish()
+    if held == Item.ONION:
+        return c.with_onion()
+    return c.empty_handed()
 
-    blocked = "blocked" in status
 
-    def free(name: str) -> bool:
-        # After being blocked, a place the partner stands in front of counts as unusable.
-        return not (blocked and mine.pots and k.access_cells[name] == {other.pos})
+class _Chooser:
+    """One decision of :func:`choose`: the situation, and the greedy rules by what is held."""
 
-    if role != "any":
-        options = [a for a in options if _allowed(role, a, mine, partner)]
+    def __init__(
+        self,
+        k: Kitchen,
+        config: OvercookedConfig,
+        state: OvercookedState,
+        player: int,
+        options: list[MidAction] | tuple[MidAction, ...],
+        role: str,
+        blocked: bool,
+    ) -> None:
+        self.k, self.config, self.state, self.role, self.blocked = k, config, state, role, blocked
+        self.me, self.other = state.chefs[player], state.chefs[1 - player]
+        self.pos = self.me.pos
+        self.mine, self.partner = _caps(k, self.pos), _caps(k, self.other.pos)
+        if role != "any":
+            options = [a for a in options if _allowed(role, a, self.mine, self.partner)]
+        self.options = options
+        self.pots = [(name, *k.pot(state, name)) for name in k.pots]
 
-    def of(verb: str, item: str | None = None) -> list[MidAction]:
-        return [a for a in options if a.verb == verb and (item is None or a.item == item)]
+    def free(self, name: str) -> bool:
+        """After being blocked, a place the partner stands in front of counts as unusable."""
+        return not (
+            self.blocked and self.mine.pots and self.k.access_cells[name] == {self.other.pos}
+        )
 
-    def hand_over(word: str) -> MidAction:
-        shared = [a for a in of(PLACE_ON, word) if a.target.startswith("s")]
-        if shared:
-            return _nearest(k, pos, other.pos, shared)
-        return idle()
+    def of(self, verb: str, item: str | None = None) -> list[MidAction]:
+        return [a for a in self.options if a.verb == verb and (item is None or a.item == item)]
 
-    def idle() -> MidAction:
-        # Nothing useful to do: get out of the partner's way when close to it.
-        d = k.dist[pos].get(other.pos)
+    def nearest(self, actions: list[MidAction]) -> MidAction:
+        return _nearest(self.k, self.pos, self.other.pos, actions)
+
+    def idle(self) -> MidAction:
+        """Nothing useful to do: get out of the partner's way when close to it."""
+        d = self.k.dist[self.pos].get(self.other.pos)
         return MOVE_AWAY_ACTION if d is not None and d <= 2 else WAIT_ACTION
 
-    def put_down(word: str) -> MidAction:
-        kitchen_spot = [a for a in of(PLACE_ON, word) if a.target.startswith("k")]
-        return kitchen_spot[0] if kitchen_spot else idle()
+    def hand_over(self, word: str) -> MidAction:
+        shared = [a for a in self.of(PLACE_ON, word) if a.target.startswith("s")]
+        return self.nearest(shared) if shared else self.idle()
 
-    def onions_wanted() -> int:
-        wanted = sum(ONIONS_PER_SOUP - n for name, n, tick in pots if tick < 0 and free(name))
-        return wanted - int(other.held == Item.ONION)
+    def put_down(self, word: str) -> MidAction:
+        kitchen_spot = [a for a in self.of(PLACE_ON, word) if a.target.startswith("k")]
+        return kitchen_spot[0] if kitchen_spot else self.idle()
 
-    pots = [(name, *k.pot(state, name)) for name in k.pots]
-    if is_soup(held):
-        deliver = of(DELIVER)
-        return _nearest(k, pos, other.pos, deliver) if deliver else hand_over("soup")
-    if held == Item.DISH:
-        loads = of(LOAD_SOUP)
+    def onions_wanted(self) -> int:
+        """Onions the free pots still need, less the one the partner carries."""
+        wanted = sum(ONIONS_PER_SOUP - n for name, n, tick in self.pots if tick < 0 and self.free(name))
+        return wanted - int(self.other.held == Item.ONION)
+
+    def with_dish(self) -> MidAction:
+        k, state, ct = self.k, self.state, self.config.cook_time
+        loads = self.of(LOAD_SOUP)
         if loads:
 
             def arrival(a: MidAction) -> tuple[int, int]:
                 tick = k.pot(state, a.target)[1]
-                d = _distance(k, pos, a.target, other.pos)
+                d = _distance(k, self.pos, a.target, self.other.pos)
                 return (max(ct - tick, d), d)
 
             return min(loads, key=arrival)
-        if not mine.pots:
-            return hand_over("plate")
-        if role != "dishes" and onions_wanted() > 0:  # pots need onions: free the hands
-            return put_down("plate")
-        return idle()
-    if held == Item.ONION:
-        puts = [a for a in of(PUT_IN_POT) if free(a.target)]
+        if not self.mine.pots:
+            return self.hand_over("plate")
+        if self.role != "dishes" and self.onions_wanted() > 0:  # pots need onions: free the hands
+            return self.put_down("plate")
+        return self.idle()
+
+    def with_onion(self) -> MidAction:
+        puts = [a for a in self.of(PUT_IN_POT) if self.free(a.target)]
         if puts:
 
             def fullness(a: MidAction) -> tuple[int, int]:
-                n = k.pot(state, a.target)[0]
-                return (-n, _distance(k, pos, a.target, other.pos))
+                n = self.k.pot(self.state, a.target)[0]
+                return (-n, _distance(self.k, self.pos, a.target, self.other.pos))
 
             return min(puts, key=fullness)
-        if not mine.pots:
-            return hand_over("onion")
-        return put_down("onion")  # every pot is busy: keep it on a counter for the next soup
-    # Empty hands.
-    if config.cooking == "interact":
-        starts = [a for a in of(START_COOKING) if k.pot(state, a.target)[0] == ONIONS_PER_SOUP]
-        if starts:
-            return _nearest(k, pos, other.pos, starts)
-    on_counters = {"onion": 0, "plate": 0, "soup": 0}
-    for name in k.counter_pois:
-        item = k.counter_item(state, name)
-        if item:
-            on_counters[
-                "soup" if is_soup(item) else "onion" if item == Item.ONION else "plate"
-            ] += 1
-    soups = of(PICK_UP, "soup")
-    if soups and mine.serving:
-        return _nearest(k, pos, other.pos, soups)
-    ready = sum(1 for _, n, tick in pots if tick >= ct)
-    cooking = sum(1 for _, n, tick in pots if tick >= 0)
-    if config.cooking == "interact":
-        cooking += sum(1 for _, n, tick in pots if tick < 0 and n == ONIONS_PER_SOUP)
-    plates_held = int(other.held == Item.DISH)
-    plates_needed = cooking - plates_held
-    onions_needed = sum(ONIONS_PER_SOUP - n for name, n, tick in pots if tick < 0 and free(name))
-    onions_needed -= int(other.held == Item.ONION)
-    if not mine.pots:  # a supplier: what already waits on the counters counts as delivered
-        plates_needed -= on_counters["plate"]
-        onions_needed -= on_counters["onion"]
+        if not self.mine.pots:
+            return self.hand_over("onion")
+        return self.put_down("onion")  # every pot is busy: keep it on a counter for the next soup
 
-    def sources(word: str) -> list[MidAction]:
-        found = of(PICK_UP, word)
-        if not mine.pots:  # never take back what was passed over
+    def sources(self, word: str) -> list[MidAction]:
+        found = self.of(PICK_UP, word)
+        if not self.mine.pots:  # never take back what was passed over
             found = [a for a in found if not a.target.startswith(("s", "k"))]
         return found
 
-    plate_src, onion_src = sources("plate"), sources("onion")
-    if ready and plates_needed > 0 and plate_src:
-        return _nearest(k, pos, other.pos, plate_src)
-    if onions_needed > 0 and onion_src:
-        return _nearest(k, pos, other.pos, onion_src)
-    if plates_needed > 0 and plate_src:
-        return _nearest(k, pos, other.pos, plate_src)
-    if role == "dishes" and plate_src and any(n for _, n, tick in pots if tick < 0):
-        return _nearest(
-            k, pos, other.pos, plate_src
-        )  # the dish role prepares a plate for the next soup
-    return idle()
+    def empty_handed(self) -> MidAction:
+        k, state, pots, ct = self.k, self.state, self.pots, self.config.cook_time
+        interact = self.config.cooking == "interact"
+        if interact:
+            starts = [a for a in self.of(START_COOKING) if k.pot(state, a.target)[0] == ONIONS_PER_SOUP]
+            if starts:
+                return self.nearest(starts)
+        on_counters = {"onion": 0, "plate": 0, "soup": 0}
+        for name in k.counter_pois:
+            item = k.counter_item(state, name)
+            if item:
+                on_counters[
+                    "soup" if is_soup(item) else "onion" if item == Item.ONION else "plate"
+                ] += 1
+        soups = self.of(PICK_UP, "soup")
+        if soups and self.mine.serving:
+            return self.nearest(soups)
+        ready = sum(1 for _, n, tick in pots if tick >= ct)
+        cooking = sum(1 for _, n, tick in pots if tick >= 0)
+        if interact:
+            cooking += sum(1 for _, n, tick in pots if tick < 0 and n == ONIONS_PER_SOUP)
+        plates_needed = cooking - int(self.other.held == Item.DISH)
+        onions_needed = self.onions_wanted()
+        if not self.mine.pots:  # a supplier: what already waits on the counters counts as delivered
+            plates_needed -= on_counters["plate"]
+            onions_needed -= on_counters["onion"]
+        plate_src, onion_src = self.sources("plate"), self.sources("onion")
+        if ready and plates_needed > 0 and plate_src:
+            return self.nearest(plate_src)
+        if onions_needed > 0 and onion_src:
+            return self.nearest(onion_src)
+        if plates_needed > 0 and plate_src:
+            return self.nearest(plate_src)
+        if self.role == "dishes" and plate_src and any(n for _, n, tick in pots if tick < 0):
+            return self.nearest(plate_src)  # the dish role prepares a plate for the next soup
+        return self.idle()
 
 
 class ChooserAgent(BaseAgent):

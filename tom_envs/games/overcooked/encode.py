@@ -45,6 +45,7 @@ from tom_envs.games.overcooked.layout import (
     ONION_DISPENSER,
     POT,
     SERVING,
+    Layout,
     Pos,
 )
 from tom_envs.games.overcooked.rules import (
@@ -107,7 +108,6 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self.config = config
         layout = config.kitchen
         self.layout = layout
-        tables = layout.tables
         self.W, self.H = layout.width, layout.height
         self.num_pots = len(layout.pots)
         self.num_counters = len(layout.counters)
@@ -119,7 +119,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
             2 * self.chef_size + len(POT_FEATURES) * P + TAIL_SIZE
             if config.observation != "lossless" else 0
         )  # fmt: skip
-        self._size = self.planes_size + self.features_size
+        self.obs_size = self.state_size = self.planes_size + self.features_size  # state: player_0's
         self._W1, self._H1 = max(self.W - 1, 1), max(self.H - 1, 1)
         self._tail = self.planes_size + 2 * self.chef_size + 4 * self.num_pots
         self._pair_key: object = None
@@ -137,7 +137,7 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self._cell = {
             (x, y): (x * H + y) * NUM_CHANNELS for x in range(self.W) for y in range(self.H)
         }
-        base = np.zeros(self._size, dtype=np.float32)
+        base = np.zeros(self.obs_size, dtype=np.float32)
         if self.planes_size:
             for kind, ch in _TERRAIN_CHANNEL.items():
                 for pos in layout.cells(kind):
@@ -148,6 +148,13 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         self._base, self._urgent = base, urgent
         self._pot_cells = [self._cell[p] for p in layout.pots]
         self._counter_cells = [self._cell[p] for p in layout.counters]
+        self._feature_tables(layout)
+
+    def _feature_tables(self, layout: Layout) -> None:
+        """The features' static tables (part of ``__init__``): each floor cell's block (position,
+        distances to fixed places), its distances to the counters, and a chef's whole block per
+        (cell, facing, held item) when no counter holds anything."""
+        tables = layout.tables
         # Features: static per-cell block (position, distances to fixed places) for every floor cell.
         dist = tables.dist
         self._span = 1.0 + max((d for row in dist.values() for d in row.values()), default=0)
@@ -199,15 +206,6 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
         return out
 
     # ------------------------------------------------------------------ shape
-    @property
-    def observation_shape(self) -> tuple[int, ...]:
-        """``(W*H*26 [planes] + features,)``."""
-        return (self._size,)
-
-    @property
-    def state_shape(self) -> tuple[int, ...]:
-        """Same as the observation (player_0's)."""
-        return (self._size,)
 
     @property
     def high(self) -> float:

@@ -16,7 +16,7 @@ from functools import cache
 
 import numpy as np
 
-from tom_envs.games.overcooked.layout import Layout, PointOfInterest, Pos, neighbours
+from tom_envs.games.overcooked.layout import Layout, PointOfInterest, Pos, bfs, neighbours
 from tom_envs.games.overcooked.rules import Action, OvercookedState
 from tom_envs.games.overcooked.view import OvercookedView
 
@@ -130,16 +130,7 @@ def walking_distances(k: Kitchen, start: Pos, blocked: Pos | None) -> dict[Pos, 
     cached = k.bfs_cache.get(key)
     if cached is not None:
         return cached
-    out = {start: 0}
-    queue = deque([start])
-    floor = k.floor
-    while queue:
-        cur = queue.popleft()
-        for nxt, _ in neighbours(cur):
-            if nxt in floor and nxt not in out and nxt != blocked:
-                out[nxt] = out[cur] + 1
-                queue.append(nxt)
-    k.bfs_cache[key] = out
+    out = k.bfs_cache[key] = bfs(k.floor, start, blocked)
     return out
 
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -464,7 +464,7 @@ class MidLevelAgent(BaseAgent):
     ) -> None:
         super().__init__()
         self.inner = inner
-        self.config = config
+        self.game_config = config
         self.name = name or f"midlevel:{getattr(inner, 'name', type(inner).__name__)}"
         self.memory = memory
         self.controller = MidLevelController(config, 0)
@@ -473,21 +473,30 @@ class MidLevelAgent(BaseAgent):
         self._choice_valid = True
         self._text: Any = None
 
+    def config(self) -> dict[str, Any]:
+        """The inner agent's settings (its ``config()`` or ``describe()``): it decides, the
+        controller only grounds its choices; without either, this agent's constructor arguments."""
+        for method in ("config", "describe"):
+            fn: Any = getattr(self.inner, method, None)
+            if callable(fn) and not isinstance(fn, type):
+                return cast(dict[str, Any], fn())
+        return super().config()
+
     def reset(self, info: EpisodeInfo) -> None:
         """New episode: reset the controller and the inner agent."""
         super().reset(info)
-        self.controller = MidLevelController(self.config, info.player, rng=self.rng)
+        self.controller = MidLevelController(self.game_config, info.player, rng=self.rng)
         self.history = []
         self.choices = 0
         self._choice_valid = True  # whether the choice being carried out was the agent's own
         # At most one option per place, plus "wait" and "move away".
-        most = len(kitchen(self.config.kitchen).pois) + 2
+        most = len(kitchen(self.game_config.kitchen).pois) + 2
         self.inner.reset(dataclasses.replace(info, num_actions=most))
 
     def mid_turn(self, turn: Turn, state: OvercookedState) -> Turn:
         """The mid-level turn shown to the inner agent."""
         k = self.controller.k
-        options = tuple(mid_level_actions(k, state, turn.player, self.config.cooking))
+        options = tuple(mid_level_actions(k, state, turn.player, self.game_config.cooking))
         view = MidLevelView(
             turn.player,
             turn.view,
@@ -499,7 +508,7 @@ class MidLevelAgent(BaseAgent):
         if self._text is None:
             from tom_envs.games.overcooked.text import OvercookedText
 
-            self._text = OvercookedText(self.config)
+            self._text = OvercookedText(self.game_config)
         text = self._text
         mask = np.ones(len(options), dtype=np.int8)
         return make_turn(
@@ -511,13 +520,13 @@ class MidLevelAgent(BaseAgent):
     def configure(self, config: OvercookedConfig) -> None:
         """Adopt the game's configuration (read from the views: the env may not be the one the
         agent was built for, e.g. ``--kw layout=...`` on the command line)."""
-        self.config = config
+        self.game_config = config
         self.controller = MidLevelController(config, self.controller.player, rng=self.rng)
         self._text = None
 
     def act(self, turn: Turn) -> AgentAction:
         """Ask the inner agent when a new mid-level action is needed, then ground it."""
-        if turn.view.config != self.config:
+        if turn.view.config != self.game_config:
             self.configure(turn.view.config)
         state = view_state(turn.view)
         info: dict[str, Any] = {}

@@ -160,7 +160,8 @@ def _kwargs(config: OvercookedConfig) -> dict[str, Any]:
 def _with_start(state: OvercookedState, start: Sequence[tuple[int, int]]) -> OvercookedState:
     from tom_envs.games.overcooked.rules import Chef
 
-    chefs = (Chef(tuple(start[0]), 0, 0), Chef(tuple(start[1]), 0, 0))
+    (x0, y0), (x1, y1) = start[0], start[1]
+    chefs = (Chef((x0, y0), 0, 0), Chef((x1, y1), 0, 0))
     return OvercookedState(state.timestep, chefs, state.pots, state.counters, state.score)
 
 
