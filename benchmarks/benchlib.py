@@ -115,10 +115,30 @@ def measure(
     return out
 
 
-def emit(suite: str, versions: dict[str, str], results: list[dict[str, Any]]) -> None:
-    """Print the one JSON line the runner reads."""
+def emit(
+    suite: str, versions: dict[str, str], results: list[dict[str, Any]], out: Any = None
+) -> None:
+    """Print the one JSON line the runner reads (to ``out``, default standard output)."""
     versions = {"python": platform.python_version(), "numpy": np.__version__, **versions}
-    print(json.dumps({"suite": suite, "versions": versions, "results": results}), flush=True)
+    line = json.dumps({"suite": suite, "versions": versions, "results": results})
+    print(line, file=out, flush=True)
+
+
+def run_cases(
+    suite: str,
+    versions: Callable[[], dict[str, str]],
+    build: Callable[[dict[str, Any], Sampler, int], tuple[str, Callable[[int], EpisodeStats]]],
+    out: Any = None,
+) -> None:
+    """A peer script's ``main``: parse :func:`parse_common`'s arguments, build each case's label
+    and episode function (``build(case, Sampler(seed), seed)``, a fresh sampler per case),
+    :func:`measure` it and :func:`emit` the results with ``versions()``."""
+    args = parse_common()
+    results = []
+    for case in args.cases:
+        label, episode = build(case, Sampler(args.seed), args.seed)
+        results.append(measure(label, episode, args.seconds, params=case))
+    emit(suite, versions(), results, out)
 
 
 def parse_common(argv: list[str] | None = None) -> Any:

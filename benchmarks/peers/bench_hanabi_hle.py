@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import Sampler, emit, measure, parse_common
+from benchlib import run_cases
 from hanabi_learning_environment import pyhanabi, rl_env
 
 
@@ -58,15 +58,12 @@ def core_episode_fn(players, sampler):
 
 
 def main():
-    args = parse_common()
-    results = []
-    for case in args.cases:
-        sampler = Sampler(args.seed)
+    def build(case, sampler, _seed):
         players = int(case.get("players", 2))
         fn = rl_env_episode_fn if case["mode"] == "rl_env" else core_episode_fn
-        label = case.get("label", f"hle:{case['mode']}:{players}p")
-        results.append(measure(label, fn(players, sampler), args.seconds, params=case))
-    emit("hle", {"hanabi_learning_environment": _version()}, results)
+        return case.get("label", f"hle:{case['mode']}:{players}p"), fn(players, sampler)
+
+    run_cases("hle", lambda: {"hanabi_learning_environment": _version()}, build)
 
 
 def _version():

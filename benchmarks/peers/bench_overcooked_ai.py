@@ -18,7 +18,7 @@ warnings.filterwarnings("ignore")
 OUT = sys.stdout
 sys.stdout = sys.stderr  # gym and overcooked-ai print banners on stdout
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from benchlib import Sampler, measure, parse_common  # noqa: E402
+from benchlib import run_cases  # noqa: E402
 from overcooked_ai_py.mdp.actions import Action  # noqa: E402
 from overcooked_ai_py.mdp.overcooked_env import OvercookedEnv  # noqa: E402
 from overcooked_ai_py.mdp.overcooked_mdp import OvercookedGridworld  # noqa: E402
@@ -47,26 +47,14 @@ def episode_fn(layout, obs, horizon, sampler):
 
 
 def main():
-    import json
-
-    import numpy as np
-
-    args = parse_common()
-    results = []
-    for case in args.cases:
-        sampler = Sampler(args.seed)
+    def build(case, sampler, _seed):
         layout, obs = case["layout"], case.get("obs", False)
         obs = obs if obs == "featurized" else bool(obs)
         fn = episode_fn(layout, obs, int(case.get("horizon", 400)), sampler)
         kind = "featurized" if obs == "featurized" else "obs" if obs else "raw"
-        label = case.get("label", f"overcooked_ai:{layout}:{kind}")
-        results.append(measure(label, fn, args.seconds, params=case))
-    import platform
+        return case.get("label", f"overcooked_ai:{layout}:{kind}"), fn
 
-    versions = {"python": platform.python_version(), "numpy": np.__version__,
-                "overcooked_ai": "1.1.0"}  # fmt: skip
-    print(json.dumps({"suite": "overcooked_ai", "versions": versions, "results": results}),
-          file=OUT, flush=True)  # fmt: skip
+    run_cases("overcooked_ai", lambda: {"overcooked_ai": "1.1.0"}, build, out=OUT)
 
 
 if __name__ == "__main__":

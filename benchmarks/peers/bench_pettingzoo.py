@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 warnings.filterwarnings("ignore")
 import numpy as np  # noqa: E402
 import pettingzoo  # noqa: E402
-from benchlib import Sampler, emit, measure, parse_common  # noqa: E402
+from benchlib import run_cases  # noqa: E402
 
 
 def _mask(obs, info):
@@ -79,13 +79,11 @@ def parallel_fn(case, sampler):
 
 
 def main():
-    args = parse_common()
-    results = []
-    for case in args.cases:
-        fn = (parallel_fn if case.get("api") == "parallel" else aec_fn)(case, Sampler(args.seed))
-        label = case.get("label", f"{case['id']}:{case.get('api', 'aec')}")
-        results.append(measure(label, fn, args.seconds, params=case))
-    emit("pettingzoo", {"pettingzoo": pettingzoo.__version__}, results)
+    def build(case, sampler, _seed):
+        fn = (parallel_fn if case.get("api") == "parallel" else aec_fn)(case, sampler)
+        return case.get("label", f"{case['id']}:{case.get('api', 'aec')}"), fn
+
+    run_cases("pettingzoo", lambda: {"pettingzoo": pettingzoo.__version__}, build)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np
 import pyspiel
-from benchlib import Sampler, emit, measure, parse_common
+from benchlib import run_cases
 
 OBS_MODES = (False, True, "all", "buffer")
 
@@ -100,13 +100,11 @@ def episode_fn(game, obs, sampler, seed=0):
 
 
 def main():
-    args = parse_common()
-    results = []
-    for case in args.cases:
-        game = pyspiel.load_game(case["game"])
-        fn = episode_fn(game, case.get("obs", False), Sampler(args.seed), args.seed)
-        results.append(measure(case.get("label", case["game"]), fn, args.seconds, params=case))
-    emit("pyspiel", {"open_spiel": getattr(pyspiel, "__version__", "?")}, results)
+    def build(case, sampler, seed):
+        fn = episode_fn(pyspiel.load_game(case["game"]), case.get("obs", False), sampler, seed)
+        return case.get("label", case["game"]), fn
+
+    run_cases("pyspiel", lambda: {"open_spiel": getattr(pyspiel, "__version__", "?")}, build)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 warnings.filterwarnings("ignore")
 import textarena as ta  # noqa: E402
-from benchlib import Sampler, emit, measure, parse_common  # noqa: E402
+from benchlib import run_cases  # noqa: E402
 
 
 def _base(env):
@@ -59,17 +59,19 @@ def episode_fn(case, sampler):
 
 
 def main():
-    args = parse_common()
-    results = []
-    for case in args.cases:
-        fn = episode_fn(case, Sampler(args.seed))
-        results.append(measure(case.get("label", case["id"]), fn, args.seconds, params=case))
+    def build(case, sampler, _seed):
+        return case.get("label", case["id"]), episode_fn(case, sampler)
+
+    run_cases("textarena", lambda: {"textarena": _version()}, build)
+
+
+def _version():
     version = getattr(ta, "__version__", None)
     if version is None:
         from importlib.metadata import version as _v
 
         version = _v("textarena")
-    emit("textarena", {"textarena": version}, results)
+    return version
 
 
 if __name__ == "__main__":
