@@ -413,7 +413,16 @@ class BaseLLMClient:
             return None
         return max(0.001, self.deadline_s - (time.monotonic() - started))
 
+    def _next_attempt(self, request: LLMRequest) -> bool:
+        """Whether the next attempt of ``request`` asks for schema-constrained decoding;
+        :class:`CircuitOpen` when the breaker refuses the attempt."""
+        if not self.breaker.allow():
+            raise self._circuit_open()
+        return self._constrain(request)
+
     def _note_schema_refused(self) -> None:
+        """The endpoint answered but refused json_schema decoding: retried as plain text."""
+        self.breaker.success()
         if self.capabilities.get("json_schema") is not False:
             log.info("%s refused json_schema decoding; falling back to plain text", self.model)
         self.capabilities["json_schema"] = False
@@ -468,6 +477,16 @@ class BaseLLMClient:
         if future is not None:
             future.set_result(response)
 
+    def _answered(
+        self, key: str, request: LLMRequest, response: LLMResponse, mine: bool
+    ) -> LLMResponse:
+        """``response`` stored (:meth:`_store`) and, when this caller claimed ``key``, handed to
+        who waits for it (:meth:`_land`)."""
+        self._store(key, request, response)
+        if mine:
+            self._land(key, response)
+        return response
+
     def _replay(self, response: LLMResponse | None) -> LLMResponse | None:
         """Another caller's answer to the same request, as a cache hit would give it (``None``
         when it failed or is not to be reused: this caller then sends its own)."""
@@ -499,10 +518,7 @@ class BaseLLMClient:
             if mine:
                 self._land(key, None)
             raise
-        self._store(key, request, response)
-        if mine:
-            self._land(key, response)
-        return response
+        return self._answered(key, request, response, mine)
 
     def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMResponse]:
         """Answer many requests concurrently (at most ``max_concurrency`` in flight), in order.
@@ -546,10 +562,7 @@ class BaseLLMClient:
                     if mine:
                         self._land(key, None)
                     continue
-                self._store(key, r, res)
-                out[i] = res
-                if mine:
-                    self._land(key, res)
+                out[i] = self._answered(key, r, res, mine)
         for i, key in copies:
             out[i] = self._replay(out[first_of[key]]) or out[first_of[key]]
         for i, r, other in followers:
@@ -575,10 +588,7 @@ class BaseLLMClient:
             if mine:
                 self._land(key, None)
             raise
-        self._store(key, request, response)
-        if mine:
-            self._land(key, response)
-        return response
+        return self._answered(key, request, response, mine)
 
     # ------------------------------------------------------------------ retry loops
     def _call(self, request: LLMRequest) -> LLMResponse:
@@ -586,14 +596,11 @@ class BaseLLMClient:
         retries = 0
         started = time.monotonic()
         while True:
-            if not self.breaker.allow():
-                raise self._circuit_open()
-            constrained = self._constrain(request)
+            constrained = self._next_attempt(request)
             try:
                 response = self._send(request, constrained)
                 self._check_size(response)
             except SchemaUnsupported:
-                self.breaker.success()
                 self._note_schema_refused()
                 continue
             except Exception as exc:
@@ -618,16 +625,13 @@ class BaseLLMClient:
         retries = 0
         started = time.monotonic()
         while True:
-            if not self.breaker.allow():
-                raise self._circuit_open()
-            constrained = self._constrain(request)
+            constrained = self._next_attempt(request)
             try:
                 response = await self._asend(
                     request, constrained, timeout=self._attempt_timeout(started)
                 )
                 self._check_size(response)
             except SchemaUnsupported:
-                self.breaker.success()
                 self._note_schema_refused()
                 continue
             except Exception as exc:
