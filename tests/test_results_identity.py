@@ -251,16 +251,22 @@ def test_fallback_share_over_threshold_fails_and_is_never_reused(tmp_path: Path,
     assert played == [0, 1]
 
 
-def test_eval_never_serves_a_swapped_agent(tmp_path: Path) -> None:
-    """Adversary: eval cell ids are labels; the model behind a label changed (the class is given
-    as the command line gives it: a config file cannot name code)."""
-    data = {
-        "name": "swap",
+def _eval_vs_tit_for_tat(name: str, label: str) -> dict:
+    """An eval config: agent ``label`` (given on the command line) against tit-for-tat, two
+    4-round Prisoner's Dilemma episodes."""
+    return {
+        "name": name,
         "episodes": 2,
         "agents": {"tft": "tit_for_tat"},
         "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
-        "matchups": [{"game": "PrisonersDilemma", "seats": ["m", "tft"]}],
+        "matchups": [{"game": "PrisonersDilemma", "seats": [label, "tft"]}],
     }
+
+
+def test_eval_never_serves_a_swapped_agent(tmp_path: Path) -> None:
+    """Adversary: eval cell ids are labels; the model behind a label changed (the class is given
+    as the command line gives it: a config file cannot name code)."""
+    data = _eval_vs_tit_for_tat("swap", "m")
     out = str(tmp_path / "run")
     a_m, b_m = {"m": f"{FAKE}:model=a"}, {"m": f"{FAKE}:model=b"}
     first = evaluate(parse_config(data, agents=a_m, out=out), workers=1)
@@ -278,13 +284,7 @@ def test_eval_never_serves_a_swapped_agent(tmp_path: Path) -> None:
 
 
 def test_eval_failed_episodes_are_retried_not_reused(tmp_path: Path, monkeypatch) -> None:
-    data = {
-        "name": "fail",
-        "episodes": 2,
-        "agents": {"tft": "tit_for_tat"},
-        "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": 4}}],
-        "matchups": [{"game": "PrisonersDilemma", "seats": ["bad", "tft"]}],
-    }
+    data = _eval_vs_tit_for_tat("fail", "bad")
     cli = {"agents": {"bad": "fake_identity.mod:Raising:fail_every=2"}, "out": str(tmp_path / "r")}
     res = evaluate(parse_config(data, **cli), workers=1)
     assert len(res.failures) == 2 and not res.episodes
