@@ -42,14 +42,20 @@ def test_smoke_self_play_writes_checkpoint_and_curve(tmp_path, recurrent) -> Non
     assert "eval/return/player_0" in rows[-1]
 
 
-def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
-    """player_0's reward arrives during player_1's move; it must land on player_0's transition."""
-    args = tiny(tmp_path, num_envs=2, num_steps=2 * turn_game.ROUNDS)  # exactly one episode
+def _turn_game_collector(args):
+    """A collector on the two-seat turn game and small fresh (non-recurrent) nets for it."""
     collector = mappo.Collector(args, turn_game.SPEC, {}, {})
     actor, critic = mappo_policy.build_nets(
         {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
          "recurrent": False, "actor_agent_id": False}
     )  # fmt: skip
+    return collector, actor, critic
+
+
+def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
+    """player_0's reward arrives during player_1's move; it must land on player_0's transition."""
+    args = tiny(tmp_path, num_envs=2, num_steps=2 * turn_game.ROUNDS)  # exactly one episode
+    collector, actor, critic = _turn_game_collector(args)
     data, steps = collector.collect(actor, critic, mappo_policy.ValueNorm())
     assert steps == 2 * 2 * turn_game.ROUNDS
     assert len(data["stream"]) == steps and data["done"].sum() == 4  # every row closed
@@ -66,11 +72,7 @@ def test_turn_based_rewards_reach_the_seat_that_earned_them(tmp_path) -> None:
 
 def test_open_transitions_carry_into_the_next_rollout(tmp_path) -> None:
     args = tiny(tmp_path, num_envs=1, num_steps=3)  # cut mid-episode, player_0 still open
-    collector = mappo.Collector(args, turn_game.SPEC, {}, {})
-    actor, critic = mappo_policy.build_nets(
-        {"num_players": 2, "num_actions": 3, "obs_dim": 5, "state_dim": 5, "hidden": 32,
-         "recurrent": False, "actor_agent_id": False}
-    )  # fmt: skip
+    collector, actor, critic = _turn_game_collector(args)
     first, _ = collector.collect(actor, critic, mappo_policy.ValueNorm())
     assert len(first["stream"]) == 1  # p0 round 1 closed; p1 round 1 and p0 round 2 open
     second, _ = collector.collect(actor, critic, mappo_policy.ValueNorm())
