@@ -10,7 +10,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -92,13 +95,24 @@ def test_past_a_bound_new_work_is_refused_not_queued(tmp_path: Path, monkeypatch
     j.close(grace=0.1)
 
 
-def test_a_study_server_on_a_full_disk_delays_but_loses_nothing(tmp_path: Path) -> None:
-    disk = Faulty()
-    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
-    with running(pd_study(tmp_path, conditions=conds, horizon=3), tmp_path / "d",
+#: One condition: the participant plays tit-for-tat.
+BOT = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
+
+
+@contextmanager
+def _playing_on(disk: Faulty, tmp_path: Path) -> Iterator[tuple[Any, Any, Person]]:
+    """A 3-round study against tit-for-tat served in process with journal writes through
+    ``disk``, data in ``tmp_path/d``: (server, client, a participant at the game's first move)."""
+    with running(pd_study(tmp_path, conditions=BOT, horizon=3), tmp_path / "d",
                  write=disk) as (server, c):  # fmt: skip
         p = person(server, c, "aaaaaa1111")
         p.run(until=("play",))
+        yield server, c, p
+
+
+def test_a_study_server_on_a_full_disk_delays_but_loses_nothing(tmp_path: Path) -> None:
+    disk = Faulty()
+    with _playing_on(disk, tmp_path) as (_, _, p):
         disk.failing = 4  # the next moves wait for the disk, then go through
         assert p.run() == "done"
     events = [json.loads(x) for x in (tmp_path / "d" / "journal.jsonl").read_text().splitlines()]
@@ -126,8 +140,7 @@ def _serve(study: Path, data: Path, port: int) -> subprocess.Popen:
 def test_kill_9_mid_game_loses_no_acknowledged_move(tmp_path: Path) -> None:
     from .test_serve import _free_port
 
-    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
-    study = pd_study(tmp_path, conditions=conds, horizon=12)
+    study = pd_study(tmp_path, conditions=BOT, horizon=12)
     data, port = tmp_path / "d", _free_port()
     proc = _serve(study, data, port)
     acknowledged = 0
@@ -170,11 +183,7 @@ def test_past_half_the_bound_new_work_waits_and_applied_moves_are_kept(tmp_path:
     refused with a 503 (the page says why) and no move already applied is ever dropped."""
     monkeypatch.setattr(journal_mod, "MAX_PENDING", 8)
     disk = Faulty()
-    conds = '\n[[conditions]]\nname = "bot"\npartner = "tit_for_tat"\n'
-    with running(pd_study(tmp_path, conditions=conds, horizon=3), tmp_path / "d",
-                 write=disk) as (server, c):  # fmt: skip
-        p = person(server, c, "aaaaaa1111")
-        p.run(until=("play",))
+    with _playing_on(disk, tmp_path) as (server, c, p):
         disk.failing = 10**9
         board = p.state()["board"]
         fut = c.portal.start_task_soon(server.act, "aaaaaa1111", board["step"], board["actions"][0]["id"], None)
