@@ -121,6 +121,18 @@ _P001_DIFF = (
     "paper's App. B prompts are not reproduced in full); 2 calls per decision, as the paper's "
     "merged Planning+Evaluator after the ToM analysis"
 )
+#: The settings both paper-001 presets share (the strategy is each one's own).
+_P001: dict[str, Any] = dict(
+    decoding="free",
+    invalid="reprompt",
+    reprompts=2,
+    temperature=0.0,
+    memory=0,
+    history=0,
+    top_k=5,
+    language="auto",
+    probes=False,
+)
 #: The settings every paper-003 preset shares (the strategy is each one's own).
 _P003: dict[str, Any] = dict(
     decoding="free",
@@ -154,9 +166,76 @@ _P002_DIFF = (
     "fuzzywuzzy's), recorded per decision; sampling seeds are derived from the episode seed "
     "(the authors' were unseeded)"
 )
+
+
+def _p002(strategy: str, top_p: float, **more: Any) -> dict[str, Any]:
+    """The settings of a paper-002 preset: sampled at temperature 0.6 with ``top_p``, re-prompted
+    with feedback twice, the game's own memory; ``more`` (the game's extras) before ``probes``."""
+    return dict(
+        strategy=strategy,
+        decoding="free",
+        invalid="reprompt",
+        reprompts=2,
+        temperature=0.6,
+        top_p=top_p,
+        memory="auto",
+        history=0,
+        **more,
+        probes=False,
+    )
+
+
 #: Tables 1-2 name the RPS actions R, P and S (App. C); Tables 3 and 10 use J, F, B (the
 #: matrix games' default ``letters``), as do IBS and IPD everywhere.
 _TABLE2_NAMES = {"action_names": "rps"}
+
+
+def _p000(name: str, reproduces: str, differences: str, **settings: Any) -> Preset:
+    """A paper-000 preset: :data:`P000` with ``settings`` over it, App. C's probes on bomb
+    defusal (:data:`P000_GAME`)."""
+    return Preset(
+        name,
+        "000",
+        "BombDefusal",
+        reproduces,
+        dict(P000, **settings),
+        env_kwargs=P000_GAME,
+        unstated=P000_UNSTATED,
+        differences=differences,
+    )
+
+
+def _p001(name: str, reproduces: str, strategy: str, unstated: str = "as paper001") -> Preset:
+    """A paper-001 preset on Guandan in Chinese: :data:`_P001` with its own ``strategy``."""
+    return Preset(
+        name,
+        "001",
+        "Guandan",
+        reproduces,
+        {"strategy": strategy, **_P001},
+        env_kwargs={"language": "zh"},
+        unstated=unstated,
+        differences=_P001_DIFF,
+    )
+
+
+def _p003(
+    name: str,
+    reproduces: str,
+    strategy: str,
+    unstated: str = "as paper003",
+    differences: str = _P003_DIFF,
+) -> Preset:
+    """A paper-003 preset on CoBlock: :data:`_P003` with its own ``strategy``."""
+    return Preset(
+        name,
+        "003",
+        "CoBlock",
+        reproduces,
+        {**_P003, "strategy": strategy},
+        unstated=unstated,
+        differences=differences,
+    )
 
 
 def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **more: Any) -> Preset:
@@ -183,84 +262,43 @@ def _p004(name: str, reproduces: str, strategy: str, table2: bool = False, **mor
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in [
-        Preset(
+        _p000(
             "paper000",
-            "000",
-            "BombDefusal",
             "Tables 1-2, GPT-4 + Belief: belief state (App. A.2 template, rewritten after every "
             "observation), two rounds of verbatim history, no list of legal actions, App. A.1's "
             "reply format; the ToM questions (App. C) asked right after each action inside the "
             "agent's conversation, three per call (the three orders about one teammate)",
-            dict(P000, strategy="qa+belief"),
-            env_kwargs=P000_GAME,
-            unstated=P000_UNSTATED,
-            differences=P000_DIFFERENCES,
+            P000_DIFFERENCES,
+            strategy="qa+belief",
         ),
-        Preset(
+        _p000(
             "paper000-nobelief",
-            "000",
-            "BombDefusal",
             "Tables 1-2, GPT-4 without belief state (the raw observations in the history, also "
             "in the ToM questions' conversation)",
-            dict(P000, strategy="qa"),
-            env_kwargs=P000_GAME,
-            unstated=P000_UNSTATED,
-            differences="as paper000",
+            "as paper000",
+            strategy="qa",
         ),
-        Preset(
+        _p000(
             "paper000-menu",
-            "000",
-            "BombDefusal",
             "a variant of paper000, not the paper's protocol: the suite's list of legal actions "
             "and its own answer format (Message and Action lines); the list removes exactly the "
             "invalid moves Table 1's valid % counts",
-            dict(P000, strategy="qa+belief", menu="auto", answer_format="agent"),
-            env_kwargs=P000_GAME,
-            unstated=P000_UNSTATED,
-            differences="as paper000, and the list of legal actions with the agent's answer format",
+            "as paper000, and the list of legal actions with the agent's answer format",
+            strategy="qa+belief",
+            menu="auto",
+            answer_format="agent",
         ),
-        Preset(
+        _p001(
             "paper001",
-            "001",
-            "Guandan",
             "second-order ToM planning over the RL recommender's top-5, in Chinese (the "
             "paper's main setting)",
-            dict(
-                strategy="cot+tom2",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory=0,
-                history=0,
-                top_k=5,
-                language="auto",
-                probes=False,
-            ),
-            env_kwargs={"language": "zh"},
+            "cot+tom2",
             unstated="the temperature (0 here), the re-prompt policy (2 re-prompts with feedback)",
-            differences=_P001_DIFF,
         ),
-        Preset(
+        _p001(
             "paper001-tom1",
-            "001",
-            "Guandan",
             "first-order ToM planning over the recommender's top-5, in Chinese",
-            dict(
-                strategy="cot+tom1",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.0,
-                memory=0,
-                history=0,
-                top_k=5,
-                language="auto",
-                probes=False,
-            ),
-            env_kwargs={"language": "zh"},
-            unstated="as paper001",
-            differences=_P001_DIFF,
+            "cot+tom1",
         ),
         Preset(
             "paper002",
@@ -269,18 +307,7 @@ PRESETS: dict[str, Preset] = {
             "Table 3 (Hanabi): reasoning with ToM-reasoning step and answer verification, "
             'episodic memory of previous actions (the game\'s own "My Action History" line, '
             "the paper's; memory=auto adds no second list)",
-            dict(
-                strategy="explain+tom+verify",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.6,
-                top_p=1.0,
-                memory="auto",
-                history=0,
-                verify_rounds=10,
-                probes=False,
-            ),
+            _p002("explain+tom+verify", top_p=1.0, verify_rounds=10),
             unstated=(
                 "a cap on the verifier loop (the authors loop until the verifier agrees; here at "
                 "most 10 vetoes per decision, recorded in notes['verify'])"
@@ -301,18 +328,7 @@ PRESETS: dict[str, Preset] = {
             "Table 1 (Overcooked): mid-level actions grounded by shortest paths, reasoning "
             "without the ToM step (the paper skipped it on Overcooked), App. A.1's prompt with "
             "its conventions line",
-            dict(
-                strategy="explain",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.6,
-                top_p=0.9,
-                memory="auto",
-                history=0,
-                interface="midlevel",
-                probes=False,
-            ),
+            _p002("explain", top_p=0.9, interface="midlevel"),
             differences=_P002_DIFF
             + "; the authors' released Overcooked agent shows its own inventory only "
             "(single_agent_ablation) and asks for no explanation; the suite shows both chefs "
@@ -323,51 +339,31 @@ PRESETS: dict[str, Preset] = {
             "002",
             "CollabEscape",
             "Table 2 (CollabCapture, CollabEscape): reasoning with the ToM-reasoning step",
-            dict(
-                strategy="explain+tom",
-                decoding="free",
-                invalid="reprompt",
-                reprompts=2,
-                temperature=0.6,
-                top_p=0.9,
-                memory="auto",
-                history=0,
-                probes=False,
-            ),
+            _p002("explain+tom", top_p=0.9),
             differences=_P002_DIFF
             + "; the ToM step uses App. C.2's instruction generalised from Hanabi (the authors' "
             "Collab Escape interpreter asks for 'a short explanation about what my partner "
             "intends to do next')",
         ),
-        Preset(
+        _p003(
             "paper003",
-            "003",
-            "CoBlock",
             "the full agent (Figs. 6-7): one generation per decision with the four CoT steps "
             "(world state, partner and self modelling, self-reflection, action) and eight "
             "in-context examples (2 independent, 3 skill-dependent, 3 goal-dependent tasks)",
-            {**_P003, "strategy": "cot_steps+partner+reflect"},
+            "cot_steps+partner+reflect",
             unstated="the temperature (0 here) and the re-prompt policy (2 re-prompts)",
-            differences=_P003_DIFF,
         ),
-        Preset(
+        _p003(
             "paper003-baseline",
-            "003",
-            "CoBlock",
             "the baseline LLM agent: CoT without partner-state modelling (step 2) and "
             "self-reflection (step 3); its examples show the world state and the action only",
-            {**_P003, "strategy": "cot_steps"},
-            unstated="as paper003",
-            differences=_P003_DIFF,
+            "cot_steps",
         ),
-        Preset(
+        _p003(
             "paper003-3call",
-            "003",
-            "CoBlock",
             "a variant, not the paper's protocol: partner modelling and self-reflection as two "
             "separate calls before the action (3 calls per decision, about 3x the tokens)",
-            {**_P003, "strategy": "cot_steps+partner_call+reflect_call"},
-            unstated="as paper003",
+            "cot_steps+partner_call+reflect_call",
             differences="as paper003; and steps 2-3 are separate calls (the paper: one generation)",
         ),
         _p004(
