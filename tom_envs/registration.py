@@ -96,41 +96,44 @@ class GameSpec:
 
 #: The matrix partners after the single-action ones (``tom_envs/games/matrix/bots.py``).
 _MATRIX_BOTS = ("tit_for_tat", "random", "win_stay_lose_shift", "alternating", "fictitious_play")
-_MATRIX_VECTOR = "tom_envs.games.matrix.vector:MatrixVectorEnv"
+
+
+def _matrix_game(
+    name: str, game: str, title: str, demo_agents: tuple[str, ...], actions: int
+) -> GameSpec:
+    """One of paper 004's iterated matrix games (one env module, ``game=`` its payoff table,
+    fixed): ``title`` for T=100 rounds, a single-action bot per action, then the matrix
+    partners."""
+    return GameSpec(
+        name=name,
+        module="tom_envs.games.matrix.env",
+        kwargs={"game": game},
+        fixed=("game",),
+        parallel=True,
+        summary=f"iterated {title}, T=100 (paper 004)",
+        demo_agents=demo_agents,
+        bots=(*(f"always_{a}" for a in range(actions)), *_MATRIX_BOTS),
+        vector="tom_envs.games.matrix.vector:MatrixVectorEnv",
+    )
+
 
 GAMES: tuple[GameSpec, ...] = (
-    GameSpec(
-        name="RockPaperScissors",
-        module="tom_envs.games.matrix.env",
-        kwargs={"game": "rps"},
-        fixed=("game",),
-        parallel=True,
-        summary="iterated Rock-Paper-Scissors, T=100 (paper 004)",
-        demo_agents=("fictitious_play", "population:single_action"),
-        bots=("always_0", "always_1", "always_2", *_MATRIX_BOTS),
-        vector=_MATRIX_VECTOR,
+    _matrix_game(
+        "RockPaperScissors",
+        "rps",
+        "Rock-Paper-Scissors",
+        ("fictitious_play", "population:single_action"),
+        actions=3,
     ),
-    GameSpec(
-        name="BattleOfSexes",
-        module="tom_envs.games.matrix.env",
-        kwargs={"game": "ibs"},
-        fixed=("game",),
-        parallel=True,
-        summary="iterated Battle of the Sexes, T=100 (paper 004)",
-        demo_agents=("fictitious_play", "tit_for_tat"),
-        bots=("always_0", "always_1", *_MATRIX_BOTS),
-        vector=_MATRIX_VECTOR,
+    _matrix_game(
+        "BattleOfSexes", "ibs", "Battle of the Sexes", ("fictitious_play", "tit_for_tat"), actions=2
     ),
-    GameSpec(
-        name="PrisonersDilemma",
-        module="tom_envs.games.matrix.env",
-        kwargs={"game": "ipd"},
-        fixed=("game",),
-        parallel=True,
-        summary="iterated Prisoner's Dilemma, T=100 (paper 004)",
-        demo_agents=("fictitious_play", "tit_for_tat"),
-        bots=("always_0", "always_1", *_MATRIX_BOTS),
-        vector=_MATRIX_VECTOR,
+    _matrix_game(
+        "PrisonersDilemma",
+        "ipd",
+        "Prisoner's Dilemma",
+        ("fictitious_play", "tit_for_tat"),
+        actions=2,
     ),
     GameSpec(
         name="BombDefusal",
