@@ -57,6 +57,18 @@ def _ask_text(ctx: DecisionContext, step: str, system: str, user: str, max_token
     return ctx.ask(step, request).text.strip()
 
 
+def _ask_section(
+    ctx: DecisionContext, step: str, instruction: str, heading: str, max_tokens: int
+) -> None:
+    """A reasoning step as its own call: the context (no legal actions, no question) then
+    ``instruction``; the answer is noted under ``step`` and shown to the decision as a section
+    under ``heading``."""
+    user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + instruction
+    text = _ask_text(ctx, step, ctx.system_prompt(), user, max_tokens)
+    ctx.notes[step] = text
+    ctx.sections.append((heading, text))
+
+
 # ----------------------------------------------------------------------------- 000
 class BeliefState(Piece):
     """000 §4.2: keep a textual belief state, rewritten after every observation.
@@ -217,10 +229,13 @@ class ToMReasoning(Piece):
         if sequential and history is not None and len(history) == 0:
             ctx.notes["tom_reasoning_skipped"] = "no other player has acted yet"
             return
-        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.TOM_REASONING
-        text = _ask_text(ctx, "tom_reasoning", ctx.system_prompt(), user, self.max_tokens)
-        ctx.notes["tom_reasoning"] = text
-        ctx.sections.append(("Theory of Mind reasoning about my partner:", text))
+        _ask_section(
+            ctx,
+            "tom_reasoning",
+            ctx.T.TOM_REASONING,
+            "Theory of Mind reasoning about my partner:",
+            self.max_tokens,
+        )
 
 
 class SelfVerification(Piece):
@@ -268,7 +283,38 @@ class SelfVerification(Piece):
 
 
 # ----------------------------------------------------------------------------- 003
-class PartnerModelling(Piece):
+class _ReasoningStep(Piece):
+    """A 003 reasoning step: ``inline=True`` (003's protocol), an answer field of the one
+    generation that also chooses the action; ``inline=False`` (a variant), a separate call first
+    (:func:`_ask_section`), its answer noted under :attr:`step` and shown under :attr:`heading`.
+    """
+
+    #: The answer field (inline), the note's key and the section's heading (separate call).
+    field = step = heading = ""
+
+    def __init__(self, max_tokens: int, inline: bool = True) -> None:
+        self.max_tokens = max_tokens
+        self.inline = inline
+
+    def field_text(self, ctx: DecisionContext) -> str:
+        """The answer field's description (inline)."""
+        raise NotImplementedError
+
+    def instruction(self, ctx: DecisionContext) -> str | None:
+        """What the separate call asks after the context; ``None``: no call at this decision."""
+        raise NotImplementedError
+
+    def prepare(self, ctx: DecisionContext) -> None:
+        """Ask for the step in the answer, or make the separate call and show its answer."""
+        if self.inline:
+            ctx.fields[self.field] = self.field_text(ctx)
+            return
+        instruction = self.instruction(ctx)
+        if instruction is not None:
+            _ask_section(ctx, self.step, instruction, self.heading, self.max_tokens)
+
+
+class PartnerModelling(_ReasoningStep):
     """003 §3 step 2: model the partner's (and one's own) goals, resources and next plan.
 
     ``inline=True`` (003's protocol, strategy ``partner``): a step of the one generation that
@@ -278,23 +324,19 @@ class PartnerModelling(Piece):
 
     name = "partner"
     priority = 20
+    field, step, heading = "partner_modelling", "partner_modelling", "Partner and self modelling:"
 
     def __init__(self, max_tokens: int = 192, inline: bool = True) -> None:
-        self.max_tokens = max_tokens
-        self.inline = inline
+        super().__init__(max_tokens, inline)
 
-    def prepare(self, ctx: DecisionContext) -> None:
-        """Ask for the step in the answer, or make the separate call and show its answer."""
-        if self.inline:
-            ctx.fields["partner_modelling"] = ctx.T.PARTNER_FIELD
-            return
-        user = ctx.context_text(legal=False, strip_question=True) + "\n\n" + ctx.T.PARTNER_MODELLING
-        text = _ask_text(ctx, "partner_modelling", ctx.system_prompt(), user, self.max_tokens)
-        ctx.notes["partner_modelling"] = text
-        ctx.sections.append(("Partner and self modelling:", text))
+    def field_text(self, ctx: DecisionContext) -> str:
+        return ctx.T.PARTNER_FIELD
+
+    def instruction(self, ctx: DecisionContext) -> str:
+        return ctx.T.PARTNER_MODELLING
 
 
-class SelfReflection(Piece):
+class SelfReflection(_ReasoningStep):
     """003 §3 step 3: review recent actions and the game's feedback; adjust the collaboration
     strategy (team role, altruism/egoism, persuasion).
 
@@ -305,31 +347,24 @@ class SelfReflection(Piece):
 
     name = "reflect"
     priority = 30
+    field, step, heading = "reflection", "self_reflection", "Reflection on my recent actions:"
 
     def __init__(self, max_tokens: int = 160, window: int = 3, inline: bool = True) -> None:
-        self.max_tokens = max_tokens
+        super().__init__(max_tokens, inline)
         self.window = window
-        self.inline = inline
 
-    def prepare(self, ctx: DecisionContext) -> None:
-        """Ask for the step in the answer, or make the separate call and show its answer."""
-        if self.inline:
-            ctx.fields["reflection"] = ctx.T.REFLECTION_FIELD
-            return
+    def field_text(self, ctx: DecisionContext) -> str:
+        return ctx.T.REFLECTION_FIELD
+
+    def instruction(self, ctx: DecisionContext) -> str | None:
+        """The last ``window`` actions with their feedback (none yet: no call)."""
         memory = ctx.agent.memory[-self.window :]
         if not memory:
-            return
+            return None
         feedback = "; ".join(
             e.line(ctx.T).lstrip("- ") + (f" ({e.feedback})" if e.feedback else "") for e in memory
         )
-        user = (
-            ctx.context_text(legal=False, strip_question=True)
-            + "\n\n"
-            + (ctx.T.SELF_REFLECTION.format(feedback=feedback))
-        )
-        text = _ask_text(ctx, "self_reflection", ctx.system_prompt(), user, self.max_tokens)
-        ctx.notes["self_reflection"] = text
-        ctx.sections.append(("Reflection on my recent actions:", text))
+        return ctx.T.SELF_REFLECTION.format(feedback=feedback)
 
 
 # ----------------------------------------------------------------------------- 001
@@ -567,17 +602,22 @@ def predict_partner(
     return result.action, options[result.action]
 
 
-class Social(Piece):
-    """004 Fig. 18 (Akata et al.): predict the partner first (QA, Fig. 5, or LM, Fig. 3), then
-    act given that prediction. The prediction is recorded as ``partner_action``."""
-
-    name = "social"
-    priority = 60
+class _Predicting(Piece):
+    """A piece that predicts the partner's action by ``method``: ``qa`` (Fig. 5), ``cot`` or
+    ``lm`` (Fig. 3)."""
 
     def __init__(self, method: str = "qa") -> None:
         if method not in ("qa", "cot", "lm"):
             raise ValueError(f"prediction method must be qa, cot or lm, got {method!r}")
         self.method = method
+
+
+class Social(_Predicting):
+    """004 Fig. 18 (Akata et al.): predict the partner first (QA, Fig. 5, or LM, Fig. 3), then
+    act given that prediction. The prediction is recorded as ``partner_action``."""
+
+    name = "social"
+    priority = 60
 
     def prepare(self, ctx: DecisionContext) -> None:
         """Predict, record, and show the prediction."""
@@ -594,17 +634,12 @@ class Social(Piece):
         ctx.sections.append(("", ctx.T.SOCIAL_PREDICTION.format(prediction=text)))
 
 
-class PredictPartner(Piece):
+class PredictPartner(_Predicting):
     """004 Figs. 2, 5, 7 (literal ToM, "agent first"): after choosing, predict the partner's
     action; recorded as ``partner_action`` for the ToM metrics, never used to act."""
 
     name = "predict"
     priority = 95
-
-    def __init__(self, method: str = "qa") -> None:
-        if method not in ("qa", "cot", "lm"):
-            raise ValueError(f"prediction method must be qa, cot or lm, got {method!r}")
-        self.method = method
 
     def finish(self, ctx: DecisionContext, action: int, decision: Decision) -> None:
         """Predict unless a prediction was already made (Social)."""
