@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tom_envs.evaluation.report import format_stat
 from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.games.collab_capture.rules import DOOR_STATE_SCENARIOS, CaptureConfig, CaptureGame
 from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE_SCENARIOS
@@ -95,14 +96,8 @@ def cross_play_section(episodes: int, log: Callable[[str], None], get: Callable[
 
 
 def _f(v: tuple[float, float] | float | None, digits: int = 2) -> str:
-    if v is None:
-        return "N.A."
-    if isinstance(v, tuple):
-        m, h = v
-        if math.isnan(m):
-            return "N.A."
-        return f"{m:.{digits}f}" if math.isnan(h) or h == 0 else f"{m:.{digits}f} ± {h:.{digits}f}"
-    return "N.A." if math.isnan(v) else f"{v:.{digits}f}"
+    """The paper's cells: "N.A." where missing, no "± 0.00"."""
+    return format_stat(v, digits, missing="N.A.", bare_zero=True)
 
 
 def capture_section(

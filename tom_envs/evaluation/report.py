@@ -41,15 +41,21 @@ from tom_envs.records import Episode, mean_ci95
 Stat = tuple[float, float]
 
 
-def _fmt(v: Stat | float | None, digits: int = 2) -> str:
+def format_stat(
+    v: Stat | float | None, digits: int = 2, missing: str = "n/a", bare_zero: bool = False
+) -> str:
+    """A table cell: ``m ± h`` for a (mean, 95% half-width) pair (``m`` alone when the half-width
+    is NaN, or zero with ``bare_zero``), a plain value to ``digits`` decimals, ``missing`` for
+    ``None`` or NaN."""
     if v is None:
-        return "n/a"
+        return missing
     if isinstance(v, tuple):
         m, h = v
         if math.isnan(m):
-            return "n/a"
-        return f"{m:.{digits}f}" if math.isnan(h) else f"{m:.{digits}f} ± {h:.{digits}f}"
-    return "n/a" if math.isnan(v) else f"{v:.{digits}f}"
+            return missing
+        bare = math.isnan(h) or (bare_zero and h == 0)
+        return f"{m:.{digits}f}" if bare else f"{m:.{digits}f} ± {h:.{digits}f}"
+    return missing if math.isnan(v) else f"{v:.{digits}f}"
 
 
 def focal_return(ep: Episode, seats: Sequence[int]) -> float:
@@ -279,16 +285,16 @@ def _seat_table(res: Any, cells: Sequence[Cell]) -> list[str]:
                          + " |" * (8 if with_rounds else 7))  # fmt: skip
             continue
         agents = list(eps[0].returns)
-        rets = " / ".join(_fmt(mean_ci95(e.returns[a] for e in eps)) for a in agents)
+        rets = " / ".join(format_stat(mean_ci95(e.returns[a] for e in eps)) for a in agents)
         inv = " / ".join(f"{np.mean([e.invalid[a] for e in eps]):.1f}" for a in agents)
         probe = _metric(eps, "probe_acc/all")
-        rounds = f" {_fmt(_metric(eps, 'rounds'), 1)} |" if with_rounds else ""
+        rounds = f" {format_stat(_metric(eps, 'rounds'), 1)} |" if with_rounds else ""
         valid, fallback = decision_shares(eps)
         lines.append(
             f"| {c.game.label} | {' / '.join(x.lstrip('=') for x in c.labels)} | {len(eps)} | {rets} | "
-            f"{_fmt(mean_ci95(e.length for e in eps), 1)} |{rounds} {inv} | "
+            f"{format_stat(mean_ci95(e.length for e in eps), 1)} |{rounds} {inv} | "
             f"{' / '.join(f'{valid[a]:.1f}' for a in agents)} | "
-            f"{' / '.join(f'{fallback[a]:.1f}' for a in agents)} | {_fmt(probe, 1)} | "
+            f"{' / '.join(f'{fallback[a]:.1f}' for a in agents)} | {format_stat(probe, 1)} | "
             f"{paper.get(c.id, '')} |"
         )
     return lines
@@ -490,7 +496,7 @@ def _crossplay_section(res: Any, out: Path, figures: dict[str, Any]) -> list[str
         lines.append("|---|" + "---|" * len(agents))
         for a in agents:
             lines.append(
-                f"| {a} | " + " | ".join(_fmt(vals.get((a, b))) for b in agents) + " |"
+                f"| {a} | " + " | ".join(format_stat(vals.get((a, b))) for b in agents) + " |"
             )
         n = _episode_counts(res, "crossplay", g, agents)
         png = heatmap(out / f"crossplay_{g}.png", agents, vals,
@@ -521,9 +527,9 @@ def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> lis
                   "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in data["rows"]:
             lit = r["literal"]
-            lit_s = f"{_fmt(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
+            lit_s = f"{format_stat(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
             lines.append(
-                f"| {r['agent']} | {r['partner']} | {_fmt(r['return'])} | {r['best']:.2f} | "
+                f"| {r['agent']} | {r['partner']} | {format_stat(r['return'])} | {r['best']:.2f} | "
                 f"{r['best_kind']} | {r['regret']:.2f} | {r['regret_per_step']:.4f} | {lit_s} |"
             )
         lines += [
@@ -538,7 +544,7 @@ def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> lis
             lits = [r["literal"][1][0] for r in rs if r["literal"]]
             lines.append(f"| {a} | {np.mean([r['regret_per_step'] for r in rs]):.4f} | "
                          f"{np.mean([r['regret'] for r in rs]):.2f} | "
-                         f"{_fmt(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
+                         f"{format_stat(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
         n = _episode_counts(res, "functional_tom", g, ft["agents"])
         title, caption = _regret_words(g, data["curve_kind"], len(data["members"]), n)
         png = line_plot(out / f"regret_{g}.png", data["curves"], title,
