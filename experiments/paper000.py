@@ -40,6 +40,7 @@ from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.games.bomb_defusal.bots import wait_action
 from tom_envs.games.bomb_defusal.planner import exhaustive_optimum, plan_mission
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame, encode_action
+from tom_envs.probe_report import FixedProbeAnswers
 from tom_envs.records import Episode, mean_ci95
 from tom_envs.registration import game_spec
 
@@ -78,24 +79,12 @@ class UnmaskedRandomAgent(BaseAgent):
         return AgentAction(encode_action(self.bomb_config, *wait_action(turn.view)), valid=False)
 
 
-class AlwaysYes:
+class AlwaysYes(FixedProbeAnswers):
     """Wraps an agent and answers every ToM probe "yes" (probe truths get recorded)."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.name = getattr(inner, "name", "agent")
-
-    def reset(self, info: Any) -> None:
-        """Forward."""
-        self.inner.reset(info)
-
-    def act(self, turn: Turn) -> Any:
-        """Forward."""
-        return self.inner.act(turn)
-
-    def answer_probes(self, turn: Turn, questions: Sequence[Question]) -> dict[str, str]:
+    def answer(self, question: Question) -> str:
         """Always "yes"."""
-        return {q.id: "yes" for q in questions}
+        return "yes"
 
 
 def _stats(values: Sequence[float]) -> tuple[float, float, float]:

@@ -149,22 +149,30 @@ class TextChatter(BaseAgent):
         return re.sub(r"\s+", " ", out).strip() or None
 
 
-class _Asked:
-    """Seats an agent and answers every probe with its first option, so the driver asks and
-    records the probes (the truths are what the report reads; the answers are not scored)."""
+class FixedProbeAnswers:
+    """Seats an agent (its moves) and answers every probe by a fixed rule, :meth:`answer` (here
+    the first option), so the driver asks and records the probes: their truths are what is read,
+    the answers are not the agent's."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.name = getattr(inner, "name", "agent")
 
     def reset(self, info: EpisodeInfo) -> None:
+        """Forward."""
         self.inner.reset(info)
 
     def act(self, turn: Turn) -> Any:
+        """Forward."""
         return self.inner.act(turn)
 
+    def answer(self, question: Question) -> str:
+        """The answer to every probe: its first option."""
+        return question.options[0]
+
     def answer_probes(self, turn: Turn, questions: Sequence[Question]) -> dict[str, str]:
-        return {q.id: q.options[0] for q in questions}
+        """:meth:`answer` for each question."""
+        return {q.id: self.answer(q) for q in questions}
 
 
 def team_agents(spec: GameSpec, team: str, env_kwargs: Mapping[str, Any]) -> list[Any]:
@@ -206,7 +214,7 @@ def play_team(spec: GameSpec, team: str, seeds: Sequence[int], env_kwargs: Mappi
     t0 = time.perf_counter()
     policy = FailurePolicy(max_fallback_share=1.0)  # the text agent's refusals are its point
     for seed in seeds:
-        agents = [_Asked(a) for a in team_agents(spec, team, env_kwargs)]
+        agents = [FixedProbeAnswers(a) for a in team_agents(spec, team, env_kwargs)]
         ep = EpisodeDriver(spec, agents, int(seed), dict(env_kwargs), policy=policy).run()
         out.steps += [(int(seed), list(s["probes"])) for s in ep.steps if s.get("probes")]
         out.episodes += 1
