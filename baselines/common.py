@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tom_baselines.curves import curve_arguments
 from tom_envs.agents import make_agent, parse_spec
 from tom_envs.core.agents import Agent
 from tom_envs.registration import GameSpec, game_spec
@@ -192,13 +193,7 @@ def _number(text: str) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tom_baselines.common CSV --series A B --out PNG``: plot columns of a curve."""
-    p = argparse.ArgumentParser(description="plot columns of a learning-curve CSV")
-    p.add_argument("csv")
-    p.add_argument("--series", nargs="+", default=["return_mean", "eval/return_mean"])
-    p.add_argument("--out", required=True)
-    p.add_argument("--title", default="")
-    p.add_argument("--ylabel", default="value")
-    a = p.parse_args(argv)
+    a = curve_arguments("plot columns of a learning-curve CSV").parse_args(argv)
     LearningCurve.read(a.csv, a.title).plot(a.series, a.out, a.ylabel)
     print(a.out)
     return 0

@@ -86,14 +86,21 @@ def plot(
     fig.savefig(out, dpi=110)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command line (see the module docstring)."""
-    ap = argparse.ArgumentParser(description="MAPPO learning curves vs steps, wall and CPU time")
+def curve_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser with the arguments both curve commands take (this module's and
+    ``tom_baselines.common``'s): the CSV, its columns to draw, the image, a title, a y label."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("csv")
     ap.add_argument("--series", nargs="+", default=["return_mean", "eval/return_mean"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--title", default="")
     ap.add_argument("--ylabel", default="value")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line (see the module docstring)."""
+    ap = curve_arguments("MAPPO learning curves vs steps, wall and CPU time")
     ap.add_argument("--target", type=float, default=None)
     ap.add_argument("--cpu-log", default=None)
     ap.add_argument("--reference", default=None, help="another run's curve.csv, drawn in grey")
