@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from tom_envs.serve.app import BadRequest
@@ -88,30 +89,34 @@ class Participants:
             return self._refused(exc)
 
     async def step(self, request: Request) -> Response:
+        return await self._posted(request, self._submit)
+
+    async def act(self, request: Request) -> Response:
+        return await self._posted(request, self._act)
+
+    async def _posted(
+        self, request: Request, apply: Callable[[str, dict[str, Any]], Awaitable[None]]
+    ) -> Response:
+        """A participant's POST: ``apply(pid, body)``, then their page; a refusal or a bad body
+        answered as a JSON error."""
         try:
             pid = await self._auth(request)
-            body = await body_of(request)
-            await flow.submit(self.server, pid, body.get("step"), body)
+            await apply(pid, await body_of(request))
             return json_response(await flow.page(self.server, pid))
         except Refused as exc:
             return self._refused(exc)
         except BadRequest as exc:
             return refused(exc)
 
-    async def act(self, request: Request) -> Response:
-        try:
-            pid = await self._auth(request)
-            body = await body_of(request)
-            problem = check_move(body)
-            if problem:
-                raise Refused(problem, 400)
-            await self.server.act(pid, body["step"], body["action"], body.get("message"),
-                                  body.get("seconds"))  # fmt: skip
-            return json_response(await flow.page(self.server, pid))
-        except Refused as exc:
-            return self._refused(exc)
-        except BadRequest as exc:
-            return refused(exc)
+    async def _submit(self, pid: str, body: dict[str, Any]) -> None:
+        await flow.submit(self.server, pid, body.get("step"), body)
+
+    async def _act(self, pid: str, body: dict[str, Any]) -> None:
+        problem = check_move(body)
+        if problem:
+            raise Refused(problem, 400)
+        await self.server.act(pid, body["step"], body["action"], body.get("message"),
+                              body.get("seconds"))  # fmt: skip
 
     async def ws(self, websocket: WebSocket) -> None:
         await websocket.accept()
