@@ -252,8 +252,11 @@ def test_without_a_fallback_the_episode_is_skipped(tmp_path: Path) -> None:
         assert s["kind"] == "survey" and "skipped" in s["notice"]
 
 
-@pytest.mark.parametrize("on_leave", ["end", "tit_for_tat"])
-def test_a_person_who_leaves_mid_game(tmp_path: Path, on_leave: str) -> None:
+@contextlib.contextmanager
+def _b_leaves_after_round_1(tmp_path: Path, on_leave: str, horizon: int):
+    """A Prisoner's Dilemma study of two people (grace 20 s, ``on_leave``) in which both move in
+    round 1 (b is asked first or second: both are people), then b is gone (no request, no
+    websocket) for 35 s and the server ticks: (study file, clock, client, a, b), running."""
     clock = Clock()
     conds = f'''
 [[conditions]]
@@ -261,16 +264,22 @@ name = "person"
 partner = "human"
 on_leave = "{on_leave}"
 '''
-    path = pd_study(tmp_path, conditions=conds, horizon=4, grace=20)
+    path = pd_study(tmp_path, conditions=conds, horizon=horizon, grace=20)
     with running(path, tmp_path / "d", clock) as (server, c):
         a, b = person(server, c, "aaaaaa1111"), person(server, c, "bbbbbb2222")
         a.run()
         b.run()
-        a.step()  # a moves in round 1 (b is asked first or second: both are people)
+        a.step()
         b.step()
-        clock.now += 35  # b is gone (no request, no websocket) for longer than the grace (20 s)
+        clock.now += 35
         a.state()
         c.tick()
+        yield path, clock, c, a, b
+
+
+@pytest.mark.parametrize("on_leave", ["end", "tit_for_tat"])
+def test_a_person_who_leaves_mid_game(tmp_path: Path, on_leave: str) -> None:
+    with _b_leaves_after_round_1(tmp_path, on_leave, 4) as (_, _, _, a, b):
         s = a.state()
         if on_leave == "end":
             assert s["kind"] == "survey" and "left" in s["notice"]
@@ -541,18 +550,7 @@ def test_an_llm_protocol_on_the_operators_endpoint_and_its_restart(tmp_path: Pat
 
 
 def test_a_restart_after_a_takeover_replays_the_person_then_the_agent(tmp_path: Path) -> None:
-    clock = Clock()
-    conds = '\n[[conditions]]\nname = "person"\npartner = "human"\non_leave = "tit_for_tat"\n'
-    path = pd_study(tmp_path, conditions=conds, horizon=5, grace=20)
-    with running(path, tmp_path / "d", clock) as (server, c):
-        a, b = person(server, c, "aaaaaa1111"), person(server, c, "bbbbbb2222")
-        a.run()
-        b.run()
-        a.step()
-        b.step()
-        clock.now += 35  # b leaves: tit-for-tat takes b's seat
-        a.state()
-        c.tick()
+    with _b_leaves_after_round_1(tmp_path, "tit_for_tat", 5) as (path, clock, _, a, _):
         a.step()  # round 2 with the agent
     with running(path, tmp_path / "d", clock) as (server, c):
         assert any("resumed at decision 4" in n for n in server.notes), server.notes
