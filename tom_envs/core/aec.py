@@ -100,12 +100,35 @@ def make_spaces(
 
 
 class SeatSpaces:
-    """The per-seat spaces of both env APIs (the AEC and the Parallel env): made once by
-    :func:`make_spaces`, looked up by agent name (an unknown name lists the agents)."""
+    """What both env APIs (the AEC and the Parallel env) share: the constructor's arguments,
+    checked and kept (:meth:`_configure`), and the per-seat spaces, made once by
+    :func:`make_spaces` and looked up by agent name (an unknown name lists the agents)."""
 
     _obs_spaces: dict[str, spaces.Space]
     _act_spaces: dict[str, spaces.Space]
     possible_agents: list[str]
+    metadata: dict[str, Any]
+
+    def _configure(
+        self,
+        bundle: GameBundle,
+        name: str,
+        render_mode: str | None,
+        max_cycles: int | None,
+        **metadata: Any,
+    ) -> None:
+        """Check ``render_mode`` and ``max_cycles`` and keep them with the bundle, its game, its
+        agents and an instance copy of the class metadata with this game's ``name`` (and
+        ``metadata``)."""
+        render_mode = check_render_mode(render_mode, name)
+        if max_cycles is not None and max_cycles < 1:
+            raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
+        self.bundle = bundle
+        self.game = bundle.game
+        self.metadata = {**self.metadata, "name": name, **metadata}
+        self.render_mode = render_mode
+        self.max_cycles = max_cycles
+        self.possible_agents = bundle.agents
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The Dict space of ``{"observation", "action_mask"}``."""
@@ -157,18 +180,9 @@ class TomAECEnv(SeatSpaces, AECEnv):
         max_cycles: int | None = None,
     ) -> None:
         super().__init__()
-        render_mode = check_render_mode(render_mode, name)
-        if max_cycles is not None and max_cycles < 1:
-            raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
-        self.bundle = bundle
-        self.game = bundle.game
         # ``aec_to_parallel`` is exact only for simultaneous games (the rules apply once a cycle).
         simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
-        # an instance copy of the class default, with this game's name
-        self.metadata = {**self.metadata, "name": name, "is_parallelizable": simultaneous}  # pyright: ignore[reportAttributeAccessIssue]
-        self.render_mode = render_mode
-        self.max_cycles = max_cycles
-        self.possible_agents = bundle.agents
+        self._configure(bundle, name, render_mode, max_cycles, is_parallelizable=simultaneous)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
         self._n_players = self.game.num_players

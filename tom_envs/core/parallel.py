@@ -20,7 +20,7 @@ from tom_envs.core.game import (
     agent_index,
     unknown_agent,
 )
-from tom_envs.core.render import check_render_mode, render
+from tom_envs.core.render import render
 
 
 class TomParallelEnv(SeatSpaces, ParallelEnv):
@@ -52,16 +52,7 @@ class TomParallelEnv(SeatSpaces, ParallelEnv):
     ) -> None:
         if bundle.game.tags.dynamics != SIMULTANEOUS:
             raise ValueError(f"{name} is sequential: it has no Parallel version")
-        render_mode = check_render_mode(render_mode, name)
-        if max_cycles is not None and max_cycles < 1:
-            raise ValueError(f"max_cycles must be >= 1, got {max_cycles}")
-        self.bundle = bundle
-        self.game = bundle.game
-        # an instance copy of the class default, with this game's name
-        self.metadata = {**self.metadata, "name": name}  # pyright: ignore[reportAttributeAccessIssue]
-        self.render_mode = render_mode
-        self.max_cycles = max_cycles
-        self.possible_agents = bundle.agents
+        self._configure(bundle, name, render_mode, max_cycles)
         self.agents: list[str] = []
         self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
         enc = bundle.encoder
