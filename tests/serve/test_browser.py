@@ -158,51 +158,46 @@ def test_two_people_play_together_then_with_a_bot_and_answer_every_survey(first,
 
 
 # ------------------------------------------------------------------ the console
-def _console(driver, url: str, game: str, kwargs: str, partner: str, shot: Path):
-    driver.get(f"{url}/?game={game}")
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
-    Select(driver.find_element(By.CSS_SELECTOR, ".partner")).select_by_value(partner)
-    box = driver.find_element(By.ID, "kwargs")
-    box.clear()
-    box.send_keys(kwargs)
-    driver.find_element(By.ID, "start").click()
-    wait_for(driver, lambda d: body(d, "status") == "playing")
-    clicks = 0
-    while body(driver, "status") == "playing":
-        step = body(driver, "step")
-        driver.find_element(By.CSS_SELECTOR, "#legal button.action").click()
-        clicks += 1
-        wait_for(driver, lambda d, s=step: body(d, "step") != s or body(d, "status") != "playing")
-    assert body(driver, "status") == "done" and "episode done" in driver.find_element(By.ID, "status").text
-    driver.save_screenshot(str(shot))
-    return clicks, driver.find_element(By.ID, "board").rect
+def _console(driver, tmp_path: Path, game: str, kwargs: str, partner: str):
+    """A person plays ``game`` (``kwargs``, against ``partner``) in the console to its end,
+    always the first legal button: (clicks, the one episode recorded, the board's RGB pixels in
+    the final screenshot)."""
+    shot = tmp_path / f"{game}.png"
+    with Server(App(tmp_path / "runs")) as url:
+        driver.get(f"{url}/?game={game}")
+        wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".partner"))
+        Select(driver.find_element(By.CSS_SELECTOR, ".partner")).select_by_value(partner)
+        box = driver.find_element(By.ID, "kwargs")
+        box.clear()
+        box.send_keys(kwargs)
+        driver.find_element(By.ID, "start").click()
+        wait_for(driver, lambda d: body(d, "status") == "playing")
+        clicks = 0
+        while body(driver, "status") == "playing":
+            step = body(driver, "step")
+            driver.find_element(By.CSS_SELECTOR, "#legal button.action").click()
+            clicks += 1
+            wait_for(driver, lambda d, s=step: body(d, "step") != s or body(d, "status") != "playing")
+        assert body(driver, "status") == "done" and "episode done" in driver.find_element(By.ID, "status").text
+        driver.save_screenshot(str(shot))
+        rect = driver.find_element(By.ID, "board").rect
+    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
+    img = _pixels(shot.read_bytes())
+    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
+    return clicks, Episode.read(ep_path), img[y : y + h, x : x + w, :3]
 
 
 def test_the_console_plays_the_prisoners_dilemma(first, tmp_path: Path) -> None:
-    with Server(App(tmp_path / "runs")) as url:
-        clicks, rect = _console(first, url, "PrisonersDilemma", '{"horizon": 4}', "tit_for_tat",
-                                tmp_path / "pd.png")  # fmt: skip
+    clicks, ep, region = _console(first, tmp_path, "PrisonersDilemma", '{"horizon": 4}', "tit_for_tat")
     assert clicks == 4
-    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
-    ep = Episode.read(ep_path)
     assert ep.agents["player_0"] == "human" and sum(bool(s.get("human")) for s in ep.steps) == 4
-    img = _pixels((tmp_path / "pd.png").read_bytes())
-    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
-    region = img[y : y + h, x : x + w, :3]
     target = np.array([0xEE, 0xF4, 0xFB]) / 255  # the payoff cells' fill
     assert (np.abs(region - target).max(axis=2) < 0.02).mean() > 0.01
 
 
 def test_the_console_plays_overcooked(first, tmp_path: Path) -> None:
-    with Server(App(tmp_path / "runs")) as url:
-        clicks, rect = _console(first, url, "Overcooked", '{"horizon": 6}', "greedy",
-                                tmp_path / "oc.png")  # fmt: skip
-    assert clicks == 6
-    (ep_path,) = (tmp_path / "runs").glob("*.jsonl")
-    assert Episode.read(ep_path).length == 6
-    img = _pixels((tmp_path / "oc.png").read_bytes())
-    x, y, w, h = (int(rect[k]) for k in ("x", "y", "width", "height"))
-    region = img[y : y + h, x : x + w, :3]
+    clicks, ep, region = _console(first, tmp_path, "Overcooked", '{"horizon": 6}', "greedy")
+    assert clicks == 6 and ep.length == 6
     for colour in ((0x1F, 0x5F, 0xBF), (0x2E, 0x8B, 0x57), (0xC8, 0xA9, 0x6E)):  # you, partner, counters
         target = np.array(colour) / 255
         assert (np.abs(region - target).max(axis=2) < 0.03).sum() > 30, colour
