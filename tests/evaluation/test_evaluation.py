@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from eval_configs import pd_config
 
 from tom_envs.cli import main
 from tom_envs.evaluation import ConfigError, evaluate, load_config, parse_config, shipped_configs
@@ -24,16 +25,7 @@ PD = {"game": "PrisonersDilemma", "kwargs": {"horizon": 6}}
 
 
 def small(tmp_path: Path, **extra: object) -> dict:
-    data = {
-        "name": "t",
-        "episodes": 3,
-        "out": str(tmp_path / "run"),
-        "agents": {"rmax": "rmax", "tft": "tit_for_tat", "a0": "always_0", "a1": "always_1"},
-        "games": [PD],
-        "crossplay": {"agents": ["a0", "a1", "tft"]},
-    }
-    data.update(extra)
-    return data
+    return pd_config(tmp_path, "t", 6, **{"crossplay": {"agents": ["a0", "a1", "tft"]}, **extra})
 
 
 # ------------------------------------------------------------------ validation

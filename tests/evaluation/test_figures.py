@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from eval_configs import pd_config
 
 from tom_envs.evaluation import evaluate, parse_config
 from tom_envs.evaluation.plots import DPI, heatmap_figure
@@ -24,15 +25,7 @@ IPD = MatrixConfig(game="ipd", horizon=H)
 
 
 def _config(tmp_path: Path, **extra: object) -> dict:
-    data = {
-        "name": "fig",
-        "episodes": 3,
-        "out": str(tmp_path / "run"),
-        "agents": {"rmax": "rmax", "tft": "tit_for_tat", "a0": "always_0", "a1": "always_1"},
-        "games": [{"game": "PrisonersDilemma", "kwargs": {"horizon": H}}],
-    }
-    data.update(extra)
-    return data
+    return pd_config(tmp_path, "fig", H, **extra)
 
 
 def test_regret_curve_is_measured_against_the_exact_optimum(tmp_path: Path) -> None:
