@@ -267,29 +267,15 @@ class CaptureGame(Game[CaptureState, "CaptureView"]):
     """CollabCapture's rules."""
 
     name = "collab_capture"
+    #: Fixed facts of the game (the properties of :class:`~tom_envs.core.game.Game`).
+    num_players: int = 2  #: Alice and Bob
+    num_actions: int = NUM_ACTIONS  #: stay, move to room 1-9, press
+    #: Simultaneous, deterministic (the thief is scripted), fully observable, common payoff.
+    tags: GameTags = GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: 0 per turn, 1 to both on capture
 
     def __init__(self, config: CaptureConfig | None = None) -> None:
         self.config = config or CaptureConfig()
-
-    @property
-    def num_players(self) -> int:
-        """Alice and Bob."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Stay, move to room 1-9, press."""
-        return NUM_ACTIONS
-
-    @property
-    def tags(self) -> GameTags:
-        """Simultaneous, deterministic (the thief is scripted), fully observable, common payoff."""
-        return GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """0 per turn, 1 to both on capture."""
-        return (0.0, 1.0)
 
     @property
     def max_steps(self) -> int:

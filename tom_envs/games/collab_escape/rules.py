@@ -219,30 +219,16 @@ class EscapeGame(Game[EscapeState, "EscapeView"]):
     """CollabEscape's rules."""
 
     name = "collab_escape"
+    #: Fixed facts of the game (the properties of :class:`~tom_envs.core.game.Game`).
+    num_players: int = 2  #: Alice and Bob
+    num_actions: int = NUM_ACTIONS  #: wait, move to room 1-10, fix
+    #: Simultaneous, stochastic (the roaming killer), fully observable, common payoff.
+    tags: GameTags = GameTags(SIMULTANEOUS, "stochastic", "perfect", "identical")
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: 0 per turn, 1 to both on escape
 
     def __init__(self, config: EscapeConfig | None = None) -> None:
         self.config = config or EscapeConfig()
         self.maze = self.config.maze
-
-    @property
-    def num_players(self) -> int:
-        """Alice and Bob."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Wait, move to room 1-10, fix."""
-        return NUM_ACTIONS
-
-    @property
-    def tags(self) -> GameTags:
-        """Simultaneous, stochastic (the roaming killer), fully observable, common payoff."""
-        return GameTags(SIMULTANEOUS, "stochastic", "perfect", "identical")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """0 per turn, 1 to both on escape."""
-        return (0.0, 1.0)
 
     @property
     def max_steps(self) -> int | None:
