@@ -8,22 +8,27 @@ CollabEscape map as coded has two (7 -> 3 and 8 -> 7, with no way back).
 Passages can be blocked (closed doors) by passing ``closed``: a frozenset of frozenset room pairs,
 each blocking its passage in both directions.
 
-This module also holds the two text helpers both games' text layers use in the same way: a list of
-rooms in English, and the parser of an answer to a lettered option list (``"B"``, ``"B. Move to
-room 2."``, the option's text, ``"2"`` for the second option, or ``"room 5"``). No game rules live here.
+This module also holds what both games build on in the same way: :class:`RoomGame` (Alice and Bob
+act every turn until the end, from each game's ``options``), :class:`RoomConfig` (a named scenario
+whose start rooms may be overridden), :class:`PlayerNames` (a view's names), and the two text
+helpers both text layers use: a list of rooms in English, and the parser of an answer to a lettered
+option list (``"B"``, ``"B. Move to room 2."``, the option's text, ``"2"`` for the second option, or
+``"room 5"``). Each game's own rules (doors, generators, the thief, the killer) live in its package.
 """
 
 from __future__ import annotations
 
+import abc
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import numpy as np
 
-from tom_envs.core.game import ParseResult
+from tom_envs.core.game import Game, ParseResult
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -133,6 +138,97 @@ def _distances_to(maze: RoomMaze, target: int, closed: Closed) -> tuple[tuple[in
 def closed_set(pairs: Iterable[tuple[int, int]]) -> Closed:
     """``[(1, 2)]`` -> the closed-passage set blocking 1-2 both ways."""
     return frozenset(frozenset(p) for p in pairs)
+
+
+#: Player seats in both games: Alice is seat 0, Bob seat 1.
+PLAYER_NAMES = ("Alice", "Bob")
+
+StateT = TypeVar("StateT")
+ViewT = TypeVar("ViewT")
+
+
+class RoomGame(Game[StateT, ViewT]):
+    """What the two room games share: Alice and Bob act at once every turn, both get 1 on success.
+
+    A subclass holds ``config`` (with ``max_turns``) and gives ``options``, the actions of a player
+    in a state in display order; here they become the legal actions until the game is over.
+    """
+
+    num_players: int = 2  #: Alice and Bob
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: 0 per turn, 1 to both on success
+    config: Any
+
+    @property
+    def max_steps(self) -> int | None:
+        """The turn limit, if any."""
+        return self.config.max_turns
+
+    def current_players(self, state: StateT) -> tuple[int, ...]:
+        """Both players act every turn."""
+        return () if self.is_terminal(state) else (0, 1)
+
+    def legal_actions(self, state: StateT, player: int) -> tuple[int, ...]:
+        """:meth:`options` until the game is over, then none."""
+        if self.is_terminal(state):
+            return ()
+        return self.options(state, player)
+
+    @abc.abstractmethod
+    def options(self, state: StateT, player: int) -> tuple[int, ...]:
+        """The actions of ``player`` in ``state``, terminal or not (in display order)."""
+
+
+class RoomConfig:
+    """A config's start rooms: the scenario's (``preset.starts``) unless ``starts`` overrides them.
+
+    For frozen config dataclasses with ``scenario``, ``starts`` and ``preset`` fields; their
+    ``__post_init__`` checks both with :func:`check_scenario` and :func:`check_starts`.
+    """
+
+    starts: tuple[int, int, int] | None
+    preset: Any
+
+    @property
+    def start_rooms(self) -> tuple[int, int, int]:
+        """``(alice, bob, the third)`` at the start."""
+        return self.starts if self.starts is not None else self.preset.starts
+
+
+def check_scenario(scenario: str, scenarios: Mapping[str, Any]) -> Any:
+    """The preset named ``scenario``; a clear error for an unknown name."""
+    if scenario not in scenarios:
+        raise ValueError(f"unknown scenario {scenario!r}; choose from {sorted(scenarios)}")
+    return scenarios[scenario]
+
+
+def check_starts(starts: Sequence[int], rooms: Sequence[int]) -> tuple[int, int, int]:
+    """``starts`` as three ints, each a room of ``rooms``; a clear error otherwise."""
+    out = tuple(int(r) for r in starts)
+    if len(out) != 3 or any(r not in rooms for r in out):
+        raise ValueError(f"starts must be three rooms of {list(rooms)}, got {starts}")
+    return out  # type: ignore[return-value]
+
+
+class PlayerNames:
+    """A view's ``name`` and ``partner_name`` from its ``player`` seat (:data:`PLAYER_NAMES`)."""
+
+    player: int
+
+    @property
+    def name(self) -> str:
+        """My name ("Alice" or "Bob")."""
+        return PLAYER_NAMES[self.player]
+
+    @property
+    def partner_name(self) -> str:
+        """My partner's name."""
+        return PLAYER_NAMES[1 - self.player]
+
+
+def check_player(player: int) -> None:
+    """A clear error unless ``player`` is seat 0 or 1."""
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, got {player}")
 
 
 def sample_outcome(outcomes: Sequence[tuple[float, object]], rng: np.random.Generator) -> object:
