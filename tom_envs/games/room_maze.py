@@ -10,7 +10,7 @@ each blocking its passage in both directions.
 
 This module also holds what both games build on in the same way: :class:`RoomGame` (Alice and Bob
 act every turn until the end, from each game's ``options``), :class:`RoomConfig` (a named scenario
-whose start rooms may be overridden), :class:`PlayerNames` (a view's names), and the two text
+whose start rooms may be overridden), :class:`RoomEncoder` (the state is Alice's view), :class:`RoomView` (a view's seat, rooms and names), and the two text
 helpers both text layers use: a list of rooms in English, and the parser of an answer to a lettered
 option list (``"B"``, ``"B. Move to room 2."``, the option's text, ``"2"`` for the second option, or
 ``"room 5"``). Each game's own rules (doors, generators, the thief, the killer) live in its package.
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tom_envs.core.game import Game, ParseResult
+from tom_envs.core.game import Encoder, Game, ParseResult
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -209,10 +209,19 @@ def check_starts(starts: Sequence[int], rooms: Sequence[int]) -> tuple[int, int,
     return out  # type: ignore[return-value]
 
 
-class PlayerNames:
-    """A view's ``name`` and ``partner_name`` from its ``player`` seat (:data:`PLAYER_NAMES`)."""
+@dataclass(frozen=True)
+class RoomView:
+    """The start of both games' views (each game's view adds its own fields after these).
+
+    Attributes:
+        player: my seat (0 = Alice, 1 = Bob).
+        my_room: my room.
+        partner_room: my partner's room.
+    """
 
     player: int
+    my_room: int
+    partner_room: int
 
     @property
     def name(self) -> str:
@@ -223,6 +232,17 @@ class PlayerNames:
     def partner_name(self) -> str:
         """My partner's name."""
         return PLAYER_NAMES[1 - self.player]
+
+
+class RoomEncoder(Encoder[ViewT, StateT]):
+    """An encoder of a game with nothing private: the state's vector is Alice's view's."""
+
+    def __init__(self, game: Game[StateT, ViewT]) -> None:
+        self.game = game
+
+    def encode_state(self, state: StateT) -> np.ndarray:
+        """Alice's vector."""
+        return self.encode(self.game.observe(state, 0))
 
 
 def check_player(player: int) -> None:
