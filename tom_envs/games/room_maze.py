@@ -10,7 +10,7 @@ each blocking its passage in both directions.
 
 This module also holds what both games build on in the same way: :class:`RoomGame` (Alice and Bob
 act every turn until the end, from each game's ``options``), :class:`RoomConfig` (a named scenario
-whose start rooms may be overridden), :class:`RoomEncoder` (the state is Alice's view), :class:`RoomView` (a view's seat, rooms and names), and the two text
+whose start rooms may be overridden), :class:`RoomEncoder` (the state is Alice's view), :class:`RoomView` (a view's seat, rooms and names), :class:`RoomText` (answers read the same way), and the two text
 helpers both text layers use: a list of rooms in English, and the parser of an answer to a lettered
 option list (``"B"``, ``"B. Move to room 2."``, the option's text, ``"2"`` for the second option, or
 ``"room 5"``). Each game's own rules (doors, generators, the thief, the killer) live in its package.
@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tom_envs.core.game import Encoder, Game, ParseResult
+from tom_envs.core.game import Encoder, Game, ParseResult, TextInterface
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -377,3 +377,41 @@ def room_aliases(
         return hits
 
     return read
+
+
+class RoomText(TextInterface[ViewT]):
+    """What both games' text layers share: the answer format and the reading of answers.
+
+    A subclass names its answer format (``answer``), its ``describe(action, room)`` (an action as
+    text, for a player in ``room``), its action that keeps a player in place
+    (``idle``) and its room action (``special``: press or fix, when legal), each with the words
+    that name it (regular expressions matched on whole words).
+    """
+
+    answer: str
+    describe: Callable[[int, int], str]
+    idle: int
+    idle_words: str
+    special: int
+    special_words: str
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def answer_format(self, view: ViewT) -> str:
+        """The authors' answer format."""
+        return self.answer
+
+    def action_text(self, view: ViewT, action: int) -> str:
+        """One action as text."""
+        return self.describe(action, view.my_room)  # type: ignore[attr-defined]
+
+    def parse_action(self, view: ViewT, text: str) -> ParseResult:
+        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
+        form ("room 5", the idle or room action's words); see :func:`parse_lettered`."""
+        legal = view.legal_actions  # type: ignore[attr-defined]
+        moves = {a: a for a in legal if a not in (self.idle, self.special)}
+        keywords = {self.idle_words: self.idle}
+        if self.special in legal:
+            keywords[self.special_words] = self.special
+        return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
