@@ -456,6 +456,19 @@ def replay(
     return out, state
 
 
+def replay_with_planner(
+    bundle: Any, episode: Any
+) -> tuple[Any, JointPlanner, list[tuple[Any, dict[int, int]]], Any, Any]:
+    """``(game, its exact planner, trajectory, final state, start state)`` of a recorded episode.
+
+    The trajectory and final state are :func:`replay`'s; the start is the game's (no chance).
+    """
+    game = bundle.game
+    planner = planner_for(type(game), game.config)
+    trajectory, final = replay(game, episode.seed, episode.steps)
+    return game, planner, trajectory, final, game.initial_state(None)
+
+
 def seat_metrics(
     planner: JointPlanner,
     trajectory: Sequence[tuple[Any, Mapping[int, int]]],

@@ -8,22 +8,27 @@ CollabEscape map as coded has two (7 -> 3 and 8 -> 7, with no way back).
 Passages can be blocked (closed doors) by passing ``closed``: a frozenset of frozenset room pairs,
 each blocking its passage in both directions.
 
-This module also holds the two text helpers both games' text layers use in the same way: a list of
-rooms in English, and the parser of an answer to a lettered option list (``"B"``, ``"B. Move to
-room 2."``, the option's text, ``"2"`` for the second option, or ``"room 5"``). No game rules live here.
+This module also holds what both games build on in the same way: :class:`RoomGame` (Alice and Bob
+act every turn until the end, from each game's ``options``), :class:`RoomConfig` (a named scenario
+whose start rooms may be overridden), :class:`RoomEncoder` (the state is Alice's view), :class:`RoomView` (a view's seat, rooms and names), :class:`RoomText` (answers read the same way), and the two text
+helpers both text layers use: a list of rooms in English, and the parser of an answer to a lettered
+option list (``"B"``, ``"B. Move to room 2."``, the option's text, ``"2"`` for the second option, or
+``"room 5"``). Each game's own rules (doors, generators, the thief, the killer) live in its package.
 """
 
 from __future__ import annotations
 
+import abc
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeVar
 
 import numpy as np
 
-from tom_envs.core.game import ParseResult
+from tom_envs.core.game import Encoder, Game, ParseResult, TextInterface
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -133,6 +138,117 @@ def _distances_to(maze: RoomMaze, target: int, closed: Closed) -> tuple[tuple[in
 def closed_set(pairs: Iterable[tuple[int, int]]) -> Closed:
     """``[(1, 2)]`` -> the closed-passage set blocking 1-2 both ways."""
     return frozenset(frozenset(p) for p in pairs)
+
+
+#: Player seats in both games: Alice is seat 0, Bob seat 1.
+PLAYER_NAMES = ("Alice", "Bob")
+
+StateT = TypeVar("StateT")
+ViewT = TypeVar("ViewT")
+
+
+class RoomGame(Game[StateT, ViewT]):
+    """What the two room games share: Alice and Bob act at once every turn, both get 1 on success.
+
+    A subclass holds ``config`` (with ``max_turns``) and gives ``options``, the actions of a player
+    in a state in display order; here they become the legal actions until the game is over.
+    """
+
+    num_players: int = 2  #: Alice and Bob
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: 0 per turn, 1 to both on success
+    config: Any
+
+    @property
+    def max_steps(self) -> int | None:
+        """The turn limit, if any."""
+        return self.config.max_turns
+
+    def current_players(self, state: StateT) -> tuple[int, ...]:
+        """Both players act every turn."""
+        return () if self.is_terminal(state) else (0, 1)
+
+    def legal_actions(self, state: StateT, player: int) -> tuple[int, ...]:
+        """:meth:`options` until the game is over, then none."""
+        if self.is_terminal(state):
+            return ()
+        return self.options(state, player)
+
+    @abc.abstractmethod
+    def options(self, state: StateT, player: int) -> tuple[int, ...]:
+        """The actions of ``player`` in ``state``, terminal or not (in display order)."""
+
+
+class RoomConfig:
+    """A config's start rooms: the scenario's (``preset.starts``) unless ``starts`` overrides them.
+
+    For frozen config dataclasses with ``scenario``, ``starts`` and ``preset`` fields; their
+    ``__post_init__`` checks both with :func:`check_scenario` and :func:`check_starts`.
+    """
+
+    starts: tuple[int, int, int] | None
+    preset: Any
+
+    @property
+    def start_rooms(self) -> tuple[int, int, int]:
+        """``(alice, bob, the third)`` at the start."""
+        return self.starts if self.starts is not None else self.preset.starts
+
+
+def check_scenario(scenario: str, scenarios: Mapping[str, Any]) -> Any:
+    """The preset named ``scenario``; a clear error for an unknown name."""
+    if scenario not in scenarios:
+        raise ValueError(f"unknown scenario {scenario!r}; choose from {sorted(scenarios)}")
+    return scenarios[scenario]
+
+
+def check_starts(starts: Sequence[int], rooms: Sequence[int]) -> tuple[int, int, int]:
+    """``starts`` as three ints, each a room of ``rooms``; a clear error otherwise."""
+    out = tuple(int(r) for r in starts)
+    if len(out) != 3 or any(r not in rooms for r in out):
+        raise ValueError(f"starts must be three rooms of {list(rooms)}, got {starts}")
+    return out  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class RoomView:
+    """The start of both games' views (each game's view adds its own fields after these).
+
+    Attributes:
+        player: my seat (0 = Alice, 1 = Bob).
+        my_room: my room.
+        partner_room: my partner's room.
+    """
+
+    player: int
+    my_room: int
+    partner_room: int
+
+    @property
+    def name(self) -> str:
+        """My name ("Alice" or "Bob")."""
+        return PLAYER_NAMES[self.player]
+
+    @property
+    def partner_name(self) -> str:
+        """My partner's name."""
+        return PLAYER_NAMES[1 - self.player]
+
+
+class RoomEncoder(Encoder[ViewT, StateT]):
+    """An encoder of a game with nothing private: the state's vector is Alice's view's."""
+
+    def __init__(self, game: Game[StateT, ViewT]) -> None:
+        self.game = game
+
+    def encode_state(self, state: StateT) -> np.ndarray:
+        """Alice's vector."""
+        return self.encode(self.game.observe(state, 0))
+
+
+def check_player(player: int) -> None:
+    """A clear error unless ``player`` is seat 0 or 1."""
+    if player not in (0, 1):
+        raise ValueError(f"player must be 0 or 1, got {player}")
 
 
 def sample_outcome(outcomes: Sequence[tuple[float, object]], rng: np.random.Generator) -> object:
@@ -261,3 +377,41 @@ def room_aliases(
         return hits
 
     return read
+
+
+class RoomText(TextInterface[ViewT]):
+    """What both games' text layers share: the answer format and the reading of answers.
+
+    A subclass names its answer format (``answer``), its ``describe(action, room)`` (an action as
+    text, for a player in ``room``), its action that keeps a player in place
+    (``idle``) and its room action (``special``: press or fix, when legal), each with the words
+    that name it (regular expressions matched on whole words).
+    """
+
+    answer: str
+    describe: Callable[[int, int], str]
+    idle: int
+    idle_words: str
+    special: int
+    special_words: str
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+
+    def answer_format(self, view: ViewT) -> str:
+        """The authors' answer format."""
+        return self.answer
+
+    def action_text(self, view: ViewT, action: int) -> str:
+        """One action as text."""
+        return self.describe(action, view.my_room)  # type: ignore[attr-defined]
+
+    def parse_action(self, view: ViewT, text: str) -> ParseResult:
+        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
+        form ("room 5", the idle or room action's words); see :func:`parse_lettered`."""
+        legal = view.legal_actions  # type: ignore[attr-defined]
+        moves = {a: a for a in legal if a not in (self.idle, self.special)}
+        keywords = {self.idle_words: self.idle}
+        if self.special in legal:
+            keywords[self.special_words] = self.special
+        return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))

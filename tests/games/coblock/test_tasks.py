@@ -103,32 +103,29 @@ def test_classify(g0, g1, i0, i1, kind) -> None:
     assert classify(task) == kind
 
 
-def test_validate_reports_problems() -> None:
-    floating = Task(
-        "t",
-        "independent",
-        (_goal((0, 2, 0, R)), _goal((2, 0, 0, B))),
-        ((2, 0, 0, 0, 0, 0), (0, 2, 0, 0, 0, 0)),
-    )
-    problems = validate(floating)
-    assert any("gravity" in p for p in problems)
-    short = Task(
-        "t",
-        "skill_dependent",
-        (_goal((0, 0, 0, R)), _goal((2, 0, 0, B))),
-        ((0, 2, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0)),
-    )
-    problems = validate(short)
-    assert any("no joint plan" in p for p in problems) and any(
-        "holds no block" in p for p in problems
-    )
-    outside = Task(
-        "t",
-        "independent",
-        (_goal((9, 0, 0, R)), _goal((2, 0, 0, B))),
-        ((2, 0, 0, 0, 0, 0), (0, 2, 0, 0, 0, 0)),
-    )
-    assert any("outside the grid" in p for p in validate(outside))
+#: Broken tasks: (type, each player's goal block, inventories, what the report must name).
+BROKEN = {
+    "floating": (
+        "independent", ((0, 2, 0, R), (2, 0, 0, B)),
+        ((2, 0, 0, 0, 0, 0), (0, 2, 0, 0, 0, 0)), ("gravity",),
+    ),
+    "short": (
+        "skill_dependent", ((0, 0, 0, R), (2, 0, 0, B)),
+        ((0, 2, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0)), ("no joint plan", "holds no block"),
+    ),
+    "outside": (
+        "independent", ((9, 0, 0, R), (2, 0, 0, B)),
+        ((2, 0, 0, 0, 0, 0), (0, 2, 0, 0, 0, 0)), ("outside the grid",),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_validate_reports_problems(case) -> None:
+    kind, (b0, b1), inventories, named = BROKEN[case]
+    problems = validate(Task("t", kind, (_goal(b0), _goal(b1)), inventories))
+    for needle in named:
+        assert any(needle in p for p in problems), (needle, problems)
 
 
 # ------------------------------------------------------------------------ built-in sets

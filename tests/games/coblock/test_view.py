@@ -76,18 +76,11 @@ def test_seat_swap_symmetry() -> None:
     swapped = Task(task.name, task.type, task.goals[::-1], task.inventories[::-1])
     g1 = CoBlockGame(CoBlockConfig(task=task, grid=(4, 3, 2)))
     g2 = CoBlockGame(CoBlockConfig(task=swapped, grid=(4, 3, 2)))
-    s1 = step(
-        g1,
-        g1.initial_state(np.random.default_rng(0)),
-        place(g1, RED, (0, 0, 0)),
-        place(g1, BLUE, (2, 0, 0)),
-    ).state
-    s2 = step(
-        g2,
-        g2.initial_state(np.random.default_rng(0)),
-        place(g2, BLUE, (2, 0, 0)),
-        place(g2, RED, (0, 0, 0)),
-    ).state
+    red, blue = (RED, (0, 0, 0)), (BLUE, (2, 0, 0))  # player_0's and player_1's first blocks
+    s1, s2 = (
+        step(g, g.initial_state(np.random.default_rng(0)), place(g, *a0), place(g, *a1)).state
+        for g, a0, a1 in ((g1, red, blue), (g2, blue, red))  # the same round, seats swapped
+    )
     a, b = g1.observe(s1, 0), g2.observe(s2, 1)
     assert (a.goal, a.inventory, a.world, a.legal_actions) == (
         b.goal,

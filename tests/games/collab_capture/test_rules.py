@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tom_envs.core.game import IllegalActionError
+from tom_envs.core.game import GameTags, IllegalActionError
 from tom_envs.games.collab_capture.rules import (
     MAZE,
     SCENARIOS,
@@ -187,10 +187,4 @@ def test_config_validation() -> None:
 
 
 def test_tags() -> None:
-    tags = CaptureGame().tags
-    assert (tags.dynamics, tags.chance, tags.information, tags.utility) == (
-        "simultaneous",
-        "deterministic",
-        "perfect",
-        "identical",
-    )
+    assert CaptureGame().tags == GameTags("simultaneous", "deterministic", "perfect", "identical", False)

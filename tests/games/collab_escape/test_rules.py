@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tom_envs.core.game import IllegalActionError
+from tom_envs.core.game import GameTags, IllegalActionError
 from tom_envs.games.collab_escape.rules import (
     CODED_MAZE,
     MEM_BOTH_ALICE,
@@ -209,13 +209,7 @@ def test_config_validation() -> None:
 
 
 def test_tags() -> None:
-    tags = EscapeGame().tags
-    assert (tags.dynamics, tags.chance, tags.information, tags.utility) == (
-        "simultaneous",
-        "stochastic",
-        "perfect",
-        "identical",
-    )
+    assert EscapeGame().tags == GameTags("simultaneous", "stochastic", "perfect", "identical", False)
 
 
 def test_consecutive_fixes_by_different_players_count() -> None:

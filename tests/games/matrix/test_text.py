@@ -8,6 +8,8 @@ import pytest
 from tom_envs.games.matrix.env import make_bundle, raw_env
 from tom_envs.games.matrix.rules import MatrixState
 
+from .test_rules import PAYOFFS  # the paper's Tables 5-7, written out by hand once
+
 #: The paper's name sets (App. C), per game, written out by hand.
 NAMES = {
     "letters": {"rps": ("J", "F", "B"), "ibs": ("J", "F"), "ipd": ("J", "F")},
@@ -26,16 +28,6 @@ NAMES = {
         "ibs": ("Pasta", "Rice"),
         "ipd": ("Pasta", "Rice"),
     },
-}
-#: (player_0's action, player_1's action) -> (player_0's reward, player_1's reward), paper Tables 5-7.
-PAYOFFS = {
-    "rps": {
-        (0, 0): (0, 0), (0, 1): (-1, 1), (0, 2): (1, -1),
-        (1, 0): (1, -1), (1, 1): (0, 0), (1, 2): (-1, 1),
-        (2, 0): (-1, 1), (2, 1): (1, -1), (2, 2): (0, 0),
-    },
-    "ibs": {(0, 0): (10, 7), (0, 1): (0, 0), (1, 0): (0, 0), (1, 1): (7, 10)},
-    "ipd": {(0, 0): (8, 8), (0, 1): (0, 10), (1, 0): (10, 0), (1, 1): (5, 5)},
 }
 GAMES = ("rps", "ibs", "ipd")
 NAME_SETS = tuple(NAMES)

@@ -180,6 +180,14 @@ def _say(scenario: Scenario, j: int, sender: int, sentence: str, remove: bool = 
     return replace(scenario, messages=tuple(msgs))
 
 
+def _told_bomb_set(base: str, bomb: int, kind: str, question: str, twins: list) -> list[QAItem]:
+    """An EC contrast set about what was told of ``bomb`` (none from fewer than two twins)."""
+    if len(twins) < 2:
+        return []
+    return contrast_set(base, "EC", kind, question, "rules", twins, details={"bomb": bomb},
+                        varies="situation")  # fmt: skip
+
+
 def _told_ec_sets(bundle: Any, state: Any, player: int, scenario: Scenario, base: str,
                   rng: np.random.Generator) -> list[QAItem]:  # fmt: skip
     """EC ``lacks_cutter`` and ``moves_to_bomb``: contrast sets over what a teammate's latest
@@ -232,13 +240,10 @@ def _told_ec_sets(bundle: Any, state: Any, player: int, scenario: Scenario, base
             if believed_remaining(st, player, bomb) != _told_fact(config, variant).remaining:
                 return []
             twins.append((sc, history_context(bundle, sc, player), p, f"Player {names[p]}"))
-        if len(twins) >= 2:
-            items += contrast_set(
-                base, "EC", "lacks_cutter",
-                f"From what you have seen and been told, who on the team holds no suitable wire "
-                f"cutter for the next phase of Bomb {bomb + 1}?",
-                "rules", twins, details={"bomb": bomb}, varies="situation",
-            )  # fmt: skip
+        items += _told_bomb_set(base, bomb, "lacks_cutter",
+                                "From what you have seen and been told, who on the team holds no "
+                                f"suitable wire cutter for the next phase of Bomb {bomb + 1}?",
+                                twins)  # fmt: skip
     by_distance: dict[int, list[int]] = {}
     for room in range(len(gmap.rooms)):
         if room != view.room:
@@ -251,13 +256,10 @@ def _told_ec_sets(bundle: Any, state: Any, player: int, scenario: Scenario, base
         if believed_room(st, player, bomb) != room:
             return items
         twins.append((sc, history_context(bundle, sc, player), d, str(d)))
-    if len(twins) >= 2:
-        items += contrast_set(
-            base, "EC", "moves_to_bomb",
-            f"From what you have seen and been told, how many moves does it take you to walk from "
-            f"where you stand to Bomb {bomb + 1}?",
-            "rules", twins, details={"bomb": bomb}, varies="situation",
-        )  # fmt: skip
+    items += _told_bomb_set(base, bomb, "moves_to_bomb",
+                            "From what you have seen and been told, how many moves does it take "
+                            f"you to walk from where you stand to Bomb {bomb + 1}?",
+                            twins)  # fmt: skip
     return items
 
 

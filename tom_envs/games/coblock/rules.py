@@ -226,6 +226,7 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
     """The CoBlock rules."""
 
     name = "coblock"
+    num_players: int = 2  #: always two
 
     def __init__(self, config: CoBlockConfig | None = None) -> None:
         self.config = config or CoBlockConfig()
@@ -264,11 +265,6 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
         self._goal_parts: dict[int, tuple] = {}  # id(goal) -> (goal, its parts' descriptions)
         # action id -> (decoded action, command, event name, responses): see _decode
         self._decoded: dict[int, tuple[Action, str, str, tuple[str, ...]]] = {}
-
-    @property
-    def num_players(self) -> int:
-        """Always two."""
-        return 2
 
     @property
     def num_actions(self) -> int:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
-from tom_envs.games.collab_capture.rules import DOORS, ROOMS, CaptureGame, CaptureState
+from tom_envs.core.game import piece_offsets
+from tom_envs.games.collab_capture.rules import DOORS, ROOMS, CaptureState
 from tom_envs.games.collab_capture.view import CaptureView
+from tom_envs.games.room_maze import RoomEncoder
 
 PIECES: tuple[tuple[str, int], ...] = (
     ("my_room", len(ROOMS)),
@@ -28,21 +29,14 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("time", 1),
     ("captured", 1),
 )
-SIZE = sum(n for _, n in PIECES)
-#: Where each piece starts (the batched engine writes at these offsets).
-OFFSETS: dict[str, int] = {
-    name: sum(n for _, n in PIECES[:k]) for k, (name, _) in enumerate(PIECES)
-}
+#: Where each piece starts (the batched engine writes at these offsets), and the total size.
+OFFSETS, SIZE = piece_offsets(PIECES)
 
 
-class CaptureEncoder(Encoder[CaptureView, CaptureState]):
-    """One-hot rooms, door flags, time and the capture flag."""
+class CaptureEncoder(RoomEncoder[CaptureView, CaptureState]):
+    """One-hot rooms, door flags, time and the capture flag (the state: Alice's vector)."""
 
     obs_size = state_size = SIZE  # 31; the state has the observation's layout (Alice's side)
-
-    def __init__(self, game: CaptureGame) -> None:
-        self.game = game
-
 
     def encode(self, view: CaptureView) -> np.ndarray:
         """The view as a float32 vector."""
@@ -56,7 +50,3 @@ class CaptureEncoder(Encoder[CaptureView, CaptureState]):
         out[o["time"]] = min(view.turn / view.max_turns, 1.0)
         out[o["captured"]] = float(view.captured)
         return out
-
-    def encode_state(self, state: CaptureState) -> np.ndarray:
-        """Alice's vector."""
-        return self.encode(self.game.observe(state, 0))

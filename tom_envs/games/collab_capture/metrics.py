@@ -22,7 +22,7 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
-from tom_envs.games.joint_planner import planner_for, predictions_of, replay, seat_metrics
+from tom_envs.games.joint_planner import predictions_of, replay_with_planner, seat_metrics
 
 
 def trajectory_metrics(
@@ -30,11 +30,8 @@ def trajectory_metrics(
 ) -> dict[str, float]:
     """Capture, turns and regrets of one episode (see the module docstring)."""
 
-    game = bundle.game
-    planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]
-    trajectory, final = replay(game, episode.seed, episode.steps)
-    start = game.initial_state(None)  # type: ignore[arg-type]
-    limit = game.config.max_turns  # type: ignore[attr-defined]
+    game, planner, trajectory, final, start = replay_with_planner(bundle, episode)
+    limit = game.config.max_turns
     captured = float(final.captured)
     turns = len(trajectory)
     optimal_turns = planner.turns_to_success(start)

@@ -37,6 +37,7 @@ from tom_envs.games.collab_capture.rules import (
     next_room,
 )
 from tom_envs.games.collab_capture.text import action_text
+from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario, situation_set
 
 GENERATOR_VERSION = 5
@@ -138,12 +139,6 @@ def _reachable_within(room: int, steps: int, closed: Any) -> int:
     return len(dist) - 1
 
 
-def _view_context(bundle: Any, state: Any, player: int) -> str:
-    """The asked player's rules prompt and its observation of ``state`` (no history)."""
-    view = bundle.game.observe(state, player)
-    return f"{bundle.text.rules_prompt(view)}\n\n{bundle.text.observation_text(view)}"
-
-
 def _distance_text(d: Any) -> str:
     return "unreachable with the doors as they are" if d == UNREACHABLE else str(d)
 
@@ -164,7 +159,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     thief_at = [(f"thief{r}", replace(state, thief=r)) for r in ROOMS if r not in (me, mate)]
 
     def ctx(st: Any) -> str:
-        return _view_context(bundle, st, player)
+        return context_text(bundle, st, player)
 
     def moves(seat: int) -> Any:
         def key(st: Any) -> int:

@@ -28,8 +28,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tom_envs.core.game import SIMULTANEOUS, Game, GameTags, StepResult
-from tom_envs.games.room_maze import Closed, RoomMaze, closed_set
+from tom_envs.core.game import SIMULTANEOUS, GameTags, StepResult
+from tom_envs.games.room_maze import (
+    PLAYER_NAMES,
+    Closed,
+    RoomConfig,
+    RoomGame,
+    RoomMaze,
+    check_scenario,
+    check_starts,
+    closed_set,
+)
 
 if TYPE_CHECKING:
     from tom_envs.games.collab_capture.view import CaptureView
@@ -49,7 +58,6 @@ MAZE = RoomMaze.from_dict(
     }
 )
 ROOMS: tuple[int, ...] = MAZE.rooms
-PLAYER_NAMES = ("Alice", "Bob")
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,7 @@ NUM_ACTIONS = 11
 
 
 @dataclass(frozen=True)
-class CaptureConfig:
+class CaptureConfig(RoomConfig):
     """Settings of CollabCapture.
 
     Attributes:
@@ -169,20 +177,14 @@ class CaptureConfig:
     preset: Scenario = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.scenario not in SCENARIOS:
-            raise ValueError(f"unknown scenario {self.scenario!r}; choose from {sorted(SCENARIOS)}")
-        preset = SCENARIOS[self.scenario]
-        object.__setattr__(self, "preset", preset)
+        object.__setattr__(self, "preset", check_scenario(self.scenario, SCENARIOS))
         if self.doors_open is not None:
             doors = tuple(bool(d) for d in self.doors_open)
             if len(doors) != len(DOORS):
                 raise ValueError(f"doors_open needs {len(DOORS)} flags, got {self.doors_open}")
             object.__setattr__(self, "doors_open", doors)
         if self.starts is not None:
-            starts = tuple(int(r) for r in self.starts)
-            if len(starts) != 3 or any(r not in ROOMS for r in starts):
-                raise ValueError(f"starts must be three rooms of {list(ROOMS)}, got {self.starts}")
-            object.__setattr__(self, "starts", starts)
+            object.__setattr__(self, "starts", check_starts(self.starts, ROOMS))
         if self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
         if self.thief_distance not in ("room_number", "graph"):
@@ -194,11 +196,6 @@ class CaptureConfig:
     def start_doors(self) -> tuple[bool, bool]:
         """Door states at the start."""
         return self.doors_open if self.doors_open is not None else self.preset.doors_open
-
-    @property
-    def start_rooms(self) -> tuple[int, int, int]:
-        """``(alice, bob, thief)`` at the start."""
-        return self.starts if self.starts is not None else self.preset.starts
 
 
 @dataclass(frozen=True)
@@ -263,38 +260,16 @@ def thief_plan(config: CaptureConfig, state: CaptureState, planned: tuple[int, i
     return best
 
 
-class CaptureGame(Game[CaptureState, "CaptureView"]):
-    """CollabCapture's rules."""
+class CaptureGame(RoomGame[CaptureState, "CaptureView"]):
+    """CollabCapture's rules (turns, legal actions and facts shared with CollabEscape: :class:`RoomGame`)."""
 
     name = "collab_capture"
+    num_actions: int = NUM_ACTIONS  #: stay, move to room 1-9, press
+    #: Simultaneous, deterministic (the thief is scripted), fully observable, common payoff.
+    tags: GameTags = GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
 
     def __init__(self, config: CaptureConfig | None = None) -> None:
         self.config = config or CaptureConfig()
-
-    @property
-    def num_players(self) -> int:
-        """Alice and Bob."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Stay, move to room 1-9, press."""
-        return NUM_ACTIONS
-
-    @property
-    def tags(self) -> GameTags:
-        """Simultaneous, deterministic (the thief is scripted), fully observable, common payoff."""
-        return GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """0 per turn, 1 to both on capture."""
-        return (0.0, 1.0)
-
-    @property
-    def max_steps(self) -> int:
-        """The turn limit."""
-        return self.config.max_turns
 
     def initial_state(self, rng: np.random.Generator) -> CaptureState:
         """The scenario's start (no chance)."""
@@ -305,18 +280,8 @@ class CaptureGame(Game[CaptureState, "CaptureView"]):
         """Captured, or out of turns."""
         return state.captured or state.turn >= self.config.max_turns
 
-    def current_players(self, state: CaptureState) -> tuple[int, ...]:
-        """Both agents act every turn."""
-        return () if self.is_terminal(state) else (0, 1)
-
-    def legal_actions(self, state: CaptureState, player: int) -> tuple[int, ...]:
-        """Stay, the open neighbours (listed order), and press if in a button room."""
-        if self.is_terminal(state):
-            return ()
-        return self.options(state, player)
-
     def options(self, state: CaptureState, player: int) -> tuple[int, ...]:
-        """The actions of ``player`` in ``state``, terminal or not (in display order)."""
+        """Stay, the open neighbours (listed order), and press if in a button room."""
         room = state.rooms[player]
         out = [int(Action.STAY), *MAZE.neighbors(room, closed_doors(state.doors))]
         if button_door(room) is not None:

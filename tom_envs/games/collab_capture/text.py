@@ -11,17 +11,15 @@ room is written with its noun.
 
 from __future__ import annotations
 
-from tom_envs.core.game import ParseResult, TextInterface
 from tom_envs.games.collab_capture.rules import (
     DOORS,
     MAZE,
     PLAYER_NAMES,
     Action,
-    CaptureConfig,
     CaptureState,
 )
 from tom_envs.games.collab_capture.view import CaptureView
-from tom_envs.games.room_maze import english_list, lettered, parse_lettered, room_aliases
+from tom_envs.games.room_maze import RoomText, english_list, lettered
 
 _KEYWORDS_STAY = "stay|remain|wait"
 _KEYWORDS_PRESS = "press|push|button|toggle"
@@ -60,11 +58,13 @@ def door_sentence() -> str:
     )
 
 
-class CaptureText(TextInterface[CaptureView]):
+class CaptureText(RoomText[CaptureView]):
     """Text for one agent, from its view."""
 
-    def __init__(self, config: CaptureConfig) -> None:
-        self.config = config
+    answer = ANSWER_FORMAT
+    describe = staticmethod(action_text)
+    idle, idle_words = int(Action.STAY), _KEYWORDS_STAY
+    special, special_words = int(Action.PRESS), _KEYWORDS_PRESS
 
     def rules_prompt(self, view: CaptureView) -> str:
         """The paper's prompt for ``view``'s agent: goal, rules, layout, doors, answer format."""
@@ -100,10 +100,6 @@ class CaptureText(TextInterface[CaptureView]):
             ]
         )
 
-    def answer_format(self, view: CaptureView) -> str:
-        """The paper's answer format (``Analysis: ... Action: ...``)."""
-        return ANSWER_FORMAT
-
     def observation_text(self, view: CaptureView) -> str:
         """The paper's state sentence, the turn, and the lettered options."""
         parts = [
@@ -123,20 +119,6 @@ class CaptureText(TextInterface[CaptureView]):
             lines.append(f"Turn {view.turn + 1} of at most {view.max_turns}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
-
-    def action_text(self, view: CaptureView, action: int) -> str:
-        """One action as text."""
-        return action_text(action, view.my_room)
-
-    def parse_action(self, view: CaptureView, text: str) -> ParseResult:
-        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
-        form ("room 5", "stay", "press"); see :func:`~tom_envs.games.room_maze.parse_lettered`."""
-        legal = view.legal_actions
-        moves = {a: a for a in legal if a not in (Action.STAY, Action.PRESS)}
-        keywords = {_KEYWORDS_STAY: int(Action.STAY)}
-        if Action.PRESS in legal:
-            keywords[_KEYWORDS_PRESS] = int(Action.PRESS)
-        return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
 
     def render_state(self, state: CaptureState) -> str:
         """A spectator's line: turn, rooms, doors, outcome."""

@@ -11,20 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tom_envs.games.collab_capture.rules import DOORS, PLAYER_NAMES
+from tom_envs.games.collab_capture.rules import DOORS
+from tom_envs.games.room_maze import RoomView, check_player
 
 if TYPE_CHECKING:
     from tom_envs.games.collab_capture.rules import CaptureGame, CaptureState
 
 
 @dataclass(frozen=True)
-class CaptureView:
-    """One agent's view.
+class CaptureView(RoomView):
+    """One agent's view (``player``, ``my_room``, ``partner_room`` and the names: :class:`RoomView`).
 
     Attributes:
-        player: my seat (0 = Alice, 1 = Bob).
-        my_room: my room.
-        partner_room: my partner's room.
         thief_room: the thief's room.
         doors: ``((room_a, room_b, button_room, is_open), ...)`` for the two doors.
         turn: turns played.
@@ -33,25 +31,12 @@ class CaptureView:
         legal_actions: my actions now, in display order (empty once the game is over).
     """
 
-    player: int
-    my_room: int
-    partner_room: int
     thief_room: int
     doors: tuple[tuple[int, int, int, bool], ...]
     turn: int
     max_turns: int
     captured: bool
     legal_actions: tuple[int, ...]
-
-    @property
-    def name(self) -> str:
-        """My name ("Alice" or "Bob")."""
-        return PLAYER_NAMES[self.player]
-
-    @property
-    def partner_name(self) -> str:
-        """My partner's name."""
-        return PLAYER_NAMES[1 - self.player]
 
     @property
     def doors_open(self) -> tuple[bool, ...]:
@@ -61,8 +46,7 @@ class CaptureView:
 
 def observe(game: CaptureGame, state: CaptureState, player: int) -> CaptureView:
     """Build ``player``'s view of ``state``."""
-    if player not in (0, 1):
-        raise ValueError(f"player must be 0 or 1, got {player}")
+    check_player(player)
     return CaptureView(
         player=player,
         my_room=state.rooms[player],

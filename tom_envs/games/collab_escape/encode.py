@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tom_envs.core.game import Encoder
-from tom_envs.games.collab_escape.rules import GENERATORS, ROOMS, EscapeGame, EscapeState
+from tom_envs.core.game import piece_offsets
+from tom_envs.games.collab_escape.rules import GENERATORS, ROOMS, EscapeState
 from tom_envs.games.collab_escape.view import EscapeView
+from tom_envs.games.room_maze import RoomEncoder
 
 PIECES: tuple[tuple[str, int], ...] = (
     ("my_room", len(ROOMS)),
@@ -36,22 +37,14 @@ PIECES: tuple[tuple[str, int], ...] = (
     ("time", 1),
     ("outcome", 2),
 )
-SIZE = sum(n for _, n in PIECES)
-OFFSETS: dict[str, int] = {}
-_at = 0
-for _name, _n in PIECES:
-    OFFSETS[_name] = _at
-    _at += _n
+#: Where each piece starts (the batched engine writes at these offsets), and the total size.
+OFFSETS, SIZE = piece_offsets(PIECES)
 
 
-class EscapeEncoder(Encoder[EscapeView, EscapeState]):
-    """One-hot rooms and killer facts, generator progress, flags and time."""
+class EscapeEncoder(RoomEncoder[EscapeView, EscapeState]):
+    """One-hot rooms and killer facts, generator progress, flags and time (the state: Alice's vector)."""
 
     obs_size = state_size = SIZE  # 46; the state has the observation's layout (Alice's side)
-
-    def __init__(self, game: EscapeGame) -> None:
-        self.game = game
-
 
     def encode(self, view: EscapeView) -> np.ndarray:
         """The view as a float32 vector."""
@@ -71,7 +64,3 @@ class EscapeEncoder(Encoder[EscapeView, EscapeState]):
         out[OFFSETS["outcome"]] = float(view.escaped)
         out[OFFSETS["outcome"] + 1] = float(view.caught)
         return out
-
-    def encode_state(self, state: EscapeState) -> np.ndarray:
-        """Alice's vector."""
-        return self.encode(self.game.observe(state, 0))

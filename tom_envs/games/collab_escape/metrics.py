@@ -21,7 +21,7 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.game import GameBundle
-from tom_envs.games.joint_planner import planner_for, predictions_of, replay, seat_metrics
+from tom_envs.games.joint_planner import predictions_of, replay_with_planner, seat_metrics
 
 
 def trajectory_metrics(
@@ -29,15 +29,12 @@ def trajectory_metrics(
 ) -> dict[str, float]:
     """Escape, turns and regrets of one episode (see the module docstring)."""
 
-    game = bundle.game
-    planner = planner_for(type(game), game.config)  # type: ignore[attr-defined]
-    trajectory, final = replay(game, episode.seed, episode.steps)
-    start = game.initial_state(None)  # type: ignore[arg-type]
-    escaped = float(game.succeeded(final))  # type: ignore[attr-defined]
+    game, planner, trajectory, final, start = replay_with_planner(bundle, episode)
+    escaped = float(game.succeeded(final))
     optimal = planner.value(start)
     out = {
         "escaped": escaped,
-        "caught": float(game.failed(final)),  # type: ignore[attr-defined]
+        "caught": float(game.failed(final)),
         "turns": float(len(trajectory)),
         "optimal_escape": optimal,
         "functional_regret": optimal - escaped,

@@ -31,6 +31,7 @@ from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, A
 from tom_envs.games.collab_escape.rules import ROOMS as CODED_ROOMS
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.games.collab_escape.text import action_text
+from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario, situation_set
 
 GENERATOR_VERSION = 4
@@ -103,12 +104,6 @@ def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _view_context(bundle: Any, state: Any, player: int) -> str:
-    """The asked player's rules prompt and its observation of ``state`` (no history)."""
-    view = bundle.game.observe(state, player)
-    return f"{bundle.text.rules_prompt(view)}\n\n{bundle.text.observation_text(view)}"
-
-
 def _moved(state: Any, seat: int, room: int) -> Any:
     """``state`` with ``seat`` in ``room`` (and not fixing: it did not fix there)."""
     rooms = list(state.rooms)
@@ -138,7 +133,7 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     free = [r for r in maze.rooms if r not in (me, mate, state.killer)]
 
     def ctx(st: Any) -> str:
-        return _view_context(bundle, st, player)
+        return context_text(bundle, st, player)
 
     def dist(src: int, dst: int) -> int:
         d = maze.distance(src, dst)

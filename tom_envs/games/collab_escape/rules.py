@@ -28,8 +28,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tom_envs.core.game import SIMULTANEOUS, Game, GameTags, StepResult
-from tom_envs.games.room_maze import RoomMaze, sample_outcome
+from tom_envs.core.game import SIMULTANEOUS, GameTags, StepResult
+from tom_envs.games.room_maze import (
+    PLAYER_NAMES,
+    RoomConfig,
+    RoomGame,
+    RoomMaze,
+    check_scenario,
+    check_starts,
+    sample_outcome,
+)
 
 if TYPE_CHECKING:
     from tom_envs.games.collab_escape.view import EscapeView
@@ -50,25 +58,11 @@ CODED_MAZE = RoomMaze.from_dict(
     }
 )
 #: The map the authors' prompt describes: "room 7 is connected to room 6 and 8"; all two-way.
-PROMPT_MAZE = RoomMaze.from_dict(
-    {
-        1: [2, 10],
-        2: [1, 3],
-        3: [2, 4, 8],
-        4: [3, 5],
-        5: [4, 6],
-        6: [5, 7],
-        7: [6, 8],
-        8: [3, 7, 9],
-        9: [8, 10],
-        10: [1, 9],
-    }
-)
+PROMPT_MAZE = RoomMaze.from_dict({**dict(CODED_MAZE.adjacency), 7: (6, 8)})
 MAPS: dict[str, RoomMaze] = {"coded": CODED_MAZE, "prompt": PROMPT_MAZE}
 ROOMS: tuple[int, ...] = CODED_MAZE.rooms
 GENERATORS: tuple[int, ...] = (1, 6)
 GATE = 7
-PLAYER_NAMES = ("Alice", "Bob")
 
 
 @dataclass(frozen=True)
@@ -121,7 +115,7 @@ OUTCOME_RUNNING, OUTCOME_ESCAPED, OUTCOME_CAUGHT = 0, 1, 2
 
 
 @dataclass(frozen=True)
-class EscapeConfig:
+class EscapeConfig(RoomConfig):
     """Settings of CollabEscape.
 
     Attributes:
@@ -141,15 +135,11 @@ class EscapeConfig:
     preset: Scenario = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.scenario not in SCENARIOS:
-            raise ValueError(f"unknown scenario {self.scenario!r}; choose from {sorted(SCENARIOS)}")
-        object.__setattr__(self, "preset", SCENARIOS[self.scenario])
+        object.__setattr__(self, "preset", check_scenario(self.scenario, SCENARIOS))
         if self.map not in MAPS:
             raise ValueError(f"map must be one of {sorted(MAPS)}, got {self.map!r}")
         if self.starts is not None:
-            starts = tuple(int(r) for r in self.starts)
-            if len(starts) != 3 or any(r not in ROOMS for r in starts):
-                raise ValueError(f"starts must be three rooms of {list(ROOMS)}, got {self.starts}")
+            starts = check_starts(self.starts, ROOMS)
             if starts[2] in starts[:2]:
                 raise ValueError(f"argument 'starts': got {self.starts}; allowed: three rooms, "
                                  "the killer's (the third) not a player's")  # fmt: skip
@@ -163,11 +153,6 @@ class EscapeConfig:
     def maze(self) -> RoomMaze:
         """The map in use."""
         return MAPS[self.map]
-
-    @property
-    def start_rooms(self) -> tuple[int, int, int]:
-        """``(alice, bob, killer)`` at the start."""
-        return self.starts if self.starts is not None else self.preset.starts
 
 
 @dataclass(frozen=True)
@@ -215,39 +200,17 @@ def killer_decision(maze: RoomMaze, state: EscapeState) -> tuple[int | None, int
     return None, MEM_NONE
 
 
-class EscapeGame(Game[EscapeState, "EscapeView"]):
-    """CollabEscape's rules."""
+class EscapeGame(RoomGame[EscapeState, "EscapeView"]):
+    """CollabEscape's rules (turns, legal actions and facts shared with CollabCapture: :class:`RoomGame`)."""
 
     name = "collab_escape"
+    num_actions: int = NUM_ACTIONS  #: wait, move to room 1-10, fix
+    #: Simultaneous, stochastic (the roaming killer), fully observable, common payoff.
+    tags: GameTags = GameTags(SIMULTANEOUS, "stochastic", "perfect", "identical")
 
     def __init__(self, config: EscapeConfig | None = None) -> None:
         self.config = config or EscapeConfig()
         self.maze = self.config.maze
-
-    @property
-    def num_players(self) -> int:
-        """Alice and Bob."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Wait, move to room 1-10, fix."""
-        return NUM_ACTIONS
-
-    @property
-    def tags(self) -> GameTags:
-        """Simultaneous, stochastic (the roaming killer), fully observable, common payoff."""
-        return GameTags(SIMULTANEOUS, "stochastic", "perfect", "identical")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """0 per turn, 1 to both on escape."""
-        return (0.0, 1.0)
-
-    @property
-    def max_steps(self) -> int | None:
-        """The turn limit, if any."""
-        return self.config.max_turns
 
     def initial_state(self, rng: np.random.Generator) -> EscapeState:
         """The scenario's start (no chance at the start)."""
@@ -267,18 +230,8 @@ class EscapeGame(Game[EscapeState, "EscapeView"]):
         limit = self.config.max_turns
         return state.outcome != OUTCOME_RUNNING or (limit is not None and state.turn >= limit)
 
-    def current_players(self, state: EscapeState) -> tuple[int, ...]:
-        """Both players act every turn."""
-        return () if self.is_terminal(state) else (0, 1)
-
-    def legal_actions(self, state: EscapeState, player: int) -> tuple[int, ...]:
-        """Moves (listed order), fix (in an unrepaired generator's room), wait."""
-        if self.is_terminal(state):
-            return ()
-        return self.options(state, player)
-
     def options(self, state: EscapeState, player: int) -> tuple[int, ...]:
-        """The actions of ``player`` in ``state``, terminal or not (in display order)."""
+        """Moves (listed order), fix (in an unrepaired generator's room), wait."""
         room = state.rooms[player]
         out = list(self.maze.out(room))
         if room in GENERATORS and not self.repaired(state, GENERATORS.index(room)):

@@ -11,7 +11,6 @@ the generator in room 1 is 2. ... The exit gate is closed.") followed by the let
 
 from __future__ import annotations
 
-from tom_envs.core.game import ParseResult, TextInterface
 from tom_envs.games.collab_escape.rules import (
     GATE,
     GENERATORS,
@@ -31,7 +30,7 @@ from tom_envs.games.collab_escape.view import (
     SAW_PARTNER,
     EscapeView,
 )
-from tom_envs.games.room_maze import english_list, lettered, parse_lettered, room_aliases
+from tom_envs.games.room_maze import RoomText, english_list, lettered
 
 _KEYWORDS_WAIT = "wait|stay|remain"
 _KEYWORDS_FIX = "fix|fixing|repair|repairing"
@@ -50,11 +49,16 @@ def action_text(action: int, room: int) -> str:
     return f"Move to room {action}"
 
 
-class EscapeText(TextInterface[EscapeView]):
+class EscapeText(RoomText[EscapeView]):
     """Text for one player, from its view."""
 
+    answer = ANSWER_FORMAT
+    describe = staticmethod(action_text)
+    idle, idle_words = int(Action.WAIT), _KEYWORDS_WAIT
+    special, special_words = int(Action.FIX), _KEYWORDS_FIX
+
     def __init__(self, config: EscapeConfig) -> None:
-        self.config = config
+        super().__init__(config)
         self.maze = config.maze
 
     def layout(self) -> str:
@@ -113,10 +117,6 @@ class EscapeText(TextInterface[EscapeView]):
                 f"killer{ANSWER_FORMAT}.",
             ]
         )
-
-    def answer_format(self, view: EscapeView) -> str:
-        """The authors' answer format (`` and then format your response as "Action: ..."``)."""
-        return ANSWER_FORMAT
 
     def observation_text(self, view: EscapeView) -> str:
         """The authors' state description, then the turn and the lettered options."""
@@ -182,20 +182,6 @@ class EscapeText(TextInterface[EscapeView]):
             lines.append(f"Turn {view.turn + 1}{limit}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
-
-    def action_text(self, view: EscapeView, action: int) -> str:
-        """One action as text."""
-        return action_text(action, view.my_room)
-
-    def parse_action(self, view: EscapeView, text: str) -> ParseResult:
-        """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
-        form ("room 5", "wait", "fix"); see :func:`~tom_envs.games.room_maze.parse_lettered`."""
-        legal = view.legal_actions
-        moves = {a: a for a in legal if a not in (Action.WAIT, Action.FIX)}
-        keywords = {_KEYWORDS_WAIT: int(Action.WAIT)}
-        if Action.FIX in legal:
-            keywords[_KEYWORDS_FIX] = int(Action.FIX)
-        return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
 
     def render_state(self, state: EscapeState) -> str:
         """A spectator's line: turn, rooms, generators, outcome."""

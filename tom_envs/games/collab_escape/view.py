@@ -23,9 +23,9 @@ from tom_envs.games.collab_escape.rules import (
     MEM_NONE,
     MEM_SAW_ALICE,
     MEM_SAW_BOB,
-    PLAYER_NAMES,
     killer_decision,
 )
+from tom_envs.games.room_maze import RoomView, check_player
 
 if TYPE_CHECKING:
     from tom_envs.games.collab_escape.rules import EscapeGame, EscapeState
@@ -37,13 +37,10 @@ INTENT_UNAWARE, INTENT_ME, INTENT_PARTNER = range(3)
 
 
 @dataclass(frozen=True)
-class EscapeView:
-    """One player's view.
+class EscapeView(RoomView):
+    """One player's view (``player``, ``my_room``, ``partner_room`` and the names: :class:`RoomView`).
 
     Attributes:
-        player: my seat (0 = Alice, 1 = Bob).
-        my_room: my room.
-        partner_room: my partner's room.
         killer_room: the killer's room.
         killer_intent: ``INTENT_UNAWARE`` (he roams at random), ``INTENT_ME`` or ``INTENT_PARTNER``
             (he moves to that player's current room this turn).
@@ -60,9 +57,6 @@ class EscapeView:
         legal_actions: my actions now, in display order (empty once the game is over).
     """
 
-    player: int
-    my_room: int
-    partner_room: int
     killer_room: int
     killer_intent: int
     killer_memory: int
@@ -76,16 +70,6 @@ class EscapeView:
     escaped: bool
     caught: bool
     legal_actions: tuple[int, ...]
-
-    @property
-    def name(self) -> str:
-        """My name ("Alice" or "Bob")."""
-        return PLAYER_NAMES[self.player]
-
-    @property
-    def partner_name(self) -> str:
-        """My partner's name."""
-        return PLAYER_NAMES[1 - self.player]
 
 
 def egocentric_memory(memory: int, player: int) -> int:
@@ -108,8 +92,7 @@ def absolute_memory(saw: int, player: int) -> int:
 
 def observe(game: EscapeGame, state: EscapeState, player: int) -> EscapeView:
     """Build ``player``'s view of ``state``."""
-    if player not in (0, 1):
-        raise ValueError(f"player must be 0 or 1, got {player}")
+    check_player(player)
     target, _ = killer_decision(game.maze, state)
     intent = INTENT_UNAWARE if target is None else INTENT_ME if target == player else INTENT_PARTNER
     needed = game.config.fixes_needed

@@ -37,29 +37,15 @@ class ExampleGame(Game[ExampleState, ExampleView]):
     """Name a colour; both players score 1 in every round where the colours match."""
 
     name = "example"
+    #: Fixed facts of the game (the properties of :class:`~tom_envs.core.game.Game`).
+    num_players: int = 2
+    num_actions: int = len(COLORS)  #: action ``k`` names ``COLORS[k]``
+    #: Simultaneous, no chance, the past is public, one shared reward.
+    tags: GameTags = GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: 0 or 1 a round
 
     def __init__(self, config: ExampleConfig | None = None) -> None:
         self.config = config or ExampleConfig()
-
-    @property
-    def num_players(self) -> int:
-        """Two."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Action ``k`` names ``COLORS[k]``."""
-        return len(COLORS)
-
-    @property
-    def tags(self) -> GameTags:
-        """Simultaneous, no chance, the past is public, one shared reward."""
-        return GameTags(SIMULTANEOUS, "deterministic", "perfect", "identical")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """0 or 1 a round."""
-        return (0.0, 1.0)
 
     @property
     def max_steps(self) -> int:

@@ -83,16 +83,28 @@ def _give(view: GuandanView) -> int:
     return best
 
 
-class BestPLowV(BaseAgent):
+class _RuleBot(BaseAgent):
+    """A rule-based player: tribute and return by :func:`_give`, moves by :meth:`play`."""
+
+    def act(self, turn: Turn) -> int:
+        """The card to give in the tribute phases, else :meth:`play`'s move."""
+        view: GuandanView = turn.view
+        if view.phase in ("tribute", "return"):
+            return _give(view)
+        return self.play(view)
+
+    def play(self, view: GuandanView) -> int:
+        """A move in the play phase."""
+        raise NotImplementedError
+
+
+class BestPLowV(_RuleBot):
     """The paper's 'bestP_lowV': best pattern priority, then lowest value."""
 
     name = "bestp_lowv"
 
-    def act(self, turn: Turn) -> int:
+    def play(self, view: GuandanView) -> int:
         """Choose by (pattern priority, fewest wilds, lowest value)."""
-        view: GuandanView = turn.view
-        if view.phase in ("tribute", "return"):
-            return _give(view)
         level = view.level
         plays = _plays(view)
 
@@ -121,16 +133,13 @@ class BestPLowV(BaseAgent):
         )[0]
 
 
-class HeuristicAgent(BaseAgent):
+class HeuristicAgent(_RuleBot):
     """A stronger rule-based player (specs §4.8): hand decomposition, then simple rules."""
 
     name = "heuristic"
 
-    def act(self, turn: Turn) -> int:
+    def play(self, view: GuandanView) -> int:
         """Lead or follow by the rules in the module table."""
-        view: GuandanView = turn.view
-        if view.phase in ("tribute", "return"):
-            return _give(view)
         done = _finisher(view)
         if done is not None:
             return done

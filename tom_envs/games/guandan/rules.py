@@ -78,6 +78,12 @@ class GuandanGame(Game[GuandanState, GuandanView]):
     """The rules of Guandan over the fixed action catalogue of :mod:`combos`."""
 
     name = "guandan"
+    #: Fixed facts of the game (the properties of :class:`~tom_envs.core.game.Game`).
+    num_players: int = 4  #: four seats
+    num_actions: int = NUM_ACTIONS  #: pass, 54 give-card actions and 225 play shapes
+    #: Sequential, stochastic, imperfect information, zero-sum between the two teams.
+    tags: GameTags = GameTags(SEQUENTIAL, "stochastic", "imperfect", "zero_sum")
+    reward_range: tuple[float, float] = (-3.0, 3.0)  #: a deal pays at most ±3
 
     def __init__(self, config: GuandanConfig | None = None) -> None:
         self.config = config or GuandanConfig()
@@ -85,26 +91,6 @@ class GuandanGame(Game[GuandanState, GuandanView]):
         # view.py's per-player conversions: history, tribute and results (by source object)
         self._view_cache: dict[object, tuple[object, tuple]] = {}
         self._obs_cache: dict[int, tuple[GuandanState, GuandanView]] = {}
-
-    @property
-    def num_players(self) -> int:
-        """Four seats."""
-        return 4
-
-    @property
-    def num_actions(self) -> int:
-        """Pass, 54 give-card actions and 225 play shapes."""
-        return NUM_ACTIONS
-
-    @property
-    def tags(self) -> GameTags:
-        """Sequential, stochastic, imperfect information, zero-sum between the two teams."""
-        return GameTags(SEQUENTIAL, "stochastic", "imperfect", "zero_sum")
-
-    @property
-    def reward_range(self) -> tuple[float, float]:
-        """A deal pays at most ±3."""
-        return (-3.0, 3.0)
 
     @property
     def max_steps(self) -> int:

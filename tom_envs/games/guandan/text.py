@@ -317,7 +317,7 @@ class GuandanText(TextInterface[GuandanView]):
         cached = self._obs_cache.get(view.player)
         if cached is not None and cached[0] is view:
             return cached[1]
-        text = _obs_zh(self, view) if self.language == "zh" else _obs_en(self, view)
+        text = _obs(self, view)
         self._obs_cache[view.player] = (view, text)
         return text
 
@@ -453,105 +453,104 @@ def _tribute_lines(t: GuandanText, view: GuandanView) -> list[str]:
     return lines
 
 
-def _obs_en(t: GuandanText, view: GuandanView) -> str:
+#: The observation's sentences in each language (``str.format`` fields named as in :func:`_obs`).
+_OBS_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "deal": "Deal {deal}{match}. You are player {player}; your teammate is player {mate}.",
+        "match": " of a match",
+        "mine": "your team's",
+        "theirs": "the opponents'",
+        "level": "Level of this deal: {lv} ({whose} level). Your team is at level {my}, the "
+        "opponents at {their}. Wild cards: ♥{lv}* (any card but a joker).",
+        "hand": "Your hand ({n} cards): {cards}",
+        "left": "Cards left: ",
+        "left_one": "{who} {n}",
+        "sep": ", ",
+        "end": ".",
+        "moves_cut": "Moves this deal (last {shown} of {total}):",
+        "moves_all": "Moves this deal:",
+        "finished": "Out of cards, in order: ",
+        "results": "Earlier deals: your team won {wins} of {total}.",
+        "won": "won",
+        "lost": "lost",
+        "over": "The deal is over: your team {verb} ({sign}{points}).",
+        "waiting": "Waiting for {who}.",
+        "tribute": "You must pay tribute: give your highest card (not a wild card).",
+        "return": "Return a card to the player who paid you: rank 10 or lower, not the level.",
+        "lead": "You lead: play any combination.",
+        "beat": "To beat: {move}. Play a higher combination of the same type, a bomb, or pass.",
+    },
+    "zh": {
+        "deal": "第{deal}副牌{match}。你是{player}号玩家，你的队友是{mate}号玩家。",
+        "match": "（整场比赛）",
+        "mine": "我方",
+        "theirs": "对方",
+        "level": "本副牌打{lv}（{whose}的级数）。我方级数{my}，对方级数{their}。"
+        "逢人配：红桃{lv}*（可代替除大小王外的任何牌）。",
+        "hand": "你的手牌（{n}张）：{cards}",
+        "left": "剩余牌数：",
+        "left_one": "{who}{n}张",
+        "sep": "，",
+        "end": "。",
+        "moves_cut": "本副牌出牌记录（最近{shown}手，共{total}手）：",
+        "moves_all": "本副牌出牌记录（最近{shown}手，共{total}手）：",
+        "finished": "出完牌的顺序：",
+        "results": "之前的牌局：我方赢了{total}副中的{wins}副。",
+        "won": "赢",
+        "lost": "输",
+        "over": "本副牌结束：我方{verb}了（{sign}{points}）。",
+        "waiting": "等待{who}出牌。",
+        "tribute": "你需要进贡：交出你最大的一张牌（不能是逢人配）。",
+        "return": "请还贡给向你进贡的玩家：一张10或以下且不是级牌的牌。",
+        "lead": "轮到你领出：可以出任意牌型。",
+        "beat": "需要压过：{move}。请出同类型更大的牌、炸弹，或者过牌。",
+    },
+}
+
+
+def _obs(t: GuandanText, view: GuandanView) -> str:
+    """The observation in the text's language (the sentences of :data:`_OBS_WORDS`)."""
+    w = _OBS_WORDS[t.language]
     lv = RANKS[view.level]
-    whose = "your team's" if view.level_is_mine else "the opponents'"
+    sep, end = w["sep"], w["end"]
     lines = [
-        f"Deal {view.deal + 1}{' of a match' if view.match else ''}. You are player {view.player}; "
-        f"your teammate is player {(view.player + 2) % 4}.",
-        f"Level of this deal: {lv} ({whose} level). Your team is at level {RANKS[view.my_level]}, "
-        f"the opponents at {RANKS[view.their_level]}. Wild cards: ♥{lv}* (any card but a joker).",
-        f"Your hand ({sum(view.hand)} cards): {cards_text(cards_of(view.hand), view.level)}",
-        "Cards left: "
-        + ", ".join(f"{t._who(view, r)} {view.cards_left[r]}" for r in range(4))
-        + ".",
-    ]
+        w["deal"].format(deal=view.deal + 1, match=w["match"] if view.match else "",
+                         player=view.player, mate=(view.player + 2) % 4),
+        w["level"].format(lv=lv, whose=w["mine"] if view.level_is_mine else w["theirs"],
+                          my=RANKS[view.my_level], their=RANKS[view.their_level]),
+        w["hand"].format(n=sum(view.hand),
+                         cards=cards_text(cards_of(view.hand), view.level, t.language)),
+        w["left"]
+        + sep.join(w["left_one"].format(who=t._who(view, r), n=view.cards_left[r]) for r in range(4))
+        + end,
+    ]  # fmt: skip
     lines += _tribute_lines(t, view)
     k = t.config.history_window
     moves = [m for m in view.history if m[3] == "play"]
     if moves and k:
         shown = moves[-k:]
-        head = (
-            f"Moves this deal (last {len(shown)} of {len(moves)}):"
-            if len(moves) > k
-            else ("Moves this deal:")
-        )
-        lines.append(head)
+        head = w["moves_cut"] if len(moves) > k else w["moves_all"]
+        lines.append(head.format(shown=len(shown), total=len(moves)))
         lines += [f"  {t.move_text(view, m)}" for m in shown]
     if view.finished:
-        lines.append(
-            "Out of cards, in order: " + ", ".join(t._who(view, r) for r in view.finished) + "."
-        )
+        lines.append(w["finished"] + sep.join(t._who(view, r) for r in view.finished) + end)
     if view.results:
         wins = sum(1 for _, mine, _ in view.results if mine)
-        lines.append(f"Earlier deals: your team won {wins} of {len(view.results)}.")
+        lines.append(w["results"].format(wins=wins, total=len(view.results)))
     if view.phase == "over":
         last = view.results[-1] if view.results else None
         if last is not None:
-            verb = "won" if last[1] else "lost"
-            lines.append(
-                f"The deal is over: your team {verb} ({'+' if last[1] else '-'}{last[2]})."
-            )
+            verb = w["won"] if last[1] else w["lost"]
+            lines.append(w["over"].format(verb=verb, sign="+" if last[1] else "-", points=last[2]))
         return "\n".join(lines)
     if view.to_act != 0:
-        lines.append(f"Waiting for {t._who(view, view.to_act)}.")
-    elif view.phase == "tribute":
-        lines.append("You must pay tribute: give your highest card (not a wild card).")
-    elif view.phase == "return":
-        lines.append("Return a card to the player who paid you: rank 10 or lower, not the level.")
+        lines.append(w["waiting"].format(who=t._who(view, view.to_act)))
+    elif view.phase in ("tribute", "return"):
+        lines.append(w[view.phase])
     elif view.lead is None:
-        lines.append("You lead: play any combination.")
+        lines.append(w["lead"])
     else:
-        lines.append(
-            f"To beat: {t.move_text(view, view.lead)}. Play a higher combination of the "
-            "same type, a bomb, or pass."
-        )
-    return "\n".join(lines)
-
-
-def _obs_zh(t: GuandanText, view: GuandanView) -> str:
-    lv = RANKS[view.level]
-    whose = "我方" if view.level_is_mine else "对方"
-    lines = [
-        f"第{view.deal + 1}副牌{'（整场比赛）' if view.match else ''}。你是{view.player}号玩家，"
-        f"你的队友是{(view.player + 2) % 4}号玩家。",
-        f"本副牌打{lv}（{whose}的级数）。我方级数{RANKS[view.my_level]}，对方级数"
-        f"{RANKS[view.their_level]}。逢人配：红桃{lv}*（可代替除大小王外的任何牌）。",
-        f"你的手牌（{sum(view.hand)}张）：{cards_text(cards_of(view.hand), view.level, 'zh')}",
-        "剩余牌数："
-        + "，".join(f"{t._who(view, r)}{view.cards_left[r]}张" for r in range(4))
-        + "。",
-    ]
-    lines += _tribute_lines(t, view)
-    k = t.config.history_window
-    moves = [m for m in view.history if m[3] == "play"]
-    if moves and k:
-        shown = moves[-k:]
-        lines.append(f"本副牌出牌记录（最近{len(shown)}手，共{len(moves)}手）：")
-        lines += [f"  {t.move_text(view, m)}" for m in shown]
-    if view.finished:
-        lines.append("出完牌的顺序：" + "，".join(t._who(view, r) for r in view.finished) + "。")
-    if view.results:
-        wins = sum(1 for _, mine, _ in view.results if mine)
-        lines.append(f"之前的牌局：我方赢了{len(view.results)}副中的{wins}副。")
-    if view.phase == "over":
-        last = view.results[-1] if view.results else None
-        if last is not None:
-            verb = "赢" if last[1] else "输"
-            lines.append(f"本副牌结束：我方{verb}了（{'+' if last[1] else '-'}{last[2]}）。")
-        return "\n".join(lines)
-    if view.to_act != 0:
-        lines.append(f"等待{t._who(view, view.to_act)}出牌。")
-    elif view.phase == "tribute":
-        lines.append("你需要进贡：交出你最大的一张牌（不能是逢人配）。")
-    elif view.phase == "return":
-        lines.append("请还贡给向你进贡的玩家：一张10或以下且不是级牌的牌。")
-    elif view.lead is None:
-        lines.append("轮到你领出：可以出任意牌型。")
-    else:
-        lines.append(
-            f"需要压过：{t.move_text(view, view.lead)}。请出同类型更大的牌、炸弹，或者过牌。"
-        )
+        lines.append(w["beat"].format(move=t.move_text(view, view.lead)))
     return "\n".join(lines)
 
 

@@ -96,7 +96,20 @@ class AlwaysAction(PartnerPolicy):
         return 0
 
 
-class TitForTat(PartnerPolicy):
+class NextActionPolicy(PartnerPolicy):
+    """A deterministic policy whose state is the action it plays next (action 0 first); a
+    subclass gives only :meth:`next_state`."""
+
+    def initial_state(self) -> Hashable:
+        """The action to play next."""
+        return 0
+
+    def action_probs(self, state: Hashable) -> tuple[float, ...]:
+        """Deterministic: the stored action."""
+        return self._deterministic(int(state))  # type: ignore[arg-type]
+
+
+class TitForTat(NextActionPolicy):
     """The paper's tit-for-tat style partner: reacts to the other's previous action."""
 
     name = "tit_for_tat"
@@ -111,14 +124,6 @@ class TitForTat(PartnerPolicy):
             if self.rule == "copy"
             else "best-responds to the other's last action"
         ) + "; opens with action 0"
-
-    def initial_state(self) -> Hashable:
-        """The action to play next."""
-        return 0
-
-    def action_probs(self, state: Hashable) -> tuple[float, ...]:
-        """Deterministic: the stored action."""
-        return self._deterministic(int(state))  # type: ignore[arg-type]
 
     def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
         """Copy or best-respond to ``other``."""
@@ -144,19 +149,11 @@ class UniformRandom(PartnerPolicy):
         return 0
 
 
-class WinStayLoseShift(PartnerPolicy):
+class WinStayLoseShift(NextActionPolicy):
     """Pavlov: keep the action after a payoff above the table mean, else move to the next one."""
 
     name = "win_stay_lose_shift"
     description = "repeats after a payoff above its mean payoff, else shifts to the next action"
-
-    def initial_state(self) -> Hashable:
-        """The action to play next."""
-        return 0
-
-    def action_probs(self, state: Hashable) -> tuple[float, ...]:
-        """Deterministic."""
-        return self._deterministic(int(state))  # type: ignore[arg-type]
 
     def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
         """Stay on a win, shift cyclically otherwise."""
@@ -164,19 +161,11 @@ class WinStayLoseShift(PartnerPolicy):
         return own if won else (own + 1) % self.n
 
 
-class Alternating(PartnerPolicy):
+class Alternating(NextActionPolicy):
     """Cycles through the actions in order."""
 
     name = "alternating"
     description = "cycles 0, 1, ..., n-1, 0, ..."
-
-    def initial_state(self) -> Hashable:
-        """The action to play next."""
-        return 0
-
-    def action_probs(self, state: Hashable) -> tuple[float, ...]:
-        """Deterministic."""
-        return self._deterministic(int(state))  # type: ignore[arg-type]
 
     def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
         """Next in the cycle."""

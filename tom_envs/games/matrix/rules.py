@@ -187,14 +187,10 @@ class MatrixGame(Game[MatrixState, MatrixView]):
     """The iterated matrix game's rules."""
 
     name = "matrix"
+    num_players: int = 2  #: always two
 
     def __init__(self, config: MatrixConfig | None = None) -> None:
         self.config = config or MatrixConfig()
-
-    @property
-    def num_players(self) -> int:
-        """Always two."""
-        return 2
 
     @property
     def num_actions(self) -> int:

@@ -106,6 +106,18 @@ PICK_UP, PUT_IN_POT, PLACE_ON, LOAD_SOUP, DELIVER, START_COOKING, WAIT, MOVE_AWA
 
 _WORDS = ("nothing", "onion", "plate", "soup", "soup", "soup")
 
+#: The paper's wording of each verb, with the action's ``item`` and ``target`` filled in.
+WORDING = {
+    PICK_UP: "pick up {item} from {target}",
+    PUT_IN_POT: "place onion in {target}",
+    PLACE_ON: "place {item} on {target}",
+    LOAD_SOUP: "load soup on plate from {target}",
+    DELIVER: "place soup for delivery in {target}",
+    START_COOKING: "start cooking {target}",
+    WAIT: "wait",
+    MOVE_AWAY: "move away",
+}
+
 
 def item_word(item: int) -> str:
     """The word for an item in mid-level actions: onion, plate or soup."""
@@ -129,21 +141,8 @@ class MidAction:
 
     @property
     def text(self) -> str:
-        """The paper's wording."""
-        v, item, t = self.verb, self.item, self.target
-        if v == PICK_UP:
-            return f"pick up {item} from {t}"
-        if v == PUT_IN_POT:
-            return f"place onion in {t}"
-        if v == PLACE_ON:
-            return f"place {item} on {t}"
-        if v == LOAD_SOUP:
-            return f"load soup on plate from {t}"
-        if v == DELIVER:
-            return f"place soup for delivery in {t}"
-        if v == START_COOKING:
-            return f"start cooking {t}"
-        return "wait" if v == WAIT else "move away"
+        """The paper's wording (:data:`WORDING`)."""
+        return WORDING.get(self.verb, "move away").format(item=self.item, target=self.target)
 
     def __str__(self) -> str:
         return self.text

@@ -181,6 +181,8 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
     """The rules, for one configured kitchen."""
 
     name = "overcooked"
+    num_players: int = 2  #: two chefs
+    num_actions: int = len(Action)  #: six primitive actions
 
     def __init__(self, config: OvercookedConfig | None = None) -> None:
         self.config = config or OvercookedConfig()
@@ -194,16 +196,6 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
         self._horizon = self.config.horizon
 
     # ------------------------------------------------------------------ facts
-    @property
-    def num_players(self) -> int:
-        """Two chefs."""
-        return 2
-
-    @property
-    def num_actions(self) -> int:
-        """Six primitive actions."""
-        return len(Action)
-
     @property
     def tags(self) -> GameTags:
         """Simultaneous, perfect information, fully cooperative."""
