@@ -372,3 +372,13 @@ def test_the_documented_config_example_parses() -> None:
     cfg = parse_config(tomllib.loads(textwrap.dedent(block)))
     assert cfg.tables == [{"table": "paper004", "kwargs": {"episodes": 100}}]
     assert cfg.games and cfg.matchups and cfg.crossplay and cfg.functional_tom
+
+
+def test_a_report_names_its_config_relative_to_the_working_folder(tmp_path: Path, monkeypatch) -> None:
+    from tom_envs.evaluation.report import shown_path
+
+    inside = tmp_path / "experiments" / "configs" / "x.toml"
+    monkeypatch.chdir(tmp_path)
+    assert shown_path(str(inside)) == "experiments/configs/x.toml"
+    assert shown_path("/elsewhere/y.toml") == "/elsewhere/y.toml"  # outside: as given
+    assert shown_path(None) is None

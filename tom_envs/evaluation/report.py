@@ -400,6 +400,17 @@ def _regret_words(game: str, kind: str, members: int, n: str) -> tuple[str, str]
     return title, caption
 
 
+def shown_path(path: str | None) -> str | None:
+    """``path`` as a page shows it: relative to the working folder when it lies inside it (a
+    results page names ``experiments/configs/x.toml``, not one machine's checkout)."""
+    if not path:
+        return path
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path
+
+
 def write_report(res: Any, out: Path, command: str = "") -> Path:
     """Write ``report.md``, ``results.json`` and plots into ``out``; return the report's path."""
     cfg = res.config
@@ -408,8 +419,9 @@ def write_report(res: Any, out: Path, command: str = "") -> Path:
     lines = [f"# Evaluation: {cfg.name}", ""]
     if cfg.description:
         lines += [cfg.description, ""]
+    source = shown_path(cfg.source)
     lines += [
-        f"Config: `{cfg.source}`. Command: `{command or 'tom-envs eval ' + str(cfg.source)}`. "
+        f"Config: `{source}`. Command: `{command or 'tom-envs eval ' + str(source)}`. "
         f"Backend: {res.backend}. Episodes per cell: {cfg.episodes} (seeds {cfg.seed}.."
         f"{cfg.seed + cfg.episodes - 1}). Intervals are 95% (1.96 standard errors). "
         f"Episodes played now: {res.played}; loaded from an earlier run: {res.resumed}; "
