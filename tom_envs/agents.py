@@ -5,6 +5,7 @@ An agent spec is a string::
     random                       uniformly random legal actions (every game)
     <bot>                        a partner bot of the game (``tom-envs list`` shows them)
     population:<name>            a bot drawn from a named population at every episode (seeded)
+    zoo/<member>                 a learned member of the game's partner zoo (:mod:`tom_envs.zoo`)
     rmax                         tabular RMax (plugin: baselines/rmax.py)
     llm:model=M:base_url=U       an LLM agent (plugin: llm_agents/agent.py; strategy=, local=true)
     checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (plugin:
@@ -240,6 +241,12 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
         if kwargs:
             raise ValueError(f"population {pop!r} takes no arguments, got {kwargs}")
         return PopulationAgent(pop, list(pops[pop]), lambda m: make_agent(m, game, bundle))
+    if head.startswith("zoo/"):
+        if kwargs:
+            raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")
+        from tom_envs.zoo import make_member
+
+        return make_member(head, game, bundle)
     if head in table:  # a game's own bot wins over a generic name
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")

@@ -20,6 +20,8 @@ reproduction above them, ``tom_experiments`` (the ``experiments/`` folder), decl
     paper004 = "tom_experiments"                    #   the package holding configs/NAME.toml
     [project.entry-points."tom_envs.commands"]      # a further subcommand: tom-envs NAME ...
     bench = "my_package.cli:command"                #   command(parser) -> run(args) -> exit code
+    [project.entry-points."tom_envs.zoo"]           # learned partners of the partner zoo
+    suite = "tom_experiments.zoo:members"           #   members(game) -> list[tom_envs.zoo.Member]
 
 A name is loaded only when it is used, so ``import tom_envs`` stays light (a command is loaded
 when the ``tom-envs`` parser is built: keep its module's imports inside ``run``). Entry points come
@@ -39,6 +41,7 @@ GROUPS = (
     "tom_envs.tables",
     "tom_envs.configs",
     "tom_envs.commands",
+    "tom_envs.zoo",
 )
 
 

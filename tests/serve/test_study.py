@@ -87,7 +87,7 @@ def _conditions(partner: str, extra: str = "") -> str:
 REFUSED = [
     ('"preset:gpt"', "", "--partner gpt=SPEC"),
     ('{ llm = "paper003", endpoint = "gpt" }', "", "--partner gpt=SPEC"),
-    ('"zoo:best"', "", "issue #35"),
+    ('"zoo:best"', "", "PrisonersDilemma zoo has no member 'best'"),
     ('"subprocess:Popen"', "", "names Python code"),
     ('"llm:model=m:base_url=http://127.0.0.1:9/v1"', "", "base_url"),
     ('"checkpoint:path=/etc/passwd"', "", "outside the current folder"),

@@ -10,7 +10,6 @@ untrusted specs, the operator's presets (``--partner NAME=SPEC``) as the operato
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -37,13 +36,13 @@ class Seating:
 
 
 def zoo_spec(name: str, game: str) -> str:
-    """The agent spec of a zoo partner (the zoo arrives with issue #35: ``tom_envs.zoo``)."""
+    """The agent spec of member ``name`` of ``game``'s partner zoo (:mod:`tom_envs.zoo`)."""
+    from tom_envs import zoo
+
     try:
-        zoo = importlib.import_module("tom_envs.zoo")
-    except ModuleNotFoundError:
-        raise StudyError(f"zoo:{name}: the partner zoo (issue #35) is not part of this version; "
-                         "name the bot itself (its name in tom-envs list --bots)") from None
-    return str(zoo.agent_spec(name, game))
+        return zoo.agent_spec(name, game)
+    except KeyError as exc:
+        raise StudyError(f"zoo:{name}: {exc.args[0]}") from None
 
 
 def partner_spec(partner: Partner, presets: Mapping[str, str], game: str,

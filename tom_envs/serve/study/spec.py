@@ -20,7 +20,7 @@ The format (every table but ``[study]``, ``[[games]]`` and ``[[conditions]]`` is
     [[games]]       name, game, kwargs, seat, seed, instructions, seconds_per_decision,
                     [games.practice] episodes, partner, kwargs, seed
     [[conditions]]  name, partner ("human", a bot, "preset:NAME", {llm = PRESET, endpoint = NAME},
-                    "zoo:NAME" once the zoo exists), and for "human": people, others,
+                    "zoo:NAME": a member of the game's partner zoo), and for "human": people, others,
                     wait_seconds, fallback, on_leave
     [[survey.episode]], [[survey.end]]   id, kind = "likert" | "choice" | "text", text, scale /
                     options, required, max_chars
@@ -74,7 +74,7 @@ class Partner:
     ``kind`` is ``"human"`` (other people, matched in a waiting room), ``"agent"`` (an allow-listed
     spec from the file: ``spec``), ``"preset"`` (the operator's preset ``name``), ``"llm"`` (the
     LLM protocol preset ``llm`` on the operator's endpoint preset ``name``) or ``"zoo"`` (a
-    partner of the zoo, issue #35: ``name``).
+    member of the game's partner zoo, :mod:`tom_envs.zoo`: ``name``).
     """
 
     kind: str

@@ -1,0 +1,140 @@
+"""The partner zoo: a versioned set of partners per game that behave differently (issue #35).
+
+Every functional-ToM measure, every benchmark row and every study that names ``zoo:NAME`` draws
+its partners from here, so that two labs that say "against the zoo" mean the same partners::
+
+    from tom_envs import zoo
+    for m in zoo.members("Hanabi"):
+        print(m.name, m.kind, m.description)     # random bot ..., simple bot ..., convention bot ...
+    zoo.version("Hanabi")                         # "Hanabi/z1-3f9c2a1b": changes with any member
+    zoo.agent_spec("convention", "Hanabi")        # the agent spec that seats this member
+
+Members come from two places:
+
+- **Rule members**: the game's own partner bots (its ``bot_table``), with their one-line
+  descriptions, and ``random`` in every game. Always present: the env package stands alone.
+- **Learned members**: checkpoints an installed package ships (``tom_experiments`` ships the
+  suite's), declared through the entry-point group ``tom_envs.zoo``: a callable
+  ``members(game) -> list[Member]``. They are seated by the spec ``zoo/<name>``; their files are
+  checked against the SHA-256 the package declares before they play (a mismatch refuses).
+
+:func:`version` is a digest of the game's member list (names, kinds, specs, file hashes): any
+change of a member changes it, and results record it, so rows built on different zoos are never
+mixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tom_envs import plugins
+
+if TYPE_CHECKING:
+    from tom_envs.core.agents import Agent
+    from tom_envs.core.game import GameBundle
+    from tom_envs.registration import GameSpec
+
+#: Bumped when the zoo's format or the meaning of a member changes (its digest changes anyway).
+ZOO_FORMAT = 1
+#: The description of the uniformly random partner that every game's zoo holds.
+RANDOM_DESCRIPTION = "uniformly random legal actions"
+#: The prefix of a learned member's agent spec (``zoo/ppo_s1``).
+PREFIX = "zoo/"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One partner of a game's zoo.
+
+    Attributes:
+        name: its name in the zoo (a bot's name, or a learned member's ``ppo_s1``).
+        game: the registered game it partners in.
+        kind: ``"bot"`` (a rule bot of the game) or ``"checkpoint"`` (a learned policy).
+        description: one line on how it behaves.
+        spec: for a bot, its name; for a learned member, the trusted agent spec the shipping
+            package builds it from (``checkpoint:path=...``), never read from user input.
+        sha256: the learned member's file hash (checked before it plays); ``""`` for bots.
+        origin: how it was made (training command, seed, steps, curve file), for the docs.
+    """
+
+    name: str
+    game: str
+    kind: str
+    description: str
+    spec: str = ""
+    sha256: str = ""
+    origin: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def agent_spec(self) -> str:
+        """The agent spec that seats this member (a bot's name, or ``zoo/<name>``)."""
+        return self.name if self.kind == "bot" else PREFIX + self.name
+
+
+def _game(game: str) -> GameSpec:
+    from tom_envs.registration import game_spec
+
+    return game_spec(game)
+
+
+def _learned(game: str) -> list[Member]:
+    out: list[Member] = []
+    for name in plugins.names("tom_envs.zoo"):
+        provider: Callable[[str], list[Member]] = plugins.load("tom_envs.zoo", name)
+        out.extend(provider(game))
+    return out
+
+
+def members(game: str) -> list[Member]:
+    """The zoo of ``game``: its rule bots (in ``bot_table`` order), then its learned members."""
+    spec = _game(game)
+    table = spec.load().bot_table(**spec.kwargs)
+    bots = [Member(b.name, game, "bot", b.description, spec=b.name) for b in table.bots]
+    if "random" not in table:  # every zoo holds the uniform partner (an anchor of every scale)
+        bots.append(Member("random", game, "bot", RANDOM_DESCRIPTION, spec="random"))
+    learned = _learned(game)
+    names = [m.name for m in (*bots, *learned)]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"{game}: zoo member names must be unique, repeated: {dupes}")
+    return [*bots, *learned]
+
+
+def member(name: str, game: str) -> Member:
+    """The member ``name`` (``convention`` or ``zoo/ppo_s1`` or ``ppo_s1``) of ``game``'s zoo."""
+    key = name.removeprefix(PREFIX)
+    found = {m.name: m for m in members(game)}
+    if key not in found:
+        raise KeyError(f"{game} zoo has no member {name!r}; members: {', '.join(found)}")
+    return found[key]
+
+
+def agent_spec(name: str, game: str) -> str:
+    """The agent spec that seats zoo member ``name`` in ``game`` (raises for an unknown one)."""
+    return member(name, game).agent_spec
+
+
+def version(game: str) -> str:
+    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes."""
+    rows = [[m.name, m.kind, m.spec, m.sha256] for m in members(game)]
+    digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:8]
+    return f"{game}/z{ZOO_FORMAT}-{digest}"
+
+
+def make_member(name: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
+    """Build the learned member ``zoo/<name>`` (its file's hash checked by its package)."""
+    from tom_envs.agents import make_agent
+
+    m = member(name, game.name)
+    if m.kind == "bot":
+        return make_agent(m.name, game, bundle)
+    # the spec comes from an installed package, not from user input: trusted
+    return make_agent(m.spec, game, bundle, trusted=True)
+
+
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "make_member", "member", "members",
+           "version"]
