@@ -15,8 +15,9 @@ Members come from two places:
   descriptions, and ``random`` in every game. Always present: the env package stands alone.
 - **Learned members**: checkpoints an installed package ships (``tom_experiments`` ships the
   suite's), declared through the entry-point group ``tom_envs.zoo``: a callable
-  ``members(game) -> list[Member]``. They are seated by the spec ``zoo/<name>``; their files are
-  checked against the SHA-256 the package declares before they play (a mismatch refuses).
+  ``members(game) -> list[Member]``. They are seated by the spec ``zoo/<name>``
+  (:func:`tom_envs.agents.make_agent` builds the member's own ``spec``, trusted: it comes from the
+  installed package, never from user input).
 
 :func:`version` is a digest of the game's member list (names, kinds, specs, file hashes): any
 change of a member changes it, and results record it, so rows built on different zoos are never
@@ -34,8 +35,6 @@ from typing import TYPE_CHECKING, Any
 from tom_envs import plugins
 
 if TYPE_CHECKING:
-    from tom_envs.core.agents import Agent
-    from tom_envs.core.game import GameBundle
     from tom_envs.registration import GameSpec
 
 #: Bumped when the zoo's format or the meaning of a member changes (its digest changes anyway).
@@ -125,16 +124,4 @@ def version(game: str) -> str:
     return f"{game}/z{ZOO_FORMAT}-{digest}"
 
 
-def make_member(name: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
-    """Build the learned member ``zoo/<name>`` (its file's hash checked by its package)."""
-    from tom_envs.agents import make_agent
-
-    m = member(name, game.name)
-    if m.kind == "bot":
-        return make_agent(m.name, game, bundle)
-    # the spec comes from an installed package, not from user input: trusted
-    return make_agent(m.spec, game, bundle, trusted=True)
-
-
-__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "make_member", "member", "members",
-           "version"]
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "member", "members", "version"]
