@@ -115,82 +115,71 @@ def parallel_episode_fn(
     return episode
 
 
-def text_episode_fn(
-    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+def _text_episodes(
+    env: Any, observe: bool, pick: Callable[[str, Any, Any], tuple[Any, int]]
 ) -> Callable[[int], EpisodeStats]:
-    env = pettingzoo.make("aec", spec.id, **kwargs)
+    """Episodes of the AEC loop of the text modes (``reset(seed=episode)``,
+    ``env.last(observe=observe)``): each move is ``pick(agent, obs, info)``, the action and the
+    characters of text it read."""
     per_joint = _per_joint(env)
-    index = sampler.index
 
     def episode(seed: int) -> EpisodeStats:
         env.reset(seed=seed)
         moves = chars = 0
         for agent in env.agent_iter():
-            _obs, _rew, term, trunc, _info = env.last(observe=False)
+            obs, _rew, term, trunc, info = env.last(observe=observe)
             if term or trunc:
                 action = None
             else:
-                tobs = env.text_observation(agent)
-                chars += len(tobs.rules) + len(tobs.observation)
-                legal = list(tobs.legal_actions)
-                action = legal[index(len(legal))]
+                action, read = pick(agent, obs, info)
+                chars += read
                 moves += 1
             env.step(action)
         return moves, moves / per_joint, chars
 
     return episode
+
+
+def text_episode_fn(
+    spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
+) -> Callable[[int], EpisodeStats]:
+    env = pettingzoo.make("aec", spec.id, **kwargs)
+    index = sampler.index
+
+    def pick(agent: str, _obs: Any, _info: Any) -> tuple[Any, int]:
+        tobs = env.text_observation(agent)
+        legal = list(tobs.legal_actions)
+        return legal[index(len(legal))], len(tobs.rules) + len(tobs.observation)
+
+    return _text_episodes(env, False, pick)
 
 
 def llm_episode_fn(
     spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
 ) -> Callable[[int], EpisodeStats]:
     env = pettingzoo.make("aec", spec.id, **kwargs)
-    per_joint = _per_joint(env)
     index = sampler.index
 
-    def episode(seed: int) -> EpisodeStats:
-        env.reset(seed=seed)
-        moves = chars = 0
-        for agent in env.agent_iter():
-            _obs, _rew, term, trunc, _info = env.last(observe=False)
-            if term or trunc:
-                action = None
-            else:
-                tobs = env.text_observation(agent)
-                chars += len(tobs.prompt())
-                texts = list(tobs.legal_actions.values())
-                parsed = env.parse_action(agent, texts[index(len(texts))])
-                action = parsed.action
-                moves += 1
-            env.step(action)
-        return moves, moves / per_joint, chars
+    def pick(agent: str, _obs: Any, _info: Any) -> tuple[Any, int]:
+        tobs = env.text_observation(agent)
+        read = len(tobs.prompt())
+        texts = list(tobs.legal_actions.values())
+        return env.parse_action(agent, texts[index(len(texts))]).action, read
 
-    return episode
+    return _text_episodes(env, False, pick)
 
 
 def textenv_episode_fn(
     spec: GameSpec, sampler: Sampler, kwargs: dict[str, Any]
 ) -> Callable[[int], EpisodeStats]:
     env = TextAECEnv(pettingzoo.make("aec", spec.id, **kwargs))
-    per_joint = _per_joint(env)
     index = sampler.index
 
-    def episode(seed: int) -> EpisodeStats:
-        env.reset(seed=seed)
-        moves = chars = 0
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                chars += len(obs)
-                texts = list(info["text_observation"].legal_actions.values())
-                action = texts[index(len(texts))]
-                moves += 1
-            env.step(action)
-        return moves, moves / per_joint, chars
+    def pick(_agent: str, obs: Any, info: Any) -> tuple[Any, int]:
+        texts = list(info["text_observation"].legal_actions.values())
+        return texts[index(len(texts))], len(obs)
 
-    return episode
+    return _text_episodes(env, True, pick)
 
 
 def rules_episode_fn(

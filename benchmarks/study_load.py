@@ -135,18 +135,12 @@ class Participant:
 
 def serve(study: Path, data: Path, port: int) -> subprocess.Popen[bytes]:
     """``tom-envs study serve`` in its own process, ready to take requests."""
-    proc = subprocess.Popen([sys.executable, "-m", "tom_envs.cli", "study", "serve", str(study),
-                             "--data", str(data), "--port", str(port), "--per-client", "10000"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-    for _ in range(600):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/static/study.js", timeout=2)
-            return proc
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the server did not start")
+    from tom_envs.serve.study.launch import serve_process
+
+    try:
+        return serve_process(study, data, port, "--per-client", "10000", cwd=ROOT, tries=600)
+    except RuntimeError as exc:
+        raise SystemExit(f"the server did not start: {exc}") from exc
 
 
 async def crowd(port: int, keys: dict[str, str], think: float, seed: int) -> list[Participant]:

@@ -407,7 +407,7 @@ def balanced_gate(reports: Sequence[Any], cell_margin: float = 5.0,
     is at most ``pooled_margin`` points either side); a smaller pool (bomb defusal's
     announced-room questions: ~160 a set, about 4 points of standard error) fails only when its
     whole interval lies outside chance ± ``pooled_margin``, as a cell does beyond its margin."""
-    from tom_envs.validity import GateDecision
+    from tom_envs.validity import GateDecision, cell_failure
 
     failures = []
     checks = 0
@@ -415,11 +415,8 @@ def balanced_gate(reports: Sequence[Any], cell_margin: float = 5.0,
         for c in balanced_cells(rep):
             checks += 1
             if c.low >= c.chance + cell_margin:
-                failures.append(
-                    f"{rep.answerer} {rep.scheme} {'/'.join(c.key)}: balanced accuracy "
-                    f"{c.balanced:.1f}% [{c.low:.1f}, {c.high:.1f}] beats chance {c.chance:.0f}% "
-                    f"by more than {cell_margin:g} points (n={c.n})"
-                )
+                value = f"balanced accuracy {c.balanced:.1f}%"
+                failures.append(cell_failure(rep, c, value, f"{c.chance:.0f}%", cell_margin))
         for c in balanced_cells(rep, pool=True):
             checks += 1
             resolved = (c.high - c.low) / 2 <= pooled_margin

@@ -117,6 +117,21 @@ def _matrix_game(
     )
 
 
+def _maze_game(name: str, package: str, engine: str, summary: str) -> GameSpec:
+    """One of paper 002's two-player room mazes (``tom_envs/games/<package>``): simultaneous,
+    the ``greedy`` and ``optimal`` bots (both seated by ``tom-envs demo``) and a batched engine
+    (``vector.py``'s ``engine``)."""
+    return GameSpec(
+        name=name,
+        module=f"tom_envs.games.{package}.env",
+        parallel=True,
+        summary=f"{summary} (paper 002)",
+        demo_agents=("greedy", "optimal"),
+        bots=("greedy", "optimal"),
+        vector=f"tom_envs.games.{package}.vector:{engine}",
+    )
+
+
 GAMES: tuple[GameSpec, ...] = (
     _matrix_game(
         "RockPaperScissors",
@@ -143,23 +158,17 @@ GAMES: tuple[GameSpec, ...] = (
         bots=("random", "heuristic", "cbs"),
         vector="tom_envs.games.bomb_defusal.vector:BombVectorEnv",
     ),
-    GameSpec(
-        name="CollabCapture",
-        module="tom_envs.games.collab_capture.env",
-        parallel=True,
-        summary="two pursuers, doors and a greedy thief; scenario= the 4 door states (paper 002)",
-        demo_agents=("greedy", "optimal"),
-        bots=("greedy", "optimal"),
-        vector="tom_envs.games.collab_capture.vector:CaptureVectorEnv",
+    _maze_game(
+        "CollabCapture",
+        "collab_capture",
+        "CaptureVectorEnv",
+        "two pursuers, doors and a greedy thief; scenario= the 4 door states",
     ),
-    GameSpec(
-        name="CollabEscape",
-        module="tom_envs.games.collab_escape.env",
-        parallel=True,
-        summary="repair 2 generators, escape a killer; scenario=together|split (paper 002)",
-        demo_agents=("greedy", "optimal"),
-        bots=("greedy", "optimal"),
-        vector="tom_envs.games.collab_escape.vector:EscapeVectorEnv",
+    _maze_game(
+        "CollabEscape",
+        "collab_escape",
+        "EscapeVectorEnv",
+        "repair 2 generators, escape a killer; scenario=together|split",
     ),
     GameSpec(
         name="Hanabi",

@@ -591,6 +591,15 @@ class GateDecision:
     checks: int
 
 
+def cell_failure(rep: Any, c: Any, value: str, chance: str, cell_margin: float) -> str:
+    """The gate's line for cell ``c`` of ``rep`` whose 95% interval lies wholly at or above
+    chance + ``cell_margin``: ``value`` and ``chance`` as the measure writes them."""
+    return (
+        f"{rep.answerer} {rep.scheme} {'/'.join(c.key)}: {value} [{c.low:.1f}, {c.high:.1f}] "
+        f"beats chance {chance} by more than {cell_margin:g} points (n={c.n})"
+    )
+
+
 def gate(reports: Sequence[Report], pool_by: str | None = None, cell_margin: float = CELL_MARGIN,
          pooled_margin: float = POOLED_MARGIN) -> GateDecision:  # fmt: skip
     """Issue #32's rule on every report: no cell whose 95% interval lies wholly above
@@ -602,11 +611,8 @@ def gate(reports: Sequence[Report], pool_by: str | None = None, cell_margin: flo
         for c in rep.cells():
             checks += 1
             if c.low >= c.chance + cell_margin:
-                failures.append(
-                    f"{rep.answerer} {rep.scheme} {'/'.join(c.key)}: {c.accuracy:.1f}% "
-                    f"[{c.low:.1f}, {c.high:.1f}] beats chance {c.chance:.1f}% by more than "
-                    f"{cell_margin:g} points (n={c.n})"
-                )
+                failures.append(cell_failure(rep, c, f"{c.accuracy:.1f}%", f"{c.chance:.1f}%",
+                                             cell_margin))  # fmt: skip
         for c in rep.pooled(pool_by):
             checks += 1
             if abs(c.excess) > pooled_margin:

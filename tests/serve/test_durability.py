@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ import pytest
 from tom_envs.serve.study import journal as journal_mod
 from tom_envs.serve.study.export import export, verify
 from tom_envs.serve.study.journal import Journal, JournalError, JournalFull
+from tom_envs.serve.study.launch import serve_process
 
 from .studies import Person, pd_study
 from .test_study import person, running
@@ -123,18 +123,7 @@ def test_a_study_server_on_a_full_disk_delays_but_loses_nothing(tmp_path: Path) 
 
 
 def _serve(study: Path, data: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "tom_envs.cli", "study", "serve", str(study),
-                             "--data", str(data), "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
-    for _ in range(300):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/static/study.js", timeout=2)
-            return proc
-        except httpx.TransportError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(proc.stderr.read().decode() if proc.stderr else "no server")
+    return serve_process(study, data, port, cwd=ROOT)
 
 
 def test_kill_9_mid_game_loses_no_acknowledged_move(tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
   ``bots.py`` and imported into ``env.py``);
 * ``raw_env``, ``env``, ``parallel_env``: built from ``make_bundle`` by :func:`env_functions`,
   one line: ``raw_env, env, parallel_env = env_functions(NAME, make_bundle)``;
-* optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records) and
-  ``action_recommender(view)`` (a tool hook for LLM agents); see :data:`OPTIONAL_HOOKS`.
+* optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records; most games
+  declare it with :func:`lazy_hook`) and ``action_recommender(view)`` (a tool hook for LLM
+  agents); see :data:`OPTIONAL_HOOKS`.
 
 Beside it, a game **may** have a batched engine (``vector.py``: B copies stepped at once on numpy
 arrays, for RL data collection), named in its ``GameSpec`` (``vector="module:Class"``). That is a
@@ -27,6 +28,7 @@ Everything here is core: it imports only :mod:`tom_envs.core`.
 
 from __future__ import annotations
 
+import importlib
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -164,7 +166,7 @@ class GameModule(Protocol):
     Attributes:
         NAME: the PettingZoo metadata name (``"overcooked_v0"``); games whose name depends on
             the configuration (``matrix_ipd_v0``, ``hanabi_3p_v0``) give :func:`env_functions` a
-            function of the keyword arguments instead and set ``NAME`` to the default's name.
+            template of the keyword arguments instead and set ``NAME`` to the default's name.
         PARAMS: the declared keyword arguments (``make_bundle`` validates against them).
 
     Optional module attributes (not part of the protocol check; see :data:`OPTIONAL_HOOKS`):
@@ -203,13 +205,16 @@ class GameModule(Protocol):
 def env_functions(
     name: str | Callable[[dict[str, Any]], str],
     make_bundle: Callable[..., GameBundle],
+    params: tuple[Param, ...] = (),
 ) -> tuple[RawEnvFn, EnvFn, ParallelEnvFn]:
     """The three PettingZoo constructors of a game, built from its bundle factory.
 
     Args:
-        name: the PettingZoo metadata name, or a function of the keyword arguments given that
-            returns it (``lambda config: f"hanabi_{config.get('players', 2)}p_v0"``).
+        name: the PettingZoo metadata name; a template whose ``{fields}`` are keyword arguments,
+            filled from those given over the defaults of ``params`` (``"hanabi_{players}p_v0"``);
+            or a function of the keyword arguments given that returns it.
         make_bundle: the game's ``make_bundle(**config) -> GameBundle``.
+        params: the game's ``PARAMS``, whose defaults fill a template's fields.
 
     Returns:
         ``(raw_env, env, parallel_env)``, module-level functions of the game's ``env.py`` (their
@@ -224,8 +229,12 @@ def env_functions(
           sequential games raise ``ValueError`` (they have no Parallel version).
     """
 
+    defaults = {p.name: p.default for p in params}
+
     def _name(config: dict[str, Any]) -> str:
-        return name if isinstance(name, str) else name(config)
+        if not isinstance(name, str):
+            return name(config)
+        return name.format_map({**defaults, **config}) if "{" in name else name
 
     def raw_env(
         render_mode: str | None = None, max_cycles: int | None = None, **config: Any
@@ -252,6 +261,19 @@ def env_functions(
     return raw_env, env, parallel_env
 
 
+def lazy_hook(target: str) -> Callable[[], Any]:
+    """A game's hook (:data:`OPTIONAL_HOOKS`) that returns the object ``target``
+    (``"module:name"``), imported when the hook is called, not when ``env.py`` is:
+    ``episode_metrics_hook = lazy_hook("tom_envs.games.hanabi.metrics:trajectory_metrics")``."""
+    module, _, attr = target.partition(":")
+
+    def hook() -> Any:
+        return getattr(importlib.import_module(module), attr)
+
+    hook.__doc__ = f"``{target}``, imported on the first call."
+    return hook
+
+
 __all__ = [
     "MAX_CYCLES",
     "OPTIONAL_HOOKS",
@@ -260,4 +282,5 @@ __all__ = [
     "BotTable",
     "GameModule",
     "env_functions",
+    "lazy_hook",
 ]

@@ -74,8 +74,8 @@ bounds), ``num_actions`` (A) and ``turn_based``.
 
 Vectorised partners (a :data:`Partner` each, for :class:`GymVectorEnv`): :class:`RandomPartner`
 (every game); ``MatrixPartner`` (every matrix bot), ``CapturePartner`` and ``EscapePartner``
-(``greedy``), ``HanabiPartner`` (``simple``), each checked action by action against its bot in the
-single env.
+(``greedy``), ``HanabiPartner`` (``simple``; these three are :class:`NamedPartner`), each checked
+action by action against its bot in the single env.
 
 Throughput: ``benchmarks/batched.py`` (figures in ``benchmarks/README.md``, "Batched engines").
 
@@ -371,6 +371,32 @@ def sample_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     u = rng.random(masks.shape, dtype=np.float32)
     u += masks  # legal actions in [1, 2), the others in [0, 1)
     return u.argmax(axis=-1)
+
+
+class NamedPartner:
+    """A game's bot, chosen by name, playing ``seats`` of every env of its engine at once.
+
+    The base of the per-game vectorised bots (``CapturePartner``, ``EscapePartner``,
+    ``HanabiPartner``): a subclass sets :attr:`GAME` and :attr:`NAMES` (the bots it vectorises,
+    the first the default), calls ``super().__init__`` to check the name and keep ``engine``,
+    ``name`` and ``seats``, then builds its tables; its ``__call__`` is the :data:`Partner`.
+
+    Args:
+        engine: the game's batched engine it plays in.
+        name: one of :attr:`NAMES` (default: the first).
+        seats: the seats it plays (default: seat 1).
+    """
+
+    #: The game's registered name, for the error message.
+    GAME: ClassVar[str]
+    #: The bots this class vectorises (the first is the default).
+    NAMES: ClassVar[tuple[str, ...]]
+
+    def __init__(self, engine: Any, name: str | None = None, seats: tuple[int, ...] = (1,)) -> None:
+        name = self.NAMES[0] if name is None else name
+        if name not in self.NAMES:
+            raise ValueError(f"vectorised {self.GAME} partners: {list(self.NAMES)}, got {name!r}")
+        self.engine, self.name, self.seats = engine, name, tuple(seats)
 
 
 class RandomPartner:

@@ -15,16 +15,8 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.game import IllegalActionError, TextObservation
 from tom_envs.core.wrappers import AgentIterable
-from tom_envs.wrappers.answers import (
-    AnswerJudge,
-    InvalidAnswerPolicy,
-    MaskCache,
-    policy_from,
-    prompt_text,
-    seat_info,
-    suite_env,
-)
-from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace, TextSpaces
+from tom_envs.wrappers.answers import InvalidAnswerPolicy, answer_tools, prompt_text, seat_info
+from tom_envs.wrappers.spaces import TextObs, TextSpaces
 
 
 class TextAECEnv(TextSpaces, BaseWrapper):
@@ -71,6 +63,8 @@ class TextAECEnv(TextSpaces, BaseWrapper):
             after a re-asked seat's prompt, holding ``{feedback}``).
     """
 
+    _raw: TomAECEnv
+
     def __init__(
         self,
         env: AECEnv,
@@ -78,17 +72,10 @@ class TextAECEnv(TextSpaces, BaseWrapper):
         on_invalid: str | InvalidAnswerPolicy = "reask",
         **policy: Any,
     ) -> None:
-        raw: TomAECEnv = suite_env(env, AECEnv, TomAECEnv, "pettingzoo.make('aec', 'tom_envs/...')")
+        made_by = "pettingzoo.make('aec', 'tom_envs/...')"
+        tools = answer_tools(env, AECEnv, TomAECEnv, made_by, on_invalid, policy)
         super().__init__(env)
-        self.policy = policy_from(on_invalid, **policy)
-        self._raw = raw
-        agents = list(raw.possible_agents)
-        self._masks = MaskCache(raw.game.num_actions)
-        self._obs_spaces = {a: TextSpace() for a in agents}
-        self._act_spaces = {
-            a: AnswerSpace(self.policy.max_answer_chars, _legal_texts(self, a)) for a in agents
-        }
-        self._judge = AnswerJudge(self.policy, agents)
+        self._use(tools, _legal_texts)
         self._infos: dict[str, dict[str, Any]] | None = None
         # The text of the seat that must answer now, and the state and observation it is of.
         self._tobs: TextObservation | None = None

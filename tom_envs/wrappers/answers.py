@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -327,6 +327,39 @@ class AnswerJudge:
             "counts": {a: dict(c) for a, c in self.counts.items()},
             "terminated_by": self.terminated_by,
         }
+
+
+class AnswerTools(NamedTuple):
+    """What every text wrapper builds over the suite's env (:func:`answer_tools`)."""
+
+    #: the suite's env under every wrapper (the AEC or Parallel env, or the single-agent view)
+    env: Any
+    policy: InvalidAnswerPolicy
+    #: the action masks of legal-action sets
+    masks: MaskCache
+    #: the judge of the seats' answers
+    judge: AnswerJudge
+
+
+def answer_tools(
+    env: object,
+    base: type,
+    raw: type,
+    made_by: str,
+    on_invalid: str | InvalidAnswerPolicy,
+    policy: Mapping[str, Any],
+    seats: Callable[[Any], tuple[Any, Sequence[str]]] | None = None,
+) -> AnswerTools:
+    """A text wrapper's pieces: the suite env under ``env`` (:func:`suite_env`), the policy of
+    ``on_invalid`` and ``policy`` (:func:`policy_from`), and a mask cache and a judge over the
+    game's actions and seats: ``seats(env)`` gives the game and the seats that answer (default:
+    the env's ``game`` and every one of its ``possible_agents``)."""
+    inner = suite_env(env, base, raw, made_by)
+    game, agents = (inner.game, inner.possible_agents) if seats is None else seats(inner)
+    judged = policy_from(on_invalid, **policy)
+    return AnswerTools(
+        inner, judged, MaskCache(game.num_actions), AnswerJudge(judged, list(agents))
+    )
 
 
 def legal_texts_of(tobs: TextObservation | None) -> Mapping[int, str] | None:

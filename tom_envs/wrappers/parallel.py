@@ -12,16 +12,8 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from tom_envs.core.game import IllegalActionError, TextObservation, agent_index, check_messages
 from tom_envs.core.parallel import TomParallelEnv
-from tom_envs.wrappers.answers import (
-    AnswerJudge,
-    InvalidAnswerPolicy,
-    MaskCache,
-    policy_from,
-    prompt_text,
-    seat_info,
-    suite_env,
-)
-from tom_envs.wrappers.spaces import AnswerSpace, TextObs, TextSpace, TextSpaces
+from tom_envs.wrappers.answers import InvalidAnswerPolicy, answer_tools, prompt_text, seat_info
+from tom_envs.wrappers.spaces import TextObs, TextSpaces
 
 
 class TextParallelEnv(TextSpaces, BaseParallelWrapper):
@@ -45,6 +37,8 @@ class TextParallelEnv(TextSpaces, BaseParallelWrapper):
             :class:`~tom_envs.wrappers.aec.TextAECEnv`.
     """
 
+    _raw: TomParallelEnv
+
     def __init__(
         self,
         env: ParallelEnv,
@@ -53,19 +47,11 @@ class TextParallelEnv(TextSpaces, BaseParallelWrapper):
         **policy: Any,
     ) -> None:
         made_by = "pettingzoo.make('parallel', 'tom_envs/...')"
-        raw: TomParallelEnv = suite_env(env, ParallelEnv, TomParallelEnv, made_by)
+        tools = answer_tools(env, ParallelEnv, TomParallelEnv, made_by, on_invalid, policy)
         super().__init__(env)
-        self.policy = policy_from(on_invalid, **policy)
-        self._raw = raw
-        self.possible_agents = list(raw.possible_agents)
+        self._use(tools, _legal_texts)
+        self.possible_agents = list(self._raw.possible_agents)
         self.agents: list[str] = []
-        self._masks = MaskCache(raw.game.num_actions)
-        self._obs_spaces = {a: TextSpace() for a in self.possible_agents}
-        self._act_spaces = {
-            a: AnswerSpace(self.policy.max_answer_chars, _legal_texts(self, a))
-            for a in self.possible_agents
-        }
-        self._judge = AnswerJudge(self.policy, self.possible_agents)
         self._tobs: dict[str, TextObservation] = {}  # each live seat's text now
         self._awaiting: set[str] = set()  # the seats whose answers the next step reads
         self._held: dict[str, dict[str, Any]] = {}  # answers naming an action, until the joint step

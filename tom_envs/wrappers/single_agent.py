@@ -34,14 +34,11 @@ import numpy as np
 from tom_envs.core.game import IllegalActionError, TextObservation
 from tom_envs.single_agent import SingleAgentEnv
 from tom_envs.wrappers.answers import (
-    AnswerJudge,
     InvalidAnswerPolicy,
-    MaskCache,
-    policy_from,
+    answer_tools,
     prompt_text,
     seat_info,
     split_policy_args,
-    suite_env,
 )
 from tom_envs.wrappers.spaces import AnswerSpace, TextSpace
 
@@ -65,16 +62,16 @@ class TextSingleAgentEnv(gymnasium.Env):
         **policy: Any,
     ) -> None:
         made_by = "SingleAgentEnv, or gymnasium.make('tom_envs/<Game>Vs<Bot>-v0')"
-        view: SingleAgentEnv = suite_env(env, gymnasium.Env, SingleAgentEnv, made_by)
+        tools = answer_tools(env, gymnasium.Env, SingleAgentEnv, made_by, on_invalid, policy,
+                             seats=lambda v: (v.bundle.game, [v.agent]))  # fmt: skip
+        view: SingleAgentEnv = tools.env
         self.env = env
         self.view = view
-        self.policy = policy_from(on_invalid, **policy)
+        self.policy, self._masks, self._judge = tools.policy, tools.masks, tools.judge
         self.metadata = dict(view.metadata)
         self.render_mode = view.render_mode
         self.observation_space = TextSpace()
         self.action_space = AnswerSpace(self.policy.max_answer_chars, _legal_texts(self))
-        self._masks = MaskCache(view.bundle.game.num_actions)
-        self._judge = AnswerJudge(self.policy, [view.agent])
         self._tobs: TextObservation | None = None  # the learner's text while it must answer
 
     def reset(

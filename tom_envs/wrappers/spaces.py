@@ -21,10 +21,13 @@ length bounds. Sampling keeps ``Text``'s alphabet, except where noted.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
+
+if TYPE_CHECKING:
+    from tom_envs.wrappers.answers import AnswerJudge, AnswerTools, InvalidAnswerPolicy, MaskCache
 
 #: The longest observation a :class:`TextSpace` holds by default (characters). The longest
 #: prompts of the registered games are about 16,000 characters (100 rounds of a matrix game);
@@ -135,6 +138,21 @@ class TextSpaces:
 
     _obs_spaces: dict[str, TextSpace]
     _act_spaces: dict[str, AnswerSpace]
+    _raw: Any
+    policy: InvalidAnswerPolicy
+    _masks: MaskCache
+    _judge: AnswerJudge
+
+    def _use(self, tools: AnswerTools, legal_texts: Callable[[Any, str], Any]) -> None:
+        """Keep a wrapper's :func:`~tom_envs.wrappers.answers.answer_tools` (the suite env as
+        ``_raw``) and build every seat's spaces (``legal_texts(self, agent)``: the sampler of its
+        answer space)."""
+        self._raw = tools.env
+        self.policy, self._masks, self._judge = tools.policy, tools.masks, tools.judge
+        agents = list(tools.env.possible_agents)
+        self._obs_spaces = {a: TextSpace() for a in agents}
+        chars = tools.policy.max_answer_chars
+        self._act_spaces = {a: AnswerSpace(chars, legal_texts(self, a)) for a in agents}
 
     def observation_space(self, agent: str) -> TextSpace:
         """The seat's prompt: any text."""

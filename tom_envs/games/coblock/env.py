@@ -119,11 +119,10 @@ isometric 3D PNG with matplotlib (optional; imported only when called):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from tom_envs.core.contract import env_functions
+from tom_envs.core.contract import env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.coblock.bots import bot_table
@@ -177,11 +176,8 @@ def make_bundle(**config: Any) -> GameBundle:
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
-def episode_metrics_hook() -> Callable[..., dict[str, float]]:
-    """The metrics function the runner calls after each episode."""
-    from tom_envs.games.coblock.metrics import trajectory_metrics
-
-    return trajectory_metrics
+#: The metrics function the runner calls after each episode.
+episode_metrics_hook = lazy_hook("tom_envs.games.coblock.metrics:trajectory_metrics")
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",

@@ -24,6 +24,8 @@ sub-structure.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tom_envs.core.probes import Probe
 from tom_envs.games.coblock.rules import CoBlockGame, CoBlockState, Outcome
 from tom_envs.games.coblock.structures import (
@@ -54,6 +56,30 @@ def next_substructure(state: CoBlockState, player: int) -> str:
     return incomplete[0].label if incomplete else NOTHING
 
 
+def _yes_no(
+    kind: str,
+    key: str,
+    truth: bool,
+    own: bool,
+    question: str,
+    about: dict[str, Any],
+    subject: dict[str, Any],
+) -> Probe:
+    """A first-order yes/no probe ``kind.key`` about the partner: ``truth`` is the answer, ``own``
+    the answer for the asked player itself (what a reader without ToM would say)."""
+    return Probe(
+        id=f"{kind}.{key}",
+        kind=kind,
+        order=1,
+        question=question,
+        options=YES_NO,
+        answer="yes" if truth else "no",
+        about=about,
+        no_tom="yes" if own else "no",
+        subject=subject,
+    )
+
+
 def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Probe]:
     """The probes to put to ``player`` now (none once the episode is over)."""
     if state.outcome != Outcome.PLAYING:
@@ -62,36 +88,21 @@ def make_probes(game: CoBlockGame, state: CoBlockState, player: int) -> list[Pro
     goal = state.task.goals[q]
     kinds = {c.kind for c in goal.components}
     mine = {c.kind for c in state.task.goals[player].components}
-    out = []
-    for kind in KINDS:
-        out.append(
-            Probe(
-                id=f"partner_goal.{kind}",
-                kind="partner_goal",
-                order=1,
-                question=f"Does your partner's goal include a {kind} (or a part of one)?",
-                options=YES_NO,
-                answer="yes" if kind in kinds else "no",
-                about={"partner": f"player_{q}", "structure": kind},
-                no_tom="yes" if kind in mine else "no",
-                subject={"target": "partner", "structure": kind},
-            )
-        )
-    inv = state.inventories[q]
-    for c, colour in enumerate(COLORS):
-        out.append(
-            Probe(
-                id=f"partner_inventory.{colour}",
-                kind="partner_inventory",
-                order=1,
-                question=f"Does your partner still have {colour} blocks in its inventory?",
-                options=YES_NO,
-                answer="yes" if inv[c] > 0 else "no",
-                about={"partner": f"player_{q}", "colour": colour, "count": inv[c]},
-                no_tom="yes" if state.inventories[player][c] > 0 else "no",
-                subject={"target": "partner", "colour": colour},
-            )
-        )
+    partner = f"player_{q}"
+    out = [
+        _yes_no("partner_goal", kind, kind in kinds, kind in mine,
+                f"Does your partner's goal include a {kind} (or a part of one)?",
+                {"partner": partner, "structure": kind}, {"target": "partner", "structure": kind})
+        for kind in KINDS
+    ]  # fmt: skip
+    inv, own = state.inventories[q], state.inventories[player]
+    out += [
+        _yes_no("partner_inventory", colour, inv[c] > 0, own[c] > 0,
+                f"Does your partner still have {colour} blocks in its inventory?",
+                {"partner": partner, "colour": colour, "count": inv[c]},
+                {"target": "partner", "colour": colour})
+        for c, colour in enumerate(COLORS)
+    ]  # fmt: skip
     out.append(
         Probe(
             id="partner_next",

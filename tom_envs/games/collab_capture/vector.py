@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.vector import VectorGame
+from tom_envs.core.vector import NamedPartner, VectorGame
 from tom_envs.games.collab_capture.encode import OFFSETS, CaptureEncoder
 from tom_envs.games.collab_capture.rules import (
     DOORS,
@@ -164,7 +164,7 @@ class CaptureVectorEnv(VectorGame):
         )
 
 
-class CapturePartner:
+class CapturePartner(NamedPartner):
     """The ``greedy`` bot (:mod:`tom_envs.games.collab_capture.bots`) playing seats of every env.
 
     A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
@@ -173,16 +173,16 @@ class CapturePartner:
     engine's state each step. (``optimal`` is a search, not tabulated here.)
     """
 
+    GAME = "CollabCapture"
     NAMES = ("greedy",)
+    engine: CaptureVectorEnv
 
     def __init__(
         self, engine: CaptureVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
     ) -> None:
         from tom_envs.games.collab_capture.bots import greedy_action
 
-        if name not in self.NAMES:
-            raise ValueError(f"vectorised CollabCapture partners: {list(self.NAMES)}, got {name!r}")
-        self.engine, self.name, self.seats = engine, name, tuple(seats)
+        super().__init__(engine, name, seats)
         self._table = np.zeros((4, _R + 1, _R + 1), dtype=np.int64)
         for c in range(4):
             doors = (bool(c & 1), bool(c & 2))

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.vector import VectorGame
+from tom_envs.core.vector import NamedPartner, VectorGame
 from tom_envs.games.collab_escape.encode import OFFSETS, EscapeEncoder
 from tom_envs.games.collab_escape.rules import (
     GATE,
@@ -253,7 +253,7 @@ class EscapeVectorEnv(VectorGame):
         )
 
 
-class EscapePartner:
+class EscapePartner(NamedPartner):
     """The ``greedy`` bot (:mod:`tom_envs.games.collab_escape.bots`) playing seats of every env.
 
     A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
@@ -262,16 +262,16 @@ class EscapePartner:
     views. (``optimal`` is a search, not tabulated here.)
     """
 
+    GAME = "CollabEscape"
     NAMES = ("greedy",)
+    engine: EscapeVectorEnv
 
     def __init__(
         self, engine: EscapeVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
     ) -> None:
         from tom_envs.games.collab_escape.bots import greedy_action
 
-        if name not in self.NAMES:
-            raise ValueError(f"vectorised CollabEscape partners: {list(self.NAMES)}, got {name!r}")
-        self.engine, self.name, self.seats = engine, name, tuple(seats)
+        super().__init__(engine, name, seats)
         need = engine.config.fixes_needed
         self._table = np.zeros((_R + 1, 2, 2), dtype=np.int64)
         for room in ROOMS:

@@ -121,10 +121,9 @@ probes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.contract import env_functions
+from tom_envs.core.contract import env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.hanabi.bots import bot_table
@@ -163,18 +162,11 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(game, HanabiEncoder(cfg, game), text, probes=HanabiProbes(game, text))
 
 
-def _name(config: dict[str, Any]) -> str:
-    return f"hanabi_{config.get('players', 2)}p_v0"
+raw_env, env, parallel_env = env_functions("hanabi_{players}p_v0", make_bundle, PARAMS)
 
 
-raw_env, env, parallel_env = env_functions(_name, make_bundle)
-
-
-def episode_metrics_hook() -> Callable[..., dict[str, float]]:
-    """The metrics function the runner calls after each episode."""
-    from tom_envs.games.hanabi.metrics import trajectory_metrics
-
-    return trajectory_metrics
+#: The metrics function the runner calls after each episode.
+episode_metrics_hook = lazy_hook("tom_envs.games.hanabi.metrics:trajectory_metrics")
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",

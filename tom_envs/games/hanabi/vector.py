@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.game import agent_names
-from tom_envs.core.vector import VectorGame
+from tom_envs.core.vector import NamedPartner, VectorGame
 from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.rules import HanabiConfig, HanabiGame
 from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR
@@ -372,7 +372,7 @@ class HanabiVectorEnv(VectorGame):
         return tuple(int(c) for c in self.hands[i, seat] if c >= 0)
 
 
-class HanabiPartner:
+class HanabiPartner(NamedPartner):
     """The ``simple`` bot (:class:`~tom_envs.games.hanabi.bots.SimpleBot`) for seats of every env.
 
     A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: where
@@ -385,14 +385,9 @@ class HanabiPartner:
     other seat gets the no-op. (``convention`` is not vectorised.)
     """
 
+    GAME = "Hanabi"
     NAMES = ("simple",)
-
-    def __init__(
-        self, engine: HanabiVectorEnv, name: str = "simple", seats: tuple[int, ...] = (1,)
-    ) -> None:
-        if name not in self.NAMES:
-            raise ValueError(f"vectorised Hanabi partners: {list(self.NAMES)}, got {name!r}")
-        self.engine, self.name, self.seats = engine, name, tuple(seats)
+    engine: HanabiVectorEnv
 
     def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         """``(B, N)``: the bot's move for its acting seats, the no-op elsewhere."""

@@ -80,10 +80,9 @@ Per episode with a finite-state partner: `functional_regret` (ΔFunctional/T), `
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.contract import env_functions
+from tom_envs.core.contract import env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.matrix.bots import bot_table
@@ -113,18 +112,11 @@ def make_bundle(**config: Any) -> GameBundle:
     return GameBundle(MatrixGame(cfg), MatrixEncoder(cfg), MatrixText(cfg))
 
 
-def _name(config: dict[str, Any]) -> str:
-    return f"matrix_{config.get('game', 'rps')}_v0"
+raw_env, env, parallel_env = env_functions("matrix_{game}_v0", make_bundle, PARAMS)
 
 
-raw_env, env, parallel_env = env_functions(_name, make_bundle)
-
-
-def episode_metrics_hook() -> Callable[..., dict[str, float]]:
-    """The metrics function the runner calls after each episode."""
-    from tom_envs.games.matrix.metrics import trajectory_metrics
-
-    return trajectory_metrics
+#: The metrics function the runner calls after each episode.
+episode_metrics_hook = lazy_hook("tom_envs.games.matrix.metrics:trajectory_metrics")
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",

@@ -105,10 +105,9 @@ chose an action: the LLM calls of an LLM chef).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.contract import env_functions
+from tom_envs.core.contract import env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.overcooked.bots import bot_table
@@ -147,11 +146,8 @@ def make_bundle(**config: Any) -> GameBundle:
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
-def episode_metrics_hook() -> Callable[..., dict[str, float]]:
-    """The metrics function the runner calls after each episode."""
-    from tom_envs.games.overcooked.metrics import trajectory_metrics
-
-    return trajectory_metrics
+#: The metrics function the runner calls after each episode.
+episode_metrics_hook = lazy_hook("tom_envs.games.overcooked.metrics:trajectory_metrics")
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
