@@ -99,6 +99,7 @@ from typing import Any
 
 from tom_envs.core.agents import Agent
 from tom_envs.core.contract import env_functions
+from tom_envs.core.functional import FunctionalObjective, focal_return
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.guandan.bots import bot_table
@@ -163,5 +164,21 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     return trajectory_metrics
 
 
+def functional_objective(**config: Any) -> FunctionalObjective:
+    """The game's functional objective ``U`` (:mod:`tom_envs.core.functional`): the focal team's
+    deal reward (+-1..+-3; a match sums its deals), the return; T = ``max_steps``. The focal
+    seats must be teammates (one team's return)."""
+    game = make_bundle(**config).game
+    return FunctionalObjective(
+        "the team's deal reward", "levels", _team_return, game.max_steps
+    )
+
+
+def _team_return(episode: Any, focal: Sequence[int]) -> float:
+    if len({seat % 2 for seat in focal}) != 1:
+        raise ValueError(f"Guandan focal seats {list(focal)} are not one team (0, 2 or 1, 3)")
+    return focal_return(episode, focal)
+
+
 __all__ = ["NAME", "PARAMS", "action_recommender", "bot_table", "env", "episode_metrics_hook",
-           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
+           "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 from gymnasium.utils import seeding
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.hanabi.rules import HanabiGame
 from tom_envs.games.hanabi.state import DISCARD, PLAY, HanabiState
@@ -54,3 +55,8 @@ def trajectory_metrics(
     actions = [s["action"] for s in episode.steps]
     state = replay(game, episode.seed, actions)
     return final_metrics(game, state)
+
+
+def functional_objective(game: HanabiGame) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): the team score (0 when bombed out, the paper's rule); T = ``max_steps``."""
+    return metric_objective("team score (0 when bombed out)", "points", game.max_steps, "score")

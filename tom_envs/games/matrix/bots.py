@@ -246,9 +246,8 @@ class PartnerAgent(BaseAgent):
         self.state = self.policy.initial_state()
         self.rounds_seen = 0
 
-    def act(self, turn: Turn) -> int:
-        """Update the state with the last round (from the view), then sample the action."""
-        view = turn.view
+    def _sync(self, view: Any) -> None:
+        """Update the state with the last round (from the view); idempotent within a round."""
         if view.round != self.rounds_seen:
             if view.round != self.rounds_seen + 1 or view.last_actions is None:
                 raise RuntimeError(
@@ -257,6 +256,15 @@ class PartnerAgent(BaseAgent):
             own, other = view.last_actions
             self.state = self.policy.next_state(self.state, own, other)
             self.rounds_seen = view.round
+
+    def action_probs(self, turn: Turn) -> dict[int, float]:
+        """The policy's distribution for ``turn`` (its known policy, for prediction scoring)."""
+        self._sync(turn.view)
+        return dict(enumerate(self.policy.action_probs(self.state)))
+
+    def act(self, turn: Turn) -> int:
+        """Update the state with the last round (from the view), then sample the action."""
+        self._sync(turn.view)
         probs = self.policy.action_probs(self.state)
         if max(probs) == 1.0:
             return int(np.argmax(probs))
