@@ -1,0 +1,223 @@
+"""The open next-action probe (:mod:`tom_envs.partners.prediction`): asked after the action with
+the truth in the future, linked to the partner's next decision, scored beside shortcut predictors
+whose values are known on hand-made sequences."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tom_envs.agents import make_agent
+from tom_envs.core.agents import RandomAgent
+from tom_envs.driver import EpisodeDriver
+from tom_envs.partners.prediction import (
+    MatrixPartnerModel,
+    NextActionQuestion,
+    PredictorAgent,
+    literal_report,
+    option_order,
+    prediction_items,
+    read_answer,
+    score_items,
+    shortcut_items,
+)
+from tom_envs.registration import game_spec
+
+
+def _episode(seed: int, target_actions: list[int], asker_actions: list[int] | None = None,
+             predicted: list[int | None] | None = None, policy: list[dict] | None = None):  # fmt: skip
+    """Alternating asker (player_0, asking each time) and target (player_1) decisions."""
+    steps = []
+    for k, a in enumerate(target_actions):
+        mine = (asker_actions or [0] * len(target_actions))[k]
+        pred = None if predicted is None else predicted[k]
+        steps.append({"index": len(steps), "agent": "player_0", "action": mine,
+                      "predict": [{"target": "player_1", "source": "probe", "action": pred}]})  # fmt: skip
+        step = {"index": len(steps), "agent": "player_1", "action": a}
+        if policy is not None:
+            step["policy"] = {str(x): p for x, p in policy[k].items()}
+        steps.append(step)
+    return SimpleNamespace(seed=seed, steps=steps, agents={"player_0": "x", "player_1": "y"})
+
+
+def test_truth_is_the_targets_next_decision_and_unresolved_is_counted() -> None:
+    steps = [
+        {"index": 0, "agent": "player_0", "action": 1,
+         "predict": [{"target": "player_1", "action": 2}, {"target": "player_2", "action": 0}]},
+        {"index": 1, "agent": "player_2", "action": 0},
+        {"index": 2, "agent": "player_1", "action": 2, "policy": {"2": 0.5, "1": 0.5}},
+        {"index": 3, "agent": "player_0", "action": 0, "prediction": {"partner_action": {"player_1": 1}},
+         "predict": [{"target": "player_1", "action": None}]},
+    ]  # fmt: skip
+    ep = SimpleNamespace(seed=5, steps=steps, agents={})
+    items = prediction_items(ep)
+    assert [(i.index, i.target, i.source, i.predicted, i.truth) for i in items] == [
+        (0, "player_1", "probe", 2, 2),
+        (0, "player_2", "probe", 0, 0),
+        (3, "player_1", "probe", None, None),  # player_1 never acts again: unresolved
+        (3, "player_1", "volunteered", 1, None),
+    ]
+    assert items[0].policy == {2: 0.5, 1: 0.5} and items[1].policy is None
+    s = score_items(items)
+    assert s["n"] == 2 and s["unresolved"] == 2 and s["acc"] == 1.0
+    assert s["n_policy"] == 1 and s["p_pred"] == 0.5 and s["ceiling"] == 0.5
+
+
+def test_volunteered_two_player_prediction_is_about_the_other_seat() -> None:
+    steps = [
+        {"index": 0, "agent": "player_0", "action": 1, "prediction": {"partner_action": 1}},
+        {"index": 1, "agent": "player_1", "action": 0},
+    ]
+    items = prediction_items(SimpleNamespace(seed=0, steps=steps, agents={}))
+    assert [(i.target, i.source, i.predicted, i.truth) for i in items] == [
+        ("player_1", "volunteered", 1, 0)
+    ]
+
+
+def test_shortcuts_on_a_hand_made_sequence() -> None:
+    target = [0, 1, 1, 2, 1, 1]
+    items = shortcut_items(prediction_items(_episode(0, target)))
+    assert [i.shortcuts["repeat_last"] for i in items] == [None, 0, 1, 1, 2, 1]
+    assert [i.shortcuts["most_frequent"] for i in items] == [None, 0, 0, 1, 1, 1]
+    assert score_items(items, "repeat_last")["acc"] == pytest.approx(2 / 6)
+    assert score_items(items, "most_frequent")["acc"] == pytest.approx(2 / 6)
+    assert score_items(items, "repeat_last")["unanswered"] == 1
+    # one seed only: the context majority has no other seed to learn from
+    assert all(i.shortcuts["majority_context"] is None for i in items)
+
+
+def test_context_majority_is_fitted_on_other_seeds_only() -> None:
+    # seed 1: the target answers my 0 with 1, my 1 with 0 ... seed 2 always plays 2
+    a = _episode(1, [1, 0, 1, 0], asker_actions=[0, 1, 0, 1])
+    b = _episode(2, [2, 2, 2, 2], asker_actions=[0, 1, 0, 1])
+    items = shortcut_items(prediction_items(a) + prediction_items(b))
+    on_a = [i.shortcuts["majority_context"] for i in items if i.seed == 1]
+    on_b = [i.shortcuts["majority_context"] for i in items if i.seed == 2]
+    assert on_a == [2, 2, 2, 2]  # contexts unseen in seed 2 fall back to its overall majority
+    # seed 2's first context (None, 0) appears in seed 1 with next action 1
+    assert on_b[0] == 1
+
+
+def test_wilson_interval_and_policy_scores() -> None:
+    pol = [{0: 0.8, 1: 0.2}] * 4
+    ep = _episode(0, [0, 0, 1, 0], predicted=[0, 1, 1, None], policy=pol)
+    s = score_items(prediction_items(ep))
+    assert s["acc"] == 0.5 and s["acc_low"] < 0.5 < s["acc_high"]
+    assert s["p_pred"] == pytest.approx((0.8 + 0.2 + 0.2 + 0.0) / 4)
+    assert s["ceiling"] == pytest.approx(0.8) and s["unanswered"] == 1
+
+
+def test_answers_are_read_by_index_text_or_number() -> None:
+    opts = ("Option K", "Option J")
+    assert read_answer(1, opts) == 1 and read_answer(5, opts) is None
+    assert read_answer("option j", opts) == 1 and read_answer("2", opts) == 1
+    assert read_answer("maybe", opts) is None and read_answer(True, opts) is None
+    order = option_order(3, 7, 1, 5)
+    assert sorted(order) == list(range(5)) and order == option_order(3, 7, 1, 5)
+
+
+class Asked(PredictorAgent):
+    """A predictor that logs when it acts and when it is asked."""
+
+    def __init__(self, *args, log, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.log = log
+
+    def act(self, turn):
+        self.log.append(("act", turn.decision))
+        return super().act(turn)
+
+    def predict_partner(self, turn, question):
+        assert isinstance(question, NextActionQuestion)
+        assert set(vars(question)) == {"id", "target", "question", "options", "kind"}
+        self.log.append(("asked", turn.decision))
+        return super().predict_partner(turn, question)
+
+
+class LoggedPartner(RandomAgent):
+    def __init__(self, log) -> None:
+        super().__init__()
+        self.log = log
+
+    def act(self, turn):
+        self.log.append(("partner", turn.decision))
+        return super().act(turn)
+
+
+def test_asked_after_the_action_before_the_partner_moves() -> None:
+    log: list = []
+    spec = game_spec("PrisonersDilemma")
+    me = Asked(RandomAgent(), MatrixPartnerModel("random"), log=log)
+    EpisodeDriver(spec, [me, LoggedPartner(log)], 0, {"horizon": 3}, predict="all").run()
+    assert log == [("act", 0), ("asked", 0), ("partner", 0), ("act", 1), ("asked", 1),
+                   ("partner", 1), ("act", 2), ("asked", 2), ("partner", 2)]  # fmt: skip
+
+
+def _run(partner: str, model: str, seeds=range(4), predict: str = "all"):
+    spec = game_spec("PrisonersDilemma")
+    out = []
+    for seed in seeds:
+        me = PredictorAgent(make_agent("random", spec), MatrixPartnerModel(model))
+        out.append(EpisodeDriver(spec, [me, make_agent(partner, spec)], seed, {"horizon": 20},
+                                 predict=predict).run())  # fmt: skip
+    return out
+
+
+def test_end_to_end_known_groups_on_alternating() -> None:
+    """vs `alternating`: the exact model and the oracle score 100%, repeat-last 0%."""
+    report = literal_report(_run("alternating", "alternating"))
+    assert report["agent"]["acc"] == 1.0 and report["agent"]["n"] == 80
+    assert report["oracle"]["acc"] == 1.0 and report["agent"]["ceiling"] == 1.0
+    assert report["repeat_last"]["acc"] == 0.0
+    assert 0.3 < report["most_frequent"]["acc"] < 0.7
+    wrong = literal_report(_run("alternating", "always_0"))
+    assert wrong["agent"]["acc"] == 0.5 and wrong["agent"]["p_pred"] == 0.5
+
+
+def test_prediction_on_or_off_leaves_play_unchanged() -> None:
+    on = _run("random", "random")
+    off = _run("random", "random", predict="off")
+    assert [[s["action"] for s in e.steps] for e in on] == [[s["action"] for s in e.steps] for e in off]
+    assert all("predict" not in s and "policy" not in s for e in off for s in e.steps)
+    assert all(s["policy"] == {"0": 0.5, "1": 0.5} for s in on[0].steps if s["agent"] == "player_1")
+
+
+def test_switching_partner_forwards_the_playing_members_policy() -> None:
+    eps = _run("switch:a=always_0:b=always_1:at=5:key=0", "always_0", seeds=[0])
+    partner = [s for s in eps[0].steps if s["agent"] == "player_1"]
+    assert [s["policy"] for s in partner[4:6]] == [{"0": 1.0}, {"1": 1.0}]
+    assert literal_report(eps)["agent"]["acc"] == pytest.approx(5 / 20)
+
+
+class FirstAction:
+    """A model that always predicts action 0."""
+
+    def reset(self, info) -> None:
+        pass
+
+    def observe(self, turn) -> None:
+        pass
+
+    def predict(self, turn, target):
+        return 0
+
+
+def test_bots_are_not_asked_and_big_action_spaces_are_skipped() -> None:
+    spec = game_spec("Overcooked")
+    ep = EpisodeDriver(spec, [make_agent("greedy", spec), make_agent("greedy", spec)], 0,
+                       {"horizon": 10}, predict="all").run()  # fmt: skip
+    assert not any("predict" in s for s in ep.steps)
+    me = PredictorAgent(make_agent("greedy", spec), FirstAction())
+    ep = EpisodeDriver(spec, [me, make_agent("greedy", spec)], 0, {"horizon": 10},
+                       predict="all").run()  # fmt: skip
+    asked = [s for s in ep.steps if "predict" in s]
+    assert len(asked) == 10 and all(s["agent"] == "player_0" for s in asked)
+    assert all(sorted(s["predict"][0]["order"]) == list(range(6)) for s in asked)
+    spec = game_spec("Guandan")  # 280 actions: not asked
+    me = PredictorAgent(make_agent("random", spec), FirstAction())
+    ep = EpisodeDriver(spec, [me] + [make_agent("random", spec) for _ in range(3)], 0,
+                       predict="all").run()  # fmt: skip
+    assert not any("predict" in s for s in ep.steps)
+    with pytest.raises(ValueError, match="predict must be"):
+        EpisodeDriver(spec, [None] * 4, 0, predict="sometimes")
