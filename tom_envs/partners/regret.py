@@ -182,7 +182,7 @@ def adaptation(
             taus.append(math.inf if t is None else float(t))
         arr = np.asarray(taus)
         censored = float(np.mean(np.isinf(arr)))
-        lo, med, hi = np.percentile(arr, [2.5, 50.0, 97.5])
+        lo, med, hi = np.quantile(arr, [0.025, 0.5, 0.975], method="inverted_cdf")
         tau_ci = (float(med), float(lo), float(hi))
     return Adaptation(mean_a, window_ci, tau, tau_ci, censored, width, margin)
 
