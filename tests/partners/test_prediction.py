@@ -11,8 +11,8 @@ import pytest
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import RandomAgent
 from tom_envs.driver import EpisodeDriver
+from tom_envs.games.matrix.bots import PartnerModel as MatrixPartnerModel
 from tom_envs.partners.prediction import (
-    MatrixPartnerModel,
     NextActionQuestion,
     PredictorAgent,
     literal_report,

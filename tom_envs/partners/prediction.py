@@ -351,7 +351,8 @@ class PredictorAgent(BaseAgent):
     """Acts as ``inner`` and answers next-action questions with ``model``.
 
     ``model`` has ``reset(info)``, ``observe(turn)`` (called at each of the agent's own
-    decisions, before ``inner`` acts) and ``predict(turn, target) -> action | None``. The answer
+    decisions, before ``inner`` acts) and ``predict(turn, target) -> action | None`` (the matrix
+    games': :class:`tom_envs.games.matrix.bots.PartnerModel`). The answer
     is the shown option whose text is the predicted action's text in the agent's own legal-action
     list (:meth:`Turn.text`), else ``None``.
     """
@@ -389,35 +390,6 @@ class PredictorAgent(BaseAgent):
             end(turn)
 
 
-class MatrixPartnerModel:
-    """A model of a matrix-game partner: the finite-state policy ``policy`` (by name) tracked
-    from the asker's egocentric history; predicts its most likely next action."""
-
-    def __init__(self, policy: str) -> None:
-        self.policy_name = policy
-
-    def reset(self, info: EpisodeInfo) -> None:
-        """Start the partner's policy at the other seat."""
-        from tom_envs.games.matrix.bots import make_partner
-
-        self.policy = make_partner(self.policy_name, info.game_config, 1 - info.player)
-        self.state = self.policy.initial_state()
-        self.rounds = 0
-
-    def observe(self, turn: Turn) -> None:
-        """Advance the partner's state by the round just played (from its side)."""
-        view = turn.view
-        if view.round != self.rounds and view.last_actions is not None:
-            mine, theirs = view.last_actions
-            self.state = self.policy.next_state(self.state, theirs, mine)
-            self.rounds = view.round
-
-    def predict(self, turn: Turn, target: str) -> int | None:
-        """The partner's most likely action in its tracked state."""
-        return _argmax(dict(enumerate(self.policy.action_probs(self.state))))
-
-
-__all__ = ["LOG_FLOOR", "MAX_OPTIONS", "ORDER_SALT", "SHORTCUTS", "Item", "MatrixPartnerModel",
-           "NextActionQuestion", "PredictorAgent", "action_texts", "ask_next_action",
+__all__ = ["LOG_FLOOR", "MAX_OPTIONS", "ORDER_SALT", "SHORTCUTS", "Item", "NextActionQuestion", "PredictorAgent", "action_texts", "ask_next_action",
            "default_context", "literal_report", "option_order", "prediction_items",
            "read_answer", "record_policy", "score_items", "shortcut_items"]  # fmt: skip

@@ -271,6 +271,33 @@ class PartnerAgent(BaseAgent):
         return int(self.rng.choice(len(probs), p=probs))
 
 
+class PartnerModel:
+    """A model of a matrix-game partner: the finite-state policy ``policy`` (by name) tracked
+    from the asker's egocentric history; predicts its most likely next action (the model a
+    :class:`tom_envs.partners.prediction.PredictorAgent` answers next-action questions with)."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy_name = policy
+
+    def reset(self, info: EpisodeInfo) -> None:
+        """Start the partner's policy at the other seat."""
+        self.policy = make_partner(self.policy_name, info.game_config, 1 - info.player)
+        self.state = self.policy.initial_state()
+        self.rounds = 0
+
+    def observe(self, turn: Turn) -> None:
+        """Advance the partner's state by the round just played (from its side)."""
+        view = turn.view
+        if view.round != self.rounds and view.last_actions is not None:
+            mine, theirs = view.last_actions
+            self.state = self.policy.next_state(self.state, theirs, mine)
+            self.rounds = view.round
+
+    def predict(self, turn: Turn, target: str) -> int | None:
+        """The partner's most likely action in its tracked state."""
+        return int(np.argmax(self.policy.action_probs(self.state)))  # ties: lowest
+
+
 def _partner_agent(name: str, bundle: GameBundle) -> PartnerAgent:
     return PartnerAgent(name, bundle.game.config)  # type: ignore[attr-defined]
 
