@@ -245,7 +245,8 @@ def functional_objective(**config: Any) -> FunctionalObjective:
     """The game's functional objective ``U`` for this configuration (:mod:`tom_envs.core.functional`)."""
     from tom_envs.games.bomb_defusal.metrics import functional_objective as objective
 
-    return objective(make_bundle(**config).game)
+    game: BombGame = make_bundle(**config).game  # type: ignore[assignment]
+    return objective(game)
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",
