@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from tom_envs.agents import make_agent
@@ -221,3 +222,31 @@ def test_bots_are_not_asked_and_big_action_spaces_are_skipped() -> None:
     assert not any("predict" in s for s in ep.steps)
     with pytest.raises(ValueError, match="predict must be"):
         EpisodeDriver(spec, [None] * 4, 0, predict="sometimes")
+
+
+class Positional(RandomAgent):
+    """A no-reasoning answerer: always the first shown option."""
+
+    def predict_partner(self, turn, question):
+        return 0
+
+
+def test_option_order_leaks_nothing_about_the_answer() -> None:
+    """Against a partner that always plays the same action the truth is constant, so the only
+    thing that could carry it is the shown order: the truth's shown position is uniform and a
+    positional answerer sits at chance (1/3 in Rock-Paper-Scissors)."""
+    spec = game_spec("RockPaperScissors")
+    positions = []
+    eps = []
+    for seed in range(6):
+        ep = EpisodeDriver(spec, [Positional(), make_agent("always_2", spec)], seed,
+                           {"horizon": 50}, predict="all").run()  # fmt: skip
+        eps.append(ep)
+        positions += [s["predict"][0]["order"].index(2) for s in ep.steps if "predict" in s]
+    counts = np.bincount(positions, minlength=3)
+    expected = len(positions) / 3
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 13.8, counts  # p = 0.001 with 2 degrees of freedom
+    report = literal_report(eps)
+    assert report["agent"]["acc_low"] < 1 / 3 < report["agent"]["acc_high"]
+    assert report["repeat_last"]["acc"] == pytest.approx(294 / 300)  # all but each first guess
