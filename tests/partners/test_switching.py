@@ -183,3 +183,21 @@ def test_bad_switch_specs_name_the_problem(spec: str, error: str) -> None:
 def test_untrusted_switch_cannot_name_code() -> None:
     with pytest.raises((NotAllowed, KeyError, ValueError)):
         make_agent("switch:a=os.path:b=always_0:at=3:key=1", game_spec("PrisonersDilemma"))
+
+
+def test_shadow_bomb_heuristic_forgets_the_messages_it_never_sent() -> None:
+    """B's dropped messages are forgotten (``on_shadow_message_dropped``): at the switch it
+    believes it has told the team nothing, so it reports once it plays; A's, sent, stay said."""
+    spec = game_spec("BombDefusal")
+    sw = make_agent("switch:a=heuristic:b=heuristic:at=4:key=0", spec)
+    turns = []
+    act = sw.act
+    sw.act = lambda t: (turns.append(t), act(t))[1]  # type: ignore[method-assign]
+    ep = EpisodeDriver(spec, [RandomAgent(), sw, make_agent("heuristic", spec)], 0).run()
+    mine = [s for s in ep.steps if s["agent"] == "player_1"]
+    assert mine[0].get("message") and mine[4].get("message")
+    again = make_agent("switch:a=heuristic:b=heuristic:at=4:key=0", spec)
+    again.reset(sw.info)
+    for t in turns[:4]:
+        again.act(t)
+    assert again.phase == "B" and again.b.said == set() and again.a.said
