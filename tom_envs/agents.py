@@ -13,6 +13,10 @@ An agent spec is a string::
                                  seats and recorded in the trajectory's summary for the scorer:
                                  :mod:`tom_envs.partners.switching`); A and B are names above
                                  without ':' (a bot, random, zoo/<member>)
+    switch:a=A:b=B:at_episode=LO-HI:key=K
+                                 the same across the episodes of a session (short games:
+                                 :func:`tom_envs.partners.sessions.play_session`), from the
+                                 session's episode t_s
     rmax                         tabular RMax (plugin: baselines/rmax.py)
     llm:model=M:base_url=U       an LLM agent (plugin: llm_agents/agent.py; strategy=, local=true)
     checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (plugin:

@@ -54,6 +54,7 @@ plays its scenario episodes with ``on_failure="raise"`` and asks one-step bot an
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -238,6 +239,7 @@ def episode_info(
     seed: int | None,
     env_kwargs: Mapping[str, Any] | None = None,
     observation_shape: tuple[int, ...] | None = None,
+    session: Any = None,
 ) -> EpisodeInfo:
     """What the agent at ``player`` is told when an episode starts (every driver tells the same)."""
     return EpisodeInfo(
@@ -253,6 +255,7 @@ def episode_info(
         env_kwargs=env_kwargs,
         observation_shape=observation_shape,
         game_config=getattr(game, "config", None),
+        session=session,
     )
 
 
@@ -282,6 +285,8 @@ class EpisodeDriver:
             what each other seat will do next, after its action (open next-action probes,
             :mod:`tom_envs.partners.prediction`), and record the known policy of every seat
             that exposes ``action_probs``.
+        session: the :class:`~tom_envs.core.agents.SessionInfo` of a session's episode (every
+            seated agent is told; recorded in the summary).
     """
 
     def __init__(
@@ -297,12 +302,14 @@ class EpisodeDriver:
         record_text: bool = False,
         record_observations: bool = False,
         predict: str = "off",
+        session: Any = None,
     ) -> None:
         from tom_envs.registration import GameSpec, game_spec
 
         if predict not in ("off", "all"):
             raise ValueError(f"predict must be 'off' or 'all', got {predict!r}")
         self.predict = predict
+        self.session = session
 
         self.spec = game if isinstance(game, GameSpec) else game_spec(game)
         self.env_kwargs = dict(env_kwargs or {})
@@ -358,7 +365,9 @@ class EpisodeDriver:
         kwargs = self.resolved_kwargs
         for i, agent in enumerate(self.seats):
             if agent is not None:
-                agent.reset(episode_info(self.spec, self.game, i, self.seed, kwargs, shape))
+                agent.reset(
+                    episode_info(self.spec, self.game, i, self.seed, kwargs, shape, self.session)
+                )
         self._started = True
 
     # ----------------------------------------------------------------- turns
@@ -615,6 +624,8 @@ class EpisodeDriver:
             switch = getattr(seat, "switch_info", None)  # a switching partner (for the scorer)
             if isinstance(switch, Mapping):
                 ep.switch[a] = {**switch, "at_joint_step": self._joint_step_of(a, switch)}
+        if self.session is not None:
+            ep.session = dataclasses.asdict(self.session)
         reason = self.failure_reason()
         ep.status = status or ("failed" if reason else "ok")
         ep.failure = reason

@@ -25,7 +25,7 @@ Trajectory schema, version 3 (one JSON object per line)::
      "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
      "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
      "switch" (a switching partner's switch, if any: {seat: {"from", "to", "at_decision",
-     "at_joint_step"}}),
+     "at_joint_step"}}), "session" (if any: {"id", "index", "length", "seed"}),
      "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
      metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s",
      "digest" (SHA-256 of the file's lines, this one without it: :func:`content_digest`)}
@@ -105,6 +105,8 @@ class Episode:
     #: a switching partner's switch, for the scorer (:mod:`tom_envs.partners.switching`):
     #: ``{seat: {"from", "to", "at_decision", "at_joint_step", ...}}``
     switch: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the session this episode belongs to (``{"id", "index", "length", "seed"}``), or None
+    session: dict[str, Any] | None = None
     #: read from a file: whether its content matches the digest written with it (None: none)
     digest_ok: bool | None = field(default=None, compare=False, repr=False)
 
@@ -149,6 +151,8 @@ class Episode:
             tail["members"] = self.members
         if self.switch:
             tail["switch"] = self.switch
+        if self.session is not None:
+            tail["session"] = self.session
         return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
@@ -203,6 +207,7 @@ class Episode:
         ep.failures = tail.get("failures") or {}
         ep.members = tail.get("members") or {}
         ep.switch = tail.get("switch") or {}
+        ep.session = tail.get("session")
         ep.digest_ok = digest_ok
         return ep
 

@@ -46,6 +46,21 @@ class EpisodeInfo:
     """the shape of ``Turn.observation`` in this episode (checkpoints check it at reset)"""
     game_config: Any = None
     """the game's configuration object (its public rules: layout, payoffs, names), when known"""
+    session: SessionInfo | None = None
+    """set when this episode is one of a session of consecutive episodes played with the same
+    agents (:func:`tom_envs.partners.sessions.play_session`): agents that learn across episodes
+    may keep their memory"""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """Which session an episode belongs to: ``id``, its ``index`` (0-based) of ``length``
+    episodes, and the session ``seed`` (its first episode's seed)."""
+
+    id: str
+    index: int
+    length: int
+    seed: int | None
 
 
 #: Why a decision fell back (the failure taxonomy of every episode driver):

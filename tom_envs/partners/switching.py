@@ -4,7 +4,8 @@ Paper 004's partners that change behaviour are the model: adaptation is measured
 after the switch and the time the agent takes to come back near the best response (see
 :mod:`tom_envs.partners.regret`). The agent spec (:mod:`tom_envs.agents`)::
 
-    switch:a=<partner>:b=<partner>:at=<lo>-<hi>:key=<int>
+    switch:a=<partner>:b=<partner>:at=<lo>-<hi>:key=<int>           within an episode
+    switch:a=<partner>:b=<partner>:at_episode=<lo>-<hi>:key=<int>   across a session's episodes
 
 ``a`` and ``b`` are the names of two agents of the game (its bots, ``random``, ``zoo/<member>``;
 no ``:`` inside). The switch point ``t_s`` is a number of the partner's own decisions drawn
@@ -27,8 +28,11 @@ are A's, decisions ``t_s ..`` are B's; ``at=N`` is ``at=N-N``.
 * ``action_probs(turn)`` (the partner's known policy, when the playing member exposes one) is
   forwarded from the member playing that decision.
 
-Across-episode switches (sessions of consecutive episodes for short games) are not implemented
-here: a switch is within one episode.
+**Across episodes** (short games): with ``at_episode=LO-HI`` the switch is the session's episode
+``t_s`` (drawn from ``default_rng([session seed, SWITCH_SALT, key])``): A plays the episodes before
+it, B from it, both reset and acting in every episode (B in shadow, as above). It needs a session
+(:func:`tom_envs.partners.sessions.play_session`); an episode outside one raises ``ValueError``.
+The summary records ``"unit": "episode"``, ``"at_episode"`` and the episode's ``"session_index"``.
 """
 
 from __future__ import annotations
@@ -86,11 +90,21 @@ class SwitchingAgent(BaseAgent):
     name = "switch"
 
     def __init__(
-        self, a: str, b: str, at: Any, key: int, factory: Callable[[str], Agent]
+        self,
+        a: str,
+        b: str,
+        at: Any,
+        key: int,
+        factory: Callable[[str], Agent],
+        unit: str = "decision",
     ) -> None:
         super().__init__()
         if not isinstance(key, int) or isinstance(key, bool) or key < 0:
             raise ValueError(f"switch: key must be a whole number >= 0, got {key!r}")
+        if unit not in ("decision", "episode"):
+            raise ValueError(f"switch: unit must be 'decision' or 'episode', got {unit!r}")
+        self.unit = unit
+        self.session_index: int | None = None
         self.a_name, self.b_name = str(a), str(b)
         self.lo, self.hi = parse_at(at)
         self.key = key
@@ -104,6 +118,8 @@ class SwitchingAgent(BaseAgent):
     @property
     def phase(self) -> str:
         """``"A"`` before the switch point, ``"B"`` from it (of the next decision)."""
+        if self.unit == "episode":
+            return "A" if (self.session_index or 0) < self.at_decision else "B"
         return "A" if self.decisions < self.at_decision else "B"
 
     @property
@@ -114,8 +130,14 @@ class SwitchingAgent(BaseAgent):
     @property
     def switch_info(self) -> dict[str, Any]:
         """What the trajectory's summary records for the scorer (never shown to an agent)."""
-        out: dict[str, Any] = {"from": self.a_name, "to": self.b_name,
-                               "at_decision": self.at_decision, "decisions": self.decisions}  # fmt: skip
+        if self.unit == "episode":
+            out: dict[str, Any] = {"from": self.a_name, "to": self.b_name, "unit": "episode",
+                                   "at_episode": self.at_decision,
+                                   "session_index": self.session_index, "decisions": self.decisions,
+                                   "phase": self.phase}  # fmt: skip
+        else:
+            out = {"from": self.a_name, "to": self.b_name, "at_decision": self.at_decision,
+                   "decisions": self.decisions}  # fmt: skip
         if self.shadow_failures:
             out["shadow_failures"] = self.shadow_failures
         return out
@@ -125,7 +147,17 @@ class SwitchingAgent(BaseAgent):
         super().reset(info)
         self.a.reset(info)
         self.b.reset(info)
-        self.at_decision = switch_point(info.seed, self.key, self.lo, self.hi)
+        if self.unit == "episode":
+            session = info.session
+            if session is None:
+                raise ValueError(
+                    f"{self.name}: at_episode switches across the episodes of a session; play "
+                    "it with tom_envs.partners.sessions.play_session (or use at=LO-HI)"
+                )
+            self.session_index = int(session.index)
+            self.at_decision = switch_point(session.seed, self.key, self.lo, self.hi)
+        else:
+            self.at_decision = switch_point(info.seed, self.key, self.lo, self.hi)
         self.decisions = 0
         self.shadow_failures = 0
 
@@ -160,11 +192,19 @@ class SwitchingAgent(BaseAgent):
 
 def make_switching(kwargs: Mapping[str, Any], factory: Callable[[str], Agent]) -> SwitchingAgent:
     """A :class:`SwitchingAgent` from a ``switch:`` spec's keyword arguments (``a``, ``b``,
-    ``at``, ``key``); ``ValueError`` names what is missing or unknown."""
+    ``at`` or ``at_episode``, ``key``); ``ValueError`` names what is missing or unknown."""
+    kwargs = dict(kwargs)
+    unit = "decision"
+    if "at_episode" in kwargs:
+        if "at" in kwargs:
+            raise ValueError("switch: give at= (within an episode) or at_episode=, not both")
+        kwargs["at"], unit = kwargs.pop("at_episode"), "episode"
     allowed = ("a", "b", "at", "key")
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
-        raise ValueError(f"switch: unknown options {unknown}; a switch takes {list(allowed)}")
+        raise ValueError(
+            f"switch: unknown options {unknown}; a switch takes a, b, at (or at_episode), key"
+        )
     missing = [k for k in allowed if k not in kwargs]
     if missing:
         raise ValueError(
@@ -173,7 +213,9 @@ def make_switching(kwargs: Mapping[str, Any], factory: Callable[[str], Agent]) -
     for k in ("a", "b"):
         if str(kwargs[k]).startswith("switch"):
             raise ValueError(f"switch: {k}={kwargs[k]!r}: a member cannot itself be a switch")
-    return SwitchingAgent(str(kwargs["a"]), str(kwargs["b"]), kwargs["at"], kwargs["key"], factory)
+    return SwitchingAgent(
+        str(kwargs["a"]), str(kwargs["b"]), kwargs["at"], kwargs["key"], factory, unit
+    )
 
 
 __all__ = ["MAX_SWITCH_AT", "SWITCH_SALT", "SwitchingAgent", "make_switching", "parse_at",
