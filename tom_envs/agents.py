@@ -15,7 +15,7 @@ An agent spec is a string::
                                  without ':' (a bot, random, zoo/<member>)
     switch:a=A:b=B:at_episode=LO-HI:key=K
                                  the same across the episodes of a session (short games:
-                                 :func:`tom_envs.partners.sessions.play_session`), from the
+                                 :func:`tom_envs.sessions.play_session`), from the
                                  session's episode t_s
     rmax                         tabular RMax (plugin: baselines/rmax.py)
     llm:model=M:base_url=U       an LLM agent (plugin: llm_agents/agent.py; strategy=, local=true)

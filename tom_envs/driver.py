@@ -459,6 +459,10 @@ class EpisodeDriver:
                     record["error"] = d.failure["message"]
             if d.traceback is not None:
                 record["traceback"] = d.traceback
+            if self.predict != "off":
+                from tom_envs.partners.prediction import record_class
+
+                record_class(self, record, d.action)
             if self._moment == "decision":  # the state the agent decided on (nothing moved yet)
                 self._ask_probes(agent, obj, record, self.decisions[agent])
             if self.predict != "off" and getattr(obj, "predict_partner", None) is not None:

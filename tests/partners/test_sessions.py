@@ -1,4 +1,4 @@
-"""Sessions and across-episode switches (:mod:`tom_envs.partners.sessions`)."""
+"""Sessions and across-episode switches (:mod:`tom_envs.sessions`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from tom_envs.agents import make_agent
 from tom_envs.core.agents import RandomAgent, SessionInfo
 from tom_envs.driver import EpisodeDriver
-from tom_envs.partners.sessions import play_session
 from tom_envs.partners.switching import switch_point
 from tom_envs.records import Episode
 from tom_envs.registration import game_spec
+from tom_envs.sessions import play_session
 
 
 class Recorder(RandomAgent):

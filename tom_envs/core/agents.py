@@ -48,7 +48,7 @@ class EpisodeInfo:
     """the game's configuration object (its public rules: layout, payoffs, names), when known"""
     session: SessionInfo | None = None
     """set when this episode is one of a session of consecutive episodes played with the same
-    agents (:func:`tom_envs.partners.sessions.play_session`): agents that learn across episodes
+    agents (:func:`tom_envs.sessions.play_session`): agents that learn across episodes
     may keep their memory"""
 
 

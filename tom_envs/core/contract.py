@@ -13,8 +13,9 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
   one line: ``raw_env, env, parallel_env = env_functions(NAME, make_bundle)``;
 * optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records) and
   ``action_recommender(view)`` (a tool hook for LLM agents) and ``functional_objective(**config)``
-  (the game's functional objective ``U``, :mod:`tom_envs.core.functional`); see
-  :data:`OPTIONAL_HOOKS`.
+  (the game's functional objective ``U``, :mod:`tom_envs.core.functional`) and
+  ``action_classes(**config)`` (coarse action classes for next-action questions,
+  :mod:`tom_envs.core.action_classes`); see :data:`OPTIONAL_HOOKS`.
 
 Beside it, a game **may** have a batched engine (``vector.py``: B copies stepped at once on numpy
 arrays, for RL data collection), named in its ``GameSpec`` (``vector="module:Class"``). That is a
@@ -42,7 +43,12 @@ from tom_envs.core.params import Param
 from tom_envs.core.wrappers import OrderEnforcing
 
 #: Module attributes a game may add to the contract; callers look them up with ``getattr``.
-OPTIONAL_HOOKS = ("episode_metrics_hook", "action_recommender", "functional_objective")
+OPTIONAL_HOOKS = (
+    "episode_metrics_hook",
+    "action_recommender",
+    "functional_objective",
+    "action_classes",
+)
 
 #: The one env-level argument every game takes besides its ``PARAMS`` (not a rule: it only cuts
 #: episodes short), checked like them by ``raw_env`` and ``parallel_env``.
@@ -171,8 +177,9 @@ class GameModule(Protocol):
 
     Optional module attributes (not part of the protocol check; see :data:`OPTIONAL_HOOKS`):
     ``episode_metrics_hook() -> (bundle, episode, agents) -> dict[str, float]``,
-    ``action_recommender(view) -> dict[int, float]`` and
-    ``functional_objective(**config) -> FunctionalObjective``.
+    ``action_recommender(view) -> dict[int, float]``,
+    ``functional_objective(**config) -> FunctionalObjective`` and
+    ``action_classes(**config) -> ActionClasses``.
     """
 
     NAME: str

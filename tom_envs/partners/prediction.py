@@ -14,8 +14,12 @@ never asked, so their play is the same with prediction on or off.
   the game's action texts as the asker's own text layer names them, in an order drawn uniformly
   from ``default_rng([seed, ORDER_SALT, step index, target seat])`` and recorded. The question
   carries the question text and the options only: no answer, no policy, no partner spec.
-  Games with more than :data:`MAX_OPTIONS` actions are not asked (coarse action classes for them
-  are not implemented); an agent may still volunteer ``prediction={"partner_action": k}``.
+  Games with more than :data:`MAX_OPTIONS` actions are asked about the coarse classes they
+  declare (their ``action_classes`` hook, :mod:`tom_envs.core.action_classes`: Hanabi's play /
+  discard / hint colour / hint rank, Guandan's combination types, CoBlock's place / break / wait /
+  message / end), scored against the class of the partner's actual move (each step then records
+  its ``action_class``, and ``policy_class`` beside a known policy); a game with neither is not
+  asked (an agent may still volunteer ``prediction={"partner_action": k}``).
 * **Answers**: an ``int`` (0-based index into the shown options), an option's text, or a bare
   number N (the N-th shown option, the suite's number rule). Anything else is recorded as
   unanswered (counted wrong).
@@ -52,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent, AgentAction, BaseAgent, EpisodeInfo, Turn, jsonable
 from tom_envs.core.probes import normalise_answer
 from tom_envs.core.text import ascii_int
@@ -119,16 +124,53 @@ def read_answer(reply: Any, options: Sequence[str]) -> int | None:
     return k - 1 if k is not None and 1 <= k <= len(options) else None
 
 
+_UNSET = object()
+
+
+def game_classes(driver: Any) -> ActionClasses | None:
+    """The game's coarse action classes when its action space is too large to ask about exactly
+    (its ``action_classes`` hook; ``None`` when it has none or is small enough), once per
+    driver."""
+    cached = getattr(driver, "_partners_classes", _UNSET)
+    if cached is _UNSET:
+        cached = None
+        hook = getattr(driver.spec.load(), "action_classes", None)
+        if int(driver.game.num_actions) > MAX_OPTIONS and hook is not None:
+            cached = hook(**{**driver.spec.kwargs, **driver.env_kwargs})
+        driver._partners_classes = cached
+    return cached  # type: ignore[return-value]
+
+
+def record_class(driver: Any, record: dict[str, Any], action: int) -> None:
+    """Record the class of the action played (games asked at the class level)."""
+    classes = game_classes(driver)
+    if classes is not None:
+        record["action_class"] = classes(action)
+        if isinstance(record.get("policy"), Mapping):
+            dist: dict[str, float] = {}
+            for a, p in record["policy"].items():
+                k = str(classes(int(a)))
+                dist[k] = dist.get(k, 0.0) + float(p)
+            record["policy_class"] = dist
+
+
 def ask_next_action(driver: Any, agent: str, obj: Any, turn: Turn, record: dict[str, Any]) -> None:
     """Put one :class:`NextActionQuestion` per other seat to ``obj`` (after its action, before
     the step is applied) and record them in ``record["predict"]``. A failing answer is recorded
-    as ``predict_error`` and counts as unanswered, never fatal."""
+    as ``error`` and counts as unanswered, never fatal. Games with more than
+    :data:`MAX_OPTIONS` actions are asked about their coarse action classes (``"classes":
+    true``), or not at all when they declare none."""
     n = int(driver.game.num_actions)
-    if n > MAX_OPTIONS:
-        return
     env = driver.env
-    view = env.view(agent)
-    texts = action_texts(env.bundle.text, view, n)
+    classes = game_classes(driver)
+    if n > MAX_OPTIONS and classes is None:
+        return
+    if classes is not None:
+        texts, n = list(classes.names), len(classes.names)
+        what = f"What {classes.noun} will {{target}} make next? Answer with one of the options."
+    else:
+        texts = action_texts(env.bundle.text, env.view(agent), n)
+        what = "What will {target} do next? Answer with one of the options."
     probe_turn = driver._probe_turn(agent, turn.decision)
     out = []
     for target in driver.agents_:
@@ -138,11 +180,12 @@ def ask_next_action(driver: Any, agent: str, obj: Any, turn: Turn, record: dict[
         order = option_order(driver.seed, int(record["index"]), seat, n)
         options = tuple(texts[k] for k in order)
         question = NextActionQuestion(
-            f"p{record['index']}.{target}", target,
-            f"What will {target} do next? Answer with one of the options.", options,
+            f"p{record['index']}.{target}", target, what.format(target=target), options,
         )  # fmt: skip
         entry: dict[str, Any] = {"id": question.id, "target": target, "source": "probe",
                                  "order": order}  # fmt: skip
+        if classes is not None:
+            entry["classes"] = True
         try:
             reply = obj.predict_partner(probe_turn, question)
         except Exception as exc:  # recorded, counted unanswered
@@ -188,6 +231,8 @@ class Item:
         context: the state type the ``majority_context`` shortcut groups by.
         history: the target's actions before the question, oldest first.
         shortcuts: the shortcut predictions for this item (:func:`shortcut_items`).
+        kind: ``"action"``, or ``"class"`` for a question about coarse action classes (then
+            ``predicted``, ``truth``, ``policy`` and ``history`` are classes).
     """
 
     seed: int
@@ -201,6 +246,7 @@ class Item:
     context: Any = None
     history: tuple[int, ...] = ()
     shortcuts: dict[str, int | None] = field(default_factory=dict)
+    kind: str = "action"
 
 
 def _volunteered(step: Mapping[str, Any], seats: Sequence[str]) -> dict[str, int]:
@@ -219,7 +265,7 @@ def default_context(steps: Sequence[Mapping[str, Any]], index: int, asker: str, 
     step ``index`` (``None`` for a seat that has not acted)."""
     last: dict[str, int | None] = {asker: None, target: None}
     for step in steps[:index + 1]:
-        if step["agent"] in last:
+        if step["agent"] in last and step["action"] is not None:
             last[step["agent"]] = int(step["action"])
     return (last[target], last[asker])
 
@@ -230,26 +276,31 @@ def prediction_items(
 ) -> list[Item]:
     """Every prediction of ``episode`` (open probes and volunteered), each linked to the
     target's first decision recorded after it."""
-    steps = episode.steps
-    seats = sorted({s["agent"] for s in steps} | set(getattr(episode, "agents", {}) or {}))
+    raw = episode.steps
+    seats = sorted({s["agent"] for s in raw} | set(getattr(episode, "agents", {}) or {}))
+    # class-level questions are scored in class space: actions and policies by their class
+    by_class = [{**s, "action": s.get("action_class"), "policy": s.get("policy_class")}
+                for s in raw] if any("action_class" in s for s in raw) else raw  # fmt: skip
     out = []
-    for i, step in enumerate(steps):
-        asked: list[tuple[str, str, int | None]] = []
+    for i, step in enumerate(raw):
+        asked: list[tuple[str, str, int | None, bool]] = []
         for entry in step.get("predict") or ():
-            asked.append((entry["target"], "probe", entry.get("action")))
+            asked.append((entry["target"], "probe", entry.get("action"), bool(entry.get("classes"))))
         for target, action in _volunteered(step, seats).items():
-            asked.append((target, "volunteered", action))
-        for target, source, action in asked:
+            asked.append((target, "volunteered", action, False))
+        for target, source, action, classes in asked:
+            steps = by_class if classes else raw
             nxt = next((s for s in steps[i + 1:] if s["agent"] == target), None)
             policy = None
             if nxt is not None and isinstance(nxt.get("policy"), Mapping):
                 policy = {int(a): float(p) for a, p in nxt["policy"].items()}
-            history = tuple(int(s["action"]) for s in steps[:i + 1] if s["agent"] == target)
+            history = tuple(int(s["action"]) for s in steps[:i + 1]
+                            if s["agent"] == target and s["action"] is not None)  # fmt: skip
             out.append(Item(
                 int(episode.seed), i, step["agent"], target, source,
                 None if action is None else int(action),
                 None if nxt is None else int(nxt["action"]), policy,
-                context(steps, i, step["agent"], target), history,
+                context(steps, i, step["agent"], target), history, kind="class" if classes else "action",
             ))  # fmt: skip
     return out
 
@@ -266,10 +317,10 @@ def shortcut_items(items: Sequence[Item]) -> list[Item]:
     """The items with their ``shortcuts`` filled in (see the module docstring); the
     ``majority_context`` table of an item is fitted on the items of *other* seeds with the same
     asker and target."""
-    tables: dict[tuple[str, str], dict[int, dict[Any, Counter[int]]]] = {}
+    tables: dict[tuple[str, str, str], dict[int, dict[Any, Counter[int]]]] = {}
     for it in items:
         if it.truth is not None:
-            by_seed = tables.setdefault((it.asker, it.target), {})
+            by_seed = tables.setdefault((it.asker, it.target, it.kind), {})
             by_seed.setdefault(it.seed, {}).setdefault(it.context, Counter())[it.truth] += 1
     out = []
     for it in items:
@@ -279,7 +330,7 @@ def shortcut_items(items: Sequence[Item]) -> list[Item]:
         }
         per_context: Counter[int] = Counter()
         overall: Counter[int] = Counter()
-        for seed, table in tables.get((it.asker, it.target), {}).items():
+        for seed, table in tables.get((it.asker, it.target, it.kind), {}).items():
             if seed == it.seed:
                 continue
             per_context.update(table.get(it.context, Counter()))
@@ -330,15 +381,22 @@ def literal_report(
     episodes: Iterable[Any],
     source: str | None = None,
     context: Callable[[Sequence[Mapping[str, Any]], int, str, str], Any] = default_context,
+    kind: str | None = None,
 ) -> dict[str, dict[str, float]]:
     """``{"agent": scores, "repeat_last": scores, ...}`` on the same items (``source``:
-    ``"probe"``, ``"volunteered"`` or both)."""
+    ``"probe"``, ``"volunteered"`` or both; ``kind``: ``"action"`` or ``"class"``, required
+    when the episodes hold both, since exact and class-level accuracies do not pool)."""
     items: list[Item] = []
     for ep in episodes:
         items += prediction_items(ep, context)
     items = shortcut_items(items)
     if source is not None:
         items = [it for it in items if it.source == source]
+    kinds = {it.kind for it in items}
+    if kind is None and len(kinds) > 1:
+        raise ValueError("the episodes hold exact and class-level predictions: give kind=")
+    if kind is not None:
+        items = [it for it in items if it.kind == kind]
     report = {"agent": score_items(items)}
     for name in SHORTCUTS:
         if name != "oracle" or any(it.policy for it in items):

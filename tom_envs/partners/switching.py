@@ -31,7 +31,7 @@ are A's, decisions ``t_s ..`` are B's; ``at=N`` is ``at=N-N``.
 **Across episodes** (short games): with ``at_episode=LO-HI`` the switch is the session's episode
 ``t_s`` (drawn from ``default_rng([session seed, SWITCH_SALT, key])``): A plays the episodes before
 it, B from it, both reset and acting in every episode (B in shadow, as above). It needs a session
-(:func:`tom_envs.partners.sessions.play_session`); an episode outside one raises ``ValueError``.
+(:func:`tom_envs.sessions.play_session`); an episode outside one raises ``ValueError``.
 The summary records ``"unit": "episode"``, ``"at_episode"`` and the episode's ``"session_index"``.
 """
 
@@ -152,7 +152,7 @@ class SwitchingAgent(BaseAgent):
             if session is None:
                 raise ValueError(
                     f"{self.name}: at_episode switches across the episodes of a session; play "
-                    "it with tom_envs.partners.sessions.play_session (or use at=LO-HI)"
+                    "it with tom_envs.sessions.play_session (or use at=LO-HI)"
                 )
             self.session_index = int(session.index)
             self.at_decision = switch_point(session.seed, self.key, self.lo, self.hi)

@@ -22,6 +22,7 @@ from typing import Any
 
 from gymnasium.utils import seeding
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
 from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
@@ -106,4 +107,17 @@ def functional_objective(game: CoBlockGame) -> FunctionalObjective:
     return metric_objective(
         f"success - rounds / {limit + 1}", "successes", limit, "success", "timesteps",
         1.0 / (limit + 1),
+    )
+
+
+def action_classes(game: CoBlockGame) -> ActionClasses:
+    """The coarse classes of an action (for next-action questions): place a block, break a
+    block, wait, send a message, end the task."""
+    kind = {ActionKind.PLACE: 0, ActionKind.BREAK: 1, ActionKind.WAIT: 2,
+            ActionKind.SEND_MESSAGE: 3, ActionKind.END_TASK: 4}  # fmt: skip
+    config = game.config
+    return ActionClasses(
+        ("place a block", "break a block", "wait", "send a message", "end the task"),
+        lambda a: kind[decode_action(config, a).kind],
+        "kind of action",
     )

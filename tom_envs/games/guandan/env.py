@@ -97,6 +97,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
 from tom_envs.core.contract import env_functions
 from tom_envs.core.functional import FunctionalObjective, focal_return
@@ -180,5 +181,29 @@ def _team_return(episode: Any, focal: Sequence[int]) -> float:
     return focal_return(episode, focal)
 
 
-__all__ = ["NAME", "PARAMS", "action_recommender", "bot_table", "env", "episode_metrics_hook",
+#: The coarse classes of a Guandan action (next-action questions): pass, a tribute or return
+#: card, and each type of play.
+GUANDAN_CLASSES = ("pass", "give a card (tribute or return)", "single", "pair", "triple",
+                   "full house", "straight", "tube", "plate", "straight flush", "bomb",
+                   "joker bomb")  # fmt: skip
+
+
+def action_classes(**config: Any) -> ActionClasses:
+    """The coarse classes of an action (:mod:`tom_envs.core.action_classes`), for next-action
+    questions: :data:`GUANDAN_CLASSES` (a play's class is its combination type)."""
+    make_bundle(**config)  # validates the configuration
+    return ActionClasses(GUANDAN_CLASSES, _action_class, "kind of move")
+
+
+def _action_class(action: int) -> int:
+    from tom_envs.games.guandan.combos import PASS, SHAPE_BASE, shape_of
+
+    if action == PASS:
+        return 0
+    if action < SHAPE_BASE:
+        return 1
+    return 2 + int(shape_of(action).type)
+
+
+__all__ = ["GUANDAN_CLASSES", "NAME", "PARAMS", "action_classes", "action_recommender", "bot_table", "env", "episode_metrics_hook",
            "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

@@ -124,6 +124,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.contract import env_functions
 from tom_envs.core.functional import FunctionalObjective
 from tom_envs.core.game import GameBundle
@@ -186,6 +187,15 @@ def functional_objective(**config: Any) -> FunctionalObjective:
     return objective(game)
 
 
-__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",
+def action_classes(**config: Any) -> ActionClasses:
+    """The coarse classes of an action (:mod:`tom_envs.core.action_classes`), for next-action
+    questions."""
+    from tom_envs.games.hanabi.metrics import action_classes as classes
+
+    game: HanabiGame = make_bundle(**config).game  # type: ignore[assignment]
+    return classes(game)
+
+
+__all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook", "functional_objective",
            "make_bundle",
            "parallel_env", "raw_env"]  # fmt: skip
