@@ -263,3 +263,16 @@ def test_hanabi_class_answers_are_scored_in_class_space() -> None:
     played = sum(it.truth == 0 for it in items)
     assert all(it.predicted == 0 for it in items)  # "play a card" is class 0 in any order
     assert literal_report([ep])["agent"]["acc"] == pytest.approx(played / len(items))
+
+
+def test_play_episode_records_prediction_in_the_configuration() -> None:
+    from tom_envs.runner import play_episode
+
+    spec = game_spec("PrisonersDilemma")
+    agents = [PredictorAgent(RandomAgent(), MatrixPartnerModel("tit_for_tat")),
+              make_agent("tit_for_tat", spec)]  # fmt: skip
+    on = play_episode(spec, agents, 0, {"horizon": 5}, predict="all")
+    off = play_episode(spec, agents, 0, {"horizon": 5})
+    assert on.config["record"]["predict"] is True and "predict" not in off.config["record"]
+    assert on.config_hash != off.config_hash
+    assert literal_report([on])["agent"]["acc"] == 1.0
