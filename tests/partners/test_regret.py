@@ -91,3 +91,24 @@ def test_decision_losses_of_a_matrix_episode() -> None:
     rewards = decision_losses(ep, "player_0")
     assert len(rewards) == 6 and sum(rewards) == pytest.approx(ep.returns["player_0"])
     assert decision_losses(ep, "player_1") == rewards  # symmetric play, same payoffs
+
+
+def test_windows_aligned_on_the_recorded_switch() -> None:
+    """A fixed agent that always cooperates against a partner that switches from always
+    cooperating to always defecting (payoffs ((8, 8), (0, 10)), ((10, 0), (5, 5))): its loss
+    against the best response (defect: 10 vs 8 before, 5 vs 0 after) shows the switch where the
+    trajectory says it happened."""
+    from tom_envs.partners.regret import switch_windows
+
+    spec = game_spec("PrisonersDilemma")
+    ep = EpisodeDriver(spec, [make_agent("always_0", spec), make_agent(
+        "switch:a=always_0:b=always_1:at=10-20:key=4", spec)], 3, {"horizon": 40}).run()  # fmt: skip
+    at = ep.switch["player_1"]["at_decision"]
+    mine = decision_losses(ep, "player_0")
+    best = [10.0 if k < at else 5.0 for k in range(40)]  # the best response's reward
+    loss = [b - m for b, m in zip(best, mine, strict=True)]
+    w = switch_windows(ep, "player_1", loss, width=5)
+    assert w[-1] == pytest.approx(5 * 2.0) and w[0] == pytest.approx(5 * 5.0)
+    assert sum(loss) == pytest.approx(2.0 * at + 5.0 * (40 - at))
+    with pytest.raises(ValueError, match="no within-episode switch"):
+        switch_windows(ep, "player_0", loss, width=5)

@@ -93,6 +93,22 @@ def window_sums(losses: Sequence[float], at: int, width: int, before: int = 1) -
     return out
 
 
+def switch_windows(
+    episode: Any, seat: str, losses: Sequence[float], width: int, before: int = 1
+) -> dict[int, float]:
+    """:func:`window_sums` aligned on the switch the trajectory recorded for the switching
+    partner at ``seat`` (``losses``: one per decision of that partner's episode, e.g. the
+    reference's reward minus the agent's). ``ValueError`` when the episode has no such
+    within-episode switch."""
+    info = (getattr(episode, "switch", None) or {}).get(seat)
+    if not info or "at_decision" not in info:
+        raise ValueError(
+            f"episode (seed {getattr(episode, 'seed', '?')}) records no within-episode switch "
+            f"for {seat}: play the partner as switch:a=A:b=B:at=LO-HI:key=K"
+        )
+    return window_sums(losses, int(info["at_decision"]), width, before)
+
+
 def mean_windows(per_episode: Sequence[Mapping[int, float]]) -> dict[int, float]:
     """The mean window regret over episodes, for the windows every episode has."""
     if not per_episode:
@@ -235,4 +251,4 @@ def decision_losses(
 
 
 __all__ = ["Adaptation", "adaptation", "decision_losses", "episode_regret", "known_groups",
-           "mean_windows", "time_to_recover", "window_sums"]  # fmt: skip
+           "mean_windows", "switch_windows", "time_to_recover", "window_sums"]  # fmt: skip
