@@ -276,3 +276,21 @@ def test_play_episode_records_prediction_in_the_configuration() -> None:
     assert on.config["record"]["predict"] is True and "predict" not in off.config["record"]
     assert on.config_hash != off.config_hash
     assert literal_report([on])["agent"]["acc"] == 1.0
+
+
+@pytest.mark.parametrize("game", ["RockPaperScissors", "BombDefusal", "CollabCapture", "Hanabi",
+                                  "Guandan", "CoBlock", "Overcooked"])  # fmt: skip
+def test_every_game_plays_the_same_with_prediction_on(game: str) -> None:
+    """Prediction on records (policies, action classes, questions to agents that answer) but
+    changes no move, message or return of bots that do not answer."""
+    spec = game_spec(game)
+    mod = spec.load()
+    n = len(mod.raw_env(**spec.kwargs).possible_agents)
+    bot = {"RockPaperScissors": "random", "BombDefusal": "heuristic",
+           "CoBlock": "cooperative", "Hanabi": "convention"}.get(game, mod.bot_table(
+               **spec.kwargs).names()[0])  # fmt: skip
+    kwargs = {"horizon": 40} if game == "Overcooked" else None
+    runs = [EpisodeDriver(spec, [make_agent(bot, spec) for _ in range(n)], 2, kwargs,
+                          predict=p).run() for p in ("off", "all")]  # fmt: skip
+    off, on = ([(s["agent"], s["action"], s.get("message")) for s in ep.steps] for ep in runs)
+    assert off == on and runs[0].returns == runs[1].returns
