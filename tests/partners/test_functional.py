@@ -81,3 +81,16 @@ def test_missing_metric_and_bad_values_are_loud() -> None:
         FunctionalObjective("x", "u", lambda e, f: 0.0, 0)
     with pytest.raises(ValueError, match="at least one seat"):
         r(SimpleNamespace(seed=0, returns={}, metrics={}), [])
+
+
+def test_configured_hooks_are_named_documented_and_refuse_other_modules() -> None:
+    from tom_envs.core.contract import configured_hook
+
+    mod = next(g for g in GAMES if g.name == "Hanabi").load()
+    for name in ("functional_objective", "action_classes"):
+        hook = getattr(mod, name)
+        assert hook.__name__ == name and hook.__module__ == mod.__name__ and hook.__doc__
+    with pytest.raises(ValueError, match="not a game module"):
+        configured_hook(mod.make_bundle, "os", "system")
+    with pytest.raises(ValueError):  # the configuration is validated
+        mod.functional_objective(players=9)

@@ -30,6 +30,7 @@ Everything here is core: it imports only :mod:`tom_envs.core`.
 
 from __future__ import annotations
 
+import importlib
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -262,12 +263,47 @@ def env_functions(
     return raw_env, env, parallel_env
 
 
+#: What each configured hook returns (:func:`configured_hook`).
+HOOK_DOCS = {
+    "functional_objective": "The game's functional objective ``U`` for this configuration "
+    "(:mod:`tom_envs.core.functional`).",
+    "action_classes": "The coarse classes of an action for this configuration "
+    "(:mod:`tom_envs.core.action_classes`), for next-action questions.",
+}
+
+
+def configured_hook(
+    make_bundle: Callable[..., GameBundle], module: str, name: str
+) -> Callable[..., Any]:
+    """A game-module hook ``name(**config)``: ``name(game)`` of the game's ``module`` (where
+    it keeps its metrics, imported at the first call) on the configured game
+    (``make_bundle(**config).game``, so the configuration is validated).
+
+    One line in a game's ``env.py``::
+
+        functional_objective = configured_hook(make_bundle, f"{__package__}.metrics",
+                                               "functional_objective")
+    """
+    if not module.startswith("tom_envs.games."):
+        raise ValueError(f"configured_hook: {module!r} is not a game module (tom_envs.games.*)")
+
+    def hook(**config: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(make_bundle(**config).game)
+
+    hook.__name__ = hook.__qualname__ = name
+    hook.__module__ = getattr(make_bundle, "__module__", __name__)
+    hook.__doc__ = HOOK_DOCS.get(name, f"``{module}.{name}`` of the configured game.")
+    return hook
+
+
 __all__ = [
+    "HOOK_DOCS",
     "MAX_CYCLES",
     "OPTIONAL_HOOKS",
     "Bot",
     "BotFactory",
     "BotTable",
     "GameModule",
+    "configured_hook",
     "env_functions",
 ]

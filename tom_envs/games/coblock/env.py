@@ -123,9 +123,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from tom_envs.core.action_classes import ActionClasses
-from tom_envs.core.contract import env_functions
-from tom_envs.core.functional import FunctionalObjective
+from tom_envs.core.contract import configured_hook, env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.coblock.bots import bot_table
@@ -186,23 +184,11 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     return trajectory_metrics
 
 
-def functional_objective(**config: Any) -> FunctionalObjective:
-    """The game's functional objective ``U`` for this configuration (:mod:`tom_envs.core.functional`)."""
-    from tom_envs.games.coblock.metrics import functional_objective as objective
-
-    game: CoBlockGame = make_bundle(**config).game  # type: ignore[assignment]
-    return objective(game)
+functional_objective = configured_hook(
+    make_bundle, f"{__package__}.metrics", "functional_objective"
+)
+action_classes = configured_hook(make_bundle, f"{__package__}.metrics", "action_classes")
 
 
-def action_classes(**config: Any) -> ActionClasses:
-    """The coarse classes of an action (:mod:`tom_envs.core.action_classes`), for next-action
-    questions."""
-    from tom_envs.games.coblock.metrics import action_classes as classes
-
-    game: CoBlockGame = make_bundle(**config).game  # type: ignore[assignment]
-    return classes(game)
-
-
-__all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook", "functional_objective",
-           "make_bundle",
-           "parallel_env", "raw_env"]  # fmt: skip
+__all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook",
+           "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

@@ -170,9 +170,7 @@ def functional_objective(**config: Any) -> FunctionalObjective:
     deal reward (+-1..+-3; a match sums its deals), the return; T = ``max_steps``. The focal
     seats must be teammates (one team's return)."""
     game = make_bundle(**config).game
-    return FunctionalObjective(
-        "the team's deal reward", "levels", _team_return, game.max_steps
-    )
+    return FunctionalObjective("the team's deal reward", "levels", _team_return, game.max_steps)
 
 
 def _team_return(episode: Any, focal: Sequence[int]) -> float:
@@ -205,5 +203,6 @@ def _action_class(action: int) -> int:
     return 2 + int(shape_of(action).type)
 
 
-__all__ = ["GUANDAN_CLASSES", "NAME", "PARAMS", "action_classes", "action_recommender", "bot_table", "env", "episode_metrics_hook",
-           "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
+__all__ = ["GUANDAN_CLASSES", "NAME", "PARAMS", "action_classes", "action_recommender",
+           "bot_table", "env", "episode_metrics_hook", "functional_objective", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

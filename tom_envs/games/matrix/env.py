@@ -83,8 +83,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tom_envs.core.contract import env_functions
-from tom_envs.core.functional import FunctionalObjective
+from tom_envs.core.contract import configured_hook, env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.matrix.bots import bot_table
@@ -128,13 +127,10 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     return trajectory_metrics
 
 
-def functional_objective(**config: Any) -> FunctionalObjective:
-    """The game's functional objective ``U`` for this configuration (:mod:`tom_envs.core.functional`)."""
-    from tom_envs.games.matrix.metrics import functional_objective as objective
-
-    return objective(make_bundle(**config).game)
+functional_objective = configured_hook(
+    make_bundle, f"{__package__}.metrics", "functional_objective"
+)
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",
-           "make_bundle",
-           "parallel_env", "raw_env"]  # fmt: skip
+           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
