@@ -294,3 +294,12 @@ def test_every_game_plays_the_same_with_prediction_on(game: str) -> None:
                           predict=p).run() for p in ("off", "all")]  # fmt: skip
     off, on = ([(s["agent"], s["action"], s.get("message")) for s in ep.steps] for ep in runs)
     assert off == on and runs[0].returns == runs[1].returns
+
+
+def test_scores_are_the_same_from_a_written_trajectory(tmp_path) -> None:
+    from tom_envs.records import Episode
+
+    eps = _run("switch:a=tit_for_tat:b=alternating:at=8:key=0", "tit_for_tat", seeds=[0, 1])
+    back = [Episode.read(ep.write(tmp_path / f"{ep.seed}.jsonl")) for ep in eps]
+    assert literal_report(back) == literal_report(eps)
+    assert back[0].switch == eps[0].switch
