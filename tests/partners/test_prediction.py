@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from tom_envs.agents import make_agent
@@ -303,3 +304,44 @@ def test_scores_are_the_same_from_a_written_trajectory(tmp_path) -> None:
     back = [Episode.read(ep.write(tmp_path / f"{ep.seed}.jsonl")) for ep in eps]
     assert literal_report(back) == literal_report(eps)
     assert back[0].switch == eps[0].switch
+
+
+def test_a_random_partner_exposes_its_uniform_policy() -> None:
+    """Overcooked's generic random partner: p_pred is 1/6 whatever is predicted, the ceiling too."""
+    spec = game_spec("Overcooked")
+    me = PredictorAgent(make_agent("greedy", spec), FirstAction())
+    ep = EpisodeDriver(spec, [me, make_agent("random", spec)], 0, {"horizon": 20},
+                       predict="all").run()  # fmt: skip
+    legal = [len(s["policy"]) for s in ep.steps if s["agent"] == "player_1"]
+    assert legal and all(n >= 1 for n in legal)
+    report = literal_report([ep])["agent"]
+    assert report["n_policy"] == 20
+    assert report["ceiling"] == pytest.approx(np.mean([1 / n for n in legal[:20]]))
+
+
+class Positional(RandomAgent):
+    """A no-reasoning answerer: always the first shown option."""
+
+    def predict_partner(self, turn, question):
+        return 0
+
+
+def test_option_order_leaks_nothing_about_the_answer() -> None:
+    """Against a partner that always plays the same action the truth is constant, so the only
+    thing that could carry it is the shown order: the truth's shown position is uniform and a
+    positional answerer sits at chance (1/3 in Rock-Paper-Scissors)."""
+    spec = game_spec("RockPaperScissors")
+    positions = []
+    eps = []
+    for seed in range(6):
+        ep = EpisodeDriver(spec, [Positional(), make_agent("always_2", spec)], seed,
+                           {"horizon": 50}, predict="all").run()  # fmt: skip
+        eps.append(ep)
+        positions += [s["predict"][0]["order"].index(2) for s in ep.steps if "predict" in s]
+    counts = np.bincount(positions, minlength=3)
+    expected = len(positions) / 3
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 13.8, counts  # p = 0.001 with 2 degrees of freedom
+    report = literal_report(eps)
+    assert report["agent"]["acc_low"] < 1 / 3 < report["agent"]["acc_high"]
+    assert report["repeat_last"]["acc"] == pytest.approx(294 / 300)  # all but each first guess
