@@ -6,6 +6,17 @@ An agent spec is a string::
     <bot>                        a partner bot of the game (``tom-envs list`` shows them)
     population:<name>            a bot drawn from a named population at every episode (seeded)
     zoo/<member>                 a learned member of the game's partner zoo (:mod:`tom_envs.zoo`)
+    switch:a=A:b=B:at=LO-HI:key=K
+                                 a partner that plays A, then B from its decision t_s drawn
+                                 uniformly in [LO, HI] from the episode seed and K (B runs in
+                                 shadow from the start; the switch is invisible to the other
+                                 seats and recorded in the trajectory's summary for the scorer:
+                                 :mod:`tom_envs.partners.switching`); A and B are names above
+                                 without ':' (a bot, random, zoo/<member>)
+    switch:a=A:b=B:at_episode=LO-HI:key=K
+                                 the same across the episodes of a session (short games:
+                                 :func:`tom_envs.sessions.play_session`), from the
+                                 session's episode t_s
     rmax                         tabular RMax (plugin: baselines/rmax.py)
     llm:model=M:base_url=U       an LLM agent (plugin: llm_agents/agent.py; strategy=, local=true)
     checkpoint:path=FILE         a trained MAPPO .pt or SB3 PPO .zip policy (plugin:
@@ -241,6 +252,10 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
         if kwargs:
             raise ValueError(f"population {pop!r} takes no arguments, got {kwargs}")
         return PopulationAgent(pop, list(pops[pop]), lambda m: make_agent(m, game, bundle))
+    if head == "switch":
+        from tom_envs.partners.switching import make_switching
+
+        return make_switching(kwargs, lambda m: make_agent(m, game, bundle, trusted=trusted))
     if head.startswith("zoo/"):
         if kwargs:
             raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")

@@ -54,6 +54,7 @@ plays its scenario episodes with ``on_failure="raise"`` and asks one-step bot an
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -238,6 +239,7 @@ def episode_info(
     seed: int | None,
     env_kwargs: Mapping[str, Any] | None = None,
     observation_shape: tuple[int, ...] | None = None,
+    session: Any = None,
 ) -> EpisodeInfo:
     """What the agent at ``player`` is told when an episode starts (every driver tells the same)."""
     return EpisodeInfo(
@@ -253,6 +255,7 @@ def episode_info(
         env_kwargs=env_kwargs,
         observation_shape=observation_shape,
         game_config=getattr(game, "config", None),
+        session=session,
     )
 
 
@@ -278,6 +281,12 @@ class EpisodeDriver:
         record_steps: keep one record per decision (off: returns and counts only; faster).
         record_text: also record each text observation (the writer stores each once).
         record_observations: also record the vector observation.
+        predict: ``"off"`` or ``"all"``: ask every seated agent that has ``predict_partner``
+            what each other seat will do next, after its action (open next-action probes,
+            :mod:`tom_envs.partners.prediction`), and record the known policy of every seat
+            that exposes ``action_probs``.
+        session: the :class:`~tom_envs.core.agents.SessionInfo` of a session's episode (every
+            seated agent is told; recorded in the summary).
     """
 
     def __init__(
@@ -292,8 +301,15 @@ class EpisodeDriver:
         record_steps: bool = True,
         record_text: bool = False,
         record_observations: bool = False,
+        predict: str = "off",
+        session: Any = None,
     ) -> None:
         from tom_envs.registration import GameSpec, game_spec
+
+        if predict not in ("off", "all"):
+            raise ValueError(f"predict must be 'off' or 'all', got {predict!r}")
+        self.predict = predict
+        self.session = session
 
         self.spec = game if isinstance(game, GameSpec) else game_spec(game)
         self.env_kwargs = dict(env_kwargs or {})
@@ -349,7 +365,9 @@ class EpisodeDriver:
         kwargs = self.resolved_kwargs
         for i, agent in enumerate(self.seats):
             if agent is not None:
-                agent.reset(episode_info(self.spec, self.game, i, self.seed, kwargs, shape))
+                agent.reset(
+                    episode_info(self.spec, self.game, i, self.seed, kwargs, shape, self.session)
+                )
         self._started = True
 
     # ----------------------------------------------------------------- turns
@@ -410,6 +428,10 @@ class EpisodeDriver:
         assert obj is not None
         turn = self.turn(agent)
         record = self._new_record(agent) if self.record_steps else {}
+        if self.predict != "off" and self.record_steps:
+            from tom_envs.partners.prediction import record_policy
+
+            record_policy(obj, turn, record)
         d = decide(obj, turn, self.rng, self.policy)
         choice = d.choice
         c = self.counts
@@ -437,8 +459,16 @@ class EpisodeDriver:
                     record["error"] = d.failure["message"]
             if d.traceback is not None:
                 record["traceback"] = d.traceback
+            if self.predict != "off":
+                from tom_envs.partners.prediction import record_class
+
+                record_class(self, record, d.action)
             if self._moment == "decision":  # the state the agent decided on (nothing moved yet)
                 self._ask_probes(agent, obj, record, self.decisions[agent])
+            if self.predict != "off" and getattr(obj, "predict_partner", None) is not None:
+                from tom_envs.partners.prediction import ask_next_action
+
+                ask_next_action(self, agent, obj, turn, record)  # after the action, before the step
         self._step(agent, d.action, record, choice.message)
         if self.record_steps and self._moment == "action":  # the state its action left
             self._ask_probes(agent, obj, record, self.decisions[agent] - 1)
@@ -561,6 +591,12 @@ class EpisodeDriver:
                 )
         return None
 
+    def _joint_step_of(self, agent: str, switch: Mapping[str, Any]) -> int | None:
+        """The joint step of ``agent``'s switch decision (None: not reached, or not recorded)."""
+        mine = [s for s in self.steps if s["agent"] == agent]
+        at = int(switch.get("at_decision", -1))
+        return int(mine[at]["joint_step"]) if 0 <= at < len(mine) else None
+
     def run(self) -> Any:
         """Play the whole episode (every seat seated) and return it."""
         self.start()
@@ -589,6 +625,11 @@ class EpisodeDriver:
             member = getattr(seat, "member", None)  # a population's draw (PopulationAgent)
             if isinstance(member, str):
                 ep.members[a] = member
+            switch = getattr(seat, "switch_info", None)  # a switching partner (for the scorer)
+            if isinstance(switch, Mapping):
+                ep.switch[a] = {**switch, "at_joint_step": self._joint_step_of(a, switch)}
+        if self.session is not None:
+            ep.session = dataclasses.asdict(self.session)
         reason = self.failure_reason()
         ep.status = status or ("failed" if reason else "ok")
         ep.failure = reason

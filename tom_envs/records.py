@@ -16,12 +16,16 @@ Trajectory schema, version 3 (one JSON object per line)::
     {"type": "step", "index", "joint_step", "agent", "action", "action_text", "valid",
      "fallback" (true when the action is not the agent's own), "failure" ({"kind", "message"}),
      "prediction", "message" (if any), "probes" (question, reply, truth, correct; if asked),
+     "predict" (open next-action probes put to the agent: :mod:`tom_envs.partners.prediction`),
+     "policy" (the acting partner's known action distribution, when prediction is on),
      "rewards" (after a joint action, else null), "latency_s", "info",
      "observation_text_diff" (if text is recorded), "observation" (if requested),
      "error" (if any)}
     {"type": "summary", "status": "ok" | "failed" | ..., "failure" (the reason, or null),
      "returns": {agent: float}, "length", "invalid": {agent: int}, "decisions": {agent: int},
      "fallbacks": {agent: int}, "failures": {agent: {kind: int}},
+     "switch" (a switching partner's switch, if any: {seat: {"from", "to", "at_decision",
+     "at_joint_step"}}), "session" (if any: {"id", "index", "length", "seed"}),
      "metrics": {...} (``valid_action_pct/<agent>``, ``fallback_pct/<agent>``, the game's
      metrics, ``usage/<key>/<agent>`` sums of agents' ``info["usage"]``), "wall_time_s",
      "digest" (SHA-256 of the file's lines, this one without it: :func:`content_digest`)}
@@ -98,6 +102,11 @@ class Episode:
     config_hash: str | None = None
     #: the member a population seat drew this episode (``population:all`` -> ``tit_for_tat``)
     members: dict[str, str] = field(default_factory=dict)
+    #: a switching partner's switch, for the scorer (:mod:`tom_envs.partners.switching`):
+    #: ``{seat: {"from", "to", "at_decision", "at_joint_step", ...}}``
+    switch: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the session this episode belongs to (``{"id", "index", "length", "seed"}``), or None
+    session: dict[str, Any] | None = None
     #: read from a file: whether its content matches the digest written with it (None: none)
     digest_ok: bool | None = field(default=None, compare=False, repr=False)
 
@@ -140,6 +149,10 @@ class Episode:
         }
         if self.members:
             tail["members"] = self.members
+        if self.switch:
+            tail["switch"] = self.switch
+        if self.session is not None:
+            tail["session"] = self.session
         return [head, *_pack_prompts(prompts), *steps, tail]
 
     def write(self, path: str | Path) -> Path:
@@ -193,6 +206,8 @@ class Episode:
         ep.fallbacks = tail.get("fallbacks") or {}
         ep.failures = tail.get("failures") or {}
         ep.members = tail.get("members") or {}
+        ep.switch = tail.get("switch") or {}
+        ep.session = tail.get("session")
         ep.digest_ok = digest_ok
         return ep
 

@@ -118,6 +118,7 @@ def play_episode(
     env: Any = None,
     policy: FailurePolicy | None = None,
     config: Mapping[str, Any] | None = None,
+    predict: str = "off",
 ) -> Episode:
     """Play one seeded episode with one agent per seat, recording every decision.
 
@@ -132,6 +133,8 @@ def play_episode(
         env: an AEC env to reuse (made from ``game`` when omitted).
         policy: the failure policy (default: fall back, fail the episode above 20% fallbacks).
         config: the episode's configuration (computed with :func:`episode_config` when omitted).
+        predict: ``"all"`` asks agents that answer next-action questions after each of their
+            decisions (:mod:`tom_envs.partners.prediction`); part of the configuration.
     """
     spec = game if isinstance(game, GameSpec) else game_spec(game)
     env_kwargs = with_required_env_kwargs(spec, agents, env_kwargs)  # the agents' protocol
@@ -144,10 +147,13 @@ def play_episode(
         policy=policy,
         record_text=record_text,
         record_observations=record_observations,
+        predict=predict,
     )
     episode = driver.run()
     if config is None:
         record = {"text": record_text, "observations": record_observations}
+        if predict != "off":  # recorded only when on: every earlier result keeps its hash
+            record["predict"] = True
         config = episode_config(spec, env_kwargs, agents, seed, record, driver.resolved_kwargs)
     episode.config = dict(config)
     episode.config_hash = config_hash(config)

@@ -7,6 +7,11 @@ LLMs and people), all of the same view. An agent answers with an action, or with
 :class:`AgentAction` that also carries probe answers (e.g. its prediction of the partner's next
 action), raw model text and token counts, which the runner records in the trajectory.
 
+Two optional methods serve literal-ToM scoring (:mod:`tom_envs.partners.prediction`): a partner
+whose policy is known exposes ``action_probs(turn) -> {action: probability}`` (asked before it
+acts, only when prediction is on; :class:`RandomAgent` and the matrix partners do), and an agent
+that answers "what will <partner> do next?" implements ``predict_partner(turn, question)``.
+
 An agent whose protocol needs certain game arguments (paper 001's LLM agent plays Guandan in
 Chinese, ``language="zh"``) says so with a ``required_env_kwargs(game)`` method; every command
 that plays episodes (``run``, ``eval``, ``reproduce``) applies them through
@@ -46,6 +51,21 @@ class EpisodeInfo:
     """the shape of ``Turn.observation`` in this episode (checkpoints check it at reset)"""
     game_config: Any = None
     """the game's configuration object (its public rules: layout, payoffs, names), when known"""
+    session: SessionInfo | None = None
+    """set when this episode is one of a session of consecutive episodes played with the same
+    agents (:func:`tom_envs.sessions.play_session`): agents that learn across episodes
+    may keep their memory"""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """Which session an episode belongs to: ``id``, its ``index`` (0-based) of ``length``
+    episodes, and the session ``seed`` (its first episode's seed)."""
+
+    id: str
+    index: int
+    length: int
+    seed: int | None
 
 
 #: Why a decision fell back (the failure taxonomy of every episode driver):
@@ -411,6 +431,11 @@ class RandomAgent(BaseAgent):
         """A uniformly random legal action."""
         legal = turn.legal_actions
         return int(legal[self.rng.integers(len(legal))])
+
+    def action_probs(self, turn: Turn) -> dict[int, float]:
+        """Its policy, known: uniform over the legal actions (for next-action scoring)."""
+        legal = turn.legal_actions
+        return {int(a): 1.0 / len(legal) for a in legal}
 
 
 def as_agent_action(choice: int | AgentAction | np.integer) -> AgentAction:

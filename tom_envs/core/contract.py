@@ -12,8 +12,10 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
 * ``raw_env``, ``env``, ``parallel_env``: built from ``make_bundle`` by :func:`env_functions`,
   one line: ``raw_env, env, parallel_env = env_functions(NAME, make_bundle)``;
 * optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records; most games
-  declare it with :func:`lazy_hook`) and ``action_recommender(view)`` (a tool hook for LLM
-  agents); see :data:`OPTIONAL_HOOKS`.
+  declare it with :func:`lazy_hook`), ``action_recommender(view)`` (a tool hook for LLM agents),
+  ``functional_objective(**config)`` (the game's functional objective ``U``,
+  :mod:`tom_envs.core.functional`) and ``action_classes(**config)`` (coarse action classes for
+  next-action questions, :mod:`tom_envs.core.action_classes`); see :data:`OPTIONAL_HOOKS`.
 
 Beside it, a game **may** have a batched engine (``vector.py``: B copies stepped at once on numpy
 arrays, for RL data collection), named in its ``GameSpec`` (``vector="module:Class"``). That is a
@@ -42,7 +44,12 @@ from tom_envs.core.params import Param
 from tom_envs.core.wrappers import OrderEnforcing
 
 #: Module attributes a game may add to the contract; callers look them up with ``getattr``.
-OPTIONAL_HOOKS = ("episode_metrics_hook", "action_recommender")
+OPTIONAL_HOOKS = (
+    "episode_metrics_hook",
+    "action_recommender",
+    "functional_objective",
+    "action_classes",
+)
 
 #: The one env-level argument every game takes besides its ``PARAMS`` (not a rule: it only cuts
 #: episodes short), checked like them by ``raw_env`` and ``parallel_env``.
@@ -170,8 +177,10 @@ class GameModule(Protocol):
         PARAMS: the declared keyword arguments (``make_bundle`` validates against them).
 
     Optional module attributes (not part of the protocol check; see :data:`OPTIONAL_HOOKS`):
-    ``episode_metrics_hook() -> (bundle, episode, agents) -> dict[str, float]`` and
-    ``action_recommender(view) -> dict[int, float]``.
+    ``episode_metrics_hook() -> (bundle, episode, agents) -> dict[str, float]``,
+    ``action_recommender(view) -> dict[int, float]``,
+    ``functional_objective(**config) -> FunctionalObjective`` and
+    ``action_classes(**config) -> ActionClasses``.
     """
 
     NAME: str
@@ -274,13 +283,48 @@ def lazy_hook(target: str) -> Callable[[], Any]:
     return hook
 
 
+#: What each configured hook returns (:func:`configured_hook`).
+HOOK_DOCS = {
+    "functional_objective": "The game's functional objective ``U`` for this configuration "
+    "(:mod:`tom_envs.core.functional`).",
+    "action_classes": "The coarse classes of an action for this configuration "
+    "(:mod:`tom_envs.core.action_classes`), for next-action questions.",
+}
+
+
+def configured_hook(
+    make_bundle: Callable[..., GameBundle], module: str, name: str
+) -> Callable[..., Any]:
+    """A game-module hook ``name(**config)``: ``name(game)`` of the game's ``module`` (where
+    it keeps its metrics, imported at the first call) on the configured game
+    (``make_bundle(**config).game``, so the configuration is validated).
+
+    One line in a game's ``env.py``::
+
+        functional_objective = configured_hook(make_bundle, f"{__package__}.metrics",
+                                               "functional_objective")
+    """
+    if not module.startswith("tom_envs.games."):
+        raise ValueError(f"configured_hook: {module!r} is not a game module (tom_envs.games.*)")
+
+    def hook(**config: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(make_bundle(**config).game)
+
+    hook.__name__ = hook.__qualname__ = name
+    hook.__module__ = getattr(make_bundle, "__module__", __name__)
+    hook.__doc__ = HOOK_DOCS.get(name, f"``{module}.{name}`` of the configured game.")
+    return hook
+
+
 __all__ = [
+    "HOOK_DOCS",
     "MAX_CYCLES",
     "OPTIONAL_HOOKS",
     "Bot",
     "BotFactory",
     "BotTable",
     "GameModule",
+    "configured_hook",
     "env_functions",
     "lazy_hook",
 ]

@@ -221,10 +221,16 @@ class HeuristicAgent(BaseAgent):
             if rem and rem[0] not in view.my_tools:
                 facts.append(RequestFact(view.player, rem[0], view.room))
         new = [f for f in facts if f not in self.said]
+        self.last_said = tuple(new)
         if not new:
             return None
         self.said.update(new)
         return render_facts(tuple(new), self.game_config, view.game_map, view.player)
+
+    def on_shadow_message_dropped(self, message: str) -> None:
+        """Its last message never reached the team (it plays in shadow, a switching partner's
+        B): forget having said it, so it reports those facts once it plays."""
+        self.said.difference_update(getattr(self, "last_said", ()))
 
     def act(self, turn: Turn) -> AgentAction:
         """Update memory, choose, and tell the team."""

@@ -15,6 +15,7 @@ from typing import Any
 from gymnasium.utils import seeding
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.bomb_defusal.rules import BombGame
 from tom_envs.games.bomb_defusal.state import BombState
@@ -50,3 +51,11 @@ def episode_metrics(bundle: GameBundle, episode: Any, agents: Sequence[Agent]) -
         "valid_action_pct": 100.0 * valid / len(steps) if steps else 100.0,
         "messages": float(len(state.chat)),
     }
+
+
+def functional_objective(game: BombGame) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): one phase (10 points) outweighs all rounds (0.3 x 30 = 9): score first, then speed,
+    read from the metrics (never from the shaped return); T = ``max_rounds``."""
+    return metric_objective(
+        "team score - 0.3 x rounds", "points", game.config.max_rounds, "team_score", "rounds", 0.3
+    )

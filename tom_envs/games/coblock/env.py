@@ -122,7 +122,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from tom_envs.core.contract import env_functions, lazy_hook
+from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.coblock.bots import bot_table
@@ -180,5 +180,11 @@ raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 episode_metrics_hook = lazy_hook("tom_envs.games.coblock.metrics:trajectory_metrics")
 
 
-__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
-           "parallel_env", "raw_env"]  # fmt: skip
+functional_objective = configured_hook(
+    make_bundle, f"{__package__}.metrics", "functional_objective"
+)
+action_classes = configured_hook(make_bundle, f"{__package__}.metrics", "action_classes")
+
+
+__all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook",
+           "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

@@ -22,7 +22,9 @@ from typing import Any
 
 from gymnasium.utils import seeding
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.coblock.planner import optimal_counts
 from tom_envs.games.coblock.rules import (
@@ -97,3 +99,25 @@ def trajectory_metrics(
     """The runner's hook: replay the episode and compute :func:`episode_metrics`."""
     game: CoBlockGame = bundle.game  # type: ignore[assignment]
     return episode_metrics(game, replay(game, episode.seed, episode.steps))
+
+
+def functional_objective(game: CoBlockGame) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): Eq. 1's success first, then timesteps; T = ``max_rounds``."""
+    limit = game.config.max_rounds
+    return metric_objective(
+        f"success - rounds / {limit + 1}", "successes", limit, "success", "timesteps",
+        1.0 / (limit + 1),
+    )
+
+
+def action_classes(game: CoBlockGame) -> ActionClasses:
+    """The coarse classes of an action (for next-action questions): place a block, break a
+    block, wait, send a message, end the task."""
+    kind = {ActionKind.PLACE: 0, ActionKind.BREAK: 1, ActionKind.WAIT: 2,
+            ActionKind.SEND_MESSAGE: 3, ActionKind.END_TASK: 4}  # fmt: skip
+    config = game.config
+    return ActionClasses(
+        ("place a block", "break a block", "wait", "send a message", "end the task"),
+        lambda a: kind[decode_action(config, a).kind],
+        "kind of action",
+    )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.joint_planner import predictions_of, replay_with_planner, seat_metrics
 
@@ -50,3 +51,11 @@ def trajectory_metrics(
 
     out.update(seat_metrics(planner, trajectory, predictions_of(episode.steps), score))
     return out
+
+
+def functional_objective(game: Any) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): capture first, then speed (one capture outweighs every turn); T = ``max_turns``."""
+    limit = game.config.max_turns
+    return metric_objective(
+        f"captured - turns / {limit + 1}", "captures", limit, "captured", "turns", 1.0 / (limit + 1)
+    )

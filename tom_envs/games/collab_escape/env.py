@@ -108,7 +108,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.core.contract import env_functions, lazy_hook
+from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.collab_escape.bots import bot_table
@@ -146,5 +146,10 @@ raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 episode_metrics_hook = lazy_hook("tom_envs.games.collab_escape.metrics:trajectory_metrics")
 
 
-__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "make_bundle",
-           "parallel_env", "raw_env"]  # fmt: skip
+functional_objective = configured_hook(
+    make_bundle, f"{__package__}.metrics", "functional_objective"
+)
+
+
+__all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",
+           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip

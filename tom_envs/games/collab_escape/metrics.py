@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.joint_planner import predictions_of, replay_with_planner, seat_metrics
 
@@ -45,3 +46,8 @@ def trajectory_metrics(
 
     out.update(seat_metrics(planner, trajectory, predictions_of(episode.steps), score))
     return out
+
+
+def functional_objective(game: Any) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): the escape (its mean is the escape probability, the planner's value); T = ``max_turns``."""
+    return metric_objective("escaped", "escapes", game.config.max_turns, "escaped")

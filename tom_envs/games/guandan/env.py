@@ -97,8 +97,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
 from tom_envs.core.contract import env_functions
+from tom_envs.core.functional import FunctionalObjective, focal_return
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.games.guandan.bots import bot_table
@@ -163,5 +165,44 @@ def episode_metrics_hook() -> Callable[..., dict[str, float]]:
     return trajectory_metrics
 
 
-__all__ = ["NAME", "PARAMS", "action_recommender", "bot_table", "env", "episode_metrics_hook",
-           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
+def functional_objective(**config: Any) -> FunctionalObjective:
+    """The game's functional objective ``U`` (:mod:`tom_envs.core.functional`): the focal team's
+    deal reward (+-1..+-3; a match sums its deals), the return; T = ``max_steps``. The focal
+    seats must be teammates (one team's return)."""
+    game = make_bundle(**config).game
+    return FunctionalObjective("the team's deal reward", "levels", _team_return, game.max_steps)
+
+
+def _team_return(episode: Any, focal: Sequence[int]) -> float:
+    if len({seat % 2 for seat in focal}) != 1:
+        raise ValueError(f"Guandan focal seats {list(focal)} are not one team (0, 2 or 1, 3)")
+    return focal_return(episode, focal)
+
+
+#: The coarse classes of a Guandan action (next-action questions): pass, a tribute or return
+#: card, and each type of play.
+GUANDAN_CLASSES = ("pass", "give a card (tribute or return)", "single", "pair", "triple",
+                   "full house", "straight", "tube", "plate", "straight flush", "bomb",
+                   "joker bomb")  # fmt: skip
+
+
+def action_classes(**config: Any) -> ActionClasses:
+    """The coarse classes of an action (:mod:`tom_envs.core.action_classes`), for next-action
+    questions: :data:`GUANDAN_CLASSES` (a play's class is its combination type)."""
+    make_bundle(**config)  # validates the configuration
+    return ActionClasses(GUANDAN_CLASSES, _action_class, "kind of move")
+
+
+def _action_class(action: int) -> int:
+    from tom_envs.games.guandan.combos import PASS, SHAPE_BASE, shape_of
+
+    if action == PASS:
+        return 0
+    if action < SHAPE_BASE:
+        return 1
+    return 2 + int(shape_of(action).type)
+
+
+__all__ = ["GUANDAN_CLASSES", "NAME", "PARAMS", "action_classes", "action_recommender",
+           "bot_table", "env", "episode_metrics_hook", "functional_objective", "make_bundle",
+           "parallel_env", "raw_env"]  # fmt: skip

@@ -11,10 +11,12 @@ from typing import Any
 
 from gymnasium.utils import seeding
 
+from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, metric_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.hanabi.rules import HanabiGame
-from tom_envs.games.hanabi.state import DISCARD, PLAY, HanabiState
+from tom_envs.games.hanabi.state import DISCARD, PLAY, REVEAL_COLOR, HanabiState, move_catalogue
 
 
 def replay(game: HanabiGame, seed: int, actions: Sequence[int]) -> HanabiState:
@@ -54,3 +56,19 @@ def trajectory_metrics(
     actions = [s["action"] for s in episode.steps]
     state = replay(game, episode.seed, actions)
     return final_metrics(game, state)
+
+
+def functional_objective(game: HanabiGame) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): the team score (0 when bombed out, the paper's rule); T = ``max_steps``."""
+    return metric_objective("team score (0 when bombed out)", "points", game.max_steps, "score")
+
+
+def action_classes(game: HanabiGame) -> ActionClasses:
+    """The coarse classes of a move (for next-action questions): play, discard, hint a colour,
+    hint a rank."""
+    kinds = [m.kind for m in move_catalogue(game.config)]
+    index = {PLAY: 0, DISCARD: 1, REVEAL_COLOR: 2}
+    return ActionClasses(
+        ("play a card", "discard a card", "hint a colour", "hint a rank"),
+        lambda a: index.get(kinds[a], 3),
+    )

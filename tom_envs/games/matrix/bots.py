@@ -246,9 +246,8 @@ class PartnerAgent(BaseAgent):
         self.state = self.policy.initial_state()
         self.rounds_seen = 0
 
-    def act(self, turn: Turn) -> int:
-        """Update the state with the last round (from the view), then sample the action."""
-        view = turn.view
+    def _sync(self, view: Any) -> None:
+        """Update the state with the last round (from the view); idempotent within a round."""
         if view.round != self.rounds_seen:
             if view.round != self.rounds_seen + 1 or view.last_actions is None:
                 raise RuntimeError(
@@ -257,10 +256,46 @@ class PartnerAgent(BaseAgent):
             own, other = view.last_actions
             self.state = self.policy.next_state(self.state, own, other)
             self.rounds_seen = view.round
+
+    def action_probs(self, turn: Turn) -> dict[int, float]:
+        """The policy's distribution for ``turn`` (its known policy, for prediction scoring)."""
+        self._sync(turn.view)
+        return dict(enumerate(self.policy.action_probs(self.state)))
+
+    def act(self, turn: Turn) -> int:
+        """Update the state with the last round (from the view), then sample the action."""
+        self._sync(turn.view)
         probs = self.policy.action_probs(self.state)
         if max(probs) == 1.0:
             return int(np.argmax(probs))
         return int(self.rng.choice(len(probs), p=probs))
+
+
+class PartnerModel:
+    """A model of a matrix-game partner: the finite-state policy ``policy`` (by name) tracked
+    from the asker's egocentric history; predicts its most likely next action (the model a
+    :class:`tom_envs.partners.prediction.PredictorAgent` answers next-action questions with)."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy_name = policy
+
+    def reset(self, info: EpisodeInfo) -> None:
+        """Start the partner's policy at the other seat."""
+        self.policy = make_partner(self.policy_name, info.game_config, 1 - info.player)
+        self.state = self.policy.initial_state()
+        self.rounds = 0
+
+    def observe(self, turn: Turn) -> None:
+        """Advance the partner's state by the round just played (from its side)."""
+        view = turn.view
+        if view.round != self.rounds and view.last_actions is not None:
+            mine, theirs = view.last_actions
+            self.state = self.policy.next_state(self.state, theirs, mine)
+            self.rounds = view.round
+
+    def predict(self, turn: Turn, target: str) -> int | None:
+        """The partner's most likely action in its tracked state."""
+        return int(np.argmax(self.policy.action_probs(self.state)))  # ties: lowest
 
 
 def _partner_agent(name: str, bundle: GameBundle) -> PartnerAgent:

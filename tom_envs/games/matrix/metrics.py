@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, return_objective
 from tom_envs.core.game import GameBundle
 from tom_envs.games.matrix.bots import PartnerAgent, make_partner
 from tom_envs.games.matrix.planner import OptimalResponse, episode_metrics
@@ -63,3 +64,8 @@ def trajectory_metrics(
     )
     out["focal_player"] = float(focal)
     return out
+
+
+def functional_objective(game: Any) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): the focal seat's return, as paper 004's Def. 2.2; T = the horizon (rounds)."""
+    return return_objective("focal return (payoffs)", "points", game.max_steps)

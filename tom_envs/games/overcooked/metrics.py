@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tom_envs.core.agents import Agent
+from tom_envs.core.functional import FunctionalObjective, return_objective
 from tom_envs.core.game import GameBundle
 
 
@@ -23,3 +24,8 @@ def trajectory_metrics(
             key = f"mid_level_choices/{step['agent']}"
             out[key] = out.get(key, 0.0) + 1.0
     return out
+
+
+def functional_objective(game: Any) -> FunctionalObjective:
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): the score (points delivered, shared); T = the horizon."""
+    return return_objective("score (points delivered)", "points", game.max_steps)
