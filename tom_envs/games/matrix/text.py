@@ -10,6 +10,7 @@ negative payoffs natural; so do we.
 from __future__ import annotations
 
 from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.skin import LETTER_POOL, NONSENSE_POOL, Symbols
 from tom_envs.core.text import match_action
 from tom_envs.games.matrix.rules import MatrixConfig, MatrixState, action_names, payoff
 from tom_envs.games.matrix.view import MatrixView
@@ -133,6 +134,18 @@ class MatrixText(TextInterface[MatrixView]):
         if second.feedback.startswith("ambiguous") and not result.feedback.startswith("ambiguous"):
             return second  # "J or F" names two actions: say so, not "could not match"
         return result
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the action names, onto
+        letters (one-letter names, in their case), letters repeated as often (``"repeated"``) or
+        nonsense words (word names)."""
+        names = tuple(self.names)
+        if all(len(n) == 1 for n in names):
+            return (Symbols("action", names, LETTER_POOL, case_sensitive=True),)
+        if all(len(set(n)) == 1 for n in names):
+            pool = tuple(c * len(names[0]) for c in LETTER_POOL)
+            return (Symbols("action", names, pool, case_sensitive=True),)
+        return (Symbols("action", names, tuple(w.capitalize() for w in NONSENSE_POOL)),)
 
     def render_state(self, state: MatrixState) -> str:
         """A spectator's line per round: both choices and rewards."""

@@ -111,6 +111,7 @@ from typing import Any
 from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.overcooked.bots import bot_table
 from tom_envs.games.overcooked.encode import OvercookedEncoder
 from tom_envs.games.overcooked.layout import LAYOUT_NAMES
@@ -137,6 +138,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of
     :class:`~tom_envs.games.overcooked.rules.OvercookedConfig`)."""
