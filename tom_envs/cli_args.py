@@ -50,7 +50,9 @@ def _whole(text: str, lo: int, hi: int) -> int:
     except ValueError:
         value = None
     if value is None or not lo <= value <= hi:
-        raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}"
+        )
     return value
 
 
@@ -69,6 +71,18 @@ def workers_int(text: str) -> int:
 def port_int(text: str) -> int:
     """A TCP port: a whole number in [0, 65535] (0: any free port)."""
     return _whole(text, 0, 65535)
+
+
+def skin_arg(text: str) -> str:
+    """A skin: ``canonical`` or ``s<k>`` (:func:`tom_envs.core.skin.parse_skin`)."""
+    import argparse
+
+    from tom_envs.core.skin import parse_skin
+
+    try:
+        return parse_skin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def seed_int(text: str) -> int:
