@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tom_envs.core.game import GameBundle, ParseResult, TextInterface
+from tom_envs.core.game import GameBundle, ParseResult, TextInterface, TextObservation
 from tom_envs.core.params import Param
 
 CANONICAL = "canonical"
@@ -320,6 +320,13 @@ def _skin_value(value: Any, skin: Skin) -> Any:
         return skin.render(value)
     if isinstance(value, ParseResult):
         return _skin_result(value, skin)
+    if isinstance(value, TextObservation):
+        return TextObservation(
+            skin.render(value.rules),
+            skin.render(value.observation),
+            {a: skin.render(t) for a, t in value.legal_actions.items()},
+            skin.render(value.answer_format),
+        )
     if isinstance(value, dict):
         return {k: _skin_value(v, skin) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and any(isinstance(v, str) for v in value):
@@ -392,6 +399,11 @@ class SkinnedText(TextInterface[Any]):
             out = replace(out, message=said)
         return out
 
+    def read_reply(self, reply: str, parse: Callable[[str], ParseResult]) -> ParseResult:
+        """``parse`` (a parser of canonical text, e.g. an agent-side interface's own) applied
+        to ``reply`` read back through the reverse tables, its feedback skinned."""
+        return _skin_result(parse(self.skin.read(reply)), self.skin)
+
     def __getattr__(self, name: str) -> Any:
         value = getattr(self.inner, name)
         if callable(value):
@@ -443,6 +455,15 @@ class SkinnedProbes:
         return getattr(self.inner, name)
 
 
+def skin_text(text: TextInterface[Any], skin: Any) -> TextInterface[Any]:
+    """A text layer seen through ``skin`` (``"canonical"``: ``text`` itself), for agent-side
+    interfaces that render with a text layer of their own (Overcooked's mid-level chooser)."""
+    key = parse_skin(skin)
+    if key == CANONICAL:
+        return text
+    return SkinnedText(text, Skin(key, skin_symbols(text), skin_phrases(text)))
+
+
 def apply_skin(bundle: GameBundle, skin: Any) -> GameBundle:
     """``bundle`` with its text (and probe questions) seen through ``skin`` (``"canonical"``:
     the bundle itself, unchanged)."""
@@ -487,5 +508,6 @@ __all__ = [
     "room_symbols",
     "skin_of",
     "skin_symbols",
+    "skin_text",
     "skinnable",
 ]
