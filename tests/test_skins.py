@@ -62,9 +62,9 @@ CASES = [(spec, skin, seed) for spec in GAMES for skin in SKINS for seed in SEED
 IDS = [f"{s.name}-{k}-{seed}" for s, k, seed in CASES]
 
 
-def _env(spec: Any, skin: str | None) -> Any:
+def _env(spec: Any, skin: str | None, **kwargs: Any) -> Any:
     extra = {} if skin is None else {"skin": skin}
-    return spec.load().raw_env(**spec.kwargs, **extra)
+    return spec.load().raw_env(**{**spec.kwargs, **kwargs}, **extra)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -99,7 +99,31 @@ def _leaks(spec: Any, skin: Skin, texts: list[str]) -> list[str]:
 @pytest.mark.parametrize(("spec", "skin", "seed"), CASES, ids=IDS)
 def test_skinned_game_is_the_same_game(spec: Any, skin: str, seed: int) -> None:
     """(1) rule identity, (2) parse round trip, (3) no leak, on one seeded playthrough."""
-    canon, skinned = _env(spec, None), _env(spec, skin)
+    _same_game(spec, skin, seed)
+
+
+#: Configurations whose names or numbers differ from the defaults'.
+VARIANTS = [
+    ("Hanabi", {"players": 4}),
+    ("BombDefusal", {"map": "random", "num_rooms": 9, "num_agents": 4}),
+    ("BombDefusal", {"colors": ("teal", "red", "gold"), "symbolic_messages": True}),
+    ("CollabEscape", {"scenario": "split"}),
+    ("Overcooked", {"layout": "counter_circuit", "names": ("Ann", "Ben")}),
+    ("RockPaperScissors", {"action_names": "canonical"}),
+    ("PrisonersDilemma", {"action_names": "repeated"}),
+    ("BattleOfSexes", {"action_names": "nonsense"}),
+    ("CoBlock", {"task_type": "goal_dependent"}),
+]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), VARIANTS, ids=[f"{g}-{k}" for g, k in VARIANTS])
+def test_variants_are_the_same_game(name: str, kwargs: dict[str, Any]) -> None:
+    """The same checks on configurations with other names, maps, seats and action names."""
+    _same_game(game_spec(name), "s3", 0, **kwargs)
+
+
+def _same_game(spec: Any, skin: str, seed: int, **kwargs: Any) -> None:
+    canon, skinned = _env(spec, None, **kwargs), _env(spec, skin, **kwargs)
     canon.reset(seed=seed)
     skinned.reset(seed=seed)
     the_skin = skinned.bundle.text.skin
@@ -126,10 +150,12 @@ def test_skinned_game_is_the_same_game(spec: Any, skin: str, seed: int) -> None:
             assert skinned.parse_action(agent, str(i + 1)).action == shown[i], (i, a)
         action = list(c_obs.legal_actions)[rng.randrange(len(c_obs.legal_actions))]
         said = s_obs.legal_actions[action]
+        assert skinned.parse_action(agent, said).action == action
+        # a labelled answer reads as the canonical game reads the canonical one
         result = skinned.parse_action(agent, f"Action: {said}")
-        assert result.action == action, (said, result.feedback)
+        known = canon.parse_action(agent, f"Action: {c_obs.legal_actions[action]}")
+        assert result.action == known.action, (said, result.feedback)
         seen.append(result.feedback)
-        assert canon.parse_action(agent, c_obs.legal_actions[action]).action == action
         canon.step(action)
         skinned.step(action)
     assert canon.game_state == skinned.game_state

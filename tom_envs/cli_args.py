@@ -165,6 +165,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     populations and ids (OpenSpiel's game parameters, for this suite)."""
     from tom_envs.core.contract import MAX_CYCLES
     from tom_envs.core.params import params_table
+    from tom_envs.core.skin import SKIN
 
     spec = game_spec(args.game)
     module = spec.load()
@@ -176,7 +177,7 @@ def cmd_info(args: argparse.Namespace) -> int:
           f"dynamics: {game.tags.dynamics}")  # fmt: skip
     print("\narguments (--kw key=value; Python: keyword arguments)"
           + (f"; this id sets {spec.kwargs}" if spec.kwargs else "") + ":\n")  # fmt: skip
-    print(params_table((*module.PARAMS, MAX_CYCLES)))
+    print(params_table((*module.PARAMS, MAX_CYCLES, SKIN)))
     print("\nagents (--agents):")
     for name, desc in agent_names(spec).items():
         print(f"    {name:<28} {desc}")
