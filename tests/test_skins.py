@@ -56,8 +56,11 @@ CANONICAL_WORDS: dict[str, tuple[str, ...]] = {
     "CoBlock": ("red", "blue", "yellow", "green", "black", "purple", "player_0", "player_1"),
     "Overcooked": ("Alice", "Bob", "onion", "onions"),
 }  # fmt: skip
-#: Canonical symbols glued to ranks (Guandan's suits): never at a word's start in a skinned text.
-CANONICAL_GLYPHS: dict[str, str] = {"Guandan": "♥♠♣♦"}
+#: Canonical symbols glued to ranks or written without spaces (Guandan's suits, in English and
+#: Chinese): never anywhere in a skinned text.
+CANONICAL_GLYPHS: dict[str, tuple[str, ...]] = {
+    "Guandan": ("♥", "♠", "♣", "♦", "红桃", "黑桃", "梅花", "方块")
+}
 CASES = [(spec, skin, seed) for spec in GAMES for skin in SKINS for seed in SEEDS]
 IDS = [f"{s.name}-{k}-{seed}" for s, k, seed in CASES]
 
@@ -90,7 +93,7 @@ def _leaks(spec: Any, skin: Skin, texts: list[str]) -> list[str]:
         for word in CANONICAL_WORDS.get(spec.name, ()):
             if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
                 found.append(f"word {word!r} in {text[:120]!r}")
-        for glyph in CANONICAL_GLYPHS.get(spec.name, ""):
+        for glyph in CANONICAL_GLYPHS.get(spec.name, ()):
             if glyph in text:
                 found.append(f"glyph {glyph!r} in {text[:120]!r}")
     return found
@@ -113,6 +116,7 @@ VARIANTS = [
     ("PrisonersDilemma", {"action_names": "repeated"}),
     ("BattleOfSexes", {"action_names": "nonsense"}),
     ("CoBlock", {"task_type": "goal_dependent"}),
+    ("Guandan", {"language": "zh"}),
 ]
 
 

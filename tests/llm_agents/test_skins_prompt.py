@@ -21,8 +21,6 @@ from tom_llm_agents import LLMAgent, ScriptedClient
 from tom_llm_agents.client import LLMRequest
 from tom_llm_agents.presets import PRESETS
 
-#: Chinese Guandan (``language="zh"``) keeps its suit names under a skin: checked below for
-#: what it does rename (none of the English words apply to its text).
 PRESET_NAMES = sorted(PRESETS)
 
 
@@ -50,10 +48,10 @@ def test_a_skinned_prompt_names_no_canonical_symbol(name: str) -> None:
     play_episode(spec, team, seed=0, env_kwargs=kwargs,
                  policy=FailurePolicy(max_fallback_share=1.0))  # fmt: skip
     assert seen, "the agent made no call"
-    words = () if preset.env_kwargs.get("language") == "zh" else CANONICAL_WORDS[spec.name]
+    words = CANONICAL_WORDS[spec.name]
     for text in seen:
         for word in words:
             assert not re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE), (
                 word, text[:300])  # fmt: skip
-        for glyph in CANONICAL_GLYPHS.get(spec.name, ""):
+        for glyph in CANONICAL_GLYPHS.get(spec.name, ()):
             assert glyph not in text, (glyph, text[:300])

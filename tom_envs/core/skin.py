@@ -112,6 +112,8 @@ class Symbols:
             for Hanabi's ``R3``): the symbol is then matched at a word's start only.
         glued_only: the glued part is required (a one-letter colour is renamed in ``R3``, never
             as a word of its own, where it could be an option letter).
+        boundary: match whole words only (``False`` for scripts written without spaces, where
+            a name stands between other characters: Guandan's Chinese ``红桃7``).
         follows: another category whose draw this one repeats: ``names[i]`` becomes ``pool[j]``
             where that category's ``names[i]`` became its ``pool[j]`` (``hearts``/``heart``,
             ``Red``/``R``); the two pools are parallel lists.
@@ -125,6 +127,7 @@ class Symbols:
     listed: bool = False
     glued: str = ""
     glued_only: bool = False
+    boundary: bool = True
     follows: str = ""
 
     def __post_init__(self) -> None:
@@ -189,6 +192,8 @@ class _Table:
         if sym.glued:
             tail = rf"(?=(?:{sym.glued}){'' if sym.glued_only else '?'}(?!\w))"
         one = rf"(?<!\w)(?:{alt}){tail}" if alt else r"(?!x)x"
+        if alt and not sym.boundary:
+            one = rf"(?:{alt})"
         flags = 0 if self.case else re.IGNORECASE
         self.one = re.compile(one, flags)
         body = rf"{one}(?:{_LIST_SEP}{one})*" if sym.listed else one

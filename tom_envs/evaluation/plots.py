@@ -17,6 +17,7 @@ import numpy as np
 
 Stat = tuple[float, float]
 
+
 def _plt() -> Any:
     try:
         import matplotlib
@@ -135,5 +136,3 @@ def read_curve(
             xs, ys = zip(*pts, strict=True)
             out[y] = (np.asarray(xs), np.asarray(ys))
     return out
-
-

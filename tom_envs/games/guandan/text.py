@@ -272,6 +272,7 @@ def parse_cards(text: str) -> list[int]:
 #: A skin's suits: names and symbols, parallel (none is a canonical suit's).
 SKIN_SUIT_NAMES = ("stars", "circles", "triangles", "squares", "crosses", "moons")
 SKIN_SUIT_SYMBOLS = ("★", "●", "▲", "■", "✚", "☾")
+SKIN_SUIT_NAMES_ZH = ("星星", "圆圈", "三角", "方形", "十字", "月亮")
 
 
 class GuandanText(TextInterface[GuandanView]):
@@ -408,13 +409,14 @@ class GuandanText(TextInterface[GuandanView]):
     def skin_symbols(self) -> tuple[Symbols, ...]:
         """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the four suits, their
         names (``hearts`` -> ``stars``, the wild cards' suit restated with them) and their
-        symbols (``♥7`` -> ``★7``) alike. Ranks and seat numbers keep theirs: the rules state
-        their order (``player k+1``). The Chinese text (``language="zh"``) keeps its suit names
-        (only the listing order is disguised)."""
+        symbols (``♥7`` -> ``★7``) alike, in English and in Chinese (``红桃7`` -> ``星星7``).
+        Ranks and seat numbers keep theirs: the rules state their order (``player k+1``)."""
         return (
             Symbols("suit", ("hearts", "spades", "clubs", "diamonds"), SKIN_SUIT_NAMES),
             Symbols("suit symbol", SUIT_SYMBOLS, SKIN_SUIT_SYMBOLS, case_sensitive=True,
                     glued=r"(?:10|[2-9JQKA])\*?", follows="suit"),
+            Symbols("suit zh", SUIT_NAMES_ZH, SKIN_SUIT_NAMES_ZH, case_sensitive=True,
+                    boundary=False, follows="suit"),
         )  # fmt: skip
 
     def render_state(self, state: GuandanState) -> str:
