@@ -301,3 +301,37 @@ def test_qa_items_in_a_skin_are_the_canonical_items_renamed(game: str) -> None:
         assert not leaks, leaks[:3]
     assert any(c.context != s.context for c, s in zip(canon, skinned, strict=True))
     assert qg.verify(skinned[0])
+
+
+#: Replies built to make a renaming pass work hard: long lists after a context word, names run
+#: together, glued letters, half-open parentheses, numbers with no room to go to.
+ADVERSARIAL = ("room 1, " * 3000, "Red-" * 4000, "(R" * 5000, "R1R1 " * 3000, "Bobs " * 3000,
+               "♥" * 8000, "红桃" * 4000, "Room " * 4000, "rooms 0, 3, and " * 1500,
+               "Option J " * 3000, "\x00\ud7ff" * 3000)  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", GAMES, ids=lambda s: s.name)
+def test_skinned_parser_never_raises_on_hostile_replies(spec: Any) -> None:
+    """A skinned parser is a parser: on any reply it returns a legal action or ``None`` with
+    feedback, and a long adversarial reply costs about as much as the canonical parser's."""
+    import time
+
+    env = _env(spec, "s5")
+    env.reset(seed=0)
+    agent = env.agent_selection
+    legal = set(env.text_observation(agent).legal_actions)
+    rng = np.random.default_rng(0)
+    junk = ["".join(chr(int(c)) for c in rng.integers(0x20, 0x3000, size=60)) for _ in range(40)]
+    for said in (*ADVERSARIAL, *junk, "", "Action:", "<action>", 7, None):
+        result = env.parse_action(agent, said)
+        assert result.action is None or result.action in legal
+        assert result.action is not None or result.feedback.strip()
+    plain = _env(spec, None)
+    plain.reset(seed=0)
+    for said in ADVERSARIAL[:4]:  # the skin adds a few linear passes, never a blow-up
+        costs = []
+        for e in (plain, env):
+            t0 = time.perf_counter()
+            e.parse_action(agent, said * 4)
+            costs.append(time.perf_counter() - t0)
+        assert costs[1] <= 20 * costs[0] + 0.5, (said[:12], costs)

@@ -29,8 +29,32 @@ of its play rests on symbols it may have memorised (issue #36).
 Symbols are matched as whole words (never inside a longer word); a category may require a
 context before the symbol (``Room 5``, ``Bomb 2``) and match a list after it (``rooms 0, 3 and
 5``); case-insensitive categories keep the case of what they replace (``Red``/``red``/``RED``).
-Ranks keep their ordinal names everywhere: renaming them would need the order restated in the
-rules, a change of difficulty rather than of surface.
+
+What each game renames (its text layer's ``skin_symbols``; every game also permutes its legal
+list, and a bare option number is the N-th option as listed):
+
+======================  ==================================================================
+game                    renamed
+======================  ==================================================================
+matrix games            action names: one letter -> another (``C D E H K L M N Q T U V X
+                        Z``), repeated letters -> repeated letters, words -> nonsense words
+BombDefusal             tool colours, call signs, room numbers (after room/rooms/numbered/
+                        node, lists too) and bomb numbers onto 1-99; chat is stored in
+                        canonical names, so teammates read it in their own
+CollabCapture/Escape    Alice/Bob, room numbers (the range "room 1 to 10" restated as a list)
+Hanabi                  colour names and their letters (``R3`` -> ``T3``, ``red (R)``), the
+                        players' names (``Bobs`` too)
+Guandan                 suits: names, symbols (``♥7`` -> ``★7``) and Chinese names (``红桃``)
+CoBlock                 block colours, ``player_0``/``player_1``
+Overcooked              chefs' names, ``onion``/``onions``
+Example                 the colours
+======================  ==================================================================
+
+Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
+state (``player k+1``); coordinates, cells and directions (no layout is mirrored yet);
+Overcooked's point labels (``o0``), the matrix games' payoff-table order. CoordinationQA items
+in a skin are the canonical items renamed (:func:`tom_envs.qa.generate.skin_item`), their
+contexts' lists in the canonical order.
 """
 
 from __future__ import annotations
