@@ -52,7 +52,8 @@ Example                 the colours
 
 Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
 state (``player k+1``); coordinates, cells and directions (no layout is mirrored yet);
-Overcooked's point labels (``o0``), the matrix games' payoff-table order. CoordinationQA items
+Overcooked's point labels (``o0``). The matrix games list their payoff table and question in
+the skin's order too (``skin_order``). CoordinationQA items
 in a skin are the canonical items renamed (:func:`tom_envs.qa.generate.skin_item`), their
 contexts' lists in the canonical order.
 """
@@ -373,13 +374,17 @@ class SkinnedText(TextInterface[Any]):
     ``inner`` is the game's own text object, owned by this bundle: its ``legal_actions_text`` (or,
     for a game that letters its list from an ``ordered_legal`` method, that method) is re-bound on
     the instance to list the legal actions in the skin's order (so the game's own numbered or
-    lettered listings and its number rule follow the skin). Every other attribute of
+    lettered listings and its number rule follow the skin); a game that lists its actions
+    elsewhere too offers ``skin_order(order)`` (the matrix games' payoff table). Every other attribute of
     the game's text layer is reachable through this object; strings it returns are skinned.
     """
 
     def __init__(self, inner: TextInterface[Any], skin: Skin) -> None:
         self.inner = inner
         self.skin = skin
+        present = getattr(inner, "skin_order", None)
+        if present is not None:  # the game lists its actions elsewhere too (a payoff table)
+            present(skin.order)
         ordered = getattr(inner, "ordered_legal", None)
         if ordered is not None:  # the game letters its list from this order (Hanabi)
 
