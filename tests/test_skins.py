@@ -122,8 +122,29 @@ VARIANTS = [
 
 @pytest.mark.parametrize(("name", "kwargs"), VARIANTS, ids=[f"{g}-{k}" for g, k in VARIANTS])
 def test_variants_are_the_same_game(name: str, kwargs: dict[str, Any]) -> None:
-    """The same checks on configurations with other names, maps, seats and action names."""
-    _same_game(game_spec(name), "s3", 0, **kwargs)
+    """The same checks on configurations with other names, maps, seats and action names (in
+    skin s5, which also mirrors CoBlock's x axis)."""
+    _same_game(game_spec(name), "s5", 0, **kwargs)
+
+
+def test_a_mirroring_skin_reflects_every_position_and_reads_answers_back() -> None:
+    """CoBlock's x axis under a skin whose coin says mirror: every ``(x, y, z)`` in the text
+    becomes ``(X-1-x, y, z)``; an answer's position is reflected back before the game reads it."""
+    spec = game_spec("CoBlock")
+    bundle = spec.load().make_bundle(skin="s5")
+    skin = bundle.text.skin
+    assert skin.mirrored("x") and not Skin("s1").mirrored("x")
+    width = bundle.game.config.grid[0]
+    assert (
+        skin.render("pos=(0, 0, 1) and (4, 2, 3)")
+        == f"pos=({width - 1}, 0, 1) and ({width - 5}, 2, 3)"
+    )
+    assert skin.read(f"break_block(pos=( {width - 1},0,1 ))") == "break_block(pos=( 0,0,1 ))"
+    env = spec.load().raw_env(skin="s5")
+    env.reset(seed=0)
+    agent = env.agent_selection
+    text = env.text_observation(agent)
+    assert f"x from 0 to {width - 1}" in text.rules  # the axis' range reads the same
 
 
 def _same_game(spec: Any, skin: str, seed: int, **kwargs: Any) -> None:

@@ -45,14 +45,15 @@ CollabCapture/Escape    Alice/Bob, room numbers (the range "room 1 to 10" restat
 Hanabi                  colour names and their letters (``R3`` -> ``T3``, ``red (R)``), the
                         players' names (``Bobs`` too)
 Guandan                 suits: names, symbols (``♥7`` -> ``★7``) and Chinese names (``红桃``)
-CoBlock                 block colours, ``player_0``/``player_1``
+CoBlock                 block colours, ``player_0``/``player_1``; the x axis mirrored
+                        (``x -> X-1-x`` in every ``(x, y, z)``) by about half the skins
 Overcooked              chefs' names, ``onion``/``onions``
 Example                 the colours
 ======================  ==================================================================
 
 Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
-state (``player k+1``); coordinates, cells and directions (no layout is mirrored yet);
-Overcooked's point labels (``o0``). The matrix games list their payoff table and question in
+state (``player k+1``); Overcooked's cells, directions and point labels (``o0``): its kitchens
+are not mirrored, as "move left" would have to become "move right" in the actions' names. The matrix games list their payoff table and question in
 the skin's order too (``skin_order``). CoordinationQA items
 in a skin are the canonical items renamed (:func:`tom_envs.qa.generate.skin_item`), their
 contexts' lists in the canonical order.
@@ -172,6 +173,33 @@ class Symbols:
             )
 
 
+@dataclass(frozen=True)
+class Mirror:
+    """A reflection of the layout where the rules are symmetric under it: in every text, the
+    ``x`` group of each ``pattern`` match becomes ``extent - 1 - x`` (its own inverse, so answers
+    are read back the same way). A skin mirrors or not by a seeded coin of its key.
+
+    Attributes:
+        name: what is mirrored (``"x"``); also the coin's salt.
+        pattern: a regular expression with a group named ``x`` (an integer).
+        extent: the axis' size.
+    """
+
+    name: str
+    pattern: str
+    extent: int
+
+    def apply(self, text: str) -> str:
+        """``text`` with the axis reflected (the inverse too)."""
+
+        def flip(m: re.Match[str]) -> str:
+            s, e = m.span("x")
+            x = self.extent - 1 - int(m.group("x"))
+            return m.group(0)[: s - m.start()] + str(x) + m.group(0)[e - m.start() :]
+
+        return re.sub(self.pattern, flip, text)
+
+
 def room_symbols(rooms: Sequence[int], players: Sequence[str]) -> tuple[Symbols, ...]:
     """The categories of a room game (CollabCapture, CollabEscape): the players' names, and the
     room numbers after "room", "rooms", "move to" or "go to" (lists included) onto 1-99."""
@@ -252,16 +280,23 @@ class Skin:
         symbols: the game's categories (:class:`Symbols`).
         phrases: canonical phrases restated before renaming, where the canonical text leans on
             the canonical names' order (``"room 1 to 10"`` -> ``"rooms 1, 2, ... and 10"``).
+        mirrors: reflections the rules are symmetric under; each applies when the key's coin
+            for it says so (:meth:`mirrored`).
     """
 
     def __init__(
-        self, key: str, symbols: Sequence[Symbols] = (), phrases: Mapping[str, str] | None = None
+        self,
+        key: str,
+        symbols: Sequence[Symbols] = (),
+        phrases: Mapping[str, str] | None = None,
+        mirrors: Sequence[Mirror] = (),
     ) -> None:
         self.key = parse_skin(key)
         if self.key == CANONICAL:
             raise ValueError("the canonical skin renames nothing: do not build a Skin for it")
         self.symbols = tuple(symbols)
         self.phrases = dict(phrases or {})
+        self.mirrors = tuple(m for m in mirrors if self.mirrored(m.name))
         self.tables: dict[str, dict[str, str]] = {}
         self._positions: dict[str, list[int]] = {}
         forward: list[_Table] = []
@@ -310,6 +345,8 @@ class Skin:
         for old, new in self.phrases.items():
             if old in text:
                 text = text.replace(old, new)
+        for mirror in self.mirrors:
+            text = mirror.apply(text)
         for table in self._forward:
             text = table.sub(text)
         return text
@@ -317,6 +354,8 @@ class Skin:
     def read(self, text: str) -> str:
         """An answer in the skin -> the canonical answer the game's parser reads (a canonical
         name of a renamed category becomes :data:`BLOCKED`, matching nothing)."""
+        for mirror in self.mirrors:
+            text = mirror.apply(text)
         for table in self._reverse:
             text = table.sub(text)
         return text
@@ -324,9 +363,16 @@ class Skin:
     def read_message(self, text: str) -> str:
         """A free message in the skin -> canonical (skinned names translated back, nothing
         blocked), so teammates of any skin read it in theirs."""
+        for mirror in self.mirrors:
+            text = mirror.apply(text)
         for table in self._message:
             text = table.sub(text)
         return text
+
+    def mirrored(self, name: str) -> bool:
+        """The key's seeded coin for the reflection ``name`` (about half the skins mirror)."""
+        digest = hashlib.blake2b(f"{self.key}/mirror/{name}".encode(), digest_size=8).digest()
+        return digest[0] % 2 == 1
 
     # ------------------------------------------------------------------ order
     def rank(self, action: int) -> int:
@@ -456,6 +502,12 @@ def skin_symbols(text: TextInterface[Any]) -> tuple[Symbols, ...]:
     return tuple(declare()) if declare is not None else ()
 
 
+def skin_mirrors(text: TextInterface[Any]) -> tuple[Mirror, ...]:
+    """The game's symmetric reflections (``text.skin_mirrors()``; none if it has none)."""
+    declare: Callable[[], Sequence[Mirror]] | None = getattr(text, "skin_mirrors", None)
+    return tuple(declare()) if declare is not None else ()
+
+
 def skin_phrases(text: TextInterface[Any]) -> dict[str, str]:
     """The game's phrases to restate before renaming (``text.skin_phrases()``; none if none)."""
     declare: Callable[[], Mapping[str, str]] | None = getattr(text, "skin_phrases", None)
@@ -489,13 +541,18 @@ class SkinnedProbes:
         return getattr(self.inner, name)
 
 
+def skin_for(text: TextInterface[Any], key: str) -> Skin:
+    """The :class:`Skin` ``key`` of a game's text layer (its symbols, phrases and mirrors)."""
+    return Skin(key, skin_symbols(text), skin_phrases(text), skin_mirrors(text))
+
+
 def skin_text(text: TextInterface[Any], skin: Any) -> TextInterface[Any]:
     """A text layer seen through ``skin`` (``"canonical"``: ``text`` itself), for agent-side
     interfaces that render with a text layer of their own (Overcooked's mid-level chooser)."""
     key = parse_skin(skin)
     if key == CANONICAL:
         return text
-    return SkinnedText(text, Skin(key, skin_symbols(text), skin_phrases(text)))
+    return SkinnedText(text, skin_for(text, key))
 
 
 def apply_skin(bundle: GameBundle, skin: Any) -> GameBundle:
@@ -504,7 +561,7 @@ def apply_skin(bundle: GameBundle, skin: Any) -> GameBundle:
     key = parse_skin(skin)
     if key == CANONICAL:
         return bundle
-    the_skin = Skin(key, skin_symbols(bundle.text), skin_phrases(bundle.text))
+    the_skin = skin_for(bundle.text, key)
     probes = bundle.probes
     return replace(
         bundle,
@@ -534,13 +591,17 @@ __all__ = [
     "BLOCKED",
     "CANONICAL",
     "SKIN",
+    "Mirror",
     "Skin",
     "SkinnedText",
     "Symbols",
     "apply_skin",
     "parse_skin",
     "room_symbols",
+    "skin_for",
+    "skin_mirrors",
     "skin_of",
+    "skin_phrases",
     "skin_symbols",
     "skin_text",
     "skinnable",

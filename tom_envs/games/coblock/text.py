@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
-from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Symbols
+from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Mirror, Symbols
 from tom_envs.core.text import NUMBER, answer_segment, option_number
 from tom_envs.games.coblock.rules import (
     Action,
@@ -404,6 +404,12 @@ class CoBlockText(TextInterface[CoBlockView]):
         return ParseResult(None, f"{command_text(action)} is not possible now; {USAGE}")
 
     # -------------------------------------------------------------------- spectator
+    def skin_mirrors(self) -> tuple[Mirror, ...]:
+        """The x axis may be mirrored by a skin (``x -> X - 1 - x`` in every position, ``(x,
+        y, z)``): the rules are the same under it (gravity and the ground are on y)."""
+        triple = r"\(\s*(?P<x>-?\d{1,9})\s*,\s*-?\d{1,9}\s*,\s*-?\d{1,9}\s*\)"
+        return (Mirror("x", triple, self.config.grid[0]),)
+
     def skin_symbols(self) -> tuple[Symbols, ...]:
         """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the block colours and the
         two builders' names (``player_0``). Coordinates keep theirs (gravity and the ground are
