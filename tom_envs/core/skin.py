@@ -53,10 +53,10 @@ Example                 the colours
 
 Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
 state (``player k+1``); Overcooked's cells, directions and point labels (``o0``): its kitchens
-are not mirrored, as "move left" would have to become "move right" in the actions' names. The matrix games list their payoff table and question in
-the skin's order too (``skin_order``). CoordinationQA items
-in a skin are the canonical items renamed (:func:`tom_envs.qa.generate.skin_item`), their
-contexts' lists in the canonical order.
+are not mirrored, as "move left" would have to become "move right" in the actions' names. The
+matrix games list their payoff table and question in the skin's order too (``skin_order``).
+CoordinationQA items in a skin are the canonical items renamed
+(:func:`tom_envs.qa.generate.skin_item`), their contexts' lists in the canonical order.
 """
 
 from __future__ import annotations
