@@ -81,9 +81,10 @@ SKIN = Param(
     "skin",
     "str",
     CANONICAL,
-    "presentation-only relabelling of the text (names, numbers, listing order): canonical or "
-    "s<k>, k in 1..1000000 (every game; not a rule)",
+    "presentation-only relabelling of the text (names, numbers, listing order; every game, "
+    "not a rule)",
     max_len=12,
+    allowed_text=f"'canonical' or 's<k>' with k in 1..{MAX_SKIN}",
 )
 _KEY = re.compile(r"s([1-9][0-9]{0,6})")
 #: What a canonical name of a renamed category reads as in an answer: matches no action.
@@ -217,7 +218,7 @@ def parse_skin(value: Any) -> str:
         return text
     m = _KEY.fullmatch(text)
     if m is None or int(m.group(1)) > MAX_SKIN:
-        SKIN._fail(value, f"'canonical' or 's<k>' with k in 1..{MAX_SKIN}")
+        SKIN._fail(value)
     return text
 
 
