@@ -525,16 +525,11 @@ def _add_tools(sub: Any) -> None:
     dc = sub.add_parser("docs", help="generate docs/ from env docstrings")
     dc.add_argument("--dir", default="docs")
     dc.add_argument("--check", action="store_true", help="fail if docs/ is stale")
-    dc.add_argument(
-        "--animations",
-        action="store_true",
-        help="also regenerate each game page's animation (docs/games/media/*.gif)",
-    )
+    dc.add_argument("--animations", action="store_true",
+                    help="also regenerate each game page's animation (docs/games/media/*.gif)")
     dc.set_defaults(fn=cmd_docs)
     tr = sub.add_parser("train", help="train MAPPO or SB3 PPO on a game (needs the rl extra)")
-    tr.add_argument(
-        "algo", help="a trainer plugin: " + ", ".join(plugins.names("tom_envs.trainers"))
-    )
+    tr.add_argument("algo", help="a trainer plugin: " + ", ".join(plugins.names("tom_envs.trainers")))
     tr.add_argument("game")
     tr.add_argument("options", nargs=argparse.REMAINDER,
                     help="settings (--kw key=value: game arguments); GAME --help lists them")  # fmt: skip
@@ -558,9 +553,7 @@ def _add_qa(sub: Any) -> None:
     qv = qs.add_parser("verify", help="recompute every item with the engine; the adversary gate")
     qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
     qv.add_argument("--fresh", nargs="*", help="suite files of a fresh suite (default: generated)")
-    qv.add_argument(
-        "--fresh-seed", type=int, default=4049, help="seed of the generated fresh suite"
-    )
+    qv.add_argument("--fresh-seed", type=int, default=4049, help="seed of the generated fresh suite")
     qv.add_argument("--fresh-per-type", type=int, default=60,
                     help="items per game and ability of the generated fresh suite")  # fmt: skip
     qv.add_argument("--repeats", type=int, default=5, help="adversary fits averaged per accuracy")
@@ -614,9 +607,7 @@ def _add_eval(sub: Any) -> None:
     ev.add_argument("--list", action="store_true", help="list the shipped configs")
     ev.add_argument("--backend", choices=["local", "ray"], default="local")
     ev.add_argument("--workers", type=workers_int, help="parallel episodes (default: CPU count)")
-    ev.add_argument(
-        "--episodes", type=positive_int, help="episodes per cell (overrides the config)"
-    )
+    ev.add_argument("--episodes", type=positive_int, help="episodes per cell (overrides the config)")
     ev.add_argument(
         "--agent", action="append", default=[], help="LABEL=SPEC: add or replace an agent"
     )

@@ -50,9 +50,7 @@ def _whole(text: str, lo: int, hi: int) -> int:
     except ValueError:
         value = None
     if value is None or not lo <= value <= hi:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"expected a whole number in [{lo:,}, {hi:,}], got {text!r}")
     return value
 
 

@@ -106,10 +106,7 @@ def _evaluate(args: argparse.Namespace, items: list) -> int:
     if args.answerer not in ("random", "oracle"):
         guard.use_cache(Path("runs") / "qa" / "llm_cache")
         guard.announce(qa_estimate(items, args.trials, args))
-    with (
-        guard.running(),
-        Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar,
-    ):
+    with guard.running(), Progress(len(items) * args.trials, f"qa eval {name}", unit="answers") as bar:
         try:
             res = run_answerer(items, bar.counting(answer), name, args.trials)
         except BudgetExhausted:
@@ -200,9 +197,7 @@ def _verify(args: argparse.Namespace, items: list) -> int:
                 rng = np.random.default_rng([args.fresh_seed, qg.stable_hash(g)])
                 fresh += qg.generate(g, rng, args.fresh_per_type * len(qg.abilities(g)))
                 bar.update()
-        origin = (
-            f"generated with seed {args.fresh_seed}, {args.fresh_per_type} per game and ability"
-        )
+        origin = f"generated with seed {args.fresh_seed}, {args.fresh_per_type} per game and ability"
     say(f"fresh suite: {len(fresh)} items ({origin})")
     reports, decision = adversary_gate(items, fresh, repeats=args.repeats)
     say("\n## Learned no-reasoning adversaries (held-out accuracy %, 95% Wilson interval)\n")

@@ -31,82 +31,40 @@ EXTRA = 'needs the serve extra ({exc}); from the checkout: pip install -e ".[ser
 def _server_args(p: argparse.ArgumentParser, share: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     p.add_argument("--port", type=port_int, default=8000)
-    p.add_argument(
-        "--partner",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="offer an LLM, checkpoint or other partner under NAME (repeatable; e.g. "
-        "gpt=llm:model=M:base_url=URL); requests and files name partners only",
-    )
-    p.add_argument(
-        "--token",
-        help="access token every request must carry (give people the "
-        "printed link); use it with --host",
-    )
-    p.add_argument(
-        "--max-sessions", type=positive_int, default=100, help="most games played at once"
-    )
-    p.add_argument(
-        "--max-fallback-share",
-        type=share,
-        default=0.2,
-        help="a game where a partner fell back on more than this share of its "
-        "decisions is marked failed",
-    )
-    p.add_argument(
-        "--header-timeout",
-        type=float,
-        default=10.0,
-        help="seconds a connection has to send a request's headers",
-    )
-    p.add_argument(
-        "--per-client",
-        type=positive_int,
-        default=64,
-        help="connections one client address may hold (behind a reverse proxy every "
-        "connection comes from the proxy: raise it and let the proxy limit clients)",
-    )
-    p.add_argument(
-        "--trusted-proxy",
-        action="append",
-        default=[],
-        metavar="ADDRESS",
-        help="a reverse proxy whose X-Forwarded-For names the client (repeatable)",
-    )
+    p.add_argument("--partner", action="append", default=[], metavar="NAME=SPEC",
+                   help="offer an LLM, checkpoint or other partner under NAME (repeatable; e.g. "
+                   "gpt=llm:model=M:base_url=URL); requests and files name partners only")
+    p.add_argument("--token", help="access token every request must carry (give people the "
+                   "printed link); use it with --host")
+    p.add_argument("--max-sessions", type=positive_int, default=100,
+                   help="most games played at once")
+    p.add_argument("--max-fallback-share", type=share, default=0.2,
+                   help="a game where a partner fell back on more than this share of its "
+                   "decisions is marked failed")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds a connection has to send a request's headers")
+    p.add_argument("--per-client", type=positive_int, default=64,
+                   help="connections one client address may hold (behind a reverse proxy every "
+                   "connection comes from the proxy: raise it and let the proxy limit clients)")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                   help="a reverse proxy whose X-Forwarded-For names the client (repeatable)")
 
 
 def add_parsers(sub: Any, share: Any) -> None:
     """Add ``serve`` and ``study`` to the ``tom-envs`` parser (``share``: the type of a share
     in [0, 1])."""
-    sv = sub.add_parser(
-        "serve", help="play any seat of any game in the browser (researcher console)"
-    )
+    sv = sub.add_parser("serve", help="play any seat of any game in the browser (researcher console)")
     _server_args(sv, share)
     sv.add_argument("--out", default="runs/human", help="where session trajectories are written")
     sv.add_argument("--study", help="serve this study file instead (same as tom-envs study serve)")
-    sv.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=600.0,
-        help="seconds before an untouched session is recorded as abandoned",
-    )
-    sv.add_argument(
-        "--per-client-sessions",
-        type=positive_int,
-        default=8,
-        help="console games one client address may play at once",
-    )
-    sv.add_argument(
-        "--max-memory-mb",
-        type=float,
-        default=2048.0,
-        help="start no game while the server holds more memory than this (MB)",
-    )
+    sv.add_argument("--idle-timeout", type=float, default=600.0,
+                    help="seconds before an untouched session is recorded as abandoned")
+    sv.add_argument("--per-client-sessions", type=positive_int, default=8,
+                    help="console games one client address may play at once")
+    sv.add_argument("--max-memory-mb", type=float, default=2048.0,
+                    help="start no game while the server holds more memory than this (MB)")
     sv.set_defaults(fn=cmd_serve)
-    st = sub.add_parser(
-        "study", help="human studies: validate, links, serve, status, export, verify"
-    )
+    st = sub.add_parser("study", help="human studies: validate, links, serve, status, export, verify")
     ss = st.add_subparsers(dest="study_cmd", required=True)
     v = ss.add_parser("validate", help="check a study file in full and print what participants do")
     v.add_argument("file")
@@ -119,11 +77,8 @@ def add_parsers(sub: Any, share: Any) -> None:
     run = ss.add_parser("serve", help="run a study (the participants' pages)")
     run.add_argument("file")
     _server_args(run, share)
-    run.add_argument(
-        "--open",
-        action="store_true",
-        help="enrol anyone sent to /join?ext=THEIR_ID (a recruitment platform)",
-    )
+    run.add_argument("--open", action="store_true",
+                     help="enrol anyone sent to /join?ext=THEIR_ID (a recruitment platform)")
     run.add_argument("--console", action="store_true", help="also offer the researcher console")
     run.add_argument("--max-participants", type=positive_int, default=None)
     status = ss.add_parser("status", help="participants, episodes and codes so far")
@@ -131,11 +86,8 @@ def add_parsers(sub: Any, share: Any) -> None:
     ex = ss.add_parser("export", help="write the study's dataset (trajectories, surveys, card)")
     ex.add_argument("file")
     ex.add_argument("--out", required=True, help="the dataset's folder")
-    ex.add_argument(
-        "--omit-free-text",
-        action="store_true",
-        help="replace free-text answers and chat messages with [omitted]",
-    )
+    ex.add_argument("--omit-free-text", action="store_true",
+                    help="replace free-text answers and chat messages with [omitted]")
     ver = ss.add_parser("verify", help="replay every trajectory of a dataset on this engine")
     ver.add_argument("dataset")
     for p in (ln, run, status, ex):
@@ -144,11 +96,7 @@ def add_parsers(sub: Any, share: Any) -> None:
 
 
 def _folder(args: argparse.Namespace, study: Any) -> Path:
-    return (
-        Path(args.data)
-        if getattr(args, "data", None)
-        else Path("runs/study") / f"{study.name}-v{study.version}"
-    )
+    return Path(args.data) if getattr(args, "data", None) else Path("runs/study") / f"{study.name}-v{study.version}"
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -162,13 +110,8 @@ def cmd_study(args: argparse.Namespace) -> int:
         if args.study_cmd == "verify":
             return _verify(args)
         study = load_study(args.file)
-        return {
-            "validate": _validate,
-            "links": _links,
-            "serve": _serve_study,
-            "status": _status,
-            "export": _export,
-        }[args.study_cmd](args, study)
+        return {"validate": _validate, "links": _links, "serve": _serve_study,
+                "status": _status, "export": _export}[args.study_cmd](args, study)
     except (StudyError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -194,14 +137,10 @@ def _server(args: argparse.Namespace, study: Any, presets: dict[str, str] | None
     from tom_envs.driver import FailurePolicy
     from tom_envs.serve.study.server import StudyServer
 
-    return StudyServer(
-        study,
-        _folder(args, study),
-        presets or {},
-        max_sessions=getattr(args, "max_sessions", 100),
-        max_participants=getattr(args, "max_participants", None),
-        policy=FailurePolicy(max_fallback_share=getattr(args, "max_fallback_share", 0.2)),
-    )
+    return StudyServer(study, _folder(args, study), presets or {},
+                       max_sessions=getattr(args, "max_sessions", 100),
+                       max_participants=getattr(args, "max_participants", None),
+                       policy=FailurePolicy(max_fallback_share=getattr(args, "max_fallback_share", 0.2)))
 
 
 def _links(args: argparse.Namespace, study: Any) -> int:
@@ -221,10 +160,8 @@ def _links(args: argparse.Namespace, study: Any) -> int:
     with open(args.out, "w", newline="") as out:
         Path(args.out).chmod(0o600)
         csv.writer(out).writerows([("participant", "link"), *rows])
-    print(
-        f"{args.n} links in {args.out} (keep it private: each link is a participant's key)",
-        file=sys.stderr,
-    )
+    print(f"{args.n} links in {args.out} (keep it private: each link is a participant's key)",
+          file=sys.stderr)
     return 0
 
 
@@ -249,9 +186,8 @@ def _serve_study(args: argparse.Namespace, study: Any) -> int:
     for note in server.start():
         print(f"tom-envs study: {note}", file=sys.stderr)
     console = App(server.folder / "console", presets=presets) if args.console else None
-    config = GuardConfig(
-        default_allowed_hosts(args.host), args.token, trusted_proxies=tuple(args.trusted_proxy)
-    )
+    config = GuardConfig(default_allowed_hosts(args.host), args.token,
+                         trusted_proxies=tuple(args.trusted_proxy))
     _warn(args)
     access = f"?access={args.token}&ext=ID" if args.token else "?ext=ID"
     print(f"tom-envs: study {study.name} v{study.version}; data in {server.folder}; personal "
@@ -266,25 +202,16 @@ def _run(asgi: Any, args: argparse.Namespace) -> int:
     from tom_envs.serve.app import BODY_LIMIT
     from tom_envs.serve.guard import server_config
 
-    config = server_config(
-        asgi,
-        args.host,
-        args.port,
-        body_limit=BODY_LIMIT,
-        header_timeout=args.header_timeout,
-        per_client=args.per_client,
-    )
+    config = server_config(asgi, args.host, args.port, body_limit=BODY_LIMIT,
+                           header_timeout=args.header_timeout, per_client=args.per_client)
     uvicorn.Server(config).run()
     return 0
 
 
 def _warn(args: argparse.Namespace) -> None:
     if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
-        print(
-            "warning: the server is reachable from the network without --token; anyone who "
-            "can reach it can open the console or enrol",
-            file=sys.stderr,
-        )
+        print("warning: the server is reachable from the network without --token; anyone who "
+              "can reach it can open the console or enrol", file=sys.stderr)
 
 
 def _status(args: argparse.Namespace, study: Any) -> int:
@@ -300,15 +227,11 @@ def _status(args: argparse.Namespace, study: Any) -> int:
     for p in people:
         where = p.status if p.status != "active" else f"at {p.step.kind}"
         by[where] = by.get(where, 0) + 1
-    print(
-        f"study {study.name} v{study.version} in {folder}: {len(people)} participants "
-        + ", ".join(f"{k} {v}" for k, v in sorted(by.items()))
-    )
+    print(f"study {study.name} v{study.version} in {folder}: {len(people)} participants "
+          + ", ".join(f"{k} {v}" for k, v in sorted(by.items())))
     ended = sum(1 for e in ledger.episodes.values() if e.ended)
-    print(
-        f"episodes: {len(ledger.episodes)} started, {ended} ended, "
-        f"{len(ledger.live_episodes())} under way"
-    )
+    print(f"episodes: {len(ledger.episodes)} started, {ended} ended, "
+          f"{len(ledger.live_episodes())} under way")
     for p in people:
         if p.code:
             print(f"  {p.pid} {p.external or ''} completed, code {p.code}")
@@ -320,10 +243,8 @@ def _export(args: argparse.Namespace, study: Any) -> int:
 
     m = export(_folder(args, study), args.out, study, omit_text=args.omit_free_text)
     c = m["counts"]
-    print(
-        f"wrote {args.out}: {c['participants']} participants ({c['completed']} completed), "
-        f"{c['episodes']} episodes; card in {args.out}/README.md"
-    )
+    print(f"wrote {args.out}: {c['participants']} participants ({c['completed']} completed), "
+          f"{c['episodes']} episodes; card in {args.out}/README.md")
     return 0
 
 
@@ -335,11 +256,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"changed: {p}", file=sys.stderr)
     n = len(list(Path(args.dataset).glob("trajectories/*.jsonl")))
     if problems:
-        print(
-            f"error: {len(problems)} problem(s) in {n} trajectories: the engine no longer plays "
-            "these games as they were recorded",
-            file=sys.stderr,
-        )
+        print(f"error: {len(problems)} problem(s) in {n} trajectories: the engine no longer plays "
+              "these games as they were recorded", file=sys.stderr)
         return 1
     print(f"all {n} trajectories replay identically on this engine")
     return 0
@@ -356,24 +274,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if args.study:
         args.file, args.open, args.console, args.max_participants, args.data = (
-            args.study,
-            False,
-            False,
-            None,
-            None,
-        )
+            args.study, False, False, None, None)
         args.study_cmd = "serve"
         return cmd_study(args)
     try:
-        app = App(
-            args.out,
-            args.idle_timeout,
-            presets=args.partner,
-            max_sessions=args.max_sessions,
-            per_client=args.per_client_sessions,
-            max_memory_mb=args.max_memory_mb,
-            max_fallback_share=args.max_fallback_share,
-        )
+        app = App(args.out, args.idle_timeout, presets=args.partner,
+                  max_sessions=args.max_sessions, per_client=args.per_client_sessions,
+                  max_memory_mb=args.max_memory_mb, max_fallback_share=args.max_fallback_share)
         _check_endpoints(app.presets)
     except (ValueError, OSError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -381,7 +288,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _warn(args)
     access = f"?access={args.token}" if args.token else ""
     print(f"tom-envs: open http://{args.host}:{args.port}/{access} (trajectories in {args.out})")
-    config = GuardConfig(
-        default_allowed_hosts(args.host), args.token, trusted_proxies=tuple(args.trusted_proxy)
-    )
+    config = GuardConfig(default_allowed_hosts(args.host), args.token,
+                         trusted_proxies=tuple(args.trusted_proxy))
     return _run(asgi_app(app, None, config), args)

@@ -52,13 +52,8 @@ class Animation:
 
 #: Page key -> its animation. Long games show their first ``max_frames`` states.
 ANIMATIONS: dict[str, Animation] = {
-    "matrix": Animation(
-        "PrisonersDilemma",
-        ("fictitious_play", "tit_for_tat"),
-        kwargs=(("horizon", 12),),
-        max_frames=13,
-        frame_ms=600,
-    ),
+    "matrix": Animation("PrisonersDilemma", ("fictitious_play", "tit_for_tat"),
+                        kwargs=(("horizon", 12),), max_frames=13, frame_ms=600),
     "bomb_defusal": Animation("BombDefusal", ("heuristic",) * 3, frame_ms=500),
     "collab_capture": Animation("CollabCapture", ("greedy", "optimal"), frame_ms=900),
     "collab_escape": Animation("CollabEscape", ("greedy", "optimal"), frame_ms=700),
@@ -207,9 +202,7 @@ def _tiled(frame: np.ndarray, panels: int, gap: int = 8) -> np.ndarray:
     out = np.full((rows * height + gap * (rows - 1), 2 * w + gap, 3), 255, dtype=np.uint8)
     for i, panel in enumerate(cut):
         r, c = divmod(i, 2)
-        out[r * (height + gap) : r * (height + gap) + height, c * (w + gap) : c * (w + gap) + w] = (
-            panel
-        )
+        out[r * (height + gap) : r * (height + gap) + height, c * (w + gap) : c * (w + gap) + w] = panel
     return out
 
 

@@ -477,12 +477,7 @@ class EpisodeDriver:
         obs = env.observe(agent)
         text = env.bundle.text.text_observation(view)
         return make_turn(
-            agent,
-            view,
-            obs["observation"],
-            obs["action_mask"],
-            lambda: text,
-            _no_action,
+            agent, view, obs["observation"], obs["action_mask"], lambda: text, _no_action,
             decision=decision,
         )
 

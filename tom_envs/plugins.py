@@ -84,8 +84,8 @@ def load(group: str, name: str) -> Any:
             ) from exc
         raise PluginError(
             f"{group} plugin {name!r} ({entry.value}) cannot be imported: {exc}. "
-            'Install the extra it needs from the checkout, e.g. `pip install -e ".[rl]"` '
-            '(torch==2.13.0 first) or `pip install -e ".[llm]"`.'
+            "Install the extra it needs from the checkout, e.g. `pip install -e \".[rl]\"` "
+            "(torch==2.13.0 first) or `pip install -e \".[llm]\"`."
         ) from exc
 
 

@@ -140,7 +140,6 @@ class TextChatter(BaseAgent):
             return None
         out = message
         for pattern, forms in _PHRASINGS:
-
             def sub(m: re.Match[str], forms: Sequence[str] = forms) -> str:
                 form = str(rng.choice(list(forms)))
                 bombs = m.group(2).lower() if m.re.groups > 1 else ""
@@ -304,7 +303,6 @@ def prior_chance(train: TeamProbes, scored: TeamProbes) -> tuple[dict[str, float
     commonest truth there; the scored set's own when the type never occurred in training): the
     chance an adversary is judged against. Also the types that are one-sided in ``scored`` (every
     truth the same: nothing to judge)."""
-
     def counts(probes: TeamProbes) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = defaultdict(Counter)
         for r in probes.records:
@@ -503,11 +501,9 @@ def _team_section(
         adversary_table(reports),
         "",
         "One-sided types, not scored (every truth the same in a scored set): "
-        + (", ".join(sorted(skipped)) or "none")
-        + ".",
+        + (", ".join(sorted(skipped)) or "none") + ".",
         "",
-        f"Gate for {team}: "
-        + ("passed" if decision.passed else "FAILED")
+        f"Gate for {team}: " + ("passed" if decision.passed else "FAILED")
         + f" ({decision.checks} checks).",
     ]
     lines += [f"* {f}" for f in decision.failures]
@@ -609,10 +605,8 @@ def verify(
         + ("**passed**" if decision.passed else "**FAILED**")
         + f" on {decision.checks} checks over {len(teams)} teams.",
         "",
-        "ToM measures for every team: "
-        + (", ".join(every_team) or "none")
-        + ("; for some teams only: " + ", ".join(some) if some else "")
-        + ".",
+        "ToM measures for every team: " + (", ".join(every_team) or "none")
+        + ("; for some teams only: " + ", ".join(some) if some else "") + ".",
         "",
         f"Wall time: {time.perf_counter() - t0:.0f} s.",
     ]

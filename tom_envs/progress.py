@@ -87,9 +87,7 @@ def _mode(stream: TextIO, mode: str | None) -> str:
 
 def _clock_text(seconds: float) -> str:
     s = round(seconds)
-    return (
-        f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
-    )
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 class Progress:
@@ -163,9 +161,7 @@ class Progress:
             elif self.mode == "lines":
                 if note:
                     self._line(note)
-                if (
-                    self.done - n
-                ) // self.every != self.done // self.every or self.done >= self.total:
+                if (self.done - n) // self.every != self.done // self.every or self.done >= self.total:
                     self._status_line()
 
     def __call__(self, i: int, episode: Any = None) -> None:
@@ -211,10 +207,8 @@ class Progress:
         with self._lock:
             was_open = self._open
             self._end()
-            if (
-                self.mode != "off"
-                and self._shown != self._counts()
-                and (self.mode == "lines" or not was_open)
+            if self.mode != "off" and self._shown != self._counts() and (
+                self.mode == "lines" or not was_open
             ):
                 self._status_line()
 
@@ -239,9 +233,7 @@ class Progress:
     # ------------------------------------------------------------------ output
     def _status(self) -> str:
         elapsed = self.clock() - self.t0
-        parts = [
-            f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"
-        ]
+        parts = [f"{self.done}/{self.total} {self.unit}" if self.total else f"{self.done} {self.unit}"]
         if self.calls:
             parts.append(f"{self.calls} LLM calls")
         if self.failed:

@@ -178,11 +178,9 @@ class Episode:
         digest_ok: bool | None = None
         if "digest" in tail:  # byte for byte: the file as written, without its digest field
             found = _DIGEST_FIELD.search(raw)
-            digest_ok = (
-                found is not None
-                and found.group(2)
-                == hashlib.sha256((raw[: found.start(1)] + "}\n").encode("utf-8")).hexdigest()
-            )
+            digest_ok = found is not None and found.group(2) == hashlib.sha256(
+                (raw[: found.start(1)] + "}\n").encode("utf-8")
+            ).hexdigest()
         ep = cls(head["env_id"], head["seed"], head["agents"], head["env_kwargs"])
         ep.config, ep.config_hash = head.get("config"), head.get("config_hash")
         prompts = _unpack_prompts(x for x in lines[1:-1] if x.get("type") == "prompt")
@@ -362,6 +360,7 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
+
 def usage_totals(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Per-agent sums of the numbers agents report in ``info["usage"]`` (LLM calls, tokens, ...).
 
@@ -395,6 +394,7 @@ def probe_accuracy(steps: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     for agent, valid in per_agent.items():
         out[f"valid_action_pct/{agent}"] = 100.0 * sum(valid) / len(valid)
     return out
+
 
 
 def _result_values(ep: Episode) -> Iterator[tuple[str, float]]:

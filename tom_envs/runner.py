@@ -88,10 +88,8 @@ def check_seeds(seed: object, episodes: object, what: str = "") -> None:
     lead = f"{what}: " if what else ""
     for name, value, lo, hi in (("episodes", episodes, 1, EPISODES_MAX),
                                 ("seed", seed, 0, SEED_MAX)):  # fmt: skip
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, np.integer))
-            or not (lo <= int(value) <= hi)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+            lo <= int(value) <= hi
         ):
             raise ValueError(f"{lead}{name} must be a whole number in [{lo:,}, {hi:,}], got "
                              f"{value!r}")  # fmt: skip
@@ -154,6 +152,7 @@ def play_episode(
     episode.config = dict(config)
     episode.config_hash = config_hash(config)
     return episode
+
 
 
 def run_config(

@@ -136,13 +136,5 @@ def make_member(name: str, game: GameSpec, bundle: GameBundle | None = None) -> 
     return make_agent(m.spec, game, bundle, trusted=True)
 
 
-__all__ = [
-    "PREFIX",
-    "ZOO_FORMAT",
-    "Member",
-    "agent_spec",
-    "make_member",
-    "member",
-    "members",
-    "version",
-]
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "make_member", "member", "members",
+           "version"]

@@ -41,9 +41,7 @@ class NotAllowed(ValueError):
     """Something a file or request named that only the person running the command may name."""
 
 
-def inside_folder(
-    value: object, what: str, *, kind: str = "file", base: Path | None = None
-) -> Path:
+def inside_folder(value: object, what: str, *, kind: str = "file", base: Path | None = None) -> Path:
     """``value`` as a path inside ``base`` (default: the current folder), or :class:`NotAllowed`.
 
     ``kind`` is ``"file"`` (an existing regular file to read), ``"dir"`` (a folder to read, which

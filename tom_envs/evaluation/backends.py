@@ -314,9 +314,7 @@ def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     try:
         import ray
     except ImportError as exc:
-        raise ValueError(
-            '--backend ray needs Ray; from the checkout: pip install -e ".[ray]"'
-        ) from exc
+        raise ValueError('--backend ray needs Ray; from the checkout: pip install -e ".[ray]"') from exc
     with contextlib.ExitStack() as stack:
         if not ray.is_initialized() and not os.environ.get("RAY_ADDRESS"):
             stack.enter_context(lifetime.Guardian())  # the local cluster ends with the command

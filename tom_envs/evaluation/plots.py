@@ -17,7 +17,6 @@ import numpy as np
 
 Stat = tuple[float, float]
 
-
 def _plt() -> Any:
     try:
         import matplotlib
@@ -136,3 +135,5 @@ def read_curve(
             xs, ys = zip(*pts, strict=True)
             out[y] = (np.asarray(xs), np.asarray(ys))
     return out
+
+

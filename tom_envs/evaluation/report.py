@@ -258,9 +258,7 @@ def _regret_curves(
             kinds.add("best known")
         if gaps:
             regret_curves[a] = _mean_padded(gaps)
-    curve_kind = (
-        "exact" if kinds == {"exact"} else "best known" if kinds == {"best known"} else "mixed"
-    )
+    curve_kind = "exact" if kinds == {"exact"} else "best known" if kinds == {"best known"} else "mixed"
     return regret_curves, curve_kind
 
 
@@ -541,9 +539,7 @@ def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> lis
                   "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in data["rows"]:
             lit = r["literal"]
-            lit_s = (
-                f"{format_stat(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
-            )
+            lit_s = f"{format_stat(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
             lines.append(
                 f"| {r['agent']} | {r['partner']} | {format_stat(r['return'])} | {r['best']:.2f} | "
                 f"{r['best_kind']} | {r['regret']:.2f} | {r['regret_per_step']:.4f} | {lit_s} |"
@@ -587,7 +583,9 @@ def _learning_curves_section(cfg: Any, out: Path) -> list[str]:
     )
     lines += ["## Learning curves", ""]
     lines += (
-        [f"![learning curves]({png.name})"] if png is not None else ["(matplotlib not installed)"]
+        [f"![learning curves]({png.name})"]
+        if png is not None
+        else ["(matplotlib not installed)"]
     )
     lines.append("")
     return lines
@@ -598,7 +596,9 @@ def _failures_section(res: Any, figures: dict[str, Any]) -> list[str]:
     lines = ["## Failed episodes", "", "Retried by the next run of the same config.", "",
               "| cell | seed | reason |", "|---|---|---|"]  # fmt: skip
     for f in res.failures:
-        lines.append(f"| {f.job.cell_id} | {f.job.seed} | {str(f.error).replace('|', '/')[:300]} |")
+        lines.append(
+            f"| {f.job.cell_id} | {f.job.seed} | {str(f.error).replace('|', '/')[:300]} |"
+        )
     lines.append("")
     figures["failed"] = [
         {"cell": f.job.cell_id, "seed": f.job.seed, "error": f.error} for f in res.failures

@@ -78,9 +78,7 @@ def table_jobs(cfg: EvalConfig) -> list[Job]:
             continue
         for c in get_table(t["table"]).cells(**t.get("kwargs", {})):
             for s in range(c.seed, c.seed + c.episodes):
-                share = (
-                    cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
-                )
+                share = cfg.max_fallback_share if c.max_fallback_share is None else c.max_fallback_share
                 jobs.append(Job(f"tables/{t['table']}/{c.key}", c.game, dict(c.kwargs), c.seats,
                                 c.seats, s, out, cfg.record, share,
                                 (c.trusted,) * len(c.seats)))  # fmt: skip

@@ -78,7 +78,9 @@ class PaperTable:
         """Raise ValueError naming ``where`` for an argument the table does not take."""
         bad = sorted(set(kwargs) - set(self.parameters()))
         if bad:
-            raise ValueError(f"{where}: table {self.name!r} takes {self.parameters()}, not {bad}")
+            raise ValueError(
+                f"{where}: table {self.name!r} takes {self.parameters()}, not {bad}"
+            )
 
 
 def table_names() -> list[str]:

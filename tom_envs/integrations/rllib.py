@@ -94,7 +94,8 @@ class _MultiAgentEnvBody:
             or not (np.isfinite(reward))
         ):
             raise ValueError(
-                f"env_config: argument 'illegal_reward': got {reward!r}; allowed: a finite number"
+                f"env_config: argument 'illegal_reward': got {reward!r}; allowed: a finite "
+                "number"
             )
         self.illegal_reward = float(reward)
         import tom_envs  # noqa: F401  (a remote runner registers the ids here)

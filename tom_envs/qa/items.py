@@ -123,9 +123,7 @@ class QAItem:
         if len(set(self.options)) != len(self.options):
             raise ValueError(f"item {self.id}: duplicate options")
         if len(self.answers) != 1:
-            raise ValueError(
-                f"item {self.id}: exactly one option must be correct, got {self.answers}"
-            )
+            raise ValueError(f"item {self.id}: exactly one option must be correct, got {self.answers}")
         if not 0 <= self.answers[0] < len(self.options):
             raise ValueError(f"item {self.id}: answer {self.answers[0]} out of range")
 
@@ -133,7 +131,6 @@ class QAItem:
     def answer(self) -> int:
         """The index of the correct option."""
         return self.answers[0]
-
     @property
     def answer_letters(self) -> tuple[str, ...]:
         """The correct letters."""

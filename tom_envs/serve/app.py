@@ -136,11 +136,7 @@ class App:
         self.cache: dict[str, tuple[int, dict[str, Any]]] = {}
         self.idle_timeout, self.sweep_every = idle_timeout, sweep_every
         self.presets = parse_presets(presets)
-        self.max_sessions, self.per_client, self.max_memory_mb = (
-            max_sessions,
-            per_client,
-            max_memory_mb,
-        )
+        self.max_sessions, self.per_client, self.max_memory_mb = max_sessions, per_client, max_memory_mb
         self.policy = FailurePolicy(max_fallback_share=max_fallback_share)
         self._partners: dict[str, dict[str, str]] = {}
         self._mutex = threading.RLock()  # sessions are created and swept from worker threads
@@ -169,9 +165,7 @@ class App:
             raise BadRequest("body", "must be a JSON object")
         unknown = [k for k in body if k not in _BODY_KEYS]
         if unknown:
-            raise BadRequest(
-                str(unknown[0])[:40], f"unknown field; allowed: {', '.join(_BODY_KEYS)}"
-            )
+            raise BadRequest(str(unknown[0])[:40], f"unknown field; allowed: {', '.join(_BODY_KEYS)}")
         game = body.get("game")
         names = [g.name for g in GAMES]
         if not isinstance(game, str) or len(game) > 100:

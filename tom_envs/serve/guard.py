@@ -221,9 +221,7 @@ class Guard:
             key, _, value = part.strip().partition("=")
             if key == ACCESS_COOKIE:
                 given.append(value)
-        if not any(
-            g is not None and hmac.compare_digest(g.encode(), token.encode()) for g in given
-        ):
+        if not any(g is not None and hmac.compare_digest(g.encode(), token.encode()) for g in given):
             return (401, "an access token is required (the link you were given holds it)"), False
         return None, bool(query.get("access"))
 

@@ -135,9 +135,7 @@ class Console:
     async def create(self, request: Request) -> JSONResponse:
         try:
             body = await body_of(request)
-            s = await asyncio.to_thread(
-                self.app.create, body, client_address(request.scope, self.proxies)
-            )
+            s = await asyncio.to_thread(self.app.create, body, client_address(request.scope, self.proxies))
         except BadRequest as exc:
             return refused(exc)
         return json_response({**await asyncio.to_thread(self.app.payload, s), "token": s.token})
@@ -149,9 +147,7 @@ class Console:
             return refused(exc)
         return json_response(await asyncio.to_thread(self.app.payload, s))
 
-    async def act_on(
-        self, s: Session, seat: int, body: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], int]:
+    async def act_on(self, s: Session, seat: int, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         """Apply a move; ``(payload, status)``. A refused move is answered without drawing."""
         problem = check_move(body)
         if problem:
@@ -262,11 +258,8 @@ def asgi_app(app: App | None, study: StudyServer | None = None,
         tasks = []
         if app is not None:
             console = app
-            tasks.append(
-                asyncio.create_task(
-                    _every(console.sweep_every, lambda: asyncio.to_thread(console.sweep))
-                )
-            )
+            tasks.append(asyncio.create_task(_every(console.sweep_every,
+                                                    lambda: asyncio.to_thread(console.sweep))))
         if study is not None:
             tasks.append(asyncio.create_task(_every(tick, study.tick)))
         try:
@@ -292,7 +285,4 @@ async def _every(seconds: float, job: Any) -> None:
         except Exception as exc:  # a failed sweep or tick is reported; the next one runs
             import sys
 
-            print(
-                f"tom-envs serve: background job failed: {type(exc).__name__}: {exc}",
-                file=sys.stderr,
-            )
+            print(f"tom-envs serve: background job failed: {type(exc).__name__}: {exc}", file=sys.stderr)

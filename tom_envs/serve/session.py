@@ -178,9 +178,7 @@ class Session:
         if len(partners) != n - len(self.humans):
             raise ValueError(f"{name} needs {n - len(self.humans)} partners, got {len(partners)}")
 
-    def _seat_partners(
-        self, partners: Sequence[str | Agent], trusted: Sequence[bool] | None
-    ) -> None:
+    def _seat_partners(self, partners: Sequence[str | Agent], trusted: Sequence[bool] | None) -> None:
         from tom_envs.agents import make_agent
 
         trust = list(trusted) if trusted is not None else [False] * len(partners)
@@ -427,8 +425,7 @@ class Session:
             config["agents"][f"player_{s}"] = {"spec": HUMAN}
         for t in self.takeovers:  # a person left: an agent played their seat from this step on
             config["agents"][f"player_{t['seat']}"].update(
-                took_over_at_step=t["at_step"], took_over_by=agent_config(self.agents[t["seat"]])
-            )
+                took_over_at_step=t["at_step"], took_over_by=agent_config(self.agents[t["seat"]]))
         ep.config, ep.config_hash = config, config_hash(config)
         ep.metrics["human_seat"] = float(min(people | {n}))
         ep.metrics["human_seats"] = float(len(people))

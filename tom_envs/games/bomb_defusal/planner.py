@@ -645,3 +645,4 @@ def exhaustive_optimum(
         if frontier.size == 0:
             return None
     return None
+

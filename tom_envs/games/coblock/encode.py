@@ -76,6 +76,7 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
             for k in range(z)
         }
 
+
     def _grid(
         self, blocks: tuple[Block, ...], cache: dict[int, tuple[tuple[Block, ...], np.ndarray]]
     ) -> np.ndarray:

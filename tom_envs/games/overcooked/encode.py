@@ -411,3 +411,4 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                 out[at + 3] = d / span
                 return
         out[at + 3] = 1.0
+

@@ -409,3 +409,4 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
             events.append(f"player_{i}:delivery")
             return value
         return 0.0
+

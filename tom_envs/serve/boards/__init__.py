@@ -122,14 +122,9 @@ def participant_payload(session: Session, seat: int) -> dict[str, Any]:
         "status": session.status,
         "your_turn": mine,
         "waiting_for": [names[s] for s in session.waiting_for() if s != seat],
-        "chat": {
-            "on": chat_on,
-            "send_action": _send_action(session, view) if chat_on else None,
-            "log": [
-                {"who": "You" if s == seat else names[s], "text": t, "mine": s == seat}
-                for _, s, t in log
-            ],
-        },
+        "chat": {"on": chat_on, "send_action": _send_action(session, view) if chat_on else None,
+                 "log": [{"who": "You" if s == seat else names[s], "text": t, "mine": s == seat}
+                         for _, s, t in log]},
         "outcome": module.outcome(ctx) if session.status != "playing" else "",
         **data,
     }

@@ -155,9 +155,7 @@ def situation(text: str) -> list[str]:
 
 # ------------------------------------------------------------------ room graphs
 @cache
-def _layout(
-    rooms: tuple[int, ...], edges: tuple[tuple[int, int], ...]
-) -> dict[int, tuple[float, float]]:
+def _layout(rooms: tuple[int, ...], edges: tuple[tuple[int, int], ...]) -> dict[int, tuple[float, float]]:
     """Room positions in the unit square: a deterministic force layout of the map (cached)."""
     import networkx as nx
 

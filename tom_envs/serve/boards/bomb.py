@@ -35,15 +35,10 @@ def build(ctx: Any) -> Board:
                {r: f"move to Room {r}" for r in rooms})  # fmt: skip
     _players(b, view, names, pos)
     _bombs(b, ctx, pos, here)
-    b.panel(
-        "Your tools",
-        [f"You ({names[view.player]}): " + ", ".join(text.color(c) for c in view.my_tools)]
-        + [
-            f"{names[p]}: " + ", ".join(text.color(c) for c in view.tools[p])
-            for p in range(len(names))
-            if p != view.player
-        ],
-    )
+    b.panel("Your tools", [f"You ({names[view.player]}): "
+                           + ", ".join(text.color(c) for c in view.my_tools)]
+            + [f"{names[p]}: " + ", ".join(text.color(c) for c in view.tools[p])
+               for p in range(len(names)) if p != view.player])
     b.panel("What you know about the bombs", _intel(view, text) or
             ["Nothing yet: inspect a bomb to learn its sequence of colours."])  # fmt: skip
     b.panel("Your last action", [text.result_text(view, view.last_result)])

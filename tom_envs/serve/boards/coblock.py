@@ -51,9 +51,7 @@ def build(ctx: Any) -> Board:
     gx, gy, gz = view.grid
     per_row = max(1, min(gy, 900 // ((gx + 1) * CELL)))
     rows = (gy + per_row - 1) // per_row
-    b = Board(
-        max(700, per_row * (gx + 1) * CELL + 20), PICTURE + 40 + rows * ((gz + 2) * CELL + 10)
-    )
+    b = Board(max(700, per_row * (gx + 1) * CELL + 20), PICTURE + 40 + rows * ((gz + 2) * CELL + 10))
     for c in COLORS:
         b.mark(f"block:{c}", f"a {c} block", "rect", PALETTE[c])
     b.mark("goal", "a block of your goal that is not in place yet (dashed: its colour)", "rect",
@@ -158,9 +156,7 @@ def recall(bundle: Any, view: Any) -> list[tuple[Any, str]]:
 def _action_line(view: Any, cfg: Any, entry: tuple) -> str:
     rnd, mine, action, _, ok, message = entry
     what = words(view, cfg, action)
-    return f"Round {rnd + 1}, {'You' if mine else 'Partner'}: {what}" + (
-        "" if ok else f" (failed: {message})"
-    )
+    return f"Round {rnd + 1}, {'You' if mine else 'Partner'}: {what}" + ("" if ok else f" (failed: {message})")
 
 
 def _panels(b: Board, view: Any, cfg: Any, remembered: tuple[str, ...] = ()) -> None:

@@ -32,9 +32,7 @@ def build(ctx: Any) -> Board:
     partner = "none yet" if view.partner_last is None else COLORS[view.partner_last]
     b.panel("What you know", [f"Your partner named {partner} last round.",
                               f"Matches so far: {view.matches}."])  # fmt: skip
-    b.headline = (
-        f"Round {min(view.round + 1, view.rounds)} of {view.rounds} · matches {view.matches}"
-    )
+    b.headline = f"Round {min(view.round + 1, view.rounds)} of {view.rounds} · matches {view.matches}"
     for a in legal:
         b.label(a, f"Name {COLORS[a]}")
     return b

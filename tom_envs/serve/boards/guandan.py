@@ -99,15 +99,8 @@ def _table(b: Board, ctx: Any) -> None:
                11)  # fmt: skip
     lead = (text.move_text(view, view.lead) if view.lead is not None
             else "nothing: whoever leads may play any combination")  # fmt: skip
-    b.rect(
-        10,
-        150,
-        b.width - 20,
-        40,
-        "#f4f6f7",
-        "#aaa",
-        m=b.mark("lead", "the play to beat on the table", "rect", "#f4f6f7", "#aaa"),
-    )
+    b.rect(10, 150, b.width - 20, 40, "#f4f6f7", "#aaa",
+           m=b.mark("lead", "the play to beat on the table", "rect", "#f4f6f7", "#aaa"))
     b.text(b.width / 2, 175, f"To beat: {lead}", 13, bold=True)
 
 

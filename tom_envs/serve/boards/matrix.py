@@ -56,9 +56,7 @@ def build(ctx: Any) -> Board:
     b.panel("Rounds so far", rounds or ["None yet: this is the first round."])
     now = (f"Round {view.round + 1} of {view.horizon}" if view.round < view.horizon
            else f"All {view.horizon} rounds played")  # fmt: skip
-    b.headline = (
-        f"{now} · your points {view.my_score:g} · the other player's {view.partner_score:g}"
-    )
+    b.headline = f"{now} · your points {view.my_score:g} · the other player's {view.partner_score:g}"
     for a in legal:
         b.label(a, f"Choose {names[a]}")
     return b
@@ -67,6 +65,4 @@ def build(ctx: Any) -> Board:
 def outcome(ctx: Any) -> str:
     """The end of the game in words."""
     v = ctx.view
-    return (
-        f"The game is over: you scored {v.my_score:g} points, the other player {v.partner_score:g}."
-    )
+    return f"The game is over: you scored {v.my_score:g} points, the other player {v.partner_score:g}."

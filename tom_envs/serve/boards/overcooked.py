@@ -96,9 +96,7 @@ def _tip(ch: str, act: list[int]) -> str:
     what = TERRAIN_NAMES.get(ch, "floor")
     if not act:
         return what
-    verb = {int(Action.INTERACT): "use it", int(Action.STAY): "stay"}.get(
-        act[0], "walk here / face it"
-    )
+    verb = {int(Action.INTERACT): "use it", int(Action.STAY): "stay"}.get(act[0], "walk here / face it")
     return f"{what}: {verb}"
 
 

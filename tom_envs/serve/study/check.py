@@ -139,15 +139,13 @@ def _others(condition: Condition, n: int, people: int, where: str) -> Partner | 
 def _agent_partner(text: str, where: str) -> Partner:
     for prefix, kind in (("preset:", "preset"), ("zoo:", "zoo")):
         if text.startswith(prefix):
-            return Partner(kind, name=text[len(prefix) :])
+            return Partner(kind, name=text[len(prefix):])
     if text == "human":
-        raise StudyError(f'{where}: an agent is needed here, not "human"')
+        raise StudyError(f"{where}: an agent is needed here, not \"human\"")
     return Partner("agent", spec=text)
 
 
-def check_study(
-    study: Study, presets: Mapping[str, str] | None = None
-) -> dict[tuple[str, str], Seating]:
+def check_study(study: Study, presets: Mapping[str, str] | None = None) -> dict[tuple[str, str], Seating]:
     """Check every game, condition and partner of ``study`` (building each partner once) and
     return the seatings by ``(game name, condition name or "practice")``; :class:`StudyError`
     names the first problem."""

@@ -186,9 +186,7 @@ def estimate(study: Study, seatings: Mapping[tuple[str, str], Seating]) -> dict[
             part = "practice" if step.practice else "episodes"
             llm = sum(1 for p in s.partners if p.startswith("llm")) / max(1, len(s.partners))
             people = len(s.people) > 1
-            other = theirs * (
-                entry.seconds_per_decision if people else SECONDS_PER_LLM_DECISION * llm
-            )
+            other = theirs * (entry.seconds_per_decision if people else SECONDS_PER_LLM_DECISION * llm)
             if people and _simultaneous(s.game):  # people choose at the same time
                 other = 0.0
             out[part] = out.get(part, 0.0) + mine * entry.seconds_per_decision + other
@@ -231,9 +229,7 @@ def describe(study: Study, seatings: Mapping[tuple[str, str], Seating], show: in
     for n, step in enumerate(plan(study, 0), 1):
         lines.append(f"  {n:>2}. {_step_words(study, step)}")
     t = estimate(study, seatings)
-    parts = ", ".join(
-        f"{k} {v / 60:.1f}" for k, v in t.items() if k not in ("total", "waiting_max")
-    )
+    parts = ", ".join(f"{k} {v / 60:.1f}" for k, v in t.items() if k not in ("total", "waiting_max"))
     lines += ["", f"Estimated time: about {t['total'] / 60:.0f} minutes ({parts} minutes)"
               + (f", plus up to {t['waiting_max'] / 60:.1f} minutes in waiting rooms"
                  if t["waiting_max"] else "")

@@ -75,9 +75,7 @@ def _load(folder: Path, study: Study | None) -> _Data:
         raise ValueError(f"{folder}: the journal was written by another study file than the one "
                          "given (digests differ)")  # fmt: skip
     enrolled = [e for e in events if e["ev"] == "enrolled"]
-    anon = {
-        e["pid"]: f"P{k + 1:04d}" for k, e in enumerate(sorted(enrolled, key=lambda e: e["index"]))
-    }
+    anon = {e["pid"]: f"P{k + 1:04d}" for k, e in enumerate(sorted(enrolled, key=lambda e: e["index"]))}
     data = _Data(study, events, anon)
     for e in events:
         kind = e["ev"]
@@ -160,9 +158,7 @@ def _participants(data: _Data) -> list[dict[str, Any]]:
     for e in data.events:
         kind, pid = e["ev"], str(e.get("pid", ""))
         if kind == "enrolled":
-            order = [
-                data.study.conditions[c].name for c, _ in condition_order(data.study, e["index"])
-            ]
+            order = [data.study.conditions[c].name for c, _ in condition_order(data.study, e["index"])]
             rows[pid] = {"participant": data.anon[pid], "index": e["index"], "status": "active",
                          "consent": "", "condition_order": " > ".join(dict.fromkeys(order)),
                          "attention_failed": 0, "episodes_completed": 0}  # fmt: skip
@@ -204,9 +200,7 @@ def _episode_rows(data: _Data, files: Mapping[str, str]) -> list[dict[str, Any]]
         end = data.ended.get(sid) or {}
         summary = end.get("summary") or {}
         for pid, seat in sorted(st["members"].items(), key=lambda kv: kv[1]):
-            mine = [
-                r for r in data.moves[sid] if r.get("agent") == f"player_{seat}" and r.get("human")
-            ]
+            mine = [r for r in data.moves[sid] if r.get("agent") == f"player_{seat}" and r.get("human")]
             times = sorted(r.get("latency_s", 0.0) for r in mine)
             rows.append({
                 "participant": data.anon[pid], "episode": sid, "game": st["game"],
@@ -287,9 +281,7 @@ def _manifest(data: _Data, written: Mapping[str, bytes], omit_text: bool) -> dic
     from tom_envs.identity import code_identity
     from tom_envs.registration import game_spec
 
-    configs = [
-        (data.ended.get(sid) or {}).get("summary", {}).get("config") or {} for sid in data.started
-    ]
+    configs = [(data.ended.get(sid) or {}).get("summary", {}).get("config") or {} for sid in data.started]
     codes = sorted({json.dumps(c.get("code"), sort_keys=True) for c in configs if c.get("code")})
     suites = sorted({str(c.get("suite_version")) for c in configs if c.get("suite_version")})
     games = sorted({st["seating"]["game"] for st in data.started.values()})
@@ -411,9 +403,7 @@ def replay(ep: Episode) -> list[str]:
     problems: list[str] = []
     returns = dict.fromkeys(env.possible_agents, 0.0)
     for rec in ep.steps:
-        while env.agents and (
-            env.terminations[env.agent_selection] or env.truncations[env.agent_selection]
-        ):
+        while env.agents and (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
             env.step(None)
         if not env.agents or env.agent_selection != rec["agent"]:
             problems.append(f"decision {rec['index']}: the engine asks {env.agent_selection if env.agents else 'nobody'}"
@@ -434,9 +424,7 @@ def replay(ep: Episode) -> list[str]:
         if rec.get("rewards") is not None:
             now = {a: float(env.rewards.get(a, 0.0)) for a in env.possible_agents}
             if any(abs(now[a] - float(rec["rewards"].get(a, 0.0))) > 1e-9 for a in now):
-                problems.append(
-                    f"decision {rec['index']}: rewards {now}, recorded {rec['rewards']}"
-                )
+                problems.append(f"decision {rec['index']}: rewards {now}, recorded {rec['rewards']}")
             for a in now:
                 returns[a] += now[a]
         if len(problems) >= 5:

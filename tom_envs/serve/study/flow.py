@@ -44,10 +44,8 @@ async def page(server: StudyServer, pid: str) -> dict[str, Any]:
     if due and p.waiting is None and not server.journal.full:
         await server.begin(p)
     flash = server.flash.pop(pid, "")
-    out: dict[str, Any] = {
-        "title": server.study.title or "Study",
-        "progress": {"step": min(p.cursor + 1, len(p.steps)), "of": len(p.steps)},
-    }
+    out: dict[str, Any] = {"title": server.study.title or "Study",
+                           "progress": {"step": min(p.cursor + 1, len(p.steps)), "of": len(p.steps)}}
     out.update(await _body(server, p))
     out["notice"] = " ".join(n for n in (flash, out.get("notice", "")) if n)
     step = out.get("step", "")
@@ -107,12 +105,8 @@ async def _episode(server: StudyServer, p: Participant) -> dict[str, Any]:
         return {"kind": "waiting", "step": step.id, "seconds_left": round(left),
                 "text": f"Waiting for {need} other participant{'s' if need > 1 else ''} to join "
                         "your game. Please keep this page open."}  # fmt: skip
-    return {
-        "kind": "waiting",
-        "step": step.id,
-        "seconds_left": 0,
-        "text": "Your game is being prepared. Please keep this page open.",
-    }
+    return {"kind": "waiting", "step": step.id, "seconds_left": 0,
+            "text": "Your game is being prepared. Please keep this page open."}
 
 
 def _render(live: Live, seat: int) -> dict[str, Any]:
@@ -142,9 +136,7 @@ async def submit(server: StudyServer, pid: str, step: object, body: Mapping[str,
             raise Refused("agree must be true or false", 400)
         await server.record({"ev": "consent", "pid": pid, "agreed": agreed})
     elif kind in ("instructions", "intro"):
-        await server.record(
-            {"ev": "read", "pid": pid, "step": p.step.id, "seconds": _seconds(server, pid)}
-        )
+        await server.record({"ev": "read", "pid": pid, "step": p.step.id, "seconds": _seconds(server, pid)})
     elif kind == "survey":
         answers, attention = check_answers(server, p.step.items, body.get("answers"))
         await server.record({"ev": "answers", "pid": pid, "step": p.step.id, "answers": answers,

@@ -212,10 +212,8 @@ class StudyServer:
     async def visit(self, pid: str, key: object) -> Participant:
         """The participant whose link this is (enrolled at their first visit); :class:`Refused`
         (404) for a wrong key, the same answer as for an unknown id."""
-        if (
-            not isinstance(key, str)
-            or not PID.fullmatch(pid)
-            or not hmac.compare_digest(key.encode(), self.key(pid).encode())
+        if not isinstance(key, str) or not PID.fullmatch(pid) or not hmac.compare_digest(
+            key.encode(), self.key(pid).encode()
         ):
             raise Refused("no such participant, or the link is incomplete", 404)
         p = self.ledger.participants.get(pid)
@@ -315,17 +313,10 @@ class StudyServer:
 
     async def match(self, key: str) -> None:
         """Start an episode for the first people present who wait under ``key``, if enough."""
-        waiting = sorted(
-            (
-                p
-                for p in self.ledger.participants.values()
-                if p.waiting is not None
-                and p.waiting["key"] == key
-                and p.pid not in self._starting
-                and self.present(p.pid)
-            ),
-            key=lambda p: p.waiting["since"],
-        )  # type: ignore[index]
+        waiting = sorted((p for p in self.ledger.participants.values()
+                          if p.waiting is not None and p.waiting["key"] == key
+                          and p.pid not in self._starting and self.present(p.pid)),
+                         key=lambda p: p.waiting["since"])  # type: ignore[index]
         if not waiting:
             return
         step = waiting[0].step
@@ -365,9 +356,7 @@ class StudyServer:
         self.live[sid] = live
         await self.advance(live)
 
-    def _rebuild(
-        self, sid: str, started: Mapping[str, Any], moves: Sequence[Mapping[str, Any]]
-    ) -> Live:
+    def _rebuild(self, sid: str, started: Mapping[str, Any], moves: Sequence[Mapping[str, Any]]) -> Live:
         """A session from its ``started`` event, replaying ``moves`` (empty for a new one)."""
         s = started["seating"]
         members: dict[str, int] = dict(started["members"])
@@ -516,9 +505,7 @@ class StudyServer:
         from tom_envs.agents import make_agent
 
         trusted = spec in self.presets.values() or ":preset=" in spec
-        session.takeover(
-            seat, make_agent(spec, session.spec, session.bundle, trusted=trusted), spec
-        )
+        session.takeover(seat, make_agent(spec, session.spec, session.bundle, trusted=trusted), spec)
 
     async def _timeout(self, p: Participant) -> None:
         step = p.step

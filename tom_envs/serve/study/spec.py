@@ -226,12 +226,8 @@ def parse_study(text: str, where: str = "study") -> Study:
            {"study", "games", "conditions"})  # fmt: skip
     head = r.table(data, "study", {"name", "version", "title", "description"}, {"name"})
     consent = r.table(data, "consent", {"text", "agree", "decline"}, set())
-    assign = r.table(
-        data, "assignment", {"design", "order", "seed", "episodes_per_condition"}, set()
-    )
-    match = r.table(
-        data, "matching", {"wait_seconds", "leave_grace_seconds", "idle_seconds"}, set()
-    )
+    assign = r.table(data, "assignment", {"design", "order", "seed", "episodes_per_condition"}, set())
+    match = r.table(data, "matching", {"wait_seconds", "leave_grace_seconds", "idle_seconds"}, set())
     screen = r.table(data, "screening", {"max_attention_failures", "on_fail", "message"}, set())
     done = r.table(data, "completion", {"code", "message"}, set())
     wait = r.number(match, "matching.wait_seconds", 120.0, 1, 3600)
@@ -247,9 +243,8 @@ def parse_study(text: str, where: str = "study") -> Study:
         consent=r.text(consent.get("text", ""), "consent.text"),
         agree=r.text(consent.get("agree", "I agree to take part"), "consent.agree", 200),
         decline=r.text(consent.get("decline", "I do not agree"), "consent.decline", 200),
-        instructions=r.text(
-            r.table(data, "instructions", {"text"}, set()).get("text", ""), "instructions.text"
-        ),
+        instructions=r.text(r.table(data, "instructions", {"text"}, set()).get("text", ""),
+                            "instructions.text"),
         design=r.choice(assign, "assignment.design", DESIGNS, "within"),
         order=r.choice(assign, "assignment.order", ORDERS, "counterbalanced"),
         seed=r.integer(assign, "assignment.seed", 0, 0, SEED_MAX),
@@ -259,28 +254,19 @@ def parse_study(text: str, where: str = "study") -> Study:
         idle_seconds=r.number(match, "matching.idle_seconds", 600.0, 10, 86400),
         games=games,
         conditions=conditions,
-        survey_episode=tuple(
-            r.item(x, f"survey.episode[{i}]")
-            for i, x in enumerate(r.array(survey, "episode", 0, 50, "survey."))
-        ),
-        survey_end=tuple(
-            r.item(x, f"survey.end[{i}]")
-            for i, x in enumerate(r.array(survey, "end", 0, 50, "survey."))
-        ),
-        attention=tuple(
-            r.attention(x, f"attention[{i}]")
-            for i, x in enumerate(r.array(data, "attention", 0, 20))
-        ),
+        survey_episode=tuple(r.item(x, f"survey.episode[{i}]")
+                             for i, x in enumerate(r.array(survey, "episode", 0, 50, "survey."))),
+        survey_end=tuple(r.item(x, f"survey.end[{i}]")
+                         for i, x in enumerate(r.array(survey, "end", 0, 50, "survey."))),
+        attention=tuple(r.attention(x, f"attention[{i}]")
+                        for i, x in enumerate(r.array(data, "attention", 0, 20))),
         max_attention_failures=r.integer(screen, "screening.max_attention_failures", 0, 0, 20),
         on_attention_fail=r.choice(screen, "screening.on_fail", ("continue", "end"), "continue"),
-        screen_message=r.text(
-            screen.get("message", "Thank you for your time. This study has ended for you."),
-            "screening.message",
-        ),
+        screen_message=r.text(screen.get("message", "Thank you for your time. This study has "
+                                         "ended for you."), "screening.message"),
         completion_code=r.code(done.get("code", "unique"), "completion.code"),
-        completion_message=r.text(
-            done.get("message", "Thank you! Your completion code is below."), "completion.message"
-        ),
+        completion_message=r.text(done.get("message", "Thank you! Your completion code is "
+                                           "below."), "completion.message"),
         source=text,
     )
     _cross_checks(study, where)
@@ -327,9 +313,7 @@ class _Reader:
     def fail(self, key: str, msg: str) -> StudyError:
         return StudyError(f"{self.where}: {key}: {msg}")
 
-    def keys(
-        self, data: Mapping[str, Any], key: str, allowed: set[str], required: set[str]
-    ) -> None:
+    def keys(self, data: Mapping[str, Any], key: str, allowed: set[str], required: set[str]) -> None:
         unknown = sorted(set(data) - allowed)
         missing = sorted(required - set(data))
         if unknown or missing:
@@ -379,9 +363,7 @@ class _Reader:
             raise self.fail(key, f"expected a number in [{lo:g}, {hi:g}], got {value!r}")
         return float(value)
 
-    def choice(
-        self, data: Mapping[str, Any], key: str, allowed: Sequence[str], default: str
-    ) -> str:
+    def choice(self, data: Mapping[str, Any], key: str, allowed: Sequence[str], default: str) -> str:
         value = data.get(key.rsplit(".", 1)[-1], default)
         if value not in allowed:
             raise self.fail(key, f"{str(value)[:60]!r}; allowed: {', '.join(allowed)}")
@@ -412,11 +394,11 @@ class _Reader:
                             "{llm = PRESET, endpoint = NAME}")  # fmt: skip
         if value == "human":
             if not human_ok:
-                raise self.fail(key, 'practice rounds are played with agents, not "human"')
+                raise self.fail(key, "practice rounds are played with agents, not \"human\"")
             return Partner("human")
         for prefix, kind in (("preset:", "preset"), ("zoo:", "zoo")):
             if value.startswith(prefix):
-                return Partner(kind, name=value[len(prefix) :])
+                return Partner(kind, name=value[len(prefix):])
         return Partner("agent", spec=value)
 
     def game(self, g: dict[str, Any], key: str) -> GameEntry:
@@ -446,7 +428,7 @@ class _Reader:
         human_only = sorted(k for k in ("people", "others", "wait_seconds", "fallback", "on_leave")
                             if k in c)  # fmt: skip
         if partner.kind != "human" and human_only:
-            raise self.fail(key, f'{human_only} apply only to partner = "human"')
+            raise self.fail(key, f"{human_only} apply only to partner = \"human\"")
         fallback = c.get("fallback")
         if fallback is not None and not isinstance(fallback, str):
             raise self.fail(f"{key}.fallback", "expected a condition's name")
@@ -472,9 +454,7 @@ class _Reader:
                     or not all(isinstance(o, str) and 0 < len(o) <= 200 for o in options)
                     or len(set(options)) != len(options)):  # fmt: skip
                 what = "scale" if kind == "likert" else "options"
-                raise self.fail(
-                    f"{key}.{what}", "2 to 11 distinct labels of at most 200 characters"
-                )
+                raise self.fail(f"{key}.{what}", "2 to 11 distinct labels of at most 200 characters")
         required = x.get("required", True)
         if not isinstance(required, bool):
             raise self.fail(f"{key}.required", "true or false")
@@ -490,8 +470,6 @@ class _Reader:
             raise self.fail(f"{key}.answer", "an attention check is a likert or choice item whose "
                             "answer is one of its labels")  # fmt: skip
         if ("at" in x) == ("after_episode" in x) or x.get("at", "end") != "end":
-            raise self.fail(key, 'give either after_episode = N or at = "end"')
+            raise self.fail(key, "give either after_episode = N or at = \"end\"")
         after = self.integer(x, f"{key}.after_episode", 0, 1, 10_000) if "after_episode" in x else 0
-        return Attention(
-            Item(item.id, item.kind, item.text, item.options, True), x["answer"], after
-        )
+        return Attention(Item(item.id, item.kind, item.text, item.options, True), x["answer"], after)
