@@ -12,6 +12,7 @@ import pytest
 
 from tom_envs import cli, plugins
 from tom_envs.core.contract import MAX_CYCLES
+from tom_envs.core.skin import SKIN
 from tom_envs.registration import GAMES, single_agent_specs
 from tom_envs.runner import Episode
 
@@ -32,7 +33,7 @@ def test_info_lists_arguments_bounds_agents_and_ids(spec, capsys) -> None:
     code, out, _ = _run(["info", spec.name], capsys)
     assert code == 0
     module = spec.load()
-    for p in (*module.PARAMS, MAX_CYCLES):
+    for p in (*module.PARAMS, MAX_CYCLES, SKIN):
         row = next(line for line in out.splitlines() if line.startswith(f"| `{p.name}` |"))
         assert f"| {p.type} |" in row and p.allowed().replace("|", "\\|") in row
     for bot in module.bot_table(**spec.kwargs).names():

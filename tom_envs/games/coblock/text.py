@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
+from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Mirror, Symbols
 from tom_envs.core.text import NUMBER, answer_segment, option_number
 from tom_envs.games.coblock.rules import (
     Action,
@@ -304,7 +305,7 @@ class CoBlockText(TextInterface[CoBlockView]):
             return ParseResult(None, f"empty answer; {USAGE}")
         bare = raw.strip().strip(" .!\"'`*")
         if NUMBER.fullmatch(bare):  # the suite's rule: a bare number is the N-th listed action
-            return option_number(bare, self._legal_map(view)[0])
+            return option_number(bare, self.legal_actions_text(view))
         parsed = self._read(raw)
         if isinstance(parsed, str):
             return ParseResult(None, parsed)
@@ -403,6 +404,21 @@ class CoBlockText(TextInterface[CoBlockView]):
         return ParseResult(None, f"{command_text(action)} is not possible now; {USAGE}")
 
     # -------------------------------------------------------------------- spectator
+    def skin_mirrors(self) -> tuple[Mirror, ...]:
+        """The x axis may be mirrored by a skin (``x -> X - 1 - x`` in every position, ``(x,
+        y, z)``): the rules are the same under it (gravity and the ground are on y)."""
+        triple = r"\(\s*(?P<x>-?\d{1,9})\s*,\s*-?\d{1,9}\s*,\s*-?\d{1,9}\s*\)"
+        return (Mirror("x", triple, self.config.grid[0]),)
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the block colours and the
+        two builders' names (``player_0``). Coordinates keep theirs (gravity and the ground are
+        stated in them)."""
+        return (
+            Symbols("colour", tuple(COLORS), COLOUR_POOL),
+            Symbols("player", ("player_0", "player_1"), NAME_POOL, case_sensitive=True),
+        )  # fmt: skip
+
     def render_state(self, state: CoBlockState) -> str:
         """A spectator's summary: round, outcome, progress, the world, goals and last actions."""
         task = state.task
