@@ -104,6 +104,54 @@ class OptimalResponse:
         return int(np.argmax(vals))
 
 
+class SwitchingPolicy(PartnerPolicy):
+    """Partner ``a`` for the first ``switch_at`` rounds, then partner ``b``: the composite of a
+    switching partner, for the exact (clairvoyant: switch round known) optimal response.
+
+    The state is ``(rounds played, a's state, b's state)``. Both machines advance every round on
+    the actions actually played (``b`` runs in shadow from the start, so its memory is current at
+    the switch, as a switching agent plays it); ``a`` keeps advancing after the switch, unused.
+    ``switch_at`` is the 0-based round from which ``b`` plays (``0``: ``b`` throughout;
+    ``>= horizon``: ``a`` throughout).
+    """
+
+    def __init__(
+        self,
+        config: MatrixConfig,
+        player: int,
+        a: PartnerPolicy,
+        b: PartnerPolicy,
+        switch_at: int,
+    ) -> None:
+        super().__init__(config, player)
+        if (
+            isinstance(switch_at, bool)
+            or not isinstance(switch_at, int | np.integer)
+            or switch_at < 0
+        ):
+            raise ValueError(f"switch_at must be an int >= 0 (a round index), got {switch_at!r}")
+        for name, member in (("a", a), ("b", b)):
+            if member.config != config:
+                raise ValueError(f"partner {name} ({member.name}) was built for another game")
+        self.a, self.b, self.switch_at = a, b, int(switch_at)
+        self.name = f"{a.name}->{b.name}@{self.switch_at}"
+        self.description = f"{a.name} for rounds 0-{self.switch_at - 1}, then {b.name}"
+
+    def initial_state(self) -> Hashable:
+        """No round played; both machines at their start."""
+        return (0, self.a.initial_state(), self.b.initial_state())
+
+    def action_probs(self, state: Hashable) -> tuple[float, ...]:
+        """``a``'s distribution before round ``switch_at``, ``b``'s from it."""
+        t, sa, sb = state  # type: ignore[misc]
+        return self.a.action_probs(sa) if t < self.switch_at else self.b.action_probs(sb)
+
+    def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
+        """Advance the round counter and both machines on the actions played."""
+        t, sa, sb = state  # type: ignore[misc]
+        return (t + 1, self.a.next_state(sa, own, other), self.b.next_state(sb, own, other))
+
+
 def one_step_responses(matrix: np.ndarray, predicted: int) -> np.ndarray:
     """Every rational one-step response to ``predicted``: ``argmax_a matrix[a, predicted]``."""
     col = np.asarray(matrix, dtype=float)[:, predicted]

@@ -1,0 +1,1 @@
+"""Partners: switching partners, predictions, regret and best-response references (#35)."""
