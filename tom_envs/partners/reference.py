@@ -279,7 +279,7 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int) -> Any:
     if name == "optimal":
         return optimal_partner(planner_for(type(game), game.config), seat)
     if name == "greedy":
-        table = spec.load().bot_table(**_config_kwargs(game))
+        table = spec.load().bot_table(**_config_kwargs(spec, game.config))
         agent = table.make("greedy", bundle)
         empty = np.zeros(0, dtype=np.float32)
 
@@ -294,21 +294,23 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int) -> Any:
     )
 
 
-def _config_kwargs(game: Any) -> dict[str, Any]:
-    cfg = game.config
-    return {k: getattr(cfg, k) for k, f in cfg.__dataclass_fields__.items() if f.init}
+def _config_kwargs(spec: GameSpec, cfg: Any) -> dict[str, Any]:
+    """The game arguments (the module's ``PARAMS``) a frozen config dataclass holds."""
+    names = {p.name for p in getattr(spec.load(), "PARAMS", ())}
+    return {k: getattr(cfg, k) for k in cfg.__dataclass_fields__ if k in names}
 
 
 @lru_cache(maxsize=64)
-def best_response_planner(game_name: str, kwargs_items: tuple[tuple[str, Any], ...],
-                          partner: str, seat: int) -> Any:  # fmt: skip
-    """A cached :class:`~tom_envs.games.joint_planner.BestResponsePlanner` for a room game with a
-    named bot partner (built once per process and configuration)."""
+def best_response_planner(game_name: str, config: Any, partner: str, seat: int) -> Any:
+    """A cached :class:`~tom_envs.games.joint_planner.BestResponsePlanner` for a room game's
+    configuration (its frozen config object) with a named bot partner, built once per process."""
     from tom_envs.games.joint_planner import BestResponsePlanner, planner_for
 
     spec = game_spec(game_name)
-    bundle = spec.load().make_bundle(**dict(kwargs_items))
+    bundle = spec.load().make_bundle(**_config_kwargs(spec, config))
     game = bundle.game
+    if game.config != config:
+        raise ValueError(f"{game_name}: could not rebuild the configuration {config}")
     mp = markov_partner(spec, bundle, partner, 1 - seat)
     return BestResponsePlanner(
         game, mp, seat, _room_step_cost(spec, game), planner_for(type(game), game.config)
@@ -330,8 +332,8 @@ def _room_reference(
         )
         name = partner.name
     elif isinstance(partner, str):
-        items = tuple(sorted(game_kwargs.items()))
-        br = best_response_planner(spec.name, items, partner, seat)
+        game = spec.load().make_bundle(**game_kwargs).game
+        br = best_response_planner(spec.name, game.config, partner, seat)
         game, name = br.game, partner
     else:
         raise ValueError(f"a {spec.name} partner is a bot name or a MarkovPartner, got {partner!r}")
@@ -483,7 +485,6 @@ class OracleAgent(BaseAgent):
         """Build (or reuse, from the process cache) the exact solver of this episode's game."""
         super().reset(info)
         spec = game_spec(info.env_id)
-        kwargs = dict(info.env_kwargs or spec.kwargs)
         self.kind = "matrix" if spec.name in MATRIX_GAMES else "room"
         if spec.name not in (*MATRIX_GAMES, *ROOM_GAMES):
             raise NoReference(
@@ -494,9 +495,7 @@ class OracleAgent(BaseAgent):
             from tom_envs.games.matrix.planner import SwitchingPolicy
             from tom_envs.games.matrix.rules import MatrixConfig
 
-            config = MatrixConfig(
-                **{k: v for k, v in kwargs.items() if k in MatrixConfig.__dataclass_fields__}
-            )
+            config = _info_config(info, spec, MatrixConfig)
             other = 1 - info.player
             policy = make_partner(self.partner, config, other)
             if self.b is not None:
@@ -512,9 +511,10 @@ class OracleAgent(BaseAgent):
         else:
             if self.b is not None:
                 raise ValueError("switching oracles exist only in the matrix games")
-            items = tuple(sorted({k: v for k, v in kwargs.items()
-                                  if k not in _RUNTIME_KWARGS}.items()))  # fmt: skip
-            self._solver = best_response_planner(spec.name, items, self.partner, info.player)
+            module = importlib.import_module(spec.module.rpartition(".")[0] + ".rules")
+            cls = {"CollabCapture": "CaptureConfig", "CollabEscape": "EscapeConfig"}[spec.name]
+            config = _info_config(info, spec, getattr(module, cls))
+            self._solver = best_response_planner(spec.name, config, self.partner, info.player)
             bots = importlib.import_module(spec.module.rpartition(".")[0] + ".bots")
             self._from_view: Callable[[Any], Any] = bots.state_from_view
 
@@ -538,8 +538,14 @@ class OracleAgent(BaseAgent):
         return int(np.argmax(q))
 
 
-#: Env arguments that change neither the rules nor the planner (rendering, truncation, text).
-_RUNTIME_KWARGS = frozenset({"render_mode", "max_cycles", "skin", "action_names", "text"})
+def _info_config(info: EpisodeInfo, spec: GameSpec, cls: type) -> Any:
+    """The episode's game configuration: ``info.game_config``, else rebuilt from its kwargs."""
+    if isinstance(info.game_config, cls):
+        return info.game_config
+    names = {p.name for p in getattr(spec.load(), "PARAMS", ())}
+    kwargs = {k: v for k, v in dict(info.env_kwargs or spec.kwargs).items() if k in names}
+    return spec.load().make_bundle(**kwargs).game.config  # type: ignore[attr-defined]
+
 
 _MATRIX_SOLVERS: dict[tuple[Any, str, int], Any] = {}
 
