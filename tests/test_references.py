@@ -345,3 +345,24 @@ def test_planner_cache_is_shared() -> None:
     a = best_response_planner("CollabCapture", config, "greedy", 0)
     assert a is best_response_planner("CollabCapture", config, "greedy", 0)
     assert len(a.q_values()) == len(a.game.options(a.start(), 0))  # one Q per focal action
+
+
+def test_oracle_predicts_the_known_partner() -> None:
+    spec = game_spec("PrisonersDilemma")
+    agents = [OracleAgent("tit_for_tat"), make_agent("tit_for_tat", spec)]
+    ep = play_episode(spec, agents, 0, {"horizon": 20})
+    assert ep.metrics["tom_accuracy"] == 100.0
+    assert ep.metrics["functional_regret"] == 0.0
+
+
+def test_escape_without_a_turn_limit_converges_above_the_limited_value() -> None:
+    spec = game_spec("CollabEscape")
+    game = spec.load().make_bundle(scenario="together", max_turns=None).game
+    partner = uniform_partner(game, 1)
+    unlimited = BestResponsePlanner(game, partner, 0)
+    limited = reference_for("CollabEscape", "random", 0, (0,), scenario="together").mean
+    assert limited <= unlimited.value() <= 1.0
+    assert unlimited.value() > limited  # more time, more escapes with a random partner
+    clock = MarkovPartner("clock", partner.probs, stationary=False)  # reads the turns left
+    with pytest.raises(ValueError, match="turns left"):
+        BestResponsePlanner(game, clock, 0, planner=unlimited.planner)

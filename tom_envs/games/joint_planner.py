@@ -26,6 +26,14 @@ fields), ``succeeded(state)``, ``failed(state)`` and ``config.max_turns``.
 The planner also scores play (used by the games' metrics and ToM probes):
 :meth:`JointPlanner.q_table` gives ``Q_k(s, (a, b))`` for every joint action, from which
 best responses to a partner's actual (or predicted) move are read.
+
+**Best response to a known partner.** :class:`BestResponsePlanner` reuses the same tables for one
+seat against a fixed Markov partner (:class:`MarkovPartner`: ``(state, turns left) -> action
+distribution``; the ``greedy`` bot through :func:`partner_from_view`, ``optimal`` through
+:func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor tabulated the
+same way): backward induction with the ``max`` over the seat's own action of the partner-weighted
+joint rows, so its value is the exact best-response value (the functional-ToM reference,
+:mod:`tom_envs.partners.reference`), with ``q_values`` per own action and ``best_action``.
 """
 
 from __future__ import annotations
@@ -595,6 +603,7 @@ def optimal_partner(planner: JointPlanner, seat: int) -> MarkovPartner:
         q = q_cache.get(prev_key)
         if q is None:
             prev = planner._v_inf if prev_key < 0 else planner._layers[prev_key]
+            assert prev is not None  # V_inf exists exactly when there is no turn limit
             q = q_cache[prev_key] = np.bincount(
                 t.t_row, weights=t.t_prob * prev[t.t_next], minlength=n_rows
             )

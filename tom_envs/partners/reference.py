@@ -181,7 +181,10 @@ def _game_kwargs(spec: GameSpec, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 def _parse_switch(partner: str) -> tuple[str, str]:
     """``"switch:a=A:b=B[:...]"`` -> ``(A, B)`` (other keys, such as the switch window, are the
     switching agent's: the reference takes the switch round from ``switch_at``)."""
-    fields = dict(item.partition("=")[::2] for item in partner.split(":")[1:])
+    fields: dict[str, str] = {}
+    for item in partner.split(":")[1:]:
+        key, _, value = item.partition("=")
+        fields[key] = value
     if not fields.get("a") or not fields.get("b"):
         raise ValueError(f"a switching partner names a=A and b=B, got {partner!r}")
     return fields["a"], fields["b"]
@@ -285,7 +288,10 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int) -> Any:
 
         def policy(view: Any, turns_left: int | None) -> int:
             turn = Turn(f"player_{seat}", seat, view, empty, np.zeros(0, np.int8), 0.0, 0)
-            return as_agent_action(agent.act(turn)).action
+            action = as_agent_action(agent.act(turn)).action
+            if action is None:
+                raise RuntimeError(f"{spec.name} greedy bot named no action in {view}")
+            return int(action)
 
         return partner_from_view("greedy", game, seat, policy, stationary=True)
     raise NoReference(
@@ -464,7 +470,9 @@ class OracleAgent(BaseAgent):
         switch_at: the 0-based round from which ``b`` plays.
 
     The game and its arguments come from the episode (``EpisodeInfo``); the partner's state is
-    tracked from the views (matrix) or read from the fully observable state (room games).
+    tracked from the views (matrix) or read from the fully observable state (room games). It
+    predicts the partner's likeliest action from the known policy (``prediction``), so the oracle
+    is also the ceiling of next-action prediction.
     """
 
     name = "oracle"
@@ -524,7 +532,11 @@ class OracleAgent(BaseAgent):
             raise RuntimeError("OracleAgent.act before reset")
         view = turn.view
         if self.kind == "room":
-            return int(self._solver.best_action(self._from_view(view)))
+            state = self._from_view(view)
+            br = self._solver
+            k = br.horizon - int(state.turn) if br.horizon is not None else None
+            probs = br.partner.probs(br.game.canonical(state), k)
+            return AgentAction(int(br.best_action(state)), prediction=_likeliest(probs))
         if view.round != self.rounds_seen:
             if view.round != self.rounds_seen + 1 or view.last_actions is None:
                 raise RuntimeError(
@@ -535,7 +547,15 @@ class OracleAgent(BaseAgent):
             self.rounds_seen = view.round
         k = self.horizon - view.round
         q = self._solver.q_values(k, self.state)
-        return int(np.argmax(q))
+        probs = dict(enumerate(self.policy.action_probs(self.state)))
+        return AgentAction(int(np.argmax(q)), prediction=_likeliest(probs))
+
+
+def _likeliest(probs: Mapping[int, float]) -> dict[str, int]:
+    """The oracle's prediction: the partner's likeliest action (lowest on ties), from its known
+    policy."""
+    top = max(probs.values())
+    return {"partner_action": min(a for a, p in probs.items() if p >= top - 1e-12)}
 
 
 def _info_config(info: EpisodeInfo, spec: GameSpec, cls: type) -> Any:
@@ -661,7 +681,7 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tom_envs.partners.reference --table``: print every built-in reference."""
     parser = argparse.ArgumentParser(prog="python -m tom_envs.partners.reference",
-                                     description=__doc__.split("\n")[0])  # fmt: skip
+                                     description=(__doc__ or "").split("\n")[0])  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the reference table")
     parser.add_argument("--bomb-seeds", type=int, default=10, help="BombDefusal seeds 0..N-1")
     args = parser.parse_args(argv)

@@ -8,6 +8,10 @@ where ``M`` is the focal player's payoff table, ``pi`` the partner's action dist
 ``delta`` its state update. This is dynamic programming over the partner's finite-state policy: the
 "optimal T-step response to the true partner policy" of Definition 2.2, computed exactly.
 
+A partner that switches from policy ``a`` to policy ``b`` at a known round is one more finite-state
+policy, :class:`SwitchingPolicy` (state: rounds played, ``a``'s state, ``b``'s state; ``b`` runs in
+shadow from the start), so the clairvoyant optimal response to a switching partner is exact too.
+
 Metrics of one episode of T rounds (the paper's Sec. 2.1, "Metrics for Our Experiments"):
 
 * ``functional_regret`` = (V_T(s_1) - sum_t r_t) / T  (ΔFunctional/T). Against a stochastic partner
