@@ -22,6 +22,7 @@ from tom_envs.games.joint_planner import (
     JointPlanner,
     MarkovPartner,
     optimal_partner,
+    partner_from_batch,
     partner_from_view,
     uniform_partner,
 )
@@ -366,3 +367,24 @@ def test_escape_without_a_turn_limit_converges_above_the_limited_value() -> None
     clock = MarkovPartner("clock", partner.probs, stationary=False)  # reads the turns left
     with pytest.raises(ValueError, match="turns left"):
         BestResponsePlanner(game, clock, 0, planner=unlimited.planner)
+
+
+def test_batched_partner_tabulation_equals_the_per_state_one() -> None:
+    """A learned actor is tabulated in one batched call; here a batched uniform policy (over
+    the view's legal actions) must give the uniform partner's exact values."""
+    game = _capture_game("both_closed", 30).game
+
+    def batched(views, turns_left):
+        out = np.zeros((len(views), 11))  # CollabCapture: stay, rooms 1-9, press
+        for n, v in enumerate(views):
+            out[n, list(v.legal_actions)] = 1.0 / len(v.legal_actions)
+        return out
+
+    learned = partner_from_batch("uniform_batched", game, 1, batched, stationary=True)
+    per_state = BestResponsePlanner(game, uniform_partner(game, 1), 0, step_cost=1 / 31)
+    batch = BestResponsePlanner(game, learned, 0, step_cost=1 / 31, planner=per_state.planner)
+    assert batch.value() == pytest.approx(per_state.value(), abs=1e-12)
+    assert batch.q_values() == pytest.approx(per_state.q_values(), abs=1e-12)
+    ref = reference_for("CollabCapture", learned, 0, (0,), scenario="both_closed")
+    assert ref.mean == pytest.approx(per_state.value(), abs=1e-12)
+    assert ref.partner == "uniform_batched"

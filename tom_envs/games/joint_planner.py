@@ -31,7 +31,7 @@ best responses to a partner's actual (or predicted) move are read.
 seat against a fixed Markov partner (:class:`MarkovPartner`: ``(state, turns left) -> action
 distribution``; the ``greedy`` bot through :func:`partner_from_view`, ``optimal`` through
 :func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor tabulated the
-same way): backward induction with the ``max`` over the seat's own action of the partner-weighted
+same way, or in one batched call with :func:`partner_from_batch`): backward induction with the ``max`` over the seat's own action of the partner-weighted
 joint rows, so its value is the exact best-response value (the functional-ToM reference,
 :mod:`tom_envs.partners.reference`), with ``q_values`` per own action and ``best_action``.
 """
@@ -553,11 +553,16 @@ class MarkovPartner:
             by evaluating it on the view of every reachable ``(state, turns left)``
             (:func:`partner_from_view`).
         stationary: ``True`` when ``probs`` ignores the turns left (evaluated once per state).
+        batch: optional ``(canonical states, turns left) -> array (states, actions)`` of
+            probabilities over the action catalogue, used to tabulate every state in one call
+            (a learned actor's batched forward pass: :func:`partner_from_batch`); ``probs`` must
+            agree with it.
     """
 
     name: str
     probs: PartnerProbs
     stationary: bool = False
+    batch: Callable[[Sequence[Any], int | None], np.ndarray] | None = None
 
 
 def partner_from_view(
@@ -634,6 +639,35 @@ def optimal_partner(planner: JointPlanner, seat: int) -> MarkovPartner:
         return {int(chosen[key][planner._idx(state)]): 1.0}
 
     return MarkovPartner("optimal", probs, stationary=False)
+
+
+def partner_from_batch(
+    name: str,
+    game: Any,
+    seat: int,
+    policy: Callable[[Sequence[Any], int | None], np.ndarray],
+    stationary: bool = False,
+) -> MarkovPartner:
+    """A :class:`MarkovPartner` from a *batched* policy of the partner's views.
+
+    ``policy(views, turns_left)`` returns an array ``(len(views), actions)`` of probabilities over
+    the action catalogue (a learned actor: one forward pass over the encoded views, illegal
+    actions masked to 0). The views are built as in :func:`partner_from_view`.
+    """
+    horizon = game.config.max_turns
+
+    def views(states: Sequence[Any], turns_left: int | None) -> list[Any]:
+        turn = 0 if horizon is None or turns_left is None else horizon - turns_left
+        return [game.observe(replace(s, turn=turn), seat) for s in states]
+
+    def batch(states: Sequence[Any], turns_left: int | None) -> np.ndarray:
+        return np.asarray(policy(views(states, turns_left), turns_left), dtype=np.float64)
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        row = batch([state], turns_left)[0]
+        return {int(a): float(p) for a, p in enumerate(row) if p > 0.0}
+
+    return MarkovPartner(name, probs, stationary, batch)
 
 
 def uniform_partner(game: Any, seat: int) -> MarkovPartner:
@@ -737,6 +771,8 @@ class BestResponsePlanner:
     def _weights(self, turns_left: int | None) -> np.ndarray:
         """``pi(b_r | s_r, k)`` of every joint row ``r`` (checked: a distribution over the
         partner's options)."""
+        if self.partner.batch is not None:
+            return self._batch_weights(turns_left)
         t = self.planner._tables
         w = np.zeros(len(t.row_joint))
         for i, s in enumerate(t.states):
@@ -765,6 +801,39 @@ class BestResponsePlanner:
             others = self._row_other[lo : lo + n]
             w[lo : lo + n] = [float(dist.get(int(b), 0.0)) for b in others]
         return w
+
+    def _batch_weights(self, turns_left: int | None) -> np.ndarray:
+        """:meth:`_weights` from the partner's batched policy (one call for every state)."""
+        assert self.partner.batch is not None
+        t = self.planner._tables
+        running = np.flatnonzero(t.row_count > 0)
+        table = self.partner.batch([t.states[i] for i in running], turns_left)
+        if table.ndim != 2 or table.shape[0] != len(running):
+            raise ValueError(
+                f"partner {self.partner.name!r}: batch gave shape {table.shape} for "
+                f"{len(running)} states (expected (states, actions))"
+            )
+        if not np.all(np.isfinite(table)) or np.any(table < 0.0):
+            raise ValueError(f"partner {self.partner.name!r}: negative or non-finite probability")
+        sums = table.sum(axis=1)
+        if np.any(np.abs(sums - 1.0) > 1e-6):
+            bad = int(np.argmax(np.abs(sums - 1.0)))
+            raise ValueError(
+                f"partner {self.partner.name!r}: probabilities sum to {sums[bad]} in "
+                f"{t.states[running[bad]]}"
+            )
+        allowed = np.zeros_like(table, dtype=bool)
+        for n, i in enumerate(running):
+            allowed[n, list(self.game.options(t.states[i], 1 - self.seat))] = True
+        if np.any(table[~allowed] > 0.0):
+            n = int(np.argmax((table * ~allowed).max(axis=1)))
+            raise ValueError(
+                f"partner {self.partner.name!r} gives mass to an action outside its options in "
+                f"{t.states[running[n]]}"
+            )
+        row_in_batch = np.full(len(t.states), -1, dtype=np.int64)
+        row_in_batch[running] = np.arange(len(running))
+        return table[row_in_batch[self._row_state], self._row_other]
 
     def _q_groups(self, prev: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``Q`` of every (state, focal action) group against the previous layer ``prev``."""
