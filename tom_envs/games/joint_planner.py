@@ -30,10 +30,11 @@ best responses to a partner's actual (or predicted) move are read.
 **Best response to a known partner.** :class:`BestResponsePlanner` reuses the same tables for one
 seat against a fixed Markov partner (:class:`MarkovPartner`: ``(state, turns left) -> action
 distribution``; the ``greedy`` bot through :func:`partner_from_view`, ``optimal`` through
-:func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor tabulated the
-same way, or in one batched call with :func:`partner_from_batch`): backward induction with the ``max`` over the seat's own action of the partner-weighted
-joint rows, so its value is the exact best-response value (the functional-ToM reference,
-:mod:`tom_envs.partners.reference`), with ``q_values`` per own action and ``best_action``.
+:func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor the same way
+or in one batched call with :func:`partner_from_batch`): backward induction with the ``max`` over
+the seat's own action of the partner-weighted joint rows, so its value is the exact
+best-response value (the functional-ToM reference, :mod:`tom_envs.partners.reference`), with
+``q_values`` per own action and ``best_action``.
 """
 
 from __future__ import annotations
