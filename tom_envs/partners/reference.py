@@ -24,9 +24,11 @@ An oracle that *plays* the exact best response: :class:`OracleAgent` (matrix gam
 CollabEscape), e.g. ``make_agent("tom_envs.partners.reference:OracleAgent:partner=greedy", spec,
 trusted=True)`` or :func:`oracle_agent`.
 
-The table of every reference (``docs/results/functional_references.md``)::
+The table of every reference, and the oracle played against it
+(``docs/results/functional_references.md``)::
 
     python -m tom_envs.partners.reference --table
+    python -m tom_envs.partners.reference --oracle-check
 """
 
 from __future__ import annotations
@@ -678,19 +680,58 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def oracle_check(escape_seeds: int = 200) -> str:
+    """The oracle beside the ``optimal`` and ``greedy`` bots as focal (seat 0) with a ``greedy``
+    partner: played episodes against the exact reference (a markdown table)."""
+    from tom_envs.agents import make_agent
+    from tom_envs.records import mean_ci95
+    from tom_envs.runner import play_episode
+
+    lines = ["| game | scenario | reference U | focal | episodes | U played (95% CI) | regret |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    cases = [("CollabCapture", s, (0,)) for s in ("both_open", "door12_closed", "door34_closed",
+             "both_closed")] + [("CollabEscape", s, tuple(range(escape_seeds)))
+                                for s in ("together", "split")]  # fmt: skip
+    for game, scenario, seeds in cases:
+        spec = game_spec(game)
+        ref = reference_for(spec, "greedy", 0, seeds, scenario=scenario)
+        for focal in ("oracle", "optimal", "greedy"):
+            values = []
+            for seed in seeds:
+                bundle = spec.load().make_bundle(scenario=scenario)
+                me = OracleAgent("greedy") if focal == "oracle" else make_agent(focal, spec, bundle)
+                agents = [me, make_agent("greedy", spec, bundle)]
+                m = play_episode(spec, agents, seed, {"scenario": scenario}).metrics
+                values.append(
+                    m["captured"] - m["turns"] / 31 if game == "CollabCapture" else m["escaped"]
+                )
+            mean, half = mean_ci95(values)
+            ci = "" if len(values) < 2 else f" ± {half:.4f}"
+            lines.append(f"| {game} | {scenario} | {ref.mean:.4f} | {focal} | {len(values)} | "
+                         f"{mean:.4f}{ci} | {ref.mean - mean:.4f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tom_envs.partners.reference --table``: print every built-in reference."""
     parser = argparse.ArgumentParser(prog="python -m tom_envs.partners.reference",
                                      description=(__doc__ or "").split("\n")[0])  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the reference table")
     parser.add_argument("--bomb-seeds", type=int, default=10, help="BombDefusal seeds 0..N-1")
+    parser.add_argument("--oracle-check", action="store_true",
+                        help="play the oracle, optimal and greedy focals with a greedy partner")  # fmt: skip
+    parser.add_argument("--escape-seeds", type=int, default=200,
+                        help="CollabEscape episodes per focal in --oracle-check")  # fmt: skip
     args = parser.parse_args(argv)
-    if not args.table:
+    if not (args.table or args.oracle_check):
         parser.print_help()
         return 2
-    if args.bomb_seeds < 1:
-        parser.error("--bomb-seeds must be >= 1")
-    print(format_table(table_rows(tuple(range(args.bomb_seeds)))))
+    if args.bomb_seeds < 1 or args.escape_seeds < 2:
+        parser.error("--bomb-seeds must be >= 1 and --escape-seeds >= 2")
+    if args.table:
+        print(format_table(table_rows(tuple(range(args.bomb_seeds)))))
+    if args.oracle_check:
+        print(oracle_check(args.escape_seeds))
     return 0
 
 
