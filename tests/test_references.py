@@ -311,6 +311,7 @@ def test_bomb_cbs_team_reaches_the_exact_reference() -> None:
         rng, _ = seeding.np_random(seed)
         assert exhaustive_optimum(bundle.game, bundle.game.initial_state(rng)) == rounds
     assert ref.details["team_optimum_rounds"] == (6, 6)  # the design study's missions 0 and 1
+    assert ref.details["checked_by_exhaustive_search"] == 2
 
 
 def test_bomb_bracket_is_labelled_and_ordered() -> None:

@@ -147,6 +147,10 @@ def reference_for(
             ``switch_at`` (matrix switch: the 0-based round from which ``b`` plays, an int or a
             function of the seed); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
 
+    The values are per seed. CollabCapture and CollabEscape start without chance, so every seed
+    has the same exact (expected) value; in BombDefusal each seed is its own mission; in the
+    matrix games only a switching partner's round depends on the seed.
+
     Raises:
         NoReference: the game (or this partner in it) has no reference yet; the message says
             what will provide one.
@@ -384,6 +388,30 @@ def bomb_team_optimum(config: Any, seed: int) -> tuple[float, int, int]:
     return bomb_objective(plan.return_, rounds), int(plan.return_), int(rounds)
 
 
+def _bomb_check(game: Any, seed: int, points: int, rounds: int) -> bool:
+    """Confirm a complete mission's optimal rounds by breadth-first search
+    (:func:`~tom_envs.games.bomb_defusal.planner.exhaustive_optimum`); ``False`` when the mission
+    is incomplete or too large to search. A disagreement raises: an exact value is never wrong
+    silently."""
+    from gymnasium.utils import seeding
+
+    from tom_envs.games.bomb_defusal.planner import exhaustive_optimum
+
+    rng, _ = seeding.np_random(int(seed))
+    state = game.initial_state(rng)
+    if points < state.mission.max_score:
+        return False
+    try:
+        found = exhaustive_optimum(game, state)
+    except ValueError:  # too many joint states for the breadth-first check
+        return False
+    if found != rounds:
+        raise RuntimeError(
+            f"BombDefusal seed {seed}: CBS plan takes {rounds} rounds, exhaustive search {found}"
+        )
+    return True
+
+
 def _bomb_play(spec: GameSpec, game_kwargs: Mapping[str, Any], focal: str, partner: str,
                seat: int, seed: int) -> tuple[float, float, float]:  # fmt: skip
     """``(U, team_score, rounds)`` of one played episode (focal in ``seat``, ``partner``
@@ -425,6 +453,9 @@ def _bomb_reference(
     }
     objective = f"team_score - {BOMB_ROUND_WEIGHT} x rounds"
     if partner == "cbs":
+        details["checked_by_exhaustive_search"] = sum(
+            _bomb_check(bundle.game, s, p, r) for s, (_, p, r) in zip(seeds, optimum, strict=True)
+        )
         return Reference(
             spec.name, partner, seat, "exact", objective, seeds, upper,
             "centralised optimum of each mission (CBS plan; CBS partners with the focal's CBS "
@@ -669,11 +700,10 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
         for r in bomb:
             ref = r["ref"]
             up = ref.upper_mean
-            src = ref.details.get("candidate")
             out.append(
                 f"| {ref.partner} | {r['scenario']} | {ref.kind} | {ref.mean:.2f} | "
                 f"{'=' if up is None else f'{up:.2f}'} | "
-                f"{'exact (team optimum)' if src is None else f'candidate {src}'} | "
+                f"{_bomb_source(ref)} | "
                 f"{r['cpu_s']:.1f} |"
             )
         out.append("")
@@ -710,6 +740,13 @@ def oracle_check(escape_seeds: int = 200) -> str:
             lines.append(f"| {game} | {scenario} | {ref.mean:.4f} | {focal} | {len(values)} | "
                          f"{mean:.4f}{ci} | {ref.mean - mean:.4f} |")  # fmt: skip
     return "\n".join(lines)
+
+
+def _bomb_source(ref: Reference) -> str:
+    if ref.kind == "exact":
+        checked = ref.details.get("checked_by_exhaustive_search", 0)
+        return f"team optimum ({checked}/{len(ref.seeds)} confirmed by exhaustive search)"
+    return f"candidate {ref.details.get('candidate')}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
