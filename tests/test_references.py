@@ -233,8 +233,33 @@ def test_switch_round_per_seed_and_required() -> None:
     assert ref.details["switch_at"] == (10, 20)
     with pytest.raises(ValueError, match="switch_at"):
         reference_for("BattleOfSexes", "switch:a=always_0:b=always_1", 0, (0,))
-    with pytest.raises(ValueError, match="switch_at is only"):
+    with pytest.raises(ValueError, match="switch_at/switch_window are for"):
         reference_for("BattleOfSexes", "always_0", 0, (0,), switch_at=3)
+
+
+def test_bayes_switching_reference_hand_computed() -> None:
+    """IBS, 2 rounds, always_0 then always_1 from a round uniform in {0, 1, 2}. Round 0: the
+    partner plays 0 with probability 2/3, so the focal plays 0 (20/3). Seeing a 1 (1/3) reveals
+    the switch: 7 next round. Seeing a 0 (2/3) leaves rounds 1 and 2 equally likely: 0 pays
+    10/2 = 5. Total 20/3 + 7/3 + 10/3 = 37/3; the clairvoyant mean is (14 + 17 + 20)/3 = 17."""
+    ref = reference_for("BattleOfSexes", "switch:a=always_0:b=always_1", 0, (0, 5),
+                        horizon=2, switch_window=(0, 2))  # fmt: skip
+    assert ref.values == pytest.approx((37 / 3, 37 / 3), abs=1e-9)
+    assert ref.details["clairvoyant_mean"] == pytest.approx(17.0)
+
+
+def test_bayes_reference_is_below_the_clairvoyant_one_and_equal_without_doubt() -> None:
+    partner = "switch:a=always_0:b=tit_for_tat"
+    bayes = reference_for("PrisonersDilemma", partner, 0, (0,), horizon=20, switch_window=(5, 12))
+    assert bayes.mean < bayes.details["clairvoyant_mean"]
+    sure = reference_for("PrisonersDilemma", partner, 0, (0,), horizon=20, switch_window=(9, 9))
+    clair = reference_for("PrisonersDilemma", partner, 0, (0,), horizon=20, switch_at=9)
+    assert sure.mean == pytest.approx(clair.mean, abs=1e-9)
+    with pytest.raises(NoReference, match="deterministic"):
+        reference_for("PrisonersDilemma", "switch:a=random:b=always_0", 0, (0,),
+                      switch_window=(5, 9))  # fmt: skip
+    with pytest.raises(ValueError, match="not both"):
+        reference_for("PrisonersDilemma", partner, 0, (0,), switch_at=3, switch_window=(1, 4))
 
 
 DETERMINISTIC = ("tit_for_tat", "win_stay_lose_shift", "alternating", "fictitious_play")

@@ -6,7 +6,7 @@ seat, seed) and says what kind of number it is:
 
 | game | partner | solver | kind |
 |---|---|---|---|
-| RockPaperScissors, BattleOfSexes, PrisonersDilemma | every bot; a switching partner ``a`` then ``b`` from a known round | :class:`~tom_envs.games.matrix.planner.OptimalResponse` over the partner's finite-state machine (:class:`~tom_envs.games.matrix.planner.SwitchingPolicy` for a switch: clairvoyant, the switch round known) | ``exact`` |
+| RockPaperScissors, BattleOfSexes, PrisonersDilemma | every bot; a switching partner ``a`` then ``b`` | :class:`~tom_envs.games.matrix.planner.OptimalResponse` over the partner's finite-state machine (for a switch: :class:`~tom_envs.games.matrix.planner.SwitchingPolicy`, clairvoyant, the round known; or :class:`~tom_envs.games.matrix.planner.BayesSwitchingPolicy`, the round uniform in a known window) | ``exact`` |
 | CollabCapture, CollabEscape | ``greedy``, ``optimal``, ``random``, any :class:`~tom_envs.games.joint_planner.MarkovPartner` | :class:`~tom_envs.games.joint_planner.BestResponsePlanner` on the joint planner's tables | ``exact`` |
 | BombDefusal | ``cbs`` (both partners) | the mission's centralised optimum (CBS plan; the focal's CBS part attains it, no focal policy beats it) | ``exact`` per mission |
 | BombDefusal | any other bot | upper: the centralised optimum (privileged, always valid); lower: the best declared candidate focal, chosen on selection seeds disjoint from the evaluation seeds and played on the evaluation seeds | ``bracket`` |
@@ -145,7 +145,9 @@ def reference_for(
         seeds: the episode seeds the values are for.
         **kwargs: game arguments (``scenario=``, ``horizon=``, ...), and per game:
             ``switch_at`` (matrix switch: the 0-based round from which ``b`` plays, an int or a
-            function of the seed); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
+            function of the seed: the clairvoyant reference) or ``switch_window=(lo, hi)`` (the
+            round uniform in ``lo..hi`` and unknown to the focal: the Bayes reference, for
+            deterministic members); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
 
     The values are per seed. CollabCapture and CollabEscape start without chance, so every seed
     has the same exact (expected) value; in BombDefusal each seed is its own mission; in the
@@ -208,6 +210,26 @@ def _switch_round(switch_at: Any, seed: int, partner: str) -> int:
     return int(value)
 
 
+@lru_cache(maxsize=64)
+def _bayes_value(config: Any, partner: str, seat: int, window: tuple[int, int]) -> float:
+    """The Bayes reference of a switching partner: the switch round uniform in ``window``,
+    unknown to the focal."""
+    from tom_envs.games.matrix.bots import make_partner
+    from tom_envs.games.matrix.planner import BayesSwitchingPolicy, OptimalResponse
+
+    a, b = _parse_switch(partner)
+    if "random" in (a, b):
+        raise NoReference(
+            f"{partner!r}: the Bayes reference needs deterministic members (with a random one "
+            "the posterior over the switch round depends on the whole history); use switch_at"
+        )
+    other = 1 - seat
+    policy = BayesSwitchingPolicy(
+        config, other, make_partner(a, config, other), make_partner(b, config, other), *window
+    )
+    return OptimalResponse(config, policy, seat).optimal_return()
+
+
 @lru_cache(maxsize=256)
 def _matrix_value(config: Any, partner: str, seat: int, switch_at: int | None) -> float:
     from tom_envs.games.matrix.bots import make_partner
@@ -226,7 +248,7 @@ def _matrix_value(config: Any, partner: str, seat: int, switch_at: int | None) -
 
 def _matrix_reference(
     spec: GameSpec, partner: Any, seat: int, seeds: tuple[int, ...], switch_at: Any = None,
-    **kwargs: Any,
+    switch_window: tuple[int, int] | None = None, **kwargs: Any,
 ) -> Reference:  # fmt: skip
     from tom_envs.games.matrix.rules import MatrixConfig
 
@@ -238,8 +260,24 @@ def _matrix_reference(
         **{k: v for k, v in game_kwargs.items() if k in MatrixConfig.__dataclass_fields__}
     )
     switching = partner.startswith("switch:")
-    if not switching and switch_at is not None:
-        raise ValueError(f"switch_at is only for a switching partner, not {partner!r}")
+    if not switching and (switch_at is not None or switch_window is not None):
+        raise ValueError(f"switch_at/switch_window are for a switching partner, not {partner!r}")
+    if switch_window is not None:
+        if switch_at is not None:
+            raise ValueError("give switch_at (clairvoyant) or switch_window (Bayes), not both")
+        lo, hi = (int(x) for x in switch_window)
+        value = _bayes_value(config, partner, seat, (lo, hi))
+        clair = [_matrix_value(config, partner, seat, r) for r in range(lo, hi + 1)]
+        return Reference(
+            spec.name, partner, seat, "exact",
+            f"focal return over {config.horizon} rounds, expected over the switch round",
+            seeds, (value,) * len(seeds),
+            "OptimalResponse over BayesSwitchingPolicy: the switch round uniform in "
+            f"{lo}-{hi} and unknown to the focal (Bayes reference)",
+            details={"horizon": config.horizon, "switch_window": (lo, hi),
+                     "clairvoyant_mean": float(np.mean(clair))},
+            env_kwargs=game_kwargs,
+        )  # fmt: skip
     rounds = [_switch_round(switch_at, s, partner) if switching else None for s in seeds]
     values = tuple(_matrix_value(config, partner, seat, r) for r in rounds)
     source = "OptimalResponse: dynamic programme over the partner's finite-state machine"
@@ -639,6 +677,10 @@ def table_rows(bomb_seeds: Sequence[int] = tuple(range(10))) -> list[dict[str, A
             c0 = time.process_time()
             ref = reference_for(spec, partner, 0, (0,))
             add(ref, f"T={config.horizon}", time.process_time() - c0)
+    for name, pair in SWITCH_PAIRS:
+        c0 = time.process_time()
+        ref = reference_for(name, pair, 0, (0,), switch_window=SWITCH_WINDOW)
+        add(ref, f"rounds {SWITCH_WINDOW[0]}-{SWITCH_WINDOW[1]}", time.process_time() - c0)
     from tom_envs.games.collab_capture.rules import SCENARIOS as CAPTURE
     from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE
 
@@ -655,6 +697,16 @@ def table_rows(bomb_seeds: Sequence[int] = tuple(range(10))) -> list[dict[str, A
     return rows
 
 
+#: Switching partners of the table (deterministic members; window of the design's matrix row).
+SWITCH_PAIRS = (
+    ("PrisonersDilemma", "switch:a=always_0:b=tit_for_tat"),
+    ("BattleOfSexes", "switch:a=always_0:b=always_1"),
+    ("RockPaperScissors", "switch:a=tit_for_tat:b=always_0"),
+    ("RockPaperScissors", "switch:a=alternating:b=always_1"),
+)
+SWITCH_WINDOW = (30, 70)
+
+
 def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
@@ -662,7 +714,9 @@ def _fmt(x: float) -> str:
 def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows as markdown tables, one per game family."""
     out = []
-    matrix = [r for r in rows if r["ref"].game in MATRIX_GAMES]
+    matrix = [r for r in rows if r["ref"].game in MATRIX_GAMES and "switch_window" not in
+              r["ref"].details]  # fmt: skip
+    switching = [r for r in rows if "switch_window" in r["ref"].details]
     if matrix:
         out += ["### Matrix games (focal seat 0; value = optimal expected return over T rounds)", "",
                 "| game | partner | kind | V_T(s_1) | per round | CPU s |", "|---|---|---|---|---|---|"]  # fmt: skip
@@ -671,6 +725,19 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
             t = ref.details["horizon"]
             out.append(f"| {ref.game} | {ref.partner} | {ref.kind} | {ref.mean:.2f} | "
                        f"{ref.mean / t:.4f} | {r['cpu_s']:.3f} |")  # fmt: skip
+        out.append("")
+    if switching:
+        out += ["### Matrix games, switching partners (focal seat 0, T = 100)", "",
+                "Switch round uniform in the window. Bayes: the round unknown to the focal "
+                "(exact); clairvoyant: the round known, mean over the window (exact per round). "
+                "Their gap is regret no agent can avoid.", "",
+                "| game | partner | window | Bayes V_T | clairvoyant mean | gap | CPU s |",
+                "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for r in switching:
+            ref = r["ref"]
+            clair = ref.details["clairvoyant_mean"]
+            out.append(f"| {ref.game} | {ref.partner} | {r['scenario']} | {ref.mean:.4f} | "
+                       f"{clair:.4f} | {clair - ref.mean:.4f} | {r['cpu_s']:.2f} |")  # fmt: skip
         out.append("")
     room = [r for r in rows if r["ref"].game in ROOM_GAMES]
     if room:
