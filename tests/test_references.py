@@ -233,7 +233,7 @@ def test_switch_round_per_seed_and_required() -> None:
     assert ref.details["switch_at"] == (10, 20)
     with pytest.raises(ValueError, match="switch_at"):
         reference_for("BattleOfSexes", "switch:a=always_0:b=always_1", 0, (0,))
-    with pytest.raises(ValueError, match="switch_at/switch_window are for"):
+    with pytest.raises(ValueError, match="switch_at/switch_window/bayes are for"):
         reference_for("BattleOfSexes", "always_0", 0, (0,), switch_at=3)
 
 
@@ -414,3 +414,35 @@ def test_batched_partner_tabulation_equals_the_per_state_one() -> None:
     ref = reference_for("CollabCapture", learned, 0, (0,), scenario="both_closed")
     assert ref.mean == pytest.approx(per_state.value(), abs=1e-12)
     assert ref.partner == "uniform_batched"
+
+
+def test_switch_spec_window_and_bayes_flag() -> None:
+    spec_ = "switch:a=always_0:b=always_1:at=3-5:key=2"
+    bayes = reference_for("BattleOfSexes", spec_, 0, (0,), horizon=8, bayes=True)
+    window = reference_for("BattleOfSexes", "switch:a=always_0:b=always_1", 0, (0,), horizon=8,
+                           switch_window=(3, 5))  # fmt: skip
+    assert bayes.mean == pytest.approx(window.mean)
+    assert bayes.details["switch_window"] == (3, 5)
+    with pytest.raises(ValueError, match="across episodes"):
+        reference_for("BattleOfSexes", "switch:a=always_0:b=always_1:at_episode=1-2:key=0", 0,
+                      (0,), bayes=True)  # fmt: skip
+
+
+def test_clairvoyant_reference_follows_the_switching_agent() -> None:
+    """With the partners' switching agent installed: the reference draws each seed's switch round
+    as the agent does, and the oracle given the same spec has regret exactly 0 against it."""
+    switching = pytest.importorskip("tom_envs.partners.switching")
+    spec = game_spec("PrisonersDilemma")
+    partner = "switch:a=always_0:b=tit_for_tat:at=5-15:key=3"
+    seeds = (0, 1, 2)
+    ref = reference_for(spec, partner, 0, seeds, horizon=20)
+    rounds = [switching.switch_point(s, 3, 5, 15) for s in seeds]
+    assert ref.details["switch_at"] == tuple(rounds)
+    for seed, value in zip(seeds, ref.values, strict=True):
+        bundle = spec.load().make_bundle(**spec.kwargs, horizon=20)
+        member = switching.make_switching(
+            {"a": "always_0", "b": "tit_for_tat", "at": "5-15", "key": 3},
+            lambda name, bundle=bundle: make_agent(name, spec, bundle),
+        )
+        ep = play_episode(spec, [OracleAgent(partner), member], seed, {"horizon": 20})
+        assert ep.returns["player_0"] == pytest.approx(value)

@@ -137,8 +137,10 @@ def reference_for(
 
     Args:
         game: a registered game name or id.
-        partner: the partner spec of every other seat: a bot name; in the matrix games also
-            ``"switch:a=A:b=B"`` with ``switch_at`` (below); in CollabCapture/CollabEscape also a
+        partner: the partner spec of every other seat: a bot name; in the matrix games also a
+            switching partner ``"switch:a=A:b=B:at=LO-HI:key=K"`` (the switching agent's spec:
+            the round of each seed drawn as it draws it) or ``"switch:a=A:b=B"`` with
+            ``switch_at`` (below); in CollabCapture/CollabEscape also a
             :class:`~tom_envs.games.joint_planner.MarkovPartner` (e.g. a learned actor tabulated
             with :func:`~tom_envs.games.joint_planner.partner_from_view`).
         seat: the focal seat.
@@ -147,7 +149,8 @@ def reference_for(
             ``switch_at`` (matrix switch: the 0-based round from which ``b`` plays, an int or a
             function of the seed: the clairvoyant reference) or ``switch_window=(lo, hi)`` (the
             round uniform in ``lo..hi`` and unknown to the focal: the Bayes reference, for
-            deterministic members); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
+            deterministic members; ``bayes=True`` takes the window from the spec's ``at``);
+            ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
 
     The values are per seed. CollabCapture and CollabEscape start without chance, so every seed
     has the same exact (expected) value; in BombDefusal each seed is its own mission; in the
@@ -186,16 +189,65 @@ def _game_kwargs(spec: GameSpec, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- matrix
-def _parse_switch(partner: str) -> tuple[str, str]:
-    """``"switch:a=A:b=B[:...]"`` -> ``(A, B)`` (other keys, such as the switch window, are the
-    switching agent's: the reference takes the switch round from ``switch_at``)."""
+def _switch_fields(partner: str) -> dict[str, str]:
+    """``"switch:a=A:b=B:at=30-60:key=1"`` -> ``{"a": "A", "b": "B", "at": "30-60", "key": "1"}``."""
     fields: dict[str, str] = {}
     for item in partner.split(":")[1:]:
         key, _, value = item.partition("=")
         fields[key] = value
+    return fields
+
+
+def _parse_switch(partner: str) -> tuple[str, str]:
+    """``"switch:a=A:b=B[:...]"`` -> ``(A, B)``."""
+    fields = _switch_fields(partner)
     if not fields.get("a") or not fields.get("b"):
         raise ValueError(f"a switching partner names a=A and b=B, got {partner!r}")
     return fields["a"], fields["b"]
+
+
+def _spec_window(partner: str) -> tuple[int, int] | None:
+    """The ``at=LO-HI`` window of a switch spec (``None`` without one)."""
+    fields = _switch_fields(partner)
+    if "at_episode" in fields:
+        raise ValueError(
+            f"{partner!r} switches across episodes; a matrix reference is per episode (give "
+            "at=LO-HI, or switch_at)"
+        )
+    at = fields.get("at")
+    if at is None:
+        return None
+    lo, _, hi = at.partition("-")
+    try:
+        window = (int(lo), int(hi or lo))
+    except ValueError as exc:
+        raise ValueError(f"{partner!r}: at must be N or LO-HI, got {at!r}") from exc
+    if not 0 <= window[0] <= window[1]:
+        raise ValueError(f"{partner!r}: at needs 0 <= LO <= HI, got {at!r}")
+    return window
+
+
+def spec_switch_point(partner: str) -> Callable[[int], int] | None:
+    """The switch round per episode seed of ``switch:a=A:b=B:at=LO-HI:key=K``, drawn exactly as
+    the switching agent draws it (:func:`tom_envs.partners.switching.switch_point`); ``None``
+    when the spec names no ``at``."""
+    window = _spec_window(partner)
+    if window is None:
+        return None
+    fields = _switch_fields(partner)
+    try:
+        key = int(fields["key"])
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"{partner!r}: a switch spec names key=<int>") from exc
+    try:
+        switching = importlib.import_module("tom_envs.partners.switching")
+    except ImportError as exc:
+        raise NoReference(
+            f"{partner!r}: the switch round is drawn by tom_envs.partners.switching, which is "
+            "not installed here; give switch_at explicitly"
+        ) from exc
+    lo, hi = window
+    return lambda seed: int(switching.switch_point(seed, key, lo, hi))
 
 
 def _switch_round(switch_at: Any, seed: int, partner: str) -> int:
@@ -248,7 +300,7 @@ def _matrix_value(config: Any, partner: str, seat: int, switch_at: int | None) -
 
 def _matrix_reference(
     spec: GameSpec, partner: Any, seat: int, seeds: tuple[int, ...], switch_at: Any = None,
-    switch_window: tuple[int, int] | None = None, **kwargs: Any,
+    switch_window: tuple[int, int] | None = None, bayes: bool = False, **kwargs: Any,
 ) -> Reference:  # fmt: skip
     from tom_envs.games.matrix.rules import MatrixConfig
 
@@ -260,8 +312,18 @@ def _matrix_reference(
         **{k: v for k, v in game_kwargs.items() if k in MatrixConfig.__dataclass_fields__}
     )
     switching = partner.startswith("switch:")
-    if not switching and (switch_at is not None or switch_window is not None):
-        raise ValueError(f"switch_at/switch_window are for a switching partner, not {partner!r}")
+    if not switching and (switch_at is not None or switch_window is not None or bayes):
+        raise ValueError(
+            f"switch_at/switch_window/bayes are for a switching partner, not {partner!r}"
+        )
+    if bayes and switch_window is None:
+        switch_window = _spec_window(partner)
+        if switch_window is None:
+            raise ValueError(
+                f"bayes=True needs the window: at=LO-HI in {partner!r} or switch_window"
+            )
+    if switching and switch_at is None and switch_window is None:
+        switch_at = spec_switch_point(partner)  # as the switching agent draws it, per seed
     if switch_window is not None:
         if switch_at is not None:
             raise ValueError("give switch_at (clairvoyant) or switch_window (Bayes), not both")
@@ -535,7 +597,9 @@ class OracleAgent(BaseAgent):
     partner.
 
     Args:
-        partner: the partner bot in the other seat (``"greedy"``, ``"tit_for_tat"``, ...).
+        partner: the partner bot in the other seat (``"greedy"``, ``"tit_for_tat"``, ...), or in
+            the matrix games a switching partner's own spec (``"switch:a=A:b=B:at=LO-HI:key=K"``:
+            the oracle draws the same switch round from the episode seed).
         b: matrix games: the partner it switches to (with ``switch_at``), for a clairvoyant oracle
             of a switching partner.
         switch_at: the 0-based round from which ``b`` plays.
@@ -555,6 +619,8 @@ class OracleAgent(BaseAgent):
             raise ValueError(f"partner must name a bot, got {partner!r}")
         if (b is None) != (switch_at is None):
             raise ValueError("b and switch_at go together (a switching partner)")
+        if partner.startswith("switch:") and b is not None:
+            raise ValueError("a switch spec already names b and its round; drop b/switch_at")
         self.partner = partner
         self.b = b
         self.switch_at = switch_at
@@ -576,11 +642,18 @@ class OracleAgent(BaseAgent):
 
             config = _info_config(info, spec, MatrixConfig)
             other = 1 - info.player
-            policy = make_partner(self.partner, config, other)
-            if self.b is not None:
-                assert self.switch_at is not None
+            a, b, switch_at = self.partner, self.b, self.switch_at
+            if a.startswith("switch:"):  # the switching agent's own spec: its round per seed
+                a, b = _parse_switch(self.partner)
+                draw = spec_switch_point(self.partner)
+                if draw is None or info.seed is None:
+                    raise ValueError(f"oracle: {self.partner!r} needs at=LO-HI, key= and a seed")
+                switch_at = draw(int(info.seed))
+            policy = make_partner(a, config, other)
+            if b is not None:
+                assert switch_at is not None
                 policy = SwitchingPolicy(
-                    config, other, policy, make_partner(self.b, config, other), self.switch_at
+                    config, other, policy, make_partner(b, config, other), switch_at
                 )
             self._solver = _matrix_solver(config, policy.name, info.player, policy)
             self.policy = policy
