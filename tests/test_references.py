@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tom_envs.agents import make_agent
-from tom_envs.core.agents import Turn, as_agent_action
+from tom_envs.core.agents import as_agent_action, make_turn, state_turn
 from tom_envs.games.joint_planner import (
     BestResponsePlanner,
     JointPlanner,
@@ -69,9 +69,7 @@ def _greedy_probs(bundle, seat: int):
     agent = spec.load().bot_table().make("greedy", bundle)
 
     def probs(state, k):
-        view = bundle.game.observe(state, seat)
-        turn = Turn(f"player_{seat}", seat, view, np.zeros(0), np.zeros(0, np.int8), 0.0, 0)
-        return {as_agent_action(agent.act(turn)).action: 1.0}
+        return {as_agent_action(agent.act(state_turn(bundle, state, seat))).action: 1.0}
 
     return probs
 
@@ -145,8 +143,8 @@ def test_escape_br_to_greedy_equals_expectimax_over_the_killer() -> None:
     game = bundle.game
     agent = spec.load().bot_table().make("greedy", bundle)
 
-    def greedy(view, k):
-        turn = Turn("player_1", 1, view, np.zeros(0), np.zeros(0, np.int8), 0.0, 0)
+    def greedy(view, k):  # the bot reads only the view
+        turn = make_turn("player_1", view, np.zeros(0), np.zeros(0, np.int8), str, str)
         return as_agent_action(agent.act(turn)).action
 
     partner = partner_from_view("greedy", game, 1, greedy, stationary=True)
@@ -446,3 +444,19 @@ def test_clairvoyant_reference_follows_the_switching_agent() -> None:
         )
         ep = play_episode(spec, [OracleAgent(partner), member], seed, {"horizon": 20})
         assert ep.returns["player_0"] == pytest.approx(value)
+
+
+def test_any_markov_agent_spec_is_tabulated_on_request() -> None:
+    """An agent spec other than the three bots needs markov=True; the ``greedy`` bot given that
+    way (read through its turns) gives the same exact value as the named path."""
+    named = reference_for("CollabCapture", "greedy", 0, (0,), scenario="enable")
+    with pytest.raises(NoReference, match="markov=True"):
+        reference_for("CollabCapture", "population:all", 0, (0,), scenario="enable")
+    spec = game_spec("CollabCapture")
+    bundle = spec.load().make_bundle(scenario="enable")
+    from tom_envs.games.joint_planner import partner_from_agent
+
+    agent = make_agent("greedy", spec, bundle)
+    learned_like = partner_from_agent("greedy_as_agent", bundle, 1, agent, stationary=True)
+    ref = reference_for(spec, learned_like, 0, (0,), scenario="enable")
+    assert ref.mean == pytest.approx(named.mean, abs=1e-12)

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import AgentAction, BaseAgent, Turn
+from tom_envs.core.agents import AgentAction, BaseAgent, Turn, as_agent_action, state_turn
 from tom_envs.core.probes import Probe
 
 #: Values closer than this are ties (the values are probabilities and turn counts).
@@ -640,6 +640,37 @@ def optimal_partner(planner: JointPlanner, seat: int) -> MarkovPartner:
         return {int(chosen[key][planner._idx(state)]): 1.0}
 
     return MarkovPartner("optimal", probs, stationary=False)
+
+
+def partner_from_agent(
+    name: str, bundle: Any, seat: int, agent: Any, stationary: bool = False
+) -> MarkovPartner:
+    """A :class:`MarkovPartner` from an agent object, asked on the full turn of every state.
+
+    The turn is the one the episode driver would hand it (:func:`~tom_envs.core.agents.state_turn`:
+    view, vector observation, mask, text) for the canonical state with the turn counter of the
+    turns left. An agent with ``action_probs(turn)`` (its known policy) is read through it;
+    otherwise its ``act(turn)`` is taken as a deterministic choice. The tabulation is exact only
+    for an agent that is Markov in ``(state, turns left)`` (rule bots, feedforward actors); one
+    that learns or remembers within the episode is not (the caller vouches for it).
+    """
+    game = bundle.game
+    horizon = game.config.max_turns
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        turn_no = 0 if horizon is None or turns_left is None else horizon - turns_left
+        turn = state_turn(bundle, replace(state, turn=turn_no), seat)
+        known = getattr(agent, "action_probs", None)
+        if known is not None:
+            dist = known(turn)
+            if dist is not None:
+                return {int(a): float(p) for a, p in dict(dist).items()}
+        action = as_agent_action(agent.act(turn)).action
+        if action is None:
+            raise ValueError(f"partner {name!r} named no action in {state}")
+        return {int(action): 1.0}
+
+    return MarkovPartner(name, probs, stationary)
 
 
 def partner_from_batch(

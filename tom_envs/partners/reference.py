@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn, as_agent_action
+from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
 from tom_envs.registration import GameSpec, game_spec
 
 #: Kinds of reference: the exact best-response value; a value no higher than it; both ends.
@@ -150,7 +150,8 @@ def reference_for(
             function of the seed: the clairvoyant reference) or ``switch_window=(lo, hi)`` (the
             round uniform in ``lo..hi`` and unknown to the focal: the Bayes reference, for
             deterministic members; ``bayes=True`` takes the window from the spec's ``at``);
-            ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
+            ``markov=True`` (room games: any agent spec, e.g. ``zoo/<member>``, vouched Markov in
+            (state, turns left)); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
 
     The values are per seed. CollabCapture and CollabEscape start without chance, so every seed
     has the same exact (expected) value; in BombDefusal each seed is its own mission; in the
@@ -368,16 +369,21 @@ def room_objective(spec: GameSpec, game: Any) -> str:
     return "escaped (probability within the turn limit)"
 
 
-def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int) -> Any:
-    """A room game's bot as a :class:`~tom_envs.games.joint_planner.MarkovPartner` in ``seat``.
+def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bool = False) -> Any:
+    """A room game's partner as a :class:`~tom_envs.games.joint_planner.MarkovPartner` in
+    ``seat``.
 
-    ``greedy`` is the bot itself, asked on the view of every state (it reads only the view);
+    ``greedy`` is the bot itself, asked on the turn of every state (it reads only the view);
     ``optimal`` is the joint planner's choice tabulated exactly as the bot computes it;
-    ``random`` is uniform over the options.
+    ``random`` is uniform over the options. Any other agent spec (``zoo/<member>``, a checkpoint)
+    only with ``markov=True``: the caller vouches that it is Markov in (state, turns left), and it
+    is read through its ``action_probs`` or, without one, as deterministic
+    (:func:`~tom_envs.games.joint_planner.partner_from_agent`).
     """
+    from tom_envs.agents import make_agent
     from tom_envs.games.joint_planner import (
         optimal_partner,
-        partner_from_view,
+        partner_from_agent,
         planner_for,
         uniform_partner,
     )
@@ -388,22 +394,28 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int) -> Any:
     if name == "optimal":
         return optimal_partner(planner_for(type(game), game.config), seat)
     if name == "greedy":
-        table = spec.load().bot_table(**_config_kwargs(spec, game.config))
-        agent = table.make("greedy", bundle)
-        empty = np.zeros(0, dtype=np.float32)
+        agent = spec.load().bot_table(**_config_kwargs(spec, game.config)).make("greedy", bundle)
+        return partner_from_agent("greedy", bundle, seat, agent, stationary=True)
+    if not markov:
+        raise NoReference(
+            f"{spec.name}: no exact reference for partner {name!r}; give 'greedy', 'optimal', "
+            "'random', a MarkovPartner, or markov=True for an agent that is Markov in (state, "
+            "turns left)"
+        )
+    agent = make_agent(name, spec, bundle)
+    agent.reset(_tabulation_info(spec, bundle, seat))
+    return partner_from_agent(name, bundle, seat, agent)
 
-        def policy(view: Any, turns_left: int | None) -> int:
-            turn = Turn(f"player_{seat}", seat, view, empty, np.zeros(0, np.int8), 0.0, 0)
-            action = as_agent_action(agent.act(turn)).action
-            if action is None:
-                raise RuntimeError(f"{spec.name} greedy bot named no action in {view}")
-            return int(action)
 
-        return partner_from_view("greedy", game, seat, policy, stationary=True)
-    raise NoReference(
-        f"{spec.name}: no exact reference for partner {name!r}; give 'greedy', 'optimal', "
-        "'random' or a MarkovPartner (a learned actor tabulated with partner_from_view)"
-    )
+def _tabulation_info(spec: GameSpec, bundle: Any, seat: int) -> EpisodeInfo:
+    """The episode info an agent tabulated over states is reset with (no seed: one policy)."""
+    game = bundle.game
+    return EpisodeInfo(
+        env_id=spec.id, agent=f"player_{seat}", player=seat, num_players=game.num_players,
+        num_actions=game.num_actions, seed=None, reward_range=(0.0, 1.0),
+        max_steps=game.config.max_turns, env_kwargs=_config_kwargs(spec, game.config),
+        game_config=game.config,
+    )  # fmt: skip
 
 
 def _config_kwargs(spec: GameSpec, cfg: Any) -> dict[str, Any]:
@@ -413,7 +425,9 @@ def _config_kwargs(spec: GameSpec, cfg: Any) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=64)
-def best_response_planner(game_name: str, config: Any, partner: str, seat: int) -> Any:
+def best_response_planner(
+    game_name: str, config: Any, partner: str, seat: int, markov: bool = False
+) -> Any:
     """A cached :class:`~tom_envs.games.joint_planner.BestResponsePlanner` for a room game's
     configuration (its frozen config object) with a named bot partner, built once per process."""
     from tom_envs.games.joint_planner import BestResponsePlanner, planner_for
@@ -423,15 +437,16 @@ def best_response_planner(game_name: str, config: Any, partner: str, seat: int) 
     game = bundle.game
     if game.config != config:
         raise ValueError(f"{game_name}: could not rebuild the configuration {config}")
-    mp = markov_partner(spec, bundle, partner, 1 - seat)
+    mp = markov_partner(spec, bundle, partner, 1 - seat, markov)
     return BestResponsePlanner(
         game, mp, seat, _room_step_cost(spec, game), planner_for(type(game), game.config)
     )
 
 
 def _room_reference(
-    spec: GameSpec, partner: Any, seat: int, seeds: tuple[int, ...], **kwargs: Any
-) -> Reference:
+    spec: GameSpec, partner: Any, seat: int, seeds: tuple[int, ...], markov: bool = False,
+    **kwargs: Any,
+) -> Reference:  # fmt: skip
     from tom_envs.games.joint_planner import BestResponsePlanner, MarkovPartner, planner_for
 
     _check_seat(spec, seat, 2)
@@ -445,7 +460,7 @@ def _room_reference(
         name = partner.name
     elif isinstance(partner, str):
         game = spec.load().make_bundle(**game_kwargs).game
-        br = best_response_planner(spec.name, game.config, partner, seat)
+        br = best_response_planner(spec.name, game.config, partner, seat, markov)
         game, name = br.game, partner
     else:
         raise ValueError(f"a {spec.name} partner is a bot name or a MarkovPartner, got {partner!r}")
