@@ -21,14 +21,14 @@ The value is the game's functional objective ``U`` of one episode, from the foca
 * BombDefusal: ``team_score - 0.3 * rounds`` (one phase, 10 points, outweighs all 30 rounds).
 
 An oracle that *plays* the exact best response: :class:`OracleAgent` (matrix games, CollabCapture,
-CollabEscape), e.g. ``make_agent("tom_envs.partners.reference:OracleAgent:partner=greedy", spec,
+CollabEscape), e.g. ``make_agent("tom_envs.references:OracleAgent:partner=greedy", spec,
 trusted=True)`` or :func:`oracle_agent`.
 
 The table of every reference, and the oracle played against it
 (``docs/results/functional_references.md``)::
 
-    python -m tom_envs.partners.reference --table
-    python -m tom_envs.partners.reference --oracle-check
+    python -m tom_envs.references --table
+    python -m tom_envs.references --oracle-check
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
+from tom_envs.games.bomb_defusal import metrics as bomb_metrics
 from tom_envs.registration import GameSpec, game_spec
 
 #: Kinds of reference: the exact best-response value; a value no higher than it; both ends.
@@ -57,8 +58,8 @@ NOT_YET = {
     "Guandan": "the best candidate teammate as focal (a weak lower bound)",
     "CoBlock": "the best persona as focal, with the team bound above (a bracket)",
 }
-#: BombDefusal's ``U = team_score - BOMB_ROUND_WEIGHT * rounds``.
-BOMB_ROUND_WEIGHT = 0.3
+#: BombDefusal's ``U = team_score - BOMB_ROUND_WEIGHT * rounds`` (the game's own objective).
+BOMB_ROUND_WEIGHT = bomb_metrics.ROUND_WEIGHT
 #: BombDefusal's default candidate focals for the lower end of a bracket.
 BOMB_CANDIDATES = ("heuristic", "cbs")
 #: Default selection seeds of the bracket's candidate (disjoint from the usual evaluation seeds).
@@ -905,8 +906,8 @@ def _bomb_source(ref: Reference) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tom_envs.partners.reference --table``: print every built-in reference."""
-    parser = argparse.ArgumentParser(prog="python -m tom_envs.partners.reference",
+    """``python -m tom_envs.references --table``: print every built-in reference."""
+    parser = argparse.ArgumentParser(prog="python -m tom_envs.references",
                                      description=(__doc__ or "").split("\n")[0])  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the reference table")
     parser.add_argument("--bomb-seeds", type=int, default=10, help="BombDefusal seeds 0..N-1")
