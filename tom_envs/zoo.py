@@ -125,16 +125,44 @@ def version(game: str) -> str:
     return f"{game}/z{ZOO_FORMAT}-{digest}"
 
 
+class ZooIntegrityError(ValueError):
+    """A learned member whose loaded file is not the one its package declared (SHA-256)."""
+
+
+def _refuse(m: Member, game: str, file: object, found: str) -> ZooIntegrityError:
+    return ZooIntegrityError(
+        f"{game} zoo member {m.name!r}: its file ({file}) has SHA-256 {found[:16]}..., the zoo "
+        f"declares {m.sha256[:16]}...: refused (the file was changed after it was shipped; "
+        "reinstall the package that ships it)"
+    )
+
+
 def make_member(name: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
-    """Build the learned member ``zoo/<name>`` (its file's hash checked by its package)."""
-    from tom_envs.agents import make_agent
+    """Build the learned member ``zoo/<name>``, refusing it (:class:`ZooIntegrityError`) unless its
+    file has the SHA-256 its package declared: checked before the file is loaded, and again on the
+    bytes the checkpoint loader read."""
+    from pathlib import Path
+
+    from tom_envs.agents import make_agent, parse_spec
 
     m = member(name, game.name)
     if m.kind == "bot":
         return make_agent(m.name, game, bundle)
+    if len(m.sha256) != 64:
+        raise ZooIntegrityError(f"{game.name} zoo member {m.name!r} declares no SHA-256: refused")
     # the spec comes from an installed package, not from user input: trusted
-    return make_agent(m.spec, game, bundle, trusted=True)
+    file = parse_spec(m.spec, trusted=True)[1].get("path")
+    if file is not None:
+        found = hashlib.sha256(Path(str(file)).read_bytes()).hexdigest()
+        if found != m.sha256:
+            raise _refuse(m, game.name, file, found)
+    agent = make_agent(m.spec, game, bundle, trusted=True)
+    config = getattr(agent, "config", None)
+    loaded = str((config() if callable(config) else {}).get("file_sha256"))
+    if loaded != m.sha256:
+        raise _refuse(m, game.name, file, loaded)
+    return agent
 
 
-__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "make_member", "member", "members",
-           "version"]
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "ZooIntegrityError", "agent_spec", "make_member",
+           "member", "members", "version"]
