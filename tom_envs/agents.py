@@ -246,7 +246,7 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
             raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")
         from tom_envs.zoo import make_member
 
-        return make_member(head, game, bundle)
+        return make_member(head, game, bundle, make_agent)
     if head in table:  # a game's own bot wins over a generic name
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")

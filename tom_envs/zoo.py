@@ -137,26 +137,35 @@ def _refuse(m: Member, game: str, file: object, found: str) -> ZooIntegrityError
     )
 
 
-def make_member(name: str, game: GameSpec, bundle: GameBundle | None = None) -> Agent:
-    """Build the learned member ``zoo/<name>``, refusing it (:class:`ZooIntegrityError`) unless its
-    file has the SHA-256 its package declared: checked before the file is loaded, and again on the
-    bytes the checkpoint loader read."""
-    from pathlib import Path
+def _spec_path(spec: str) -> str | None:
+    """The ``path=`` option of a trusted checkpoint spec (``checkpoint:path=FILE``), if any."""
+    for part in spec.split(":")[1:]:
+        if part.startswith("path="):
+            return part.removeprefix("path=")
+    return None
 
-    from tom_envs.agents import make_agent, parse_spec
+
+def make_member(
+    name: str, game: GameSpec, bundle: GameBundle | None, build: Callable[..., Agent]
+) -> Agent:
+    """Build zoo member ``name`` with ``build`` (:func:`tom_envs.agents.make_agent`, which passes
+    itself: this module never imports it back). A learned member is refused
+    (:class:`ZooIntegrityError`) unless its file has the SHA-256 its package declared: checked
+    before the file is loaded, and again on the bytes the checkpoint loader read."""
+    from pathlib import Path
 
     m = member(name, game.name)
     if m.kind == "bot":
-        return make_agent(m.name, game, bundle)
+        return build(m.name, game, bundle)
     if len(m.sha256) != 64:
         raise ZooIntegrityError(f"{game.name} zoo member {m.name!r} declares no SHA-256: refused")
-    # the spec comes from an installed package, not from user input: trusted
-    file = parse_spec(m.spec, trusted=True)[1].get("path")
+    file = _spec_path(m.spec)
     if file is not None:
-        found = hashlib.sha256(Path(str(file)).read_bytes()).hexdigest()
+        found = hashlib.sha256(Path(file).read_bytes()).hexdigest()
         if found != m.sha256:
             raise _refuse(m, game.name, file, found)
-    agent = make_agent(m.spec, game, bundle, trusted=True)
+    # the spec comes from an installed package, not from user input: trusted
+    agent = build(m.spec, game, bundle, trusted=True)
     config = getattr(agent, "config", None)
     loaded = str((config() if callable(config) else {}).get("file_sha256"))
     if loaded != m.sha256:
