@@ -35,6 +35,9 @@ def command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], i
                    help="game arguments (default: those the learned members were trained on)")
     p.add_argument("--json", default=None, help="also write the matrix (per-seed values) here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p = sub.add_parser("page", help="a game's section of docs/results/zoo.md (Markdown)")
+    p.add_argument("game")
+    p.add_argument("--crossplay", default=None, help="a matrix written by crossplay --json")
     p = sub.add_parser("build", help="ship finished training runs as learned members")
     p.add_argument("game")
     p.add_argument("--train", action="store_true", help="first train the missing runs")
@@ -97,6 +100,9 @@ def _run(args: argparse.Namespace) -> int:
         print(format_matrix(cp))
         print()
         print(format_gaps(gaps(cp)))
+        for extra in cp.more:
+            print(f"\n{extra} (the same episodes):\n")
+            print(format_matrix(cp, extra))
         if args.json:
             from pathlib import Path
 
@@ -104,7 +110,13 @@ def _run(args: argparse.Namespace) -> int:
             Path(args.json).write_text(json.dumps({
                 "game": game, "zoo_version": zoo.version(game), "metric": cp.metric,
                 "higher_is_better": cp.higher_is_better, "env_kwargs": kwargs, "seeds": seeds,
-                "names": cp.names, "values": cp.values, "fallbacks": cp.fallbacks}) + "\n")  # fmt: skip
+                "names": cp.names, "values": cp.values, "more": cp.more,
+                "fallbacks": cp.fallbacks}) + "\n")  # fmt: skip
+        return 0
+    if args.zoo_command == "page":
+        from tom_experiments.zoo.page import section
+
+        print(section(game, args.crossplay), end="")
         return 0
     if args.zoo_command == "build":
         from tom_experiments.zoo.build import build, train_missing

@@ -10,9 +10,10 @@ lies above 0 is evidence that the two members follow different conventions: each
 itself than with the other. Cells carry normal 95% intervals over seeds
 (:func:`tom_envs.records.mean_ci95`).
 
-The outcome is a game metric (:data:`OBJECTIVES`: the score in Overcooked and Hanabi, the team
-score in bomb defusal, turns to capture in CollabCapture, the escape rate in CollabEscape; the
-focal seats' return elsewhere); ``metric=`` picks another one the game reports.
+The outcome is a game metric (:data:`OBJECTIVES`: the score in Overcooked and Hanabi, rounds in
+bomb defusal (its team score, which saturates at 90, beside them), turns to capture in
+CollabCapture, the escape rate in CollabEscape; the focal seats' return elsewhere); ``metric=``
+picks another one the game reports.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ import numpy as np
 OBJECTIVES: dict[str, tuple[str, bool]] = {
     "Overcooked": ("score", True),
     "Hanabi": ("score", True),
-    "BombDefusal": ("team_score", True),
+    "BombDefusal": ("rounds", False),  # the team score saturates at 90: speed tells teams apart
     "CollabCapture": ("turns", False),
     "CollabEscape": ("escaped", True),
 }
 #: ``game -> metric``: a second outcome descriptions report (where the first saturates).
-SECONDARY: dict[str, str] = {"BombDefusal": "rounds", "CollabCapture": "captured"}
+SECONDARY: dict[str, str] = {"BombDefusal": "team_score", "CollabCapture": "captured"}
 #: The seeds cross-play is played on by default (disjoint from the description seeds).
 CROSSPLAY_SEEDS = tuple(range(800_000, 800_020))
 #: ``metric=`` value meaning the mean return of the focal seats.
@@ -57,14 +58,17 @@ class CrossPlay:
     higher_is_better: bool
     env_kwargs: dict[str, Any]
     values: list[list[list[float]]] = field(default_factory=list)
+    #: the same matrix for further metrics (``SECONDARY``: e.g. bomb defusal's rounds)
+    more: dict[str, list[list[list[float]]]] = field(default_factory=dict)
     #: fallback decisions counted over all episodes (a learned member never needs one)
     fallbacks: int = 0
 
-    def cell(self, i: int, j: int) -> tuple[float, float]:
-        """Mean and 95% half-width of cell ``(i, j)``."""
+    def cell(self, i: int, j: int, metric: str | None = None) -> tuple[float, float]:
+        """Mean and 95% half-width of cell ``(i, j)`` (of ``metric``: default the main one)."""
         from tom_envs.records import mean_ci95
 
-        return mean_ci95(self.values[i][j])
+        values = self.values if metric in (None, self.metric) else self.more[str(metric)]
+        return mean_ci95(values[i][j])
 
 
 def _outcome(ep: Any, metric: str, focal_seats: Sequence[int]) -> float:
@@ -110,12 +114,18 @@ def play_matrix(
 
     out = CrossPlay(spec.name, [m.agent_spec for m in members], list(seeds), metric, higher,
                     kwargs)  # fmt: skip
+    second = SECONDARY.get(spec.name)
+    extra = [second] if second and second != metric else []
+    out.more = {m: [] for m in extra}
     for i in range(len(members)):
         row = []
+        rows_more: dict[str, list[list[float]]] = {m: [] for m in extra}
         for j in range(len(members)):
             per_seed = []
+            more_seed: dict[str, list[float]] = {m: [] for m in extra}
             for seed in seeds:
                 values = []
+                values_more: dict[str, list[float]] = {m: [] for m in extra}
                 for focal in range(n):
                     agents = [agent(i if s == focal else j, s) for s in range(n)]
                     ep = play_episode(spec, agents, int(seed), kwargs)
@@ -124,12 +134,20 @@ def play_matrix(
                                            f"{ep.status} ({ep.failure})")  # fmt: skip
                     out.fallbacks += sum(ep.fallbacks.values())
                     values.append(_outcome(ep, metric, [focal]))
+                    for m in extra:
+                        values_more[m].append(_outcome(ep, m, [focal]))
                 per_seed.append(float(np.mean(values)))
+                for m in extra:
+                    more_seed[m].append(float(np.mean(values_more[m])))
             row.append(per_seed)
+            for m in extra:
+                rows_more[m].append(more_seed[m])
             if progress is not None:
                 mean = float(np.mean(per_seed))
                 progress(f"{out.names[i]} x {out.names[j]}: {metric} {mean:.2f}")
         out.values.append(row)
+        for m in extra:
+            out.more[m].append(rows_more[m])
     return out
 
 
@@ -182,14 +200,15 @@ def _fmt(mean: float, half: float) -> str:
     return f"{mean:.2f} ± {half:.2f}"
 
 
-def format_matrix(cp: CrossPlay) -> str:
-    """The matrix as a Markdown table: rows focal, columns partner, ``mean ± 95% half-width``."""
+def format_matrix(cp: CrossPlay, metric: str | None = None) -> str:
+    """The matrix (of ``metric``, default the main one) as a Markdown table: rows focal, columns
+    partner, ``mean ± 95% half-width``."""
     head = f"| focal \\ partner | {' | '.join(cp.names)} |"
     lines = [head, "|---" * (len(cp.names) + 1) + "|"]
     for i, name in enumerate(cp.names):
         cells = []
         for j in range(len(cp.names)):
-            text = _fmt(*cp.cell(i, j))
+            text = _fmt(*cp.cell(i, j, metric))
             cells.append(f"**{text}**" if i == j else text)
         lines.append(f"| {name} | {' | '.join(cells)} |")
     return "\n".join(lines)
@@ -206,3 +225,13 @@ def format_gaps(found: Sequence[Gap]) -> str:
 
 __all__ = ["CROSSPLAY_SEEDS", "OBJECTIVES", "SECONDARY", "CrossPlay", "Gap", "format_gaps", "format_matrix",
            "gaps", "objective", "play_matrix"]
+
+
+def load_json(path: str) -> CrossPlay:
+    """A matrix written by ``tom-envs zoo crossplay --json``."""
+    import json
+    from pathlib import Path
+
+    d = json.loads(Path(path).read_text())
+    return CrossPlay(d["game"], d["names"], d["seeds"], d["metric"], d["higher_is_better"],
+                     d["env_kwargs"], d["values"], d.get("more", {}), d.get("fallbacks", 0))  # fmt: skip
