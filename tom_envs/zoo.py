@@ -167,7 +167,8 @@ def make_member(
     # the spec comes from an installed package, not from user input: trusted
     agent = build(m.spec, game, bundle, trusted=True)
     config = getattr(agent, "config", None)
-    loaded = str((config() if callable(config) else {}).get("file_sha256"))
+    settings: Any = config() if callable(config) else {}
+    loaded = str(settings.get("file_sha256")) if isinstance(settings, dict) else "none"
     if loaded != m.sha256:
         raise _refuse(m, game.name, file, loaded)
     return agent

@@ -85,7 +85,7 @@ JOBS: tuple[Job, ...] = (
           f"tom-envs train ppo CollabCapture {_ROOMS}") for s in range(2)),
     *(Job("CollabEscape", f"ppo_s{s}", "ppo", s, 300_000,
           f"tom-envs train ppo CollabEscape {_ROOMS}") for s in range(2)),
-    *(Job("Hanabi", f"ppo_s{s}", "ppo", s, 1_000_000, _HANABI) for s in range(2)),
+    *(Job("Hanabi", f"ppo_s{s}", "ppo", s, 1_000_000, _HANABI) for s in range(3)),
 )  # fmt: skip
 
 

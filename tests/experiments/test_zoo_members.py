@@ -140,6 +140,25 @@ def test_actor_only_files_play_as_the_full_checkpoints(tmp_path: Path) -> None:
     mask = np.ones(a.action_space.n, bool)
     for o in obs:
         assert np.array_equal(masked_probs(a, o, mask), masked_probs(b, o, mask))
+    # only the value side may be missing: a file without an actor layer is refused
+    import io
+    import zipfile
+
+    from tom_baselines.ppo_sb3 import CheckpointError
+
+    with zipfile.ZipFile(sb3) as zf:
+        parts = {n: zf.read(n) for n in zf.namelist()}
+    weights = torch.load(io.BytesIO(parts["policy.pth"]), weights_only=True)
+    del weights["action_net.weight"]
+    buf = io.BytesIO()
+    torch.save(weights, buf)
+    parts["policy.pth"] = buf.getvalue()
+    broken = tmp_path / "broken.zip"
+    with zipfile.ZipFile(broken, "w") as zf:
+        for n, d in parts.items():
+            zf.writestr(n, d)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        load_sb3_safely(broken)
 
 
 def test_action_classes_and_the_generated_line() -> None:
