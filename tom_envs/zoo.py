@@ -119,8 +119,10 @@ def agent_spec(name: str, game: str) -> str:
 
 
 def version(game: str) -> str:
-    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes."""
-    rows = [[m.name, m.kind, m.spec, m.sha256] for m in members(game)]
+    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes.
+    A learned member counts by its file's SHA-256, not its spec (which names where the package
+    is installed), so the same zoo has the same version on every machine."""
+    rows = [[m.name, m.kind, "" if m.sha256 else m.spec, m.sha256] for m in members(game)]
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:8]
     return f"{game}/z{ZOO_FORMAT}-{digest}"
 

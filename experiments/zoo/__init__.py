@@ -16,13 +16,14 @@ checkpoints under ``experiments/zoo/data/<Game>/`` beside one manifest per game,
 :func:`members` is the entry point of the group ``tom_envs.zoo`` (``suite`` in pyproject), so
 ``tom_envs.zoo.members("Overcooked")`` lists these after the game's rule bots, seated as
 ``zoo/mappo_s0``. A member's file is checked against the manifest's SHA-256 before it plays
-(:func:`tom_envs.zoo.make_member` compares the hash of the bytes the checkpoint loader read): an
-edited or replaced file is refused with an error naming it. A learned member plays only the game
+(:func:`tom_envs.zoo.make_member`: before loading, and again on the bytes the checkpoint loader
+read): an edited or replaced file is refused with an error naming it. A learned member plays only the game
 it was trained on (``env_kwargs``; the checkpoint refuses another).
 
 Commands (``tom-envs zoo ...``, or ``python -m tom_experiments.zoo ...``): ``list GAME``,
 ``describe GAME``, ``crossplay GAME`` (the cross-play matrix with 95% intervals, the evidence
-that the members differ), ``build GAME`` (turns finished training runs into the shipped files).
+that the members differ), ``build GAME`` (turns finished training runs into the shipped files),
+``page GAME --crossplay FILE`` (the game's section of ``docs/results/zoo.md``).
 """
 
 from __future__ import annotations

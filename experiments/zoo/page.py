@@ -60,9 +60,18 @@ def section(game: str, crossplay: str | None) -> str:
 
     parts = [f"## {game}", "", members_table(game), "", "```bash", commands(game), "```"]
     if crossplay:
+        import json
+        from pathlib import Path
+
+        from tom_envs import zoo
+
         cp = load_json(crossplay)
+        played = json.loads(Path(crossplay).read_text()).get("zoo_version")
+        if played != zoo.version(game):
+            raise ValueError(f"{crossplay} was played on zoo {played}, the zoo is now "
+                             f"{zoo.version(game)}: play it again (tom-envs zoo crossplay)")  # fmt: skip
         better = "higher" if cp.higher_is_better else "lower"
-        parts += ["", f"Cross-play, {cp.metric} ({better} is better), seeds {cp.seeds[0]}.."
+        parts += ["", f"Cross-play on zoo `{played}`, {cp.metric} ({better} is better), seeds {cp.seeds[0]}.."
                   f"{cp.seeds[-1]} ({len(cp.seeds)}), game arguments {cp.env_kwargs}; "
                   f"fallback decisions {cp.fallbacks}:", "", format_matrix(cp), "",
                   format_gaps(gaps(cp))]  # fmt: skip

@@ -81,9 +81,13 @@ def tampered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str,
     return game, name, tmp_path / game / entry["file"]
 
 
-def test_an_untouched_copy_plays(tampered: tuple[str, str, Path]) -> None:
+def test_an_untouched_copy_plays_and_keeps_the_version(tampered: tuple[str, str, Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     game, name, _ = tampered
     assert make_agent(f"zoo/{name}", game_spec(game)) is not None
+    copied = zoo.version(game)
+    monkeypatch.undo()  # the installed files again: same content elsewhere, same version
+    assert zoo.version(game) == copied
 
 
 def test_a_tampered_file_is_refused(tampered: tuple[str, str, Path]) -> None:
@@ -208,3 +212,12 @@ def test_the_crossplay_command_runs_on_a_tiny_seed_list(capsys: pytest.CaptureFi
     saved = json.loads(out.read_text())
     assert saved["names"] == [bot, *learned] and saved["seeds"] == [800000, 800001]
     assert all(len(cell) == 2 for row in saved["values"] for cell in row)
+    from tom_experiments.zoo.page import section
+
+    page = section(game, str(out))  # the docs section, rendered from the files
+    assert f"Cross-play on zoo `{zoo.version(game)}`" in page and learned[0] in page
+    assert suite.members(game)[0].sha256[:12] in page
+    saved["zoo_version"] = game + "/z1-00000000"  # played on another zoo: refused
+    out.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match="play it again"):
+        section(game, str(out))
