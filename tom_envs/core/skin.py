@@ -346,27 +346,23 @@ class Skin:
         for old, new in self.phrases.items():
             if old in text:
                 text = text.replace(old, new)
-        for mirror in self.mirrors:
-            text = mirror.apply(text)
-        for table in self._forward:
-            text = table.sub(text)
-        return text
+        return self._translate(text, self._forward)
 
     def read(self, text: str) -> str:
         """An answer in the skin -> the canonical answer the game's parser reads (a canonical
         name of a renamed category becomes :data:`BLOCKED`, matching nothing)."""
-        for mirror in self.mirrors:
-            text = mirror.apply(text)
-        for table in self._reverse:
-            text = table.sub(text)
-        return text
+        return self._translate(text, self._reverse)
 
     def read_message(self, text: str) -> str:
         """A free message in the skin -> canonical (skinned names translated back, nothing
         blocked), so teammates of any skin read it in theirs."""
+        return self._translate(text, self._message)
+
+    def _translate(self, text: str, tables: tuple[_Table, ...]) -> str:
+        """The mirrors, then each name table in turn."""
         for mirror in self.mirrors:
             text = mirror.apply(text)
-        for table in self._message:
+        for table in tables:
             text = table.sub(text)
         return text
 

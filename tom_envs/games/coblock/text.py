@@ -25,6 +25,7 @@ impossible command is refused with the original code's messages ("Block exists",
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
 from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Mirror, Symbols
@@ -84,6 +85,14 @@ def xml_block(block: Block) -> str:
 
 def _attr(text: str) -> str:
     return text.replace('"', "'").replace("\n", " ")
+
+
+def _log(title: str, entries: Sequence[tuple[int, bool, str]]) -> list[str]:
+    """``title`` and a ``round r, you|partner: what`` line per entry (nothing without entries)."""
+    if not entries:
+        return []
+    return [title, *(f"  round {r + 1}, {'you' if mine else 'partner'}: {what}"
+                     for r, mine, what in entries)]  # fmt: skip
 
 
 def _blocks_sentence(blocks: tuple[Block, ...], limit: int = 40) -> str:
@@ -238,19 +247,11 @@ class CoBlockText(TextInterface[CoBlockView]):
             )
         else:
             lines.append("The world is empty.")
-        if view.dialogue:
-            lines.append("Dialogue:")
-            for m in view.chat():
-                who = "you" if m.mine else "partner"
-                lines.append(f'  round {m.round + 1}, {who}: "{m.text}"')
-        else:
-            lines.append("No messages yet.")
-        if view.history:
-            lines.append("Recent actions:")
-            for e in view.records():
-                who = "you" if e.mine else "partner"
-                status = "done" if e.ok else "failed"
-                lines.append(f"  round {e.round + 1}, {who}: {e.text} ({status}: {e.message})")
+        said = [(m.round, m.mine, f'"{m.text}"') for m in view.chat()]
+        lines += _log("Dialogue:", said) or ["No messages yet."]
+        done = [(e.round, e.mine, f"{e.text} ({'done' if e.ok else 'failed'}: {e.message})")
+                for e in view.records()]  # fmt: skip
+        lines += _log("Recent actions:", done)
         missing, extra = view.missing, view.extra
         if not missing:
             lines.append("Compared with your goal: every block of your goal is in place.")
