@@ -20,11 +20,7 @@ from tom_envs.games.collab_capture.rules import (
     CaptureState,
 )
 from tom_envs.games.collab_capture.view import CaptureView
-from tom_envs.games.room_maze import RoomText, english_list, lettered
-
-_KEYWORDS_STAY = "stay|remain|wait"
-_KEYWORDS_PRESS = "press|push|button|toggle"
-
+from tom_envs.games.room_maze import RoomActions, RoomText, english_list, lettered
 
 #: The paper's answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = (
@@ -33,13 +29,15 @@ ANSWER_FORMAT = (
 )
 
 
-def action_text(action: int, room: int) -> str:
-    """``"Stay in current room"``, ``"Move to room 2"``, ``"Press button in room 9"``."""
-    if action == Action.STAY:
-        return "Stay in current room"
-    if action == Action.PRESS:
-        return f"Press button in room {room}"
-    return f"Move to room {action}"
+#: Staying and pressing, as text (``"Stay in current room"``, ``"Press button in room 9"``) and as
+#: answers.
+ACTIONS = RoomActions(
+    int(Action.STAY), "Stay in current room", "stay|remain|wait",
+    int(Action.PRESS), "Press button in room {room}", "press|push|button|toggle",
+)  # fmt: skip
+
+#: ``(action, room) -> text``: ``"Stay in current room"``, ``"Move to room 2"``, ...
+action_text = ACTIONS.text
 
 
 def layout_lines() -> list[str]:
@@ -63,9 +61,7 @@ class CaptureText(RoomText[CaptureView]):
     """Text for one agent, from its view."""
 
     answer = ANSWER_FORMAT
-    describe = staticmethod(action_text)
-    idle, idle_words = int(Action.STAY), _KEYWORDS_STAY
-    special, special_words = int(Action.PRESS), _KEYWORDS_PRESS
+    actions = ACTIONS
 
     def rules_prompt(self, view: CaptureView) -> str:
         """The paper's prompt for ``view``'s agent: goal, rules, layout, doors, answer format."""

@@ -31,32 +31,27 @@ from tom_envs.games.collab_escape.view import (
     SAW_PARTNER,
     EscapeView,
 )
-from tom_envs.games.room_maze import RoomText, english_list, lettered
-
-_KEYWORDS_WAIT = "wait|stay|remain"
-_KEYWORDS_FIX = "fix|fixing|repair|repairing"
-
+from tom_envs.games.room_maze import RoomActions, RoomText, english_list, lettered
 
 #: The authors' answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = ' and then format your response as "Action: <letter or action>"'
 
 
-def action_text(action: int, room: int) -> str:
-    """``"Move to room 2"``, ``"Fix generator in room 1"``, ``"Wait"``."""
-    if action == Action.WAIT:
-        return "Wait"
-    if action == Action.FIX:
-        return f"Fix generator in room {room}"
-    return f"Move to room {action}"
+#: Waiting and fixing, as text (``"Wait"``, ``"Fix generator in room 1"``) and as answers.
+ACTIONS = RoomActions(
+    int(Action.WAIT), "Wait", "wait|stay|remain",
+    int(Action.FIX), "Fix generator in room {room}", "fix|fixing|repair|repairing",
+)  # fmt: skip
+
+#: ``(action, room) -> text``: ``"Move to room 2"``, ``"Fix generator in room 1"``, ``"Wait"``.
+action_text = ACTIONS.text
 
 
 class EscapeText(RoomText[EscapeView]):
     """Text for one player, from its view."""
 
     answer = ANSWER_FORMAT
-    describe = staticmethod(action_text)
-    idle, idle_words = int(Action.WAIT), _KEYWORDS_WAIT
-    special, special_words = int(Action.FIX), _KEYWORDS_FIX
+    actions = ACTIONS
 
     def __init__(self, config: EscapeConfig) -> None:
         super().__init__(config)
