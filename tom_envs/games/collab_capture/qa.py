@@ -30,11 +30,11 @@ from tom_envs.games.collab_capture.rules import (
     MAZE,
     PLAYER_NAMES,
     ROOMS,
-    SCENARIOS,
     Action,
     closed_doors,
     next_room,
 )
+from tom_envs.games.collab_capture.rules import SCENARIOS as GAME_SCENARIOS
 from tom_envs.games.collab_capture.text import action_text
 from tom_envs.qa.items import QAItem, Scenario, situation_set
 
@@ -46,7 +46,7 @@ KINDS = {
     "partner_adjacent_thief": "the thief is one move away from your partner",
 }
 
-SCENARIOS: list[dict[str, Any]] = qa_partner.scenarios(SCENARIOS)
+SCENARIOS: list[dict[str, Any]] = qa_partner.scenarios(GAME_SCENARIOS)
 
 
 def _chase(game: Any, state: Any, seat: int) -> int:
