@@ -155,7 +155,8 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     game = bundle.game
     if game.is_terminal(state):
         return []
-    base, rng, ctx = qa_partner.situation("capture", 29, bundle, state, player, scenario)
+    sit = qa_partner.Situation.of("capture", 29, bundle, state, player, scenario)
+    base, rng, ctx = sit.base, sit.rng, sit.context
     closed = closed_doors(state.doors)
     me, mate = state.rooms[player], state.rooms[1 - player]
     thief_at = [(f"thief{r}", replace(state, thief=r)) for r in ROOMS if r not in (me, mate)]
@@ -190,7 +191,5 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "rules", scenario, mine_at,
         lambda st: _reachable_within(st.rooms[player], 2, closed), str, ctx, rng,
     )  # fmt: skip
-    items += qa_partner.partner_and_plan_sets(
-        bundle, state, player, scenario, base, FAMILY, thief_at, ctx, rng,
-    )  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(sit, FAMILY, thief_at)
     return items

@@ -102,20 +102,40 @@ def scenarios(names: Iterable[str]) -> list[dict[str, Any]]:
     return [{"env_kwargs": {"scenario": sc}, "seats": seats} for sc in names for seats in SEATINGS]
 
 
-def situation(
-    prefix: str, salt: int, bundle: Any, state: Any, player: int, scenario: Scenario
-) -> tuple[str, np.random.Generator, Callable[[Any], str]]:
-    """What every item of ``player``'s situation ``state`` starts from: the items' id base
-    (``prefix/scenario/seed/turn/player``), the generator's draws (seeded by the situation and the
-    game's ``salt``) and the context of a (twin) state: the asked player's prompt and view."""
-    name = scenario.env_kwargs.get("scenario", "default")
-    base = f"{prefix}/{name}/s{scenario.seed}/t{state.turn}/p{player}"
-    rng = np.random.default_rng([scenario.seed, state.turn, player, salt])
+@dataclass(frozen=True, eq=False)
+class Situation:
+    """What every item of one asked player's situation starts from.
 
-    def context(state: Any) -> str:
-        return context_text(bundle, state, player)
+    Attributes:
+        bundle: the configured game.
+        state: the current state.
+        player: the asked player's seat.
+        scenario: the recorded scenario that led to ``state``.
+        base: the items' id base (``prefix/scenario/seed/turn/player``).
+        rng: the generator's draws (seeded by the situation and the game's salt).
+    """
 
-    return base, rng, context
+    bundle: Any
+    state: Any
+    player: int
+    scenario: Scenario
+    base: str
+    rng: np.random.Generator
+
+    @classmethod
+    def of(
+        cls, prefix: str, salt: int, bundle: Any, state: Any, player: int, scenario: Scenario
+    ) -> Situation:
+        """``player``'s situation ``state``, its ids under ``prefix``, its draws salted by
+        ``salt``."""
+        name = scenario.env_kwargs.get("scenario", "default")
+        base = f"{prefix}/{name}/s{scenario.seed}/t{state.turn}/p{player}"
+        rng = np.random.default_rng([scenario.seed, state.turn, player, salt])
+        return cls(bundle, state, player, scenario, base, rng)
+
+    def context(self, state: Any) -> str:
+        """The context of a (twin) ``state``: the asked player's rules prompt and view."""
+        return context_text(self.bundle, state, self.player)
 
 
 def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
@@ -186,17 +206,10 @@ def consistent(
     ]
 
 
-def partner_room_set(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    base: str,
-    family: Family,
-    context: Callable[[str], str],
-) -> list[QAItem]:
+def partner_room_set(sit: Situation, family: Family) -> list[QAItem]:
     """ToM ``partner_next_room``: the contrast set of the situation (see the module docstring);
-    ``context(evidence)`` is the item's context around the evidence block."""
+    each twin's context is :func:`context_with_evidence` of its evidence block."""
+    bundle, state, player, scenario = sit.bundle, sit.state, sit.player, sit.scenario
     game = bundle.game
     partner = 1 - player
     if game.is_terminal(state) or partner not in game.current_players(state):
@@ -220,21 +233,14 @@ def partner_room_set(
     for room in sorted(by_key):
         name, turns = by_key[room][int(rng.integers(len(by_key[room])))]
         twin = replace(scenario, variant=name)
-        twins.append((twin, context(evidence_text(family, turns)), room, f"Room {room}"))
-    return contrast_set(base, "ToM", "partner_next_room", f"{family.text} {QUESTION}",
+        context = context_with_evidence(bundle, state, player, evidence_text(family, turns))
+        twins.append((twin, context, room, f"Room {room}"))
+    return contrast_set(sit.base, "ToM", "partner_next_room", f"{family.text} {QUESTION}",
                         "partner_policy", twins, details={"evidence_seed": seed})  # fmt: skip
 
 
 def partner_and_plan_sets(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    base: str,
-    family: Family,
-    edits: Sequence[tuple[str, Any]],
-    context: Callable[[Any], str],
-    rng: np.random.Generator,
+    sit: Situation, family: Family, edits: Sequence[tuple[str, Any]]
 ) -> list[QAItem]:
     """The ToM ``partner_next_room`` set and the JP ``best_action`` set (your part of the team's
     optimal joint action, exact planner; twins: the situation ``edits``, e.g. the adversary in
@@ -242,11 +248,9 @@ def partner_and_plan_sets(
     from tom_envs.qa.items import situation_set
     from tom_envs.qa.joint import best_action_item
 
+    bundle, player, scenario, base = sit.bundle, sit.player, sit.scenario, sit.base
     question = family.plan_question
-    items = partner_room_set(
-        bundle, state, player, scenario, base, family,
-        lambda evidence: context_with_evidence(bundle, state, player, evidence),
-    )  # fmt: skip
+    items = partner_room_set(sit, family)
     game = bundle.game
     planner = planner_for(type(game), game.config)
 
@@ -258,7 +262,7 @@ def partner_and_plan_sets(
         return None if item is None else item.options[item.answer]
 
     return items + situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
-                                 edits, best, str, context, rng)  # fmt: skip
+                                 edits, best, str, sit.context, sit.rng)  # fmt: skip
 
 
 def turn_lines(
@@ -349,6 +353,7 @@ __all__ = [
     "SEATINGS",
     "Family",
     "Rule",
+    "Situation",
     "best_action_answerable",
     "consistent",
     "context_with_evidence",
@@ -360,7 +365,6 @@ __all__ = [
     "partner_and_plan_sets",
     "partner_room_set",
     "scenarios",
-    "situation",
     "states_before",
     "step",
     "turn_lines",

@@ -130,7 +130,8 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     if game.is_terminal(state):
         return []
     maze = game.maze
-    base, rng, ctx = qa_partner.situation("escape", 31, bundle, state, player, scenario)
+    sit = qa_partner.Situation.of("escape", 31, bundle, state, player, scenario)
+    base, rng, ctx = sit.base, sit.rng, sit.context
     me, mate = state.rooms[player], state.rooms[1 - player]
     free = [r for r in maze.rooms if r not in (me, mate, state.killer)]
 
@@ -166,7 +167,5 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "needs to reach your room?",
         "rules", scenario, killer_at, lambda st: dist(st.killer, me), _distance_text, ctx, rng,
     )  # fmt: skip
-    items += qa_partner.partner_and_plan_sets(
-        bundle, state, player, scenario, base, FAMILY, killer_at, ctx, rng,
-    )  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(sit, FAMILY, killer_at)
     return items
