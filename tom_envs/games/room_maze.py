@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tom_envs.core.game import Encoder, Game, ParseResult, TextInterface
+from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -405,11 +406,13 @@ class RoomActions:
 class RoomText(TextInterface[ViewT]):
     """What both games' text layers share: the answer format and the reading of answers.
 
-    A subclass names its answer format (``answer``) and its :class:`RoomActions` (``actions``).
+    A subclass names its answer format (``answer``), its :class:`RoomActions` (``actions``) and
+    its maze (``maze``).
     """
 
     answer: str
     actions: RoomActions
+    maze: RoomMaze
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -432,3 +435,9 @@ class RoomText(TextInterface[ViewT]):
         if special in legal:
             keywords[self.actions.special_words] = special
         return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
+        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
+        1-99 that name no room."""
+        return room_symbols(self.maze.rooms, PLAYER_NAMES)

@@ -11,7 +11,6 @@ room is written with its noun.
 
 from __future__ import annotations
 
-from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.games.collab_capture.rules import (
     DOORS,
     MAZE,
@@ -62,6 +61,7 @@ class CaptureText(RoomText[CaptureView]):
 
     answer = ANSWER_FORMAT
     actions = ACTIONS
+    maze = MAZE
 
     def rules_prompt(self, view: CaptureView) -> str:
         """The paper's prompt for ``view``'s agent: goal, rules, layout, doors, answer format."""
@@ -116,12 +116,6 @@ class CaptureText(RoomText[CaptureView]):
             lines.append(f"Turn {view.turn + 1} of at most {view.max_turns}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
-
-    def skin_symbols(self) -> tuple[Symbols, ...]:
-        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
-        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
-        1-99 that name no room."""
-        return room_symbols(MAZE.rooms, PLAYER_NAMES)
 
     def render_state(self, state: CaptureState) -> str:
         """A spectator's line: turn, rooms, doors, outcome."""
