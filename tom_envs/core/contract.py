@@ -12,7 +12,8 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
 * ``raw_env``, ``env``, ``parallel_env``: built from ``make_bundle`` by :func:`env_functions`,
   one line: ``raw_env, env, parallel_env = env_functions(NAME, make_bundle)``;
 * optionally ``episode_metrics_hook()`` (the per-episode metrics the runner records; most games
-  declare it with :func:`lazy_hook`), ``action_recommender(view)`` (a tool hook for LLM agents),
+  declare it with :func:`lazy_hook`, or with the configured hooks below in one
+  :func:`metrics_hooks` line), ``action_recommender(view)`` (a tool hook for LLM agents),
   ``functional_objective(**config)`` (the game's functional objective ``U``,
   :mod:`tom_envs.core.functional`) and ``action_classes(**config)`` (coarse action classes for
   next-action questions, :mod:`tom_envs.core.action_classes`); see :data:`OPTIONAL_HOOKS`.
@@ -316,6 +317,24 @@ def configured_hook(
     return hook
 
 
+def metrics_hooks(
+    make_bundle: Callable[..., GameBundle],
+    configured: tuple[str, ...] = ("functional_objective",),
+    episode_metrics: str = "trajectory_metrics",
+) -> tuple[Callable[..., Any], ...]:
+    """A game's hooks kept in its ``metrics`` module (beside ``make_bundle``'s module):
+    ``episode_metrics_hook`` (:func:`lazy_hook` of the function named ``episode_metrics``), then
+    one :func:`configured_hook` for each name of ``configured``, in that order.
+
+    One line in a game's ``env.py``::
+
+        episode_metrics_hook, functional_objective = metrics_hooks(make_bundle)
+    """
+    module = f"{make_bundle.__module__.rpartition('.')[0]}.metrics"
+    hooks = [configured_hook(make_bundle, module, name) for name in configured]
+    return (lazy_hook(f"{module}:{episode_metrics}"), *hooks)
+
+
 __all__ = [
     "HOOK_DOCS",
     "MAX_CYCLES",
@@ -327,4 +346,5 @@ __all__ = [
     "configured_hook",
     "env_functions",
     "lazy_hook",
+    "metrics_hooks",
 ]

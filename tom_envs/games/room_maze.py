@@ -13,7 +13,7 @@ act every turn until the end, from each game's ``options``), :class:`RoomConfig`
 whose start rooms may be overridden), :class:`RoomEncoder` (the state is Alice's view), :class:`RoomView` (a view's seat, rooms and names), :class:`RoomText` (answers read the same way), and the two text
 helpers both text layers use: a list of rooms in English, and the parser of an answer to a lettered
 option list (``"B"``, ``"B. Move to room 2."``, the option's text, ``"2"`` for the second option, or
-``"room 5"``). Each game's own rules (doors, generators, the thief, the killer) live in its package.
+``"room 5"``), with :class:`RoomActions` (the stay and room actions as text and as answers). Each game's own rules (doors, generators, the thief, the killer) live in its package.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tom_envs.core.game import Encoder, Game, ParseResult, TextInterface
+from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.core.text import NUMBER, answer_segment, letter, match_action, option_number
 
 #: Closed passages: each an unordered pair of rooms, blocked both ways.
@@ -379,21 +380,39 @@ def room_aliases(
     return read
 
 
+@dataclass(frozen=True)
+class RoomActions:
+    """A game's two actions besides the moves (action ``r`` moves to room ``r``): the one that
+    keeps a player in place (``idle``) and its room action (``special``: press or fix, when
+    legal), each with its text and the words that name it in answers (regular expressions matched
+    on whole words). ``special_text`` names the room as ``{room}``."""
+
+    idle: int
+    idle_text: str
+    idle_words: str
+    special: int
+    special_text: str
+    special_words: str
+
+    def text(self, action: int, room: int) -> str:
+        """An action as text, for a player in ``room`` (``"Move to room 2"`` for a move)."""
+        if action == self.idle:
+            return self.idle_text
+        if action == self.special:
+            return self.special_text.format(room=room)
+        return f"Move to room {action}"
+
+
 class RoomText(TextInterface[ViewT]):
     """What both games' text layers share: the answer format and the reading of answers.
 
-    A subclass names its answer format (``answer``), its ``describe(action, room)`` (an action as
-    text, for a player in ``room``), its action that keeps a player in place
-    (``idle``) and its room action (``special``: press or fix, when legal), each with the words
-    that name it (regular expressions matched on whole words).
+    A subclass names its answer format (``answer``), its :class:`RoomActions` (``actions``) and
+    its maze (``maze``).
     """
 
     answer: str
-    describe: Callable[[int, int], str]
-    idle: int
-    idle_words: str
-    special: int
-    special_words: str
+    actions: RoomActions
+    maze: RoomMaze
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -404,14 +423,21 @@ class RoomText(TextInterface[ViewT]):
 
     def action_text(self, view: ViewT, action: int) -> str:
         """One action as text."""
-        return self.describe(action, view.my_room)  # type: ignore[attr-defined]
+        return self.actions.text(action, view.my_room)  # type: ignore[attr-defined]
 
     def parse_action(self, view: ViewT, text: str) -> ParseResult:
         """A letter ("B"), the option text, a bare number (the N-th option: "2" is B), or a short
         form ("room 5", the idle or room action's words); see :func:`parse_lettered`."""
         legal = view.legal_actions  # type: ignore[attr-defined]
-        moves = {a: a for a in legal if a not in (self.idle, self.special)}
-        keywords = {self.idle_words: self.idle}
-        if self.special in legal:
-            keywords[self.special_words] = self.special
+        idle, special = self.actions.idle, self.actions.special
+        moves = {a: a for a in legal if a not in (idle, special)}
+        keywords = {self.actions.idle_words: idle}
+        if special in legal:
+            keywords[self.actions.special_words] = special
         return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
+        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
+        1-99 that name no room."""
+        return room_symbols(self.maze.rooms, PLAYER_NAMES)

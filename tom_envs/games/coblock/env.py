@@ -122,7 +122,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
+from tom_envs.core.contract import env_functions, metrics_hooks
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.skin import skinnable
@@ -178,14 +178,10 @@ def make_bundle(**config: Any) -> GameBundle:
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
-#: The metrics function the runner calls after each episode.
-episode_metrics_hook = lazy_hook("tom_envs.games.coblock.metrics:trajectory_metrics")
-
-
-functional_objective = configured_hook(
-    make_bundle, f"{__package__}.metrics", "functional_objective"
+#: The metrics function the runner calls after each episode, and the configured hooks.
+episode_metrics_hook, functional_objective, action_classes = metrics_hooks(
+    make_bundle, ("functional_objective", "action_classes")
 )
-action_classes = configured_hook(make_bundle, f"{__package__}.metrics", "action_classes")
 
 
 __all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook",

@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from tom_envs.games.collab_capture import qa_partner
 from tom_envs.games.collab_capture.bots import greedy_action
 from tom_envs.games.collab_capture.rules import (
@@ -32,13 +30,12 @@ from tom_envs.games.collab_capture.rules import (
     MAZE,
     PLAYER_NAMES,
     ROOMS,
-    SCENARIOS,
     Action,
     closed_doors,
     next_room,
 )
+from tom_envs.games.collab_capture.rules import SCENARIOS as GAME_SCENARIOS
 from tom_envs.games.collab_capture.text import action_text
-from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario, situation_set
 
 GENERATOR_VERSION = 5
@@ -49,11 +46,7 @@ KINDS = {
     "partner_adjacent_thief": "the thief is one move away from your partner",
 }
 
-SCENARIOS: list[dict[str, Any]] = [
-    {"env_kwargs": {"scenario": sc}, "seats": seats}
-    for sc in SCENARIOS
-    for seats in qa_partner.SEATINGS
-]
+SCENARIOS: list[dict[str, Any]] = qa_partner.scenarios(GAME_SCENARIOS)
 
 
 def _chase(game: Any, state: Any, seat: int) -> int:
@@ -108,7 +101,15 @@ FAMILY = qa_partner.Family(
     mover="thief",
     names=PLAYER_NAMES,
     rooms=ROOMS,
+    next_room=next_room,
+    plan_question=(
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now so that the team catches the thief as soon as possible?"
+    ),
 )
+
+#: The partner-blind reasoner on a ToM twin: where chasing takes the partner.
+blind = FAMILY.blind
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -154,14 +155,11 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     game = bundle.game
     if game.is_terminal(state):
         return []
-    base = f"capture/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    rng = np.random.default_rng([scenario.seed, state.turn, player, 29])
+    sit = qa_partner.Situation.of("capture", 29, bundle, state, player, scenario)
+    base, rng, ctx = sit.base, sit.rng, sit.context
     closed = closed_doors(state.doors)
     me, mate = state.rooms[player], state.rooms[1 - player]
     thief_at = [(f"thief{r}", replace(state, thief=r)) for r in ROOMS if r not in (me, mate)]
-
-    def ctx(st: Any) -> str:
-        return context_text(bundle, st, player)
 
     def moves(seat: int) -> Any:
         def key(st: Any) -> int:
@@ -193,16 +191,5 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "rules", scenario, mine_at,
         lambda st: _reachable_within(st.rooms[player], 2, closed), str, ctx, rng,
     )  # fmt: skip
-    question = (
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now so that the team catches the thief as soon as possible?"
-    )
-    items += qa_partner.partner_and_plan_sets(
-        bundle, state, player, scenario, base, FAMILY, next_room, question, thief_at, ctx, rng,
-    )  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(sit, FAMILY, thief_at)
     return items
-
-
-def blind(bundle: Any, state: Any, item: QAItem) -> int:
-    """The partner-blind reasoner on a ToM twin: where chasing takes the partner."""
-    return qa_partner.blind(FAMILY, bundle, state, item, next_room)

@@ -15,7 +15,7 @@ situation, with no history of the current game.
   rule drawn per key. Every twin's key follows from its own evidence: every rule of the family
   that would have made each of the partner's choices in it predicts the same room.
 * The options of every twin are the set's keys: a reasoner that sees the whole current state but
-  not the partner's behaviour (:func:`blind`) is right on exactly one twin of each set.
+  not the partner's behaviour (:meth:`Family.blind`) is right on exactly one twin of each set.
 
 Nothing here is game logic: each game supplies its rules, its move text and its evidence game's
 seats. CollabEscape imports this module from the CollabCapture package, where it was written
@@ -24,7 +24,7 @@ first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from tom_envs.games.joint_planner import planner_for
+from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario, contrast_set
 
 #: A partner rule: ``(game, state, seat) -> action`` (deterministic).
@@ -70,6 +71,8 @@ class Family:
         mover: the adversary's attribute on the state (``"thief"``, ``"killer"``).
         names: the players' names.
         rooms: the maze's rooms (the evidence game's starts are drawn from them).
+        next_room: ``(action, room) -> room`` the action takes a player in ``room`` to.
+        plan_question: the JP ``best_action`` question.
     """
 
     rules: Mapping[str, Rule]
@@ -79,6 +82,60 @@ class Family:
     mover: str
     names: Sequence[str]
     rooms: Sequence[int]
+    next_room: Callable[[int, int], int]
+    plan_question: str
+
+    def blind(self, bundle: Any, state: Any, item: QAItem) -> int:
+        """The partner-blind reasoner on a ToM twin: the room the family's first rule (the
+        natural default: chase the adversary, or repair) takes the partner to, if it is an
+        option, else the first option. It reads the current state only, so it picks the same
+        option on every twin."""
+        partner = 1 - item.scenario.player
+        first = next(iter(self.rules.values()))
+        room = self.next_room(int(first(bundle.game, state, partner)), state.rooms[partner])
+        text = f"Room {room}"
+        return item.options.index(text) if text in item.options else 0
+
+
+def scenarios(names: Iterable[str]) -> list[dict[str, Any]]:
+    """The generator's scenarios: each named game scenario played in each of :data:`SEATINGS`."""
+    return [{"env_kwargs": {"scenario": sc}, "seats": seats} for sc in names for seats in SEATINGS]
+
+
+@dataclass(frozen=True, eq=False)
+class Situation:
+    """What every item of one asked player's situation starts from.
+
+    Attributes:
+        bundle: the configured game.
+        state: the current state.
+        player: the asked player's seat.
+        scenario: the recorded scenario that led to ``state``.
+        base: the items' id base (``prefix/scenario/seed/turn/player``).
+        rng: the generator's draws (seeded by the situation and the game's salt).
+    """
+
+    bundle: Any
+    state: Any
+    player: int
+    scenario: Scenario
+    base: str
+    rng: np.random.Generator
+
+    @classmethod
+    def of(
+        cls, prefix: str, salt: int, bundle: Any, state: Any, player: int, scenario: Scenario
+    ) -> Situation:
+        """``player``'s situation ``state``, its ids under ``prefix``, its draws salted by
+        ``salt``."""
+        name = scenario.env_kwargs.get("scenario", "default")
+        base = f"{prefix}/{name}/s{scenario.seed}/t{state.turn}/p{player}"
+        rng = np.random.default_rng([scenario.seed, state.turn, player, salt])
+        return cls(bundle, state, player, scenario, base, rng)
+
+    def context(self, state: Any) -> str:
+        """The context of a (twin) ``state``: the asked player's rules prompt and view."""
+        return context_text(self.bundle, state, self.player)
 
 
 def states_before(scenario: Scenario, bundle: Any) -> list[Any]:
@@ -149,25 +206,17 @@ def consistent(
     ]
 
 
-def partner_room_set(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    base: str,
-    family: Family,
-    next_room: Callable[[int, int], int],
-    context: Callable[[str], str],
-) -> list[QAItem]:
+def partner_room_set(sit: Situation, family: Family) -> list[QAItem]:
     """ToM ``partner_next_room``: the contrast set of the situation (see the module docstring);
-    ``context(evidence)`` is the item's context around the evidence block."""
+    each twin's context is :func:`context_with_evidence` of its evidence block."""
+    bundle, state, player, scenario = sit.bundle, sit.state, sit.player, sit.scenario
     game = bundle.game
     partner = 1 - player
     if game.is_terminal(state) or partner not in game.current_players(state):
         return []
     here = state.rooms[partner]
     seed = int(np.random.default_rng([scenario.seed, len(scenario.actions), 41]).integers(2**31))
-    keys = {name: next_room(int(rule(game, state, partner)), here)
+    keys = {name: family.next_room(int(rule(game, state, partner)), here)
             for name, rule in family.rules.items()}  # fmt: skip
     by_key: dict[int, list[tuple[str, list]]] = {}
     for name in family.rules:
@@ -184,23 +233,14 @@ def partner_room_set(
     for room in sorted(by_key):
         name, turns = by_key[room][int(rng.integers(len(by_key[room])))]
         twin = replace(scenario, variant=name)
-        twins.append((twin, context(evidence_text(family, turns)), room, f"Room {room}"))
-    return contrast_set(base, "ToM", "partner_next_room", f"{family.text} {QUESTION}",
+        context = context_with_evidence(bundle, state, player, evidence_text(family, turns))
+        twins.append((twin, context, room, f"Room {room}"))
+    return contrast_set(sit.base, "ToM", "partner_next_room", f"{family.text} {QUESTION}",
                         "partner_policy", twins, details={"evidence_seed": seed})  # fmt: skip
 
 
 def partner_and_plan_sets(
-    bundle: Any,
-    state: Any,
-    player: int,
-    scenario: Scenario,
-    base: str,
-    family: Family,
-    next_room: Callable[[int, int], int],
-    question: str,
-    edits: Sequence[tuple[str, Any]],
-    context: Callable[[Any], str],
-    rng: np.random.Generator,
+    sit: Situation, family: Family, edits: Sequence[tuple[str, Any]]
 ) -> list[QAItem]:
     """The ToM ``partner_next_room`` set and the JP ``best_action`` set (your part of the team's
     optimal joint action, exact planner; twins: the situation ``edits``, e.g. the adversary in
@@ -208,10 +248,9 @@ def partner_and_plan_sets(
     from tom_envs.qa.items import situation_set
     from tom_envs.qa.joint import best_action_item
 
-    items = partner_room_set(
-        bundle, state, player, scenario, base, family, next_room,
-        lambda evidence: context_with_evidence(bundle, state, player, evidence),
-    )  # fmt: skip
+    bundle, player, scenario, base = sit.bundle, sit.player, sit.scenario, sit.base
+    question = family.plan_question
+    items = partner_room_set(sit, family)
     game = bundle.game
     planner = planner_for(type(game), game.config)
 
@@ -223,19 +262,7 @@ def partner_and_plan_sets(
         return None if item is None else item.options[item.answer]
 
     return items + situation_set(base, "JP", "best_action", question, "exact_optimum", scenario,
-                                 edits, best, str, context, rng)  # fmt: skip
-
-
-def blind(family: Family, bundle: Any, state: Any, item: QAItem,
-          next_room: Callable[[int, int], int]) -> int:  # fmt: skip
-    """The partner-blind reasoner: the room the family's first rule (the natural default: chase
-    the adversary, or repair) takes the partner to, if it is an option, else the first option.
-    It reads the current state only, so it picks the same option on every twin."""
-    partner = 1 - item.scenario.player
-    first = next(iter(family.rules.values()))
-    room = next_room(int(first(bundle.game, state, partner)), state.rooms[partner])
-    text = f"Room {room}"
-    return item.options.index(text) if text in item.options else 0
+                                 edits, best, str, sit.context, sit.rng)  # fmt: skip
 
 
 def turn_lines(
@@ -326,8 +353,8 @@ __all__ = [
     "SEATINGS",
     "Family",
     "Rule",
+    "Situation",
     "best_action_answerable",
-    "blind",
     "consistent",
     "context_with_evidence",
     "context_with_history",
@@ -337,6 +364,7 @@ __all__ = [
     "history_block",
     "partner_and_plan_sets",
     "partner_room_set",
+    "scenarios",
     "states_before",
     "step",
     "turn_lines",

@@ -11,7 +11,6 @@ room is written with its noun.
 
 from __future__ import annotations
 
-from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.games.collab_capture.rules import (
     DOORS,
     MAZE,
@@ -20,11 +19,7 @@ from tom_envs.games.collab_capture.rules import (
     CaptureState,
 )
 from tom_envs.games.collab_capture.view import CaptureView
-from tom_envs.games.room_maze import RoomText, english_list, lettered
-
-_KEYWORDS_STAY = "stay|remain|wait"
-_KEYWORDS_PRESS = "press|push|button|toggle"
-
+from tom_envs.games.room_maze import RoomActions, RoomText, english_list, lettered
 
 #: The paper's answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = (
@@ -33,13 +28,15 @@ ANSWER_FORMAT = (
 )
 
 
-def action_text(action: int, room: int) -> str:
-    """``"Stay in current room"``, ``"Move to room 2"``, ``"Press button in room 9"``."""
-    if action == Action.STAY:
-        return "Stay in current room"
-    if action == Action.PRESS:
-        return f"Press button in room {room}"
-    return f"Move to room {action}"
+#: Staying and pressing, as text (``"Stay in current room"``, ``"Press button in room 9"``) and as
+#: answers.
+ACTIONS = RoomActions(
+    int(Action.STAY), "Stay in current room", "stay|remain|wait",
+    int(Action.PRESS), "Press button in room {room}", "press|push|button|toggle",
+)  # fmt: skip
+
+#: ``(action, room) -> text``: ``"Stay in current room"``, ``"Move to room 2"``, ...
+action_text = ACTIONS.text
 
 
 def layout_lines() -> list[str]:
@@ -63,9 +60,8 @@ class CaptureText(RoomText[CaptureView]):
     """Text for one agent, from its view."""
 
     answer = ANSWER_FORMAT
-    describe = staticmethod(action_text)
-    idle, idle_words = int(Action.STAY), _KEYWORDS_STAY
-    special, special_words = int(Action.PRESS), _KEYWORDS_PRESS
+    actions = ACTIONS
+    maze = MAZE
 
     def rules_prompt(self, view: CaptureView) -> str:
         """The paper's prompt for ``view``'s agent: goal, rules, layout, doors, answer format."""
@@ -120,12 +116,6 @@ class CaptureText(RoomText[CaptureView]):
             lines.append(f"Turn {view.turn + 1} of at most {view.max_turns}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
-
-    def skin_symbols(self) -> tuple[Symbols, ...]:
-        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
-        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
-        1-99 that name no room."""
-        return room_symbols(MAZE.rooms, PLAYER_NAMES)
 
     def render_state(self, state: CaptureState) -> str:
         """A spectator's line: turn, rooms, doors, outcome."""

@@ -108,7 +108,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
+from tom_envs.core.contract import env_functions, metrics_hooks
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.skin import skinnable
@@ -144,13 +144,8 @@ def make_bundle(**config: Any) -> GameBundle:
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 
-#: The metrics function the runner calls after each episode.
-episode_metrics_hook = lazy_hook("tom_envs.games.collab_escape.metrics:trajectory_metrics")
-
-
-functional_objective = configured_hook(
-    make_bundle, f"{__package__}.metrics", "functional_objective"
-)
+#: The metrics function the runner calls after each episode, and the functional objective.
+episode_metrics_hook, functional_objective = metrics_hooks(make_bundle)
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",

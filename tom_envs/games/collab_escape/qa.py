@@ -24,15 +24,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from tom_envs.games.collab_capture import qa_partner
 from tom_envs.games.collab_escape.bots import greedy_action
 from tom_envs.games.collab_escape.rules import GATE, GENERATORS, PLAYER_NAMES, Action, next_room
 from tom_envs.games.collab_escape.rules import ROOMS as CODED_ROOMS
 from tom_envs.games.collab_escape.rules import SCENARIOS as STARTS
 from tom_envs.games.collab_escape.text import action_text
-from tom_envs.qa.generate import context_text
 from tom_envs.qa.items import QAItem, Scenario, situation_set
 
 GENERATOR_VERSION = 4
@@ -43,11 +40,7 @@ KINDS = {
     "both_repaired": "both generators are repaired: only the escape is left",
 }
 
-SCENARIOS: list[dict[str, Any]] = [
-    {"env_kwargs": {"scenario": sc}, "seats": seats}
-    for sc in STARTS
-    for seats in qa_partner.SEATINGS
-]
+SCENARIOS: list[dict[str, Any]] = qa_partner.scenarios(STARTS)
 
 
 def _repair(game: Any, state: Any, seat: int) -> int:
@@ -90,7 +83,15 @@ FAMILY = qa_partner.Family(
     mover="killer",
     names=PLAYER_NAMES,
     rooms=CODED_ROOMS,
+    next_room=next_room,
+    plan_question=(
+        "Assume your partner will also play its best part of the team's plan. Which action "
+        "should you take now to give the team the best chance to escape, as soon as possible?"
+    ),
 )
+
+#: The partner-blind reasoner on a ToM twin: where repairing takes the partner.
+blind = FAMILY.blind
 
 
 def tags(bundle: Any, state: Any, player: int) -> tuple[str, ...]:
@@ -129,13 +130,10 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
     if game.is_terminal(state):
         return []
     maze = game.maze
-    base = f"escape/{scenario.env_kwargs.get('scenario', 'default')}/s{scenario.seed}/t{state.turn}/p{player}"
-    rng = np.random.default_rng([scenario.seed, state.turn, player, 31])
+    sit = qa_partner.Situation.of("escape", 31, bundle, state, player, scenario)
+    base, rng, ctx = sit.base, sit.rng, sit.context
     me, mate = state.rooms[player], state.rooms[1 - player]
     free = [r for r in maze.rooms if r not in (me, mate, state.killer)]
-
-    def ctx(st: Any) -> str:
-        return context_text(bundle, st, player)
 
     def dist(src: int, dst: int) -> int:
         d = maze.distance(src, dst)
@@ -169,16 +167,5 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario) -> list[
         "needs to reach your room?",
         "rules", scenario, killer_at, lambda st: dist(st.killer, me), _distance_text, ctx, rng,
     )  # fmt: skip
-    question = (
-        "Assume your partner will also play its best part of the team's plan. Which action "
-        "should you take now to give the team the best chance to escape, as soon as possible?"
-    )
-    items += qa_partner.partner_and_plan_sets(
-        bundle, state, player, scenario, base, FAMILY, next_room, question, killer_at, ctx, rng,
-    )  # fmt: skip
+    items += qa_partner.partner_and_plan_sets(sit, FAMILY, killer_at)
     return items
-
-
-def blind(bundle: Any, state: Any, item: QAItem) -> int:
-    """The partner-blind reasoner on a ToM twin: where repairing takes the partner."""
-    return qa_partner.blind(FAMILY, bundle, state, item, next_room)

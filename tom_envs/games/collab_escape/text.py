@@ -11,7 +11,6 @@ the generator in room 1 is 2. ... The exit gate is closed.") followed by the let
 
 from __future__ import annotations
 
-from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.games.collab_escape.rules import (
     GATE,
     GENERATORS,
@@ -31,32 +30,27 @@ from tom_envs.games.collab_escape.view import (
     SAW_PARTNER,
     EscapeView,
 )
-from tom_envs.games.room_maze import RoomText, english_list, lettered
-
-_KEYWORDS_WAIT = "wait|stay|remain"
-_KEYWORDS_FIX = "fix|fixing|repair|repairing"
-
+from tom_envs.games.room_maze import RoomActions, RoomText, english_list, lettered
 
 #: The authors' answer format, verbatim (``TextObservation.answer_format``).
 ANSWER_FORMAT = ' and then format your response as "Action: <letter or action>"'
 
 
-def action_text(action: int, room: int) -> str:
-    """``"Move to room 2"``, ``"Fix generator in room 1"``, ``"Wait"``."""
-    if action == Action.WAIT:
-        return "Wait"
-    if action == Action.FIX:
-        return f"Fix generator in room {room}"
-    return f"Move to room {action}"
+#: Waiting and fixing, as text (``"Wait"``, ``"Fix generator in room 1"``) and as answers.
+ACTIONS = RoomActions(
+    int(Action.WAIT), "Wait", "wait|stay|remain",
+    int(Action.FIX), "Fix generator in room {room}", "fix|fixing|repair|repairing",
+)  # fmt: skip
+
+#: ``(action, room) -> text``: ``"Move to room 2"``, ``"Fix generator in room 1"``, ``"Wait"``.
+action_text = ACTIONS.text
 
 
 class EscapeText(RoomText[EscapeView]):
     """Text for one player, from its view."""
 
     answer = ANSWER_FORMAT
-    describe = staticmethod(action_text)
-    idle, idle_words = int(Action.WAIT), _KEYWORDS_WAIT
-    special, special_words = int(Action.FIX), _KEYWORDS_FIX
+    actions = ACTIONS
 
     def __init__(self, config: EscapeConfig) -> None:
         super().__init__(config)
@@ -183,12 +177,6 @@ class EscapeText(RoomText[EscapeView]):
             lines.append(f"Turn {view.turn + 1}{limit}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
-
-    def skin_symbols(self) -> tuple[Symbols, ...]:
-        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
-        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
-        1-99 that name no room."""
-        return room_symbols(self.maze.rooms, PLAYER_NAMES)
 
     def skin_phrases(self) -> dict[str, str]:
         """The room range "(room 1 to 10)" restated as a list, so that a skin can rename it."""
