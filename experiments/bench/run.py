@@ -209,8 +209,13 @@ def suite_jobs(
 
 
 def run_dir(suite: Suite, spec: str, protocol: Protocol, root: Path = Path("runs/bench")) -> Path:
-    """``runs/bench/<suite>-<hash of (suite sha256, spec, protocol)>``."""
-    key = json.dumps([suite.sha256, spec, dataclasses.asdict(protocol)])
+    """``runs/bench/<suite>-<hash of (suite sha256, spec, protocol, code identity)>``: changed code
+    starts a fresh directory (its episodes would be of another configuration)."""
+    from tom_envs.identity import code_identity
+
+    key = json.dumps(
+        [suite.sha256, spec, dataclasses.asdict(protocol), code_identity()], sort_keys=True
+    )
     return root / f"{suite.key}-{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
