@@ -35,6 +35,12 @@ def bench_command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
     parser.add_argument("agent", nargs="?", help="the agent spec to score")
     parser.add_argument("--suite", default="small", choices=SUITE_NAMES)
     parser.add_argument(
+        "--agents-file",
+        metavar="F.toml",
+        help='[agents] Game = "spec" for every game (game-specific agents: bots, '
+        "checkpoints); the row's agent is the whole map",
+    )
+    parser.add_argument(
         "--legal-actions",
         default="listed",
         choices=LEGAL_ACTIONS,
@@ -53,6 +59,13 @@ def bench_command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
     parser.add_argument("--workers", type=int, default=None, help="worker processes")
     parser.add_argument("--estimate", action="store_true", help="print the cost, play nothing")
     parser.add_argument("--reproduce", metavar="ROW", help="replay a row and check it")
+    parser.add_argument(
+        "--agent",
+        metavar="SPEC",
+        dest="agent_again",
+        help="with --reproduce: the row's agent spec typed again, needed when it "
+        "names code, a file or a host (a row never chooses what to import)",
+    )
     parser.add_argument(
         "--build-anchors",
         metavar="SUITE",

@@ -202,7 +202,7 @@ def plot_svg(rows: Sequence[Mapping[str, Any]], width: int = 560, height: int = 
         )
     pad = 50
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'<svg width="{width}" height="{height}" '
         'role="img" aria-label="aggregate score against model calls">',
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#fff"/>',
     ]

@@ -173,10 +173,15 @@ def cell_id(game: str, partner: str) -> str:
 
 
 def suite_jobs(
-    suite: Suite, spec: str, out: Path, trusted: bool, games: Sequence[SuiteGame] | None = None
+    suite: Suite,
+    spec: str | Mapping[str, str],
+    out: Path,
+    trusted: bool,
+    games: Sequence[SuiteGame] | None = None,
 ) -> list[Any]:
-    """One job per cell and seed: ``spec`` at the focal seats, the zoo member at the partner
-    seats (every episode may fall back: rule adherence is measured, not failed)."""
+    """One job per cell and seed: ``spec`` (or, from a map, the game's spec) at the focal seats,
+    the zoo member at the partner seats (every episode may fall back: rule adherence is
+    measured, not failed)."""
     from tom_envs import zoo
     from tom_envs.evaluation import Job
 
@@ -184,7 +189,8 @@ def suite_jobs(
     for g in games if games is not None else suite.games:
         n = _players(g.game, g.kwargs)
         for partner in g.partners:
-            seats = g.seating(spec, zoo.agent_spec(partner, g.game), n)
+            focal = spec if isinstance(spec, str) else spec[g.game]
+            seats = g.seating(focal, zoo.agent_spec(partner, g.game), n)
             labels = tuple(
                 "agent" if i in g.focal_seats else "partner" if i in g.partner_seats else "other"
                 for i in range(n)
@@ -208,7 +214,9 @@ def suite_jobs(
     return jobs
 
 
-def run_dir(suite: Suite, spec: str, protocol: Protocol, root: Path = Path("runs/bench")) -> Path:
+def run_dir(
+    suite: Suite, spec: str | Mapping[str, str], protocol: Protocol, root: Path = Path("runs/bench")
+) -> Path:
     """``runs/bench/<suite>-<hash of (suite sha256, spec, protocol, code identity)>``: changed code
     starts a fresh directory (its episodes would be of another configuration)."""
     from tom_envs.identity import code_identity
@@ -396,7 +404,7 @@ def suite_record(suite: Suite) -> dict[str, Any]:
 
 
 def agent_record(
-    spec: str, played: str, episodes: Sequence[Any], focal: Sequence[int]
+    spec: str, played: str | Mapping[str, str], episodes: Sequence[Any], focal: Sequence[int]
 ) -> dict[str, Any]:
     """The agent: spec as given and as played, its class and settings per game, the model (as
     requested and as the endpoint reported), the preset, decoding and the prompt hashes."""
@@ -407,7 +415,8 @@ def agent_record(
     text = is_text_agent(spec)
     out: dict[str, Any] = {
         "spec": spec,
-        "played_spec": played,
+        "played_spec": played if isinstance(played, str) else None,
+        "per_game": None if isinstance(played, str) else dict(played),
         "text": text,
         "classes": sorted({str(c.get("class")) for c in per_game.values()}),
         "settings": per_game,
@@ -436,10 +445,73 @@ def agent_record(
 
 
 # --------------------------------------------------------------------------- the row
+def _cell(
+    g: SuiteGame, partner: str, eps: Sequence[Any], nums: Sequence[Any], seed: int, B: int
+) -> dict[str, Any]:
+    """One (game, partner) cell of the row."""
+    return {
+        "id": cell_id(g.game, partner),
+        "game": g.game,
+        "partner": partner,
+        "seeds": [ep.seed for ep in eps],
+        "episodes": len(eps),
+        "env_kwargs": eps[0].config["env_kwargs"] if eps[0].config else g.kwargs,
+        "config_hashes": sorted({str(ep.config_hash) for ep in eps}),
+        **summarise(nums, seed, B),
+    }
+
+
+def _game(anchor: Anchor, nums: Sequence[Any], seed: int, B: int) -> dict[str, Any]:
+    """One game of the row: its return, normalised between its anchors, rules and cost."""
+    s = summarise(nums, seed, B)
+    ret = s["return"]
+    norm = {}
+    for k in ("mean", "lo", "hi"):
+        v = anchor.normalise(ret[k]) if isinstance(ret[k], float) else None
+        norm[k] = round(v, 6) if v is not None and math.isfinite(v) else None
+    return {
+        "return": ret,
+        "normalised": {**norm, "n": ret["n"]},
+        "anchors": dataclasses.asdict(anchor),
+        "headroom": anchor.headroom,
+        "rules": s["rules"],
+        "cost": s["cost"],
+    }
+
+
+def _split(outcomes: Sequence[Any]) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    by_cell: dict[str, list[Any]] = {}
+    unplayable: dict[str, str] = {}
+    for o in outcomes:
+        if o.ok:
+            by_cell.setdefault(o.job.cell_id, []).append(o.episode)
+        else:
+            unplayable.setdefault(o.job.cell_id, str(o.error)[:300])
+    return by_cell, unplayable
+
+
+def _aggregate(
+    groups: list[list[float]],
+    transforms: list[Any],
+    games: Mapping[str, Any],
+    complete: bool,
+    seed: int,
+    B: int,
+) -> dict[str, Any]:
+    """The mean of the games' normalised scores (games without headroom left out, listed)."""
+    empty = {"mean": None, "lo": None, "hi": None, "n": 0}
+    agg = stratified_mean(groups, transforms, seed, B) if complete else empty
+    agg["games"] = len(groups)
+    agg["excluded_no_headroom"] = sorted(n for n, v in games.items() if not v["headroom"])
+    if not complete:
+        agg["note"] = "incomplete: some cells could not be played (see unplayable)"
+    return agg
+
+
 def build_row(
     suite: Suite,
     spec: str,
-    played: str,
+    played: str | Mapping[str, str],
     protocol: Protocol,
     outcomes: Sequence[Any],
     qa: dict[str, Any] | None,
@@ -448,37 +520,19 @@ def build_row(
 ) -> dict[str, Any]:
     """The row of a finished run (see :mod:`tom_experiments.bench.row`)."""
     seed, B = suite.bootstrap_seed, suite.bootstrap_resamples
-    by_cell: dict[str, list[Any]] = {}
-    unplayable: dict[str, str] = {}
-    for o in outcomes:
-        if o.ok:
-            by_cell.setdefault(o.job.cell_id, []).append(o.episode)
-        else:
-            unplayable.setdefault(o.job.cell_id, str(o.error)[:300])
-    cells, games, all_nums, groups, transforms = [], {}, [], [], []
-    every_episode = []
+    by_cell, unplayable = _split(outcomes)
+    cells, games, all_nums, every_episode = [], {}, [], []
+    groups: list[list[float]] = []
+    transforms: list[Any] = []
     for g in suite.games:
         game_nums = []
         for partner in g.partners:
-            cid = cell_id(g.game, partner)
-            eps = sorted(by_cell.get(cid, []), key=lambda e: e.seed)
-            if not eps:
-                continue
-            every_episode.extend(eps)
-            nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
-            game_nums.extend(nums)
-            cells.append(
-                {
-                    "id": cid,
-                    "game": g.game,
-                    "partner": partner,
-                    "seeds": [ep.seed for ep in eps],
-                    "episodes": len(eps),
-                    "env_kwargs": eps[0].config["env_kwargs"] if eps[0].config else g.kwargs,
-                    "config_hashes": sorted({str(ep.config_hash) for ep in eps}),
-                    **summarise(nums, seed, B),
-                }
-            )
+            eps = sorted(by_cell.get(cell_id(g.game, partner), []), key=lambda e: e.seed)
+            if eps:
+                every_episode.extend(eps)
+                nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
+                game_nums.extend(nums)
+                cells.append(_cell(g, partner, eps, nums, seed, B))
         anchor = suite.anchors.get(g.game)
         if (
             not game_nums
@@ -486,38 +540,12 @@ def build_row(
             or any(cell_id(g.game, p) in unplayable for p in g.partners)
         ):
             continue
-        s = summarise(game_nums, seed, B)
-        ret = s["return"]
-        norm = {
-            k: (anchor.normalise(ret[k]) if isinstance(ret[k], float) else None)
-            for k in ("mean", "lo", "hi")
-        }
-        norm = {
-            k: (round(v, 6) if v is not None and math.isfinite(v) else None)
-            for k, v in norm.items()
-        }
-        games[g.game] = {
-            "return": ret,
-            "normalised": {**norm, "n": ret["n"]},
-            "anchors": {**dataclasses.asdict(anchor)},
-            "headroom": anchor.headroom,
-            "rules": s["rules"],
-            "cost": s["cost"],
-        }
+        games[g.game] = _game(anchor, game_nums, seed, B)
         if anchor.headroom:
             groups.append([n["return"] for n in game_nums])
             transforms.append(anchor.normalise)
         all_nums.extend(game_nums)
     complete = not unplayable and len(games) == len(suite.games)
-    aggregate = (
-        stratified_mean(groups, transforms, seed, B)
-        if complete
-        else {"mean": None, "lo": None, "hi": None, "n": 0}
-    )
-    aggregate["games"] = len(groups)
-    aggregate["excluded_no_headroom"] = sorted(n for n, v in games.items() if not v["headroom"])
-    if not complete:
-        aggregate["note"] = "incomplete: some cells could not be played (see unplayable)"
     overall = summarise(all_nums, seed, B) if all_nums else None
     return {
         "schema": SCHEMA,
@@ -528,7 +556,7 @@ def build_row(
         "code": code_record(),
         "cells": cells,
         "games": games,
-        "aggregate": aggregate,
+        "aggregate": _aggregate(groups, transforms, games, complete, seed, B),
         "qa": qa if qa is not None else {"note": "n/a: the agent does not answer text questions"},
         "rules": overall["rules"] if overall else None,
         "cost": {**(overall["cost"] if overall else {}), "command_wall_s": round(wall_s, 3)},
@@ -541,6 +569,8 @@ def build_row(
 def check_failures(outcomes: Sequence[Any], focal_label: str = "agent") -> str | None:
     """Why the run must fail loudly, or None: the agent fell back on every decision, or its
     fallbacks were mostly not rule violations (an endpoint down, exceptions)."""
+    if outcomes and not any(o.ok for o in outcomes):
+        return f"no episode could be played; first error: {outcomes[0].error}"
     decisions = fallbacks = other = 0
     for o in outcomes:
         if not o.ok:
