@@ -255,7 +255,7 @@ def qa_items(suite: Suite) -> list[Any]:
     for g in suite.games:
         path = Path(str(folder / f"{g.game}.jsonl"))
         if path.is_file() and suite.qa_items_per_game:
-            items.extend(read_suite(path)[: suite.qa_items_per_game])
+            items.extend(read_suite(path)[1][: suite.qa_items_per_game])
     return items
 
 
