@@ -129,7 +129,7 @@ def score(
         return _err(f"{spec}: {failure}", 1)
     guard.spent(usage_of([o.episode for o in outcomes if o.ok]))
     command = (
-        "tom-envs " + " ".join(shlex.quote(a) for a in sys.argv[2:])
+        "tom-envs " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         if sys.argv[1:2] == ["bench"]
         else ""
     )
