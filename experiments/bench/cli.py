@@ -44,8 +44,8 @@ def bench_command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
         "--legal-actions",
         default="listed",
         choices=LEGAL_ACTIONS,
-        help="legal actions listed in the prompt, hidden, or offered on request "
-        "(tool: refused in suite v1)",
+        help="legal actions listed in the prompt, hidden, or offered on request (tool: a "
+        "reply LIST gets them, a counted call)",
     )
     parser.add_argument(
         "--on-invalid",

@@ -41,14 +41,15 @@ from tom_experiments.bench.row import (
 from tom_experiments.bench.suite import Anchor, Suite, SuiteError, SuiteGame
 
 #: Whether legal actions are listed in the prompt (``listed``), left out (``hidden``), or given
-#: only when the model asks (``tool``: not implemented in suite v1, refused).
+#: only when the model asks (``tool``: the prompt offers them; a reply ``LIST`` gets them in a
+#: follow-up message, a counted call).
 LEGAL_ACTIONS = ("listed", "hidden", "tool")
 #: What an illegal answer costs: re-asked with the parser's feedback (``reprompt``, 2 re-asks, then
 #: a recorded random fallback), a recorded random legal move at once (``fallback``), or the turn
 #: lost with no move (``forfeit``: refused, the games have no pass action).
 ON_INVALID = ("reprompt", "fallback", "forfeit")
 #: The agent settings of each axis value (the ``llm`` agent's options).
-_LEGAL_SETTINGS = {"listed": {"menu": "auto"}, "hidden": {"menu": "none"}}
+_LEGAL_SETTINGS = {"listed": {"menu": "auto"}, "hidden": {"menu": "none"}, "tool": {"menu": "tool"}}
 _INVALID_SETTINGS = {
     "reprompt": {"invalid": "reprompt", "reprompts": 2, "fallback": "random"},
     "fallback": {"invalid": "forfeit", "reprompts": 0, "fallback": "random"},
@@ -85,11 +86,6 @@ class Protocol:
             )
         if self.on_invalid not in ON_INVALID:
             raise ProtocolError(f"--on-invalid {self.on_invalid!r}: choose from {ON_INVALID}")
-        if self.legal_actions == "tool":
-            raise ProtocolError(
-                "--legal-actions tool (the list offered on request) is not implemented in bench "
-                "suite v1: the LLM agent has no request turn for it yet. Use listed or hidden."
-            )
         if self.on_invalid == "forfeit":
             raise ProtocolError(
                 "--on-invalid forfeit (the turn lost with no move) is not implemented: the "
@@ -114,8 +110,8 @@ class Protocol:
             "on_invalid": self.on_invalid,
             "agent_settings": self.settings(),
         }
-        if self.legal_actions == "hidden":
-            out["note"] = HIDDEN_NOTE
+        if self.legal_actions in ("hidden", "tool"):
+            out["note"] = HIDDEN_NOTE.replace("hidden:", f"{self.legal_actions}:")
         return out
 
 

@@ -306,8 +306,8 @@ def test_protocol_axes_become_settings_or_are_refused() -> None:
     assert all(f":{k}={v}" in spec for k, v in LLM_BENCH_DEFAULTS.items())
     listed = bench_spec("llm:local=true:preset=paper004", Protocol())
     assert ":menu=auto:invalid=reprompt:reprompts=2" in listed and "max_tokens" not in listed
-    with pytest.raises(ProtocolError, match="not implemented"):
-        bench_spec("llm:local=true", Protocol("tool"))
+    assert ":menu=tool:" in bench_spec("llm:local=true", Protocol("tool"))
+    assert Protocol("tool").record(True)["note"].startswith("tool: the agent adds no list")
     with pytest.raises(ProtocolError, match="no pass action"):
         bench_spec("llm:local=true", Protocol(on_invalid="forfeit"))
     with pytest.raises(ProtocolError, match="sets \\['menu'\\] itself"):
