@@ -129,10 +129,11 @@ def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
         if step.get("agent") not in names:
             continue
         info = step.get("info") or {}
-        usage = info.get("usage") if isinstance(info.get("usage"), Mapping) else {}
+        raw_usage, raw_failure = info.get("usage"), info.get("failure")
+        usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
         re_asked = float(usage.get("reprompts", 0) or 0)
         out["reprompts"] += re_asked
-        failure = info.get("failure") if isinstance(info.get("failure"), Mapping) else {}
+        failure: Mapping[str, Any] = raw_failure if isinstance(raw_failure, Mapping) else {}
         unparseable = bool(info.get("fallback")) and failure.get("kind") == "unparseable"
         out["invalid"] += float(re_asked > 0 or unparseable)
     return out

@@ -273,9 +273,10 @@ def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
         saved = json.loads(path.read_text())
         if saved.get("key") == key:
             return saved["qa"]
-    res = run_answerer(
-        items, llm_answerer(agent.client, temperature=0.0, max_tokens=64), spec, trials=1
-    )
+    client = getattr(agent, "client", None)
+    if client is None:
+        raise ProtocolError(f"{spec}: the agent has no model client to answer CoordinationQA")
+    res = run_answerer(items, llm_answerer(client, temperature=0.0, max_tokens=64), spec, trials=1)
     correct = [float(c) for c in res.correct[0]]
     qa = {
         "accuracy_pct": {
@@ -417,8 +418,9 @@ def agent_record(
         "classes": sorted({str(c.get("class")) for c in per_game.values()}),
         "settings": per_game,
     }
-    first = next(iter(per_game.values()), {})
-    inner = first.get("settings") if isinstance(first.get("settings"), dict) else first
+    first: dict[str, Any] = next(iter(per_game.values()), {})
+    nested = first.get("settings")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else first
     if text:
         out["model"] = {
             "requested": inner.get("model"),
