@@ -103,7 +103,9 @@ def test_env_kwargs_is_the_old_spelling_of_kw(capsys, tmp_path: Path, monkeypatc
     (path,) = tmp_path.glob("*.jsonl")
     assert Episode.read(path).env_kwargs == {"horizon": 3}
     seen = []
-    monkeypatch.setattr(plugins, "load", lambda group, name: lambda a: seen.append(a) or 0)
+    real_load = plugins.load  # only the trainer is faked (installed commands load as usual)
+    monkeypatch.setattr(plugins, "load", lambda group, name: (lambda a: seen.append(a) or 0)
+                        if group == "tom_envs.trainers" else real_load(group, name))  # fmt: skip
     assert cli.main(["train", "ppo", "PrisonersDilemma", "--kw", "horizon=3", "--seed", "1"]) == 0
     assert seen == [["--game", "PrisonersDilemma", "--env-kwargs", "horizon=3", "--seed", "1"]]
     help_text = cli.build_parser()._subparsers._group_actions[0].choices["run"].format_help()
