@@ -72,16 +72,22 @@ def ci_ratio(
     pairs: Sequence[tuple[float, float]], seed: int, resamples: int, scale: float = 100.0
 ) -> dict[str, Any]:
     """``scale * sum(num) / sum(den)`` over episodes ``(num, den)`` with its interval (episodes
-    resampled); ``null`` when no episode has a denominator."""
-    if sum(d for _, d in pairs) == 0:
+    resampled); ``null`` when no episode has a denominator. The draws and percentiles are
+    :func:`~tom_envs.records.bootstrap_ci`'s with the ratio as its statistic, vectorised (a test
+    checks they agree)."""
+    num = np.asarray([p[0] for p in pairs], dtype=float)
+    den = np.asarray([p[1] for p in pairs], dtype=float)
+    if den.sum() == 0:
         return {"mean": None, "lo": None, "hi": None, "n": len(pairs)}
-
-    def stat(items: list[tuple[float, float]]) -> float:
-        den = sum(d for _, d in items)
-        return scale * sum(n for n, _ in items) / den if den else math.nan
-
-    est, lo, hi = bootstrap_ci(list(pairs), seed, stat, resamples=resamples)
-    return interval(est, lo, hi, len(pairs))
+    est = scale * float(num.sum()) / float(den.sum())
+    if len(pairs) < 2:
+        return interval(est, math.nan, math.nan, len(pairs))
+    idx = np.random.default_rng(seed).integers(0, len(pairs), size=(resamples, len(pairs)))
+    dens = den[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = np.where(dens > 0, scale * num[idx].sum(axis=1) / dens, np.nan)
+    lo, hi = np.percentile(stats, [2.5, 97.5])
+    return interval(est, float(lo), float(hi), len(pairs))
 
 
 def stratified_mean(

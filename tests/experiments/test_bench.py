@@ -103,6 +103,15 @@ def test_bootstrap_known_values() -> None:
     est, lo, hi = bootstrap_ci(values, 7, resamples=500)
     assert ci_mean(values, 7, 500) == {"mean": round(est, 6), "lo": round(lo, 6),
                                        "hi": round(hi, 6), "n": 5}  # fmt: skip
+    # the ratio's interval is bootstrap_ci's with the ratio as its statistic
+    pairs = [(1.0, 4.0), (0.0, 3.0), (2.0, 2.0), (3.0, 5.0), (0.0, 1.0)]
+
+    def ratio(items: list[tuple[float, float]]) -> float:
+        return 100.0 * sum(n for n, _ in items) / sum(d for _, d in items)
+
+    est, lo, hi = bootstrap_ci(pairs, 5, ratio, resamples=300)
+    got = ci_ratio(pairs, 5, 300)
+    assert got["mean"] == round(est, 6) and got["lo"] == round(lo, 6) and got["hi"] == round(hi, 6)
     # the interval of {0, 1}: the mean of two draws is 0, 0.5 or 1 -> [0, 1] at 95%
     assert ci_mean([0.0, 1.0], 0, 2000)[("lo")] == 0.0 and ci_mean([0.0, 1.0], 0, 2000)["hi"] == 1.0
     # stratified: each group's mean is transformed then averaged; constant groups are exact
