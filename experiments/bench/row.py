@@ -46,6 +46,10 @@ ROW_KEYS = {
     "run",
 }
 NOT_MEASURED = "not measured in this suite version (the #35 measures are not part of suite v1)"
+#: Failure kinds that are an illegal answer (a reply naming no legal action, an illegal action,
+#: an answer the agent itself found unusable, e.g. an Overcooked mid-level action that cannot be
+#: carried out); the others (endpoint, exception, context overflow) are failures of the run.
+RULE_FAILURES = ("unparseable", "illegal", "invalid")
 #: Cost fields summed per episode (the LLM agents' usage metrics) and the wall time.
 COST_FIELDS = ("calls", "tokens_in", "tokens_out", "cost_usd")
 
@@ -118,7 +122,8 @@ def stratified_mean(
 # --------------------------------------------------------------------------- per episode
 def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
     """What one episode contributes to a row: the focal seats' mean return, their decisions,
-    fallbacks, invalid first answers (an answer re-asked or replaced for naming no legal action),
+    fallbacks, invalid first answers (an answer re-asked, or replaced for being illegal:
+    :data:`RULE_FAILURES`),
     re-asks, model calls, tokens, cost and wall time."""
     names = [f"player_{i}" for i in focal]
     out = {
@@ -140,8 +145,8 @@ def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
         re_asked = float(usage.get("reprompts", 0) or 0)
         out["reprompts"] += re_asked
         failure: Mapping[str, Any] = raw_failure if isinstance(raw_failure, Mapping) else {}
-        unparseable = bool(info.get("fallback")) and failure.get("kind") == "unparseable"
-        out["invalid"] += float(re_asked > 0 or unparseable)
+        illegal = bool(info.get("fallback")) and failure.get("kind") in RULE_FAILURES
+        out["invalid"] += float(re_asked > 0 or illegal)
     return out
 
 
@@ -232,6 +237,7 @@ def write_row(row: Mapping[str, Any], path: str | Path) -> Path:
 __all__ = [
     "MAX_ROW_BYTES",
     "NOT_MEASURED",
+    "RULE_FAILURES",
     "SCHEMA",
     "RowError",
     "check_row",

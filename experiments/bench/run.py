@@ -30,6 +30,7 @@ from typing import Any
 
 from tom_experiments.bench.row import (
     NOT_MEASURED,
+    RULE_FAILURES,
     SCHEMA,
     ci_mean,
     episode_numbers,
@@ -64,7 +65,7 @@ HIDDEN_NOTE = (
 )
 #: Fallbacks of these kinds are the agent's rule adherence; any other kind (endpoint, exception,
 #: context overflow) is a failure of the run.
-RULE_KINDS = ("unparseable",)
+RULE_KINDS = RULE_FAILURES
 
 
 class ProtocolError(ValueError):
