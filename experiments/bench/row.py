@@ -140,12 +140,14 @@ def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
         if step.get("agent") not in names:
             continue
         info = step.get("info") or {}
-        raw_usage, raw_failure = info.get("usage"), info.get("failure")
+        # the driver's record of the decision (every agent), else the agent's own
+        raw_usage, raw_failure = info.get("usage"), step.get("failure") or info.get("failure")
         usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
         re_asked = float(usage.get("reprompts", 0) or 0)
         out["reprompts"] += re_asked
         failure: Mapping[str, Any] = raw_failure if isinstance(raw_failure, Mapping) else {}
-        illegal = bool(info.get("fallback")) and failure.get("kind") in RULE_FAILURES
+        fell_back = bool(step.get("fallback") or info.get("fallback"))
+        illegal = fell_back and failure.get("kind") in RULE_FAILURES
         out["invalid"] += float(re_asked > 0 or illegal)
     return out
 
