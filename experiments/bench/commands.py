@@ -18,6 +18,7 @@ from tom_experiments.bench.run import (
     build_anchors,
     build_row,
     check_failures,
+    git_commit,
     is_text_agent,
     play,
     qa_items,
@@ -86,6 +87,7 @@ def score(
     from tom_envs.evaluation.cost import usage_of
 
     suite.check_zoo()
+    commit = git_commit()  # the code this run starts with (a later commit is not what ran)
     played_spec: str | dict[str, str] = (
         {g: bench_spec(s, protocol) for g, s in per_game.items()}
         if per_game
@@ -141,7 +143,13 @@ def score(
         outcomes,
         qa,
         wall,
-        {"dir": str(out), "resumed": resumed, "played": played, "command": command},
+        {
+            "dir": str(out),
+            "resumed": resumed,
+            "played": played,
+            "command": command,
+            "commit": commit,
+        },
     )
     dest = out_row or args.out or f"rows/{suite.key}-{out.name.split('-')[-1]}.json"
     write_row(row, dest)

@@ -357,8 +357,10 @@ def _h(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def code_record() -> dict[str, Any]:
-    """Package version, commit, the packages' source digests and the interpreter's versions."""
+def code_record(commit: str | None = None) -> dict[str, Any]:
+    """Package version, commit (as read when the run started, else now), the packages' source
+    digests (computed once per process, when the first episode's configuration is built) and
+    the interpreter's versions."""
     import numpy
 
     import tom_envs
@@ -372,7 +374,7 @@ def code_record() -> dict[str, Any]:
         torch_version = None
     return {
         "tom_envs": tom_envs.__version__,
-        "commit": git_commit(),
+        "commit": commit or git_commit(),
         "packages": code_identity(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -552,7 +554,7 @@ def build_row(
         "suite": suite_record(suite),
         "agent": agent_record(spec, played, every_episode, suite.games[0].focal_seats),
         "protocol": protocol.record(is_text_agent(spec)),
-        "code": code_record(),
+        "code": code_record(run.get("commit")),
         "cells": cells,
         "games": games,
         "aggregate": _aggregate(groups, transforms, games, complete, seed, B),

@@ -125,6 +125,27 @@ def test_bootstrap_known_values() -> None:
     assert math.isclose(one["lo"], lo, abs_tol=1e-6) and math.isclose(one["hi"], hi, abs_tol=1e-6)
 
 
+def test_invalid_answers_are_the_illegal_fallbacks_and_reasks() -> None:
+    from tom_envs.records import Episode
+    from tom_experiments.bench.row import episode_numbers
+
+    def step(agent: str, fallback: bool = False, kind: str = "", reprompts: int = 0) -> dict:
+        info = {"usage": {"calls": 1 + reprompts, "reprompts": reprompts}}
+        return {"agent": agent, "fallback": fallback, "info": info,
+                "failure": {"kind": kind, "message": ""} if fallback else None}  # fmt: skip
+
+    steps = [step("player_0"), step("player_0", reprompts=1),  # re-asked, then valid
+             step("player_0", True, "unparseable"), step("player_0", True, "invalid"),
+             step("player_0", True, "illegal"), step("player_0", True, "endpoint"),
+             step("player_1", True, "unparseable")]  # fmt: skip
+    ep = Episode("x", 0, {}, {}, steps=steps, returns={"player_0": 2.0, "player_1": 0.0},
+                 decisions={"player_0": 6, "player_1": 1}, fallbacks={"player_0": 4, "player_1": 1})  # fmt: skip
+    n = episode_numbers(ep, [0])
+    # an endpoint failure is a fallback but not an illegal answer; the partner's never count
+    assert (n["invalid"], n["fallbacks"], n["decisions"], n["reprompts"]) == (4, 4, 6, 1)
+    assert n["return"] == 2.0
+
+
 # --------------------------------------------------------------------------- the row
 def test_row_schema_round_trip_and_manifest(tiny: Path, tmp_path: Path) -> None:
     row = _bench(tmp_path)
@@ -346,3 +367,15 @@ def test_commit_is_read_without_running_git(tmp_path: Path) -> None:
     (repo / "pkg").mkdir()
     assert git_commit(repo / "pkg" / "x.py") == "abc123"
     assert git_commit(tmp_path / "nowhere" / "x.py") in (None, git_commit(tmp_path))
+
+
+def test_the_row_names_the_commit_the_run_started_with(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tom_experiments.bench import run
+
+    commits = iter(["commit-at-start", "a-later-commit", "a-later-commit"])
+    monkeypatch.setattr(commands, "git_commit", lambda: next(commits))
+    monkeypatch.setattr(run, "git_commit", lambda: next(commits))
+    row = _bench(tmp_path)
+    assert row["code"]["commit"] == "commit-at-start"
