@@ -130,32 +130,26 @@ def score(
     if failure:
         return _err(f"{spec}: {failure}", 1)
     guard.spent(usage_of([o.episode for o in outcomes if o.ok]))
-    command = (
-        "tom-envs " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        if sys.argv[1:2] == ["bench"]
-        else ""
-    )
-    row = build_row(
-        suite,
-        spec,
-        played_spec,
-        protocol,
-        outcomes,
-        qa,
-        wall,
-        {
-            "dir": str(out),
-            "resumed": resumed,
-            "played": played,
-            "command": command,
-            "commit": commit,
-        },
-    )
+    run = {
+        "dir": str(out),
+        "resumed": resumed,
+        "played": played,
+        "command": _command(),
+        "commit": commit,
+    }
+    row = build_row(suite, spec, played_spec, protocol, outcomes, qa, wall, run)
     dest = out_row or args.out or f"rows/{suite.key}-{out.name.split('-')[-1]}.json"
     write_row(row, dest)
     agg = row["aggregate"]
     print(f"aggregate {agg['mean']} [{agg['lo']}, {agg['hi']}] over {agg['games']} games -> {dest}")
     return 0
+
+
+def _command() -> str:
+    """The command line, when the process is ``tom-envs bench ...`` (else empty)."""
+    if sys.argv[1:2] != ["bench"]:
+        return ""
+    return "tom-envs " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
 def _estimate(jobs: list[Any], text: bool, suite: Any, args: argparse.Namespace) -> int:
