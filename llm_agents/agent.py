@@ -187,8 +187,9 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             episode's ``fuzzy_grounded``); an unmarked reply is still a fallback.
         menu: ``"auto"`` (default): the candidate actions are listed in the prompt unless the
             observation lists them; ``"none"``: never (the game's rules say how to write an
-            action: 003's CoBlock commands, 000's App. A.1 forms); a shortlist (001's top-k) is
-            always listed.
+            action: 003's CoBlock commands, 000's App. A.1 forms); ``"tool"``: not listed, but
+            offered: a reply ``LIST`` gets them in a follow-up message (a counted call, step
+            ``"legal_actions"``, once per decision); a shortlist (001's top-k) is always listed.
         timeout: seconds per request attempt (built client).
         max_retries: retries of a failed request (rate limit, timeout, connection, 5xx).
         retry_delay_s: the first backoff of those retries; later ones double.

@@ -155,6 +155,9 @@ class AnsweringMixin(AgentState):
         """Ask for an action in the answer format; on invalid output apply the ``invalid``
         policy (re-prompt with the game's feedback, resample, or forfeit)."""
         fmt, names = self.answer_format(ctx, decider)
+        offer = self.menu == "tool" and not (ctx.shows_menu() or ctx.listed_in_observation())
+        if offer:
+            fmt = f"{fmt}\n{self.templates.TOOL_OFFER}"
         ctx.notes.pop("grounding", None)  # this generation's own
         options = list(ctx.candidates.values())
         schema = None
@@ -181,6 +184,16 @@ class AnsweringMixin(AgentState):
                 else ("resample" if self.invalid == "resample" else "reprompt")
             )
             text = ctx.ask(step, request).text
+            if offer and _asks_for_list(text):  # the list on request, once per decision
+                offer = False
+                ctx.notes["legal_actions_requested"] = True
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": ctx.legal_block()},
+                ]
+                request = ctx.request(messages, schema=schema, max_tokens=budget, sample=attempt)
+                text = ctx.ask("legal_actions", request).text
             reply = read_reply(text, names, labels=self.templates)
             action, feedback, parsed_message = self._interpret(ctx, reply, text)
             if action is not None:
@@ -445,6 +458,11 @@ def fuzzy_ground(reply: str, candidates: Mapping[int, str]) -> tuple[int, str, f
     ]
     score, best = max(scored, key=lambda x: (x[0], -list(candidates).index(x[1])))
     return best, said, score
+
+
+def _asks_for_list(text: str) -> bool:
+    """Whether a reply is the request for the legal actions (``LIST``, alone, any case)."""
+    return re.fullmatch(r"\W*(?:action\W*)?list\W*", text.strip(), re.IGNORECASE) is not None
 
 
 def _without_listing(feedback: str) -> str:

@@ -48,8 +48,10 @@ GAME_ARGS = ("preset", "none")
 #: candidate by text similarity when the parser finds none.
 GROUNDINGS = ("parser", "fuzzy")
 #: Whether the agent lists the candidate actions in its prompts (``"auto"``: unless the
-#: observation lists them) or never (``"none"``: the game's rules and text alone).
-MENUS = ("auto", "none")
+#: observation lists them), never (``"none"``: the game's rules and text alone), or only when the
+#: model asks (``"tool"``: the prompt offers the list; a reply ``LIST`` gets it in a follow-up
+#: message, a counted call recorded under the step ``"legal_actions"``).
+MENUS = ("auto", "none", "tool")
 
 #: The client's failure kinds a decision's fallback is recorded under as they are (any other
 #: refused request is recorded as ``"endpoint"``: its message says which).
@@ -266,8 +268,8 @@ class SettingsMixin(AgentState):
             raise ValueError(f"answer_format must be one of ['agent', 'game'], got {s['answer_format']!r}")
         if s["answer_format"] == "game" and s["decoding"] != "free":
             raise ValueError("answer_format='game' (the game's own reply format) needs decoding='free'")
-        if s["menu"] == "none" and s["decoding"] != "free":
-            raise ValueError("menu='none' needs decoding='free' (a JSON schema lists the actions)")
+        if s["menu"] in ("none", "tool") and s["decoding"] != "free":
+            raise ValueError(f"menu={s['menu']!r} needs decoding='free' (a JSON schema lists the actions)")
         if s["probe_batch"] not in (True, False, "step", "question", "target"):
             raise ValueError(
                 "probe_batch must be one of [true, false, 'step', 'question', 'target'], "

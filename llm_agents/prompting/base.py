@@ -167,7 +167,7 @@ class DecisionContext:
         rules give the command syntax, the paper lists no candidates), nor where the
         observation lists them already; a shortlist (001's top-k) is always listed."""
         shortlist = set(self.candidates) != set(self.text.legal_actions)
-        if self.agent.menu == "none" and not shortlist:
+        if self.agent.menu in ("none", "tool") and not shortlist:
             return False
         return not self.listed_in_observation()
 

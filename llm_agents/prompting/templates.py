@@ -74,6 +74,8 @@ REPROMPT = (
     "Your answer could not be used: {feedback}\n"
     "Answer again in the required format, choosing exactly one of: {actions}."
 )
+#: The offer of the legal actions on request (``menu="tool"``), after the answer format.
+TOOL_OFFER = "To see the list of legal actions first, reply with the single word LIST."
 #: The re-prompt when the prompt lists no actions (``menu="none"``): the rules say how to act.
 REPROMPT_NO_MENU = (
     "Your answer could not be used: {feedback}\n"

@@ -24,6 +24,7 @@ MESSAGE_FIELD = "随动作发送给队友的一条简短消息（可以为空）
 TEXT_FORMAT = "请按以下格式回答：\n{lines}动作：<一个合法动作>\n不要输出其他内容。"
 ACTION_SLOT = "<一个合法动作>"
 ACTION_SLOT_NO_MENU = "<按规则写出的动作>"
+TOOL_OFFER = "如需先查看合法动作列表，请只回复一个词：LIST。"
 REPROMPT_NO_MENU = "你的回答无法使用：{feedback}\n请按要求的格式重新回答，按规则写出一个动作。"
 LABELS = {
     "reasoning": "推理",

@@ -1,0 +1,329 @@
+"""Bench suites: fixed, versioned TOML files (``suites/<name>-v<version>.toml``) with their anchors.
+
+A suite names, per game (every registered game except ``Example``): the game arguments, the seats
+of the benchmarked agent (``focal_seats``), of its partner (``partner_seats``) and of anyone else
+(``others``, e.g. Guandan's opponents), the partners (zoo members of :func:`tom_envs.zoo.members`:
+a list of names, or ``"zoo"`` for every member), the episode seeds of every (game, partner) cell,
+and the reference agents whose best mean return is the game's ``high`` anchor (measured on
+``anchor_seeds``, by default the cells' seeds). The ``[anchors]``
+section at the end is written by ``tom-envs bench --build-anchors NAME`` (the command is frozen
+beside the values), with each game's zoo version (:func:`tom_envs.zoo.version`): a suite whose
+zoo has changed since is refused, never run against other partners under the same name.
+
+The suite's identity is the SHA-256 of its file bytes (anchors included): a row records it, and
+rows of different suites are never put in one table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SUITE_NAMES = ("small", "full")
+SUITE_KEYS = {"name", "version", "description", "bootstrap", "qa", "games", "anchors"}
+GAME_KEYS = {
+    "game",
+    "kwargs",
+    "focal_seats",
+    "partner_seats",
+    "others",
+    "partners",
+    "seeds",
+    "references",
+    "anchor_seeds",
+}
+ANCHOR_KEYS = {"low", "low_ci", "high", "high_ci", "high_by", "zoo", "episodes"}
+#: The line that opens the anchors section (everything after it is rewritten by --build-anchors).
+ANCHORS_MARK = "# --- anchors: written by `tom-envs bench --build-anchors"
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot run; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class SuiteGame:
+    """One game of a suite: its arguments, seats, partners, seeds and references."""
+
+    game: str
+    kwargs: dict[str, Any]
+    focal_seats: tuple[int, ...]
+    partner_seats: tuple[int, ...]
+    others: str | None
+    partners: tuple[str, ...]  # zoo member names (resolved when the file says "zoo")
+    seeds: tuple[int, ...]
+    references: tuple[str, ...]
+    #: the seeds the anchors are measured on (default: ``seeds``; more where bots are cheap)
+    anchor_seeds: tuple[int, ...] = ()
+
+    def seating(self, focal: str, partner: str, num_players: int) -> tuple[str, ...]:
+        """Agent specs per seat: ``focal`` at the focal seats, ``partner`` at the partner seats,
+        ``others`` elsewhere."""
+        seats: list[str | None] = [None] * num_players
+        for s in self.focal_seats:
+            seats[s] = focal
+        for s in self.partner_seats:
+            seats[s] = partner
+        if any(x is None for x in seats) and not self.others:
+            raise SuiteError(f"{self.game}: seats without an agent and no `others`")
+        return tuple(x if x is not None else str(self.others) for x in seats)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A game's normalisation: ``low`` (random focal with random partners) -> 0, ``high`` (the
+    best declared reference's mean return over the suite's cells) -> 1."""
+
+    low: float
+    high: float
+    high_by: str
+    low_ci: tuple[float, float] = (math.nan, math.nan)
+    high_ci: tuple[float, float] = (math.nan, math.nan)
+    zoo: str = ""
+    episodes: int = 0
+
+    @property
+    def headroom(self) -> bool:
+        """Whether the scale exists (``high`` above ``low``)."""
+        return self.high > self.low
+
+    def normalise(self, value: float) -> float:
+        """``(value - low) / (high - low)`` (nan without headroom)."""
+        return (value - self.low) / (self.high - self.low) if self.headroom else math.nan
+
+
+@dataclass
+class Suite:
+    """A loaded suite file."""
+
+    name: str
+    version: int
+    description: str
+    games: list[SuiteGame]
+    bootstrap_resamples: int
+    bootstrap_seed: int
+    qa_items_per_game: int
+    anchors: dict[str, Anchor] = field(default_factory=dict)
+    anchors_command: str = ""
+    sha256: str = ""
+    path: Path | None = None
+
+    @property
+    def key(self) -> str:
+        """``small-v1``."""
+        return f"{self.name}-v{self.version}"
+
+    def game(self, name: str) -> SuiteGame:
+        """A game of the suite by name."""
+        for g in self.games:
+            if g.game == name:
+                return g
+        raise SuiteError(f"suite {self.key} has no game {name!r}")
+
+    def check_zoo(self) -> None:
+        """Refuse to run when a game's zoo differs from the one the anchors were built with."""
+        from tom_envs import zoo
+
+        if not self.anchors:
+            raise SuiteError(
+                f"suite {self.key} has no anchors yet: run `tom-envs bench "
+                f"--build-anchors {self.name}`"
+            )
+        changed = [
+            f"{g.game}: frozen {self.anchors[g.game].zoo}, installed {zoo.version(g.game)}"
+            for g in self.games
+            if g.game in self.anchors and self.anchors[g.game].zoo != zoo.version(g.game)
+        ]
+        missing = [g.game for g in self.games if g.game not in self.anchors]
+        if missing:
+            raise SuiteError(f"suite {self.key}: no anchors for {', '.join(missing)}")
+        if changed:
+            raise SuiteError(
+                f"suite {self.key} was frozen with other partner zoos ({'; '.join(changed)}): "
+                "its numbers would not be comparable; a changed zoo needs a new suite version"
+            )
+
+    def describe(self) -> str:
+        """One line per game: partners, seeds, arguments."""
+        lines = [f"suite {self.key} (sha256 {self.sha256[:12]}): {self.description}"]
+        for g in self.games:
+            lines.append(
+                f"  {g.game}: {len(g.partners)} partners ({', '.join(g.partners)}) x "
+                f"seeds {list(g.seeds)}, args {g.kwargs or 'defaults'}"
+            )
+        return "\n".join(lines)
+
+
+def suites_dir() -> Path:
+    """The folder of the shipped suite files."""
+    return Path(str(resources.files("tom_experiments.bench") / "suites"))
+
+
+def suite_path(name: str, version: int | None = None) -> Path:
+    """The shipped file of suite ``name`` (its highest version unless ``version`` is given)."""
+    if name not in SUITE_NAMES:
+        raise SuiteError(f"unknown suite {name!r}; shipped suites: {', '.join(SUITE_NAMES)}")
+    found = sorted(suites_dir().glob(f"{name}-v*.toml"), key=lambda p: int(p.stem.split("-v")[1]))
+    if version is not None:
+        found = [p for p in found if p.stem == f"{name}-v{version}"]
+    if not found:
+        raise SuiteError(f"no file for suite {name!r} version {version} in {suites_dir()}")
+    return found[-1]
+
+
+def load_suite(name: str, version: int | None = None) -> Suite:
+    """A shipped suite by name (and version)."""
+    return parse_suite(suite_path(name, version))
+
+
+def _ints(value: Any, where: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value
+    ):
+        raise SuiteError(f"{where}: expected a list of whole numbers >= 0, got {value!r}")
+    return tuple(value)
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(x, str) for x in value):
+        raise SuiteError(f"{where}: expected a non-empty list of names, got {value!r}")
+    return tuple(value)
+
+
+def _game(i: int, g: Any) -> SuiteGame:
+    from tom_envs import zoo
+    from tom_envs.registration import game_spec
+
+    where = f"games[{i}]"
+    if not isinstance(g, dict) or not isinstance(g.get("game"), str):
+        raise SuiteError(f"{where}: expected a table with `game`")
+    unknown = set(g) - GAME_KEYS
+    if unknown:
+        raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(GAME_KEYS)}")
+    spec = game_spec(g["game"])
+    members = [m.name for m in zoo.members(spec.name)]
+    partners = g.get("partners", "zoo")
+    resolved = tuple(members) if partners == "zoo" else _names(partners, f"{where}.partners")
+    bad = [p for p in resolved if p not in members]
+    if bad:
+        raise SuiteError(f"{where}: {bad} are not members of the {spec.name} zoo ({members})")
+    kwargs = g.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise SuiteError(f"{where}.kwargs: expected a table")
+    return SuiteGame(
+        game=spec.name,
+        kwargs=dict(kwargs),
+        focal_seats=_ints(g.get("focal_seats", [0]), f"{where}.focal_seats"),
+        partner_seats=_ints(g.get("partner_seats", [1]), f"{where}.partner_seats"),
+        others=g.get("others"),
+        partners=resolved,
+        seeds=_ints(g.get("seeds"), f"{where}.seeds"),
+        references=_names(g.get("references"), f"{where}.references"),
+        anchor_seeds=_ints(g.get("anchor_seeds", g.get("seeds")), f"{where}.anchor_seeds"),
+    )
+
+
+def _anchors(data: Any) -> tuple[dict[str, Anchor], str]:
+    if data is None:
+        return {}, ""
+    command = str(data.get("command", ""))
+    out = {}
+    for game, a in data.items():
+        if game == "command":
+            continue
+        unknown = set(a) - ANCHOR_KEYS
+        if unknown:
+            raise SuiteError(f"anchors.{game}: unknown keys {sorted(unknown)}")
+        out[game] = Anchor(
+            float(a["low"]),
+            float(a["high"]),
+            str(a["high_by"]),
+            tuple(a.get("low_ci", (math.nan, math.nan))),  # type: ignore[arg-type]
+            tuple(a.get("high_ci", (math.nan, math.nan))),  # type: ignore[arg-type]
+            str(a.get("zoo", "")),
+            int(a.get("episodes", 0)),
+        )
+    return out, command
+
+
+def parse_suite(path: Path) -> Suite:
+    """Read and check a suite file (raises :class:`SuiteError` naming the problem)."""
+    raw = Path(path).read_bytes()
+    try:
+        data = tomllib.loads(raw.decode())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: not a TOML file: {exc}") from exc
+    unknown = set(data) - SUITE_KEYS
+    if unknown:
+        raise SuiteError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SUITE_KEYS)}")
+    games = [_game(i, g) for i, g in enumerate(data.get("games", []))]
+    if not games:
+        raise SuiteError(f"{path}: no [[games]]")
+    boot = data.get("bootstrap", {})
+    anchors, command = _anchors(data.get("anchors"))
+    return Suite(
+        name=str(data["name"]),
+        version=int(data["version"]),
+        description=str(data.get("description", "")),
+        games=games,
+        bootstrap_resamples=int(boot.get("resamples", 2000)),
+        bootstrap_seed=int(boot.get("seed", 0)),
+        qa_items_per_game=int(data.get("qa", {}).get("items_per_game", 0)),
+        anchors=anchors,
+        anchors_command=command,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        path=Path(path),
+    )
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def write_anchors(path: Path, anchors: dict[str, Anchor], command: str) -> None:
+    """Replace the anchors section of a suite file (everything from :data:`ANCHORS_MARK` on)."""
+    text = Path(path).read_text()
+    head = text.split(ANCHORS_MARK)[0].rstrip() + "\n\n"
+    lines = [
+        f"{ANCHORS_MARK} {command.split('--build-anchors')[-1].strip()}` ---",
+        "[anchors]",
+        f"command = {json.dumps(command)}",
+    ]
+    for game, a in anchors.items():
+        lines += [
+            "",
+            f"[anchors.{game}]",
+            f"low = {_toml_value(a.low)}",
+            f"low_ci = {_toml_value(list(a.low_ci))}",
+            f"high = {_toml_value(a.high)}",
+            f"high_ci = {_toml_value(list(a.high_ci))}",
+            f"high_by = {json.dumps(a.high_by)}",
+            f"zoo = {json.dumps(a.zoo)}",
+            f"episodes = {a.episodes}",
+        ]
+    Path(path).write_text(head + "\n".join(lines) + "\n")
+
+
+__all__ = [
+    "ANCHORS_MARK",
+    "SUITE_NAMES",
+    "Anchor",
+    "Suite",
+    "SuiteError",
+    "SuiteGame",
+    "load_suite",
+    "parse_suite",
+    "suite_path",
+    "suites_dir",
+    "write_anchors",
+]
