@@ -115,7 +115,7 @@ def test_functional_tom_uses_the_exact_best_response(tmp_path: Path) -> None:
     ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
     cfg = MatrixConfig(game="ipd", horizon=6)
     for partner in ("always_0", "always_1"):
-        best, kind = ft["best"][partner]
+        best, kind, _source = ft["best"][partner]
         assert kind == "exact"
         exact = solver_for(cfg, partner, 0).optimal_return()
         assert best == pytest.approx(exact)
@@ -261,7 +261,8 @@ def test_regret_curve_is_the_cumulative_gap(tmp_path: Path) -> None:
 
     ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
     cfg = MatrixConfig(game="ipd", horizon=6)
-    # vs always_0 the best evaluated agent is a1 (defect); vs always_1 too. a0's gap per round:
+    # vs always_0 the exact optimum defects every round (as a1 does); vs always_1 too. a0's gap
+    # per round:
     gap0 = payoff(cfg, 0, 1, 0) - payoff(cfg, 0, 0, 0)
     gap1 = payoff(cfg, 0, 1, 1) - payoff(cfg, 0, 0, 1)
     want = np.cumsum([(gap0 + gap1) / 2] * 6)
