@@ -26,19 +26,28 @@ fields), ``succeeded(state)``, ``failed(state)`` and ``config.max_turns``.
 The planner also scores play (used by the games' metrics and ToM probes):
 :meth:`JointPlanner.q_table` gives ``Q_k(s, (a, b))`` for every joint action, from which
 best responses to a partner's actual (or predicted) move are read.
+
+**Best response to a known partner.** :class:`BestResponsePlanner` reuses the same tables for one
+seat against a fixed Markov partner (:class:`MarkovPartner`: ``(state, turns left) -> action
+distribution``; the ``greedy`` bot through :func:`partner_from_view`, ``optimal`` through
+:func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor the same way
+or in one batched call with :func:`partner_from_batch`): backward induction with the ``max`` over
+the seat's own action of the partner-weighted joint rows, so its value is the exact
+best-response value (the functional-ToM reference, :mod:`tom_envs.partners.reference`), with
+``q_values`` per own action and ``best_action``.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from tom_envs.core.agents import AgentAction, BaseAgent, Turn
+from tom_envs.core.agents import AgentAction, BaseAgent, Turn, as_agent_action, state_turn
 from tom_envs.core.probes import Probe
 
 #: Values closer than this are ties (the values are probabilities and turn counts).
@@ -524,3 +533,509 @@ def predictions_of(steps: Sequence[Mapping[str, Any]]) -> dict[int, list[int | N
         pred = (step.get("prediction") or {}).get("partner_action")
         out[seat].append(None if pred is None else int(pred))
     return out
+
+
+# ------------------------------------------------------------------ best response to a partner
+#: A Markov partner's action distribution: ``(canonical state, turns left) -> {action: prob}``
+#: (``turns left`` is ``None`` in a game without a turn limit).
+PartnerProbs = Callable[[Any, "int | None"], Mapping[int, float]]
+
+
+@dataclass(frozen=True)
+class MarkovPartner:
+    """A partner policy the best-response planner can tabulate.
+
+    Attributes:
+        name: how results name it (``"greedy"``, ``"optimal"``, ``"random"``, ``"zoo/ppo_s0"``).
+        probs: ``(canonical state, turns left) -> {action: probability}`` over the partner's
+            options in that state (missing actions have probability 0). The canonical state is
+            the planner's (no turn counter; see the game's ``canonical``), so the partner must be
+            Markov in it and in the turns left: the rule bots are; a learned actor is tabulated
+            by evaluating it on the view of every reachable ``(state, turns left)``
+            (:func:`partner_from_view`).
+        stationary: ``True`` when ``probs`` ignores the turns left (evaluated once per state).
+        batch: optional ``(canonical states, turns left) -> array (states, actions)`` of
+            probabilities over the action catalogue, used to tabulate every state in one call
+            (a learned actor's batched forward pass: :func:`partner_from_batch`); ``probs`` must
+            agree with it.
+    """
+
+    name: str
+    probs: PartnerProbs
+    stationary: bool = False
+    batch: Callable[[Sequence[Any], int | None], np.ndarray] | None = None
+
+
+def partner_from_view(
+    name: str,
+    game: Any,
+    seat: int,
+    policy: Callable[[Any, int | None], Mapping[int, float] | int],
+    stationary: bool = False,
+) -> MarkovPartner:
+    """A :class:`MarkovPartner` from a policy of the partner's *view*.
+
+    ``policy(view, turns_left)`` returns ``{action: probability}``, or one action (deterministic).
+    The view is ``game.observe`` of the canonical state with its turn counter set to
+    ``max_turns - turns_left`` (so a policy reading the turn sees the right one). What the
+    canonical state drops (CollabEscape's display-only ``fixing`` flags) reads as its default.
+    """
+    horizon = game.config.max_turns
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        turn = 0 if horizon is None or turns_left is None else horizon - turns_left
+        out = policy(game.observe(replace(state, turn=turn), seat), turns_left)
+        if isinstance(out, Mapping):
+            return out
+        return {int(out): 1.0}
+
+    return MarkovPartner(name, probs, stationary)
+
+
+def optimal_partner(planner: JointPlanner, seat: int) -> MarkovPartner:
+    """``optimal``: the partner's part of the joint planner's optimal joint action, exactly as
+    :class:`JointPlannerAgent` plays it (lexicographic ``(Q_k, ..., Q_1)``, then the first joint
+    action in canonical order), tabulated for every state at once per ``k``."""
+    t = planner._tables
+    running = t.row_count > 0
+    starts = t.row_start[running]
+    row_state = np.repeat(np.arange(len(t.states)), t.row_count)
+    n_rows = len(t.row_joint)
+    partner_part = np.asarray([j[seat] for j in t.row_joint], dtype=np.int64)
+    q_cache: dict[int, np.ndarray] = {}
+    chosen: dict[int | None, np.ndarray] = {}
+
+    def q_rows(prev_key: int) -> np.ndarray:  # Q of every row against V_{prev_key} (-1: V_inf)
+        q = q_cache.get(prev_key)
+        if q is None:
+            prev = planner._v_inf if prev_key < 0 else planner._layers[prev_key]
+            assert prev is not None  # V_inf exists exactly when there is no turn limit
+            q = q_cache[prev_key] = np.bincount(
+                t.t_row, weights=t.t_prob * prev[t.t_next], minlength=n_rows
+            )
+        return q
+
+    def choose(k: int | None) -> np.ndarray:
+        if k is None:
+            top = len(planner._layers) - 1
+            keys = [-1, *range(top - 1, -1, -1)]
+        else:
+            keys = list(range(min(k, len(planner._layers) - 1) - 1, -1, -1))
+        keep = np.ones(n_rows, dtype=bool)
+        for key in keys:
+            q = q_rows(key)
+            best = np.maximum.reduceat(np.where(keep, q, -np.inf), starts)
+            full = np.full(len(t.states), np.inf)
+            full[running] = best
+            keep &= q >= full[row_state] - TIE
+        first = np.minimum.reduceat(np.where(keep, np.arange(n_rows), n_rows), starts)
+        out = np.full(len(t.states), -1, dtype=np.int64)
+        out[running] = partner_part[first]
+        return out
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        key = None if planner.horizon is None else turns_left
+        if key not in chosen:
+            chosen[key] = choose(key)
+        return {int(chosen[key][planner._idx(state)]): 1.0}
+
+    return MarkovPartner("optimal", probs, stationary=False)
+
+
+def partner_from_agent(
+    name: str, bundle: Any, seat: int, agent: Any, stationary: bool = False
+) -> MarkovPartner:
+    """A :class:`MarkovPartner` from an agent object, asked on the full turn of every state.
+
+    The turn is the one the episode driver would hand it (:func:`~tom_envs.core.agents.state_turn`:
+    view, vector observation, mask, text) for the canonical state with the turn counter of the
+    turns left. An agent with ``action_probs(turn)`` (its known policy) is read through it;
+    otherwise its ``act(turn)`` is taken as a deterministic choice. The tabulation is exact only
+    for an agent that is Markov in ``(state, turns left)`` (rule bots, feedforward actors); one
+    that learns or remembers within the episode is not (the caller vouches for it).
+    """
+    game = bundle.game
+    horizon = game.config.max_turns
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        turn_no = 0 if horizon is None or turns_left is None else horizon - turns_left
+        turn = state_turn(bundle, replace(state, turn=turn_no), seat)
+        known = getattr(agent, "action_probs", None)
+        if known is not None:
+            dist = known(turn)
+            if dist is not None:
+                return {int(a): float(p) for a, p in dict(dist).items()}
+        action = as_agent_action(agent.act(turn)).action
+        if action is None:
+            raise ValueError(f"partner {name!r} named no action in {state}")
+        return {int(action): 1.0}
+
+    return MarkovPartner(name, probs, stationary)
+
+
+def partner_from_batch(
+    name: str,
+    game: Any,
+    seat: int,
+    policy: Callable[[Sequence[Any], int | None], np.ndarray],
+    stationary: bool = False,
+) -> MarkovPartner:
+    """A :class:`MarkovPartner` from a *batched* policy of the partner's views.
+
+    ``policy(views, turns_left)`` returns an array ``(len(views), actions)`` of probabilities over
+    the action catalogue (a learned actor: one forward pass over the encoded views, illegal
+    actions masked to 0). The views are built as in :func:`partner_from_view`.
+    """
+    horizon = game.config.max_turns
+
+    def views(states: Sequence[Any], turns_left: int | None) -> list[Any]:
+        turn = 0 if horizon is None or turns_left is None else horizon - turns_left
+        return [game.observe(replace(s, turn=turn), seat) for s in states]
+
+    def batch(states: Sequence[Any], turns_left: int | None) -> np.ndarray:
+        return np.asarray(policy(views(states, turns_left), turns_left), dtype=np.float64)
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        row = batch([state], turns_left)[0]
+        return {int(a): float(p) for a, p in enumerate(row) if p > 0.0}
+
+    return MarkovPartner(name, probs, stationary, batch)
+
+
+def uniform_partner(game: Any, seat: int) -> MarkovPartner:
+    """``random``: uniform over the partner's options (as :class:`~tom_envs.core.agents.RandomAgent`
+    plays the legal actions)."""
+
+    def probs(state: Any, turns_left: int | None) -> Mapping[int, float]:
+        opts = game.options(state, seat)
+        return {a: 1.0 / len(opts) for a in opts}
+
+    return MarkovPartner("random", probs, stationary=True)
+
+
+class BestResponsePlanner:
+    """The exact best response of seat ``seat`` to a known Markov partner in the other seat.
+
+    Reuses the joint planner's tables (every state reachable from the start, chance enumerated
+    exactly) and replaces the ``max`` over joint actions by a ``max`` over the focal's own action
+    of the partner-weighted joint rows:
+
+        V_0(s) = 0 (running),  V_k(success) = 1,  V_k(failure) = 0
+        Q_k(s, a) = sum_b pi(b | s, k) * ( sum_{s'} P(s' | s, (a, b)) * V_{k-1}(s') - step_cost )
+        V_k(s) = max_a Q_k(s, a)
+
+    With ``step_cost = 0``, ``V_H(start)`` is the highest probability of success within the turn
+    limit that any focal policy reaches with this partner (CollabEscape's objective). With
+    ``step_cost = 1 / (max_turns + 1)`` it is the highest expected ``success - turns/(max_turns+1)``
+    (CollabCapture's: capture first, then speed; ``turns`` is the limit when there is no success).
+    The partner only needs to be Markov in the planner's canonical state and the turns left
+    (:class:`MarkovPartner`); chance and a stochastic partner are enumerated exactly.
+
+    Args:
+        game: the configured rules object (a ``JointPlanner`` game).
+        partner: the other seat's policy.
+        seat: the focal seat (0 or 1).
+        step_cost: cost per turn played before success (see above).
+        planner: a joint planner of the same game to reuse (its tables are shared, not copied).
+    """
+
+    def __init__(
+        self,
+        game: Any,
+        partner: MarkovPartner,
+        seat: int,
+        step_cost: float = 0.0,
+        planner: JointPlanner | None = None,
+    ) -> None:
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        if not isinstance(partner, MarkovPartner):
+            raise TypeError(f"partner must be a MarkovPartner, got {type(partner).__name__}")
+        if not step_cost >= 0.0:
+            raise ValueError(f"step_cost must be >= 0, got {step_cost!r}")
+        self.game = game
+        self.partner = partner
+        self.seat = seat
+        self.step_cost = float(step_cost)
+        self.planner = planner if planner is not None else JointPlanner(game)
+        if self.planner.game.config != game.config:
+            raise ValueError("planner was built for another configuration of the game")
+        self.horizon = self.planner.horizon
+        if self.horizon is None and not partner.stationary:
+            raise ValueError(
+                f"partner {partner.name!r} reads the turns left, which a game without a turn "
+                "limit does not have: give a stationary partner or a turn limit"
+            )
+        if self.horizon is None and self.step_cost:
+            raise ValueError("step_cost needs a turn limit (the unbounded value would diverge)")
+        self._groups()
+        self._solve()
+
+    # ------------------------------------------------------------------------- tables
+    def _groups(self) -> None:
+        """Group the joint rows by (state, focal action); each state's groups are contiguous."""
+        t = self.planner._tables
+        n_rows = len(t.row_joint)
+        group = np.empty(n_rows, dtype=np.int64)
+        g_start: list[int] = []  # first group of each state
+        g_count: list[int] = []
+        g_action: list[int] = []
+        other: list[int] = []
+        for i in range(len(t.states)):
+            g_start.append(len(g_action))
+            lo, n = int(t.row_start[i]), int(t.row_count[i])
+            mine: dict[int, int] = {}
+            for r in range(lo, lo + n):
+                a = t.row_joint[r][self.seat]
+                if a not in mine:
+                    mine[a] = len(g_action)
+                    g_action.append(a)
+                group[r] = mine[a]
+                other.append(t.row_joint[r][1 - self.seat])
+            g_count.append(len(mine))
+        self._row_group = group
+        self._row_other = np.asarray(other, dtype=np.int64)
+        self._g_start = np.asarray(g_start, dtype=np.int64)
+        self._g_count = np.asarray(g_count, dtype=np.int64)
+        self._g_action = np.asarray(g_action, dtype=np.int64)
+        self._row_state = np.repeat(np.arange(len(t.states)), t.row_count)
+
+    def _weights(self, turns_left: int | None) -> np.ndarray:
+        """``pi(b_r | s_r, k)`` of every joint row ``r`` (checked: a distribution over the
+        partner's options)."""
+        if self.partner.batch is not None:
+            return self._batch_weights(turns_left)
+        t = self.planner._tables
+        w = np.zeros(len(t.row_joint))
+        for i, s in enumerate(t.states):
+            n = int(t.row_count[i])
+            if n == 0:
+                continue
+            lo = int(t.row_start[i])
+            dist = self.partner.probs(s, turns_left)
+            opts = self.game.options(s, 1 - self.seat)
+            total = 0.0
+            for b, p in dist.items():
+                if p < 0.0 or not np.isfinite(p):
+                    raise ValueError(
+                        f"partner {self.partner.name!r}: probability {p!r} of action {b} in {s}"
+                    )
+                if p and b not in opts:
+                    raise ValueError(
+                        f"partner {self.partner.name!r} plays {b} in {s}, not among its options "
+                        f"{opts}"
+                    )
+                total += p
+            if abs(total - 1.0) > 1e-9:
+                raise ValueError(
+                    f"partner {self.partner.name!r}: probabilities sum to {total} in {s}"
+                )
+            others = self._row_other[lo : lo + n]
+            w[lo : lo + n] = [float(dist.get(int(b), 0.0)) for b in others]
+        return w
+
+    def _batch_weights(self, turns_left: int | None) -> np.ndarray:
+        """:meth:`_weights` from the partner's batched policy (one call for every state)."""
+        assert self.partner.batch is not None
+        t = self.planner._tables
+        running = np.flatnonzero(t.row_count > 0)
+        table = self.partner.batch([t.states[i] for i in running], turns_left)
+        if table.ndim != 2 or table.shape[0] != len(running):
+            raise ValueError(
+                f"partner {self.partner.name!r}: batch gave shape {table.shape} for "
+                f"{len(running)} states (expected (states, actions))"
+            )
+        if not np.all(np.isfinite(table)) or np.any(table < 0.0):
+            raise ValueError(f"partner {self.partner.name!r}: negative or non-finite probability")
+        sums = table.sum(axis=1)
+        if np.any(np.abs(sums - 1.0) > 1e-6):
+            bad = int(np.argmax(np.abs(sums - 1.0)))
+            raise ValueError(
+                f"partner {self.partner.name!r}: probabilities sum to {sums[bad]} in "
+                f"{t.states[running[bad]]}"
+            )
+        allowed = np.zeros_like(table, dtype=bool)
+        for n, i in enumerate(running):
+            allowed[n, list(self.game.options(t.states[i], 1 - self.seat))] = True
+        if np.any(table[~allowed] > 0.0):
+            n = int(np.argmax((table * ~allowed).max(axis=1)))
+            raise ValueError(
+                f"partner {self.partner.name!r} gives mass to an action outside its options in "
+                f"{t.states[running[n]]}"
+            )
+        row_in_batch = np.full(len(t.states), -1, dtype=np.int64)
+        row_in_batch[running] = np.arange(len(running))
+        return table[row_in_batch[self._row_state], self._row_other]
+
+    def _q_groups(self, prev: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """``Q`` of every (state, focal action) group against the previous layer ``prev``."""
+        t = self.planner._tables
+        q_rows = np.bincount(t.t_row, weights=t.t_prob * prev[t.t_next], minlength=len(w))
+        q_rows = q_rows - self.step_cost
+        return np.bincount(self._row_group, weights=w * q_rows, minlength=len(self._g_action))
+
+    def _backup(self, prev: np.ndarray, w: np.ndarray) -> np.ndarray:
+        t = self.planner._tables
+        qg = self._q_groups(prev, w)
+        new = np.where(t.kind == 1, 1.0, 0.0)
+        running = t.row_count > 0
+        if running.any():
+            new[running] = np.maximum.reduceat(qg, self._g_start[running])
+        return new
+
+    def _solve(self) -> None:
+        t = self.planner._tables
+        v = np.where(t.kind == 1, 1.0, 0.0)
+        self._w_fixed = self._weights(None) if self.partner.stationary else None
+        self._w_layers: dict[int, np.ndarray] = {}
+        layers = [v]
+        if self.horizon is None:
+            assert self._w_fixed is not None
+            for _ in range(MAX_ITERATIONS):
+                nxt = self._backup(v, self._w_fixed)
+                done = np.max(np.abs(nxt - v)) < CONVERGENCE_TOL
+                v = nxt
+                if done:
+                    break
+            self._layers = np.stack([layers[0], v])
+            return
+        for k in range(1, self.horizon + 1):
+            v = self._backup(v, self.weights(k))
+            layers.append(v)
+        self._layers = np.stack(layers)  # _layers[k] = V_k
+
+    def weights(self, turns_left: int | None) -> np.ndarray:
+        """The partner's probability of every joint row with ``turns_left`` turns left."""
+        if self._w_fixed is not None:
+            return self._w_fixed
+        assert turns_left is not None
+        w = self._w_layers.get(turns_left)
+        if w is None:
+            w = self._w_layers[turns_left] = self._weights(turns_left)
+        return w
+
+    # ------------------------------------------------------------------------ queries
+    def _k(self, state: Any, k: int | None) -> int:
+        if k is not None:
+            if not 0 <= k < len(self._layers) or (self.horizon is None and k != 1):
+                raise ValueError(f"k={k} is outside the kept layers")
+            return k
+        if self.horizon is None:
+            return 1  # the unbounded fixed point is layer 1
+        return max(0, self.horizon - int(state.turn))
+
+    def start(self) -> Any:
+        """The game's start state (no chance at the start in these games)."""
+        return self.game.initial_state(np.random.default_rng(0))
+
+    def value(self, state: Any = None, k: int | None = None) -> float:
+        """``V_k(state)``: the best-response value (default: the start, with the turns left)."""
+        state = self.start() if state is None else state
+        i = self.planner._idx(state)
+        return float(self._layers[self._k(state, k)][i])
+
+    def q_values(self, state: Any = None, k: int | None = None) -> dict[int, float]:
+        """``Q_k(state, a)`` for every focal action ``a`` (display order), the partner's
+        distribution over its own action averaged in."""
+        state = self.start() if state is None else state
+        i = self.planner._idx(state)
+        k = self._k(state, k)
+        g0, n = int(self._g_start[i]), int(self._g_count[i])
+        if n == 0:
+            return {}
+        if k == 0:
+            return {int(a): 0.0 for a in self._g_action[g0 : g0 + n]}
+        if self.horizon is None:  # the unbounded fixed point: Q against V_inf itself
+            qg = self._q_groups_of(i, self._layers[1], self.weights(None))
+        else:
+            qg = self._q_groups_of(i, self._layers[k - 1], self.weights(k))
+        return {int(a): float(q) for a, q in zip(self._g_action[g0 : g0 + n], qg, strict=True)}
+
+    def _q_groups_of(self, i: int, prev: np.ndarray, w: np.ndarray) -> np.ndarray:
+        t = self.planner._tables
+        rows = self.planner._rows(i)
+        lo, hi = np.searchsorted(t.t_row, [rows.start, rows.stop])
+        q_rows = np.zeros(len(rows))
+        np.add.at(q_rows, t.t_row[lo:hi] - rows.start, t.t_prob[lo:hi] * prev[t.t_next[lo:hi]])
+        q_rows -= self.step_cost
+        g0, n = int(self._g_start[i]), int(self._g_count[i])
+        out = np.zeros(n)
+        sl = slice(rows.start, rows.stop)
+        np.add.at(out, self._row_group[sl] - g0, w[sl] * q_rows)
+        return out
+
+    def best_actions(self, state: Any = None, k: int | None = None) -> list[int]:
+        """Every focal action of the highest ``Q_k`` (display order), ties broken as the joint
+        planner breaks them: by ``Q_{k-1}``, ..., ``Q_1`` (most likely to succeed in time, then
+        soonest), each against the partner's distribution now."""
+        state = self.start() if state is None else state
+        q = self.q_values(state, k)
+        if not q:
+            return []
+        actions = list(q)
+        vals = np.asarray([q[a] for a in actions])
+        keep = vals >= vals.max() - TIE
+        if self.horizon is not None and keep.sum() > 1:
+            i = self.planner._idx(state)
+            k = self._k(state, k)
+            w = self.weights(k)
+            for kk in range(k - 1, 0, -1):
+                qq = self._q_groups_of(i, self._layers[kk - 1], w)
+                keep &= qq >= qq[keep].max() - TIE
+                if keep.sum() == 1:
+                    break
+        return [a for a, ok in zip(actions, keep, strict=True) if ok]
+
+    def best_action(self, state: Any = None, k: int | None = None) -> int:
+        """The best response now (the first best in display order)."""
+        best = self.best_actions(state, k)
+        if not best:
+            raise ValueError("no action in a terminal state")
+        return best[0]
+
+    def outcome(self, state: Any = None) -> dict[str, float]:
+        """Exact outcome of the best response (:meth:`best_action`) with this partner.
+
+        Propagates the distribution over states turn by turn (partner and chance enumerated) up
+        to the turn limit (or the layers a planner without a limit keeps). Returns ``success``
+        and ``failure`` probabilities, ``expected_turns`` (turns played, the limit counted where
+        there is no success) and ``expected_turns_given_success``.
+        """
+        state = self.start() if state is None else state
+        t = self.planner._tables
+        k0 = None if self.horizon is None else max(0, self.horizon - int(state.turn))
+        total = UNBOUNDED_LAYERS if k0 is None else k0
+        dist = {self.planner._idx(state): 1.0}
+        success = failure = turns_success = turns_all = 0.0
+        for step in range(total):
+            k = None if k0 is None else k0 - step
+            nxt: dict[int, float] = {}
+            w = self.weights(k)
+            for i, mass in dist.items():
+                a = self.best_action(t.states[i], None if k is None else k)
+                for r in self.planner._rows(i):
+                    if t.row_joint[r][self.seat] != a or w[r] == 0.0:
+                        continue
+                    lo, hi = np.searchsorted(t.t_row, [r, r + 1])
+                    for n, p in zip(t.t_next[lo:hi], t.t_prob[lo:hi], strict=True):
+                        m = mass * w[r] * p
+                        if t.kind[n] == 1:
+                            success += m
+                            turns_success += m * (step + 1)
+                        elif t.kind[n] == 2:
+                            failure += m
+                            turns_all += m * (step + 1)
+                        else:
+                            nxt[int(n)] = nxt.get(int(n), 0.0) + m
+            dist = nxt
+            if not dist:
+                break
+        turns_all += turns_success + sum(dist.values()) * total
+        return {
+            "success": float(success),
+            "failure": float(failure),
+            "expected_turns": float(turns_all),
+            "expected_turns_given_success": (
+                float(turns_success / success) if success else float("nan")
+            ),
+        }

@@ -248,7 +248,6 @@ class HeuristicAgent(BaseAgent):
 def _cached_plan(config: BombConfig, seed: int) -> Any:
     from gymnasium.utils import seeding
 
-
     game = BombGame(config)
     rng, _ = seeding.np_random(seed)
     state = game.initial_state(rng)

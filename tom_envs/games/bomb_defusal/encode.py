@@ -83,7 +83,6 @@ class BombEncoder(Encoder[BombView, BombState]):
         self.bomb_state_size = n + p * m + 3
         self._static: dict[tuple[int, int], tuple[object, object, np.ndarray]] = {}
 
-
     def _sequence(self, out: np.ndarray, at: int, remaining: tuple[int, ...]) -> None:
         for slot, colour in enumerate(remaining[: self.p]):
             out[at + slot * self.m + colour] = 1.0

@@ -645,4 +645,3 @@ def exhaustive_optimum(
         if frontier.size == 0:
             return None
     return None
-

@@ -281,7 +281,7 @@ def _untold(bundle: Any, twin: Scenario) -> tuple[Scenario, Any]:
     (the variant ``told<b>-<c>`` names the bombs announced)."""
     from tom_envs.qa.items import replay
 
-    mine, theirs = (int(x) - 1 for x in twin.variant[len("told"):].split("-"))
+    mine, theirs = (int(x) - 1 for x in twin.variant[len("told") :].split("-"))
     acts = twin.actions
     before = replay(replace(twin, actions=acts[:-3], messages=twin.messages[:-3]))[1]
     player, second = next(iter(acts[-3])), next(iter(acts[-1]))
@@ -334,8 +334,12 @@ def _told_set(bundle: Any, state: Any, player: int, scenario: Scenario, base: st
     for mine, theirs in ((pair[0], pair[1]), (pair[1], pair[0])):
         edited = list(msgs)
         m3, m1 = dict(edited[-3]), dict(edited[-1])
-        m3[player] = " ".join(filter(None, [m3.get(player), _announce(before, mine, bundle, player)]))
-        m1[second] = " ".join(filter(None, [m1.get(second), _announce(before, theirs, bundle, second)]))
+        m3[player] = " ".join(
+            filter(None, [m3.get(player), _announce(before, mine, bundle, player)])
+        )
+        m1[second] = " ".join(
+            filter(None, [m1.get(second), _announce(before, theirs, bundle, second)])
+        )
         edited[-3], edited[-1] = m3, m1
         twin = replace(scenario, messages=tuple(edited), variant=f"told{mine + 1}-{theirs + 1}")
         _, st = replay(twin)

@@ -37,7 +37,6 @@ MTURK_BOMBS: tuple[tuple[int, tuple[int, ...]], ...] = (
 )
 
 
-
 def _tuple(value: object, cast: type = str) -> tuple:
     """Lists, tuples or comma-separated strings (from the CLI) as a tuple."""
     if isinstance(value, str):

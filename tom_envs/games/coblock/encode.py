@@ -76,7 +76,6 @@ class CoBlockEncoder(Encoder[CoBlockView, CoBlockState]):
             for k in range(z)
         }
 
-
     def _grid(
         self, blocks: tuple[Block, ...], cache: dict[int, tuple[tuple[Block, ...], np.ndarray]]
     ) -> np.ndarray:

@@ -18,6 +18,7 @@ partner stated. Every item is a contrast set.
   printed in a goal list and the distractors' cells are not (a learned adversary: 61-63% where
   chance is 25%). It is not shipped.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -159,7 +160,11 @@ def _goal_set(bundle: Any, state: Any, player: int, scenario: Scenario,
         k, goal = pool[key][int(rng.integers(len(pool[key])))]
         msgs = list(scenario.messages)
         m = dict(msgs[j])
-        m[q] = disclosure_text(goal.blocks, ()).split("My inventory:", 1)[0] + "My inventory:" + inventory
+        m[q] = (
+            disclosure_text(goal.blocks, ()).split("My inventory:", 1)[0]
+            + "My inventory:"
+            + inventory
+        )
         msgs[j] = m
         twin = replace(scenario, messages=tuple(msgs), variant=f"goal{k}")
         twins.append((twin, context_text(bundle, replay(twin)[1], player), key, key))

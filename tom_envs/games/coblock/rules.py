@@ -425,7 +425,9 @@ class CoBlockGame(Game[CoBlockState, CoBlockView]):
                     response += " (the text was not sent: only send_message carries a message)"
             records.append((state.round, p, action, command, ok, response))
             events.append(_event(p, name, ok))
-        changed = [p for p in _touched(order, actions, decoded) if cells.get(p) != state.cells.get(p)]
+        changed = [
+            p for p in _touched(order, actions, decoded) if cells.get(p) != state.cells.get(p)
+        ]
         world, after = self._world_after(state, cells, changed, before)
         target = len(state.task.target_cells)
         if after == target:

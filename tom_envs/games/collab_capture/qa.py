@@ -17,6 +17,7 @@ keys, one per twin) and differ in one thing.
   the capture), keyed where exactly one action is best by at least one turn (twins: the thief in
   other rooms, the context: the rules and the current state).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -53,6 +54,7 @@ SCENARIOS: list[dict[str, Any]] = [
     for sc in SCENARIOS
     for seats in qa_partner.SEATINGS
 ]
+
 
 def _chase(game: Any, state: Any, seat: int) -> int:
     return greedy_action(game.observe(state, seat))

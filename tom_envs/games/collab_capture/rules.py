@@ -138,7 +138,12 @@ SCENARIOS: dict[str, Scenario] = {
 }
 #: The four door-state scenarios of App. E.1 at the coded starts (the paper's Table 2 aggregates
 #: over its four scenarios); the others are the named challenges.
-DOOR_STATE_SCENARIOS: tuple[str, ...] = ("both_open", "door12_closed", "door34_closed", "both_closed")
+DOOR_STATE_SCENARIOS: tuple[str, ...] = (
+    "both_open",
+    "door12_closed",
+    "door34_closed",
+    "both_closed",
+)
 DEFAULT_SCENARIO = "door12_closed"
 
 

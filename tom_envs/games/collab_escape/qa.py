@@ -18,6 +18,7 @@ keys, one per twin) and differ in one thing.
   probability, then fewest expected turns), keyed where exactly one action is best by 0.1 in
   probability or one expected turn (twins: the killer in other rooms).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -47,6 +48,7 @@ SCENARIOS: list[dict[str, Any]] = [
     for sc in STARTS
     for seats in qa_partner.SEATINGS
 ]
+
 
 def _repair(game: Any, state: Any, seat: int) -> int:
     return greedy_action(game.observe(state, seat), game.maze)

@@ -19,7 +19,6 @@ class ExampleEncoder(Encoder[ExampleView, ExampleState]):
     def __init__(self, game: ExampleGame) -> None:
         self.game = game
 
-
     def encode(self, view: ExampleView) -> np.ndarray:
         """The view's vector."""
         out = np.zeros(1 + 2 * N, dtype=np.float32)

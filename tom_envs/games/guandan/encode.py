@@ -201,7 +201,6 @@ class GuandanEncoder(Encoder[GuandanView, GuandanState]):
         self.config = config
         self._cache: dict[int, tuple[GuandanView, np.ndarray]] = {}
 
-
     @property
     def high(self) -> float:
         """Card counts go up to 2."""

@@ -18,6 +18,7 @@ teammate did: no change of the teammate's behaviour or view can change their ans
 are not questions about the teammate (issue #32). The scenarios print the whole deal's history
 (``history_window``), so every card played is in the context.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -99,7 +100,9 @@ def _with_copies(state: Any, player: int, kind: int, want: int) -> Any:
     hands = [bytearray(h) for h in state.hands]
     others = [s for s in range(4) if s != player]
     while hands[player][kind] > want:  # give a copy away for one of another player's cards
-        seat = next((s for s in others if any(n and k != kind for k, n in enumerate(hands[s]))), None)
+        seat = next(
+            (s for s in others if any(n and k != kind for k, n in enumerate(hands[s]))), None
+        )
         if seat is None:
             return None
         other = next(k for k, n in enumerate(hands[seat]) if n and k != kind)

@@ -135,9 +135,7 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         self._missing_bits = tuple(1 << (self.missing + o) for o in range(n))
         # Both token thermometers at once, by information tokens * (lives + 1) + lives.
         self._lives1 = config.max_life_tokens + 1
-        self._token_bits = tuple(
-            i | k for i in self._info_bits for k in self._life_bits
-        )
+        self._token_bits = tuple(i | k for i in self._info_bits for k in self._life_bits)
 
     # ------------------------------------------------------------------ shapes
 
@@ -208,11 +206,17 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
         n = self.n
         bits = self._la_player[(player - me) % n]
         if target < 0:
-            return bits | self._la_own[
-                ((((kind - PLAY) * self.h + index) * self.cr + color * self.r + rank) * 2 + scored)
-                * 2
-                + token
-            ]
+            return (
+                bits
+                | self._la_own[
+                    (
+                        (((kind - PLAY) * self.h + index) * self.cr + color * self.r + rank) * 2
+                        + scored
+                    )
+                    * 2
+                    + token
+                ]
+            )
         row = color if kind == REVEAL_COLOR else self.c + rank
         return (
             bits
@@ -345,7 +349,9 @@ class HanabiEncoder(Encoder[HanabiView, HanabiState]):
     def encode_player(self, state: HanabiState, player: int) -> tuple[np.ndarray, tuple[int, ...]]:
         """``(encode(view), view.legal_actions)`` of ``view = game.observe(state, player)``,
         without building the view (the AEC env's fast path; ``player`` must be a valid seat)."""
-        raw = _frombuffer(self._player_bits(state, player).to_bytes(self._obs_nbytes, "little"), _uint8)
+        raw = _frombuffer(
+            self._player_bits(state, player).to_bytes(self._obs_nbytes, "little"), _uint8
+        )
         legal = state.legal if state.current == player else ()
         return _ndarray(self._shape, _float32, _BITS.take(raw, axis=0)), legal
 

@@ -169,8 +169,7 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         self._act = tuple(self._action_entry(a) for a in range(self._num_actions))
         # The hand indices a play or discard keeps, by hand size and the index played.
         self._kept = tuple(
-            tuple(tuple(j for j in range(size) if j != i) for i in range(size))
-            for size in range(6)
+            tuple(tuple(j for j in range(size) if j != i) for i in range(size)) for size in range(6)
         )
         # current_players by seat to act; index -1 (the end) is the last entry, ().
         self._actors = (*((p,) for p in range(self.n)), ())
@@ -256,19 +255,13 @@ class HanabiGame(Game[HanabiState, HanabiView]):
         )
         # Per offset o and hand feature m (below): the (colour, rank) reveals to that hand.
         reveal_pairs = [
-            tuple(
-                (self._color_moves[o][m & 31], self._rank_moves[o][m >> 5]) for m in range(1024)
-            )
+            tuple((self._color_moves[o][m & 31], self._rank_moves[o][m >> 5]) for m in range(1024))
             for o in range(self.n)
         ]
         # Per seat to act: (seat, its reveal pairs) of each other seat, offset 1 first, flat:
         # (seat1, pairs1, seat2, pairs2, ...) (what _legal walks).
         self._reveal_plan: tuple[tuple[Any, ...], ...] = tuple(
-            tuple(
-                x
-                for o, seat in enumerate(self._others[p], 1)
-                for x in (seat, reveal_pairs[o])
-            )
+            tuple(x for o, seat in enumerate(self._others[p], 1) for x in (seat, reveal_pairs[o]))
             for p in range(self.n)
         )
         # Per card: its colour's bit and its rank's bit above the 5 colour bits (a hand's ORed
@@ -608,7 +601,9 @@ class HanabiGame(Game[HanabiState, HanabiView]):
             scored = True
             rewards = self._rewards1
             fireworks = fields["fireworks"] = (
-                *fireworks[:color], rank + 1, *fireworks[color + 1 :]
+                *fireworks[:color],
+                rank + 1,
+                *fireworks[color + 1 :],
             )
             if rank == self.ranks - 1 and info < self.max_info:
                 fields["information_tokens"] = info + 1

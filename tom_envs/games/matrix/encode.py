@@ -27,7 +27,9 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         self.n = config.num_actions
         self.w = config.seen_rounds
         self.offset = 1 if config.include_round else 0
-        self.obs_size = self.state_size = self.offset + self.w * 2 * self.n  # the state: player_0's view
+        self.obs_size = self.state_size = (
+            self.offset + self.w * 2 * self.n
+        )  # the state: player_0's view
         #: The named pieces and their sizes, in order (the batched engine reads its layout here);
         #: ``history`` is W slots of ``2 n``, most recent first.
         self.pieces: tuple[tuple[str, int], ...] = (
@@ -36,7 +38,6 @@ class MatrixEncoder(Encoder[MatrixView, MatrixState]):
         )
         self.offsets = {"round": 0, "history": self.offset}
         self._cache: dict[int, tuple[tuple[tuple[int, int], ...], np.ndarray]] = {}
-
 
     def _rounds(self, history: tuple[tuple[int, int], ...], key: int) -> np.ndarray:
         """The one-hot part for ``history`` (most recent first).

@@ -8,6 +8,12 @@ where ``M`` is the focal player's payoff table, ``pi`` the partner's action dist
 ``delta`` its state update. This is dynamic programming over the partner's finite-state policy: the
 "optimal T-step response to the true partner policy" of Definition 2.2, computed exactly.
 
+A partner that switches from policy ``a`` to policy ``b`` at a known round is one more finite-state
+policy, :class:`SwitchingPolicy` (state: rounds played, ``a``'s state, ``b``'s state; ``b`` runs in
+shadow from the start), so the clairvoyant optimal response to a switching partner is exact too;
+:class:`BayesSwitchingPolicy` (switch round uniform in a known window, unknown to the focal) gives
+the Bayes reference.
+
 Metrics of one episode of T rounds (the paper's Sec. 2.1, "Metrics for Our Experiments"):
 
 * ``functional_regret`` = (V_T(s_1) - sum_t r_t) / T  (ΔFunctional/T). Against a stochastic partner
@@ -102,6 +108,119 @@ class OptimalResponse:
             for a in range(self.n)
         ]
         return int(np.argmax(vals))
+
+
+class SwitchingPolicy(PartnerPolicy):
+    """Partner ``a`` for the first ``switch_at`` rounds, then partner ``b``: the composite of a
+    switching partner, for the exact (clairvoyant: switch round known) optimal response.
+
+    The state is ``(rounds played, a's state, b's state)``. Both machines advance every round on
+    the actions actually played (``b`` runs in shadow from the start, so its memory is current at
+    the switch, as a switching agent plays it); ``a`` keeps advancing after the switch, unused.
+    ``switch_at`` is the 0-based round from which ``b`` plays (``0``: ``b`` throughout;
+    ``>= horizon``: ``a`` throughout).
+    """
+
+    def __init__(
+        self,
+        config: MatrixConfig,
+        player: int,
+        a: PartnerPolicy,
+        b: PartnerPolicy,
+        switch_at: int,
+    ) -> None:
+        super().__init__(config, player)
+        if (
+            isinstance(switch_at, bool)
+            or not isinstance(switch_at, int | np.integer)
+            or switch_at < 0
+        ):
+            raise ValueError(f"switch_at must be an int >= 0 (a round index), got {switch_at!r}")
+        for name, member in (("a", a), ("b", b)):
+            if member.config != config:
+                raise ValueError(f"partner {name} ({member.name}) was built for another game")
+        self.a, self.b, self.switch_at = a, b, int(switch_at)
+        self.name = f"{a.name}->{b.name}@{self.switch_at}"
+        self.description = f"{a.name} for rounds 0-{self.switch_at - 1}, then {b.name}"
+
+    def initial_state(self) -> Hashable:
+        """No round played; both machines at their start."""
+        return (0, self.a.initial_state(), self.b.initial_state())
+
+    def action_probs(self, state: Hashable) -> tuple[float, ...]:
+        """``a``'s distribution before round ``switch_at``, ``b``'s from it."""
+        t, sa, sb = state  # type: ignore[misc]
+        return self.a.action_probs(sa) if t < self.switch_at else self.b.action_probs(sb)
+
+    def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
+        """Advance the round counter and both machines on the actions played."""
+        t, sa, sb = state  # type: ignore[misc]
+        return (t + 1, self.a.next_state(sa, own, other), self.b.next_state(sb, own, other))
+
+
+#: Posterior probabilities closer than this to 0 or 1 are 0 or 1 (float rounding, not belief).
+_SNAP = 1e-9
+
+
+class BayesSwitchingPolicy(PartnerPolicy):
+    """A switching partner whose switch round is unknown: uniform over ``lo..hi`` (inclusive,
+    0-based round from which ``b`` plays). The optimal response to it is the **Bayes** reference:
+    the best a focal can do knowing ``a``, ``b`` and the window but not the round (it infers the
+    switch from the partner's actions). Its state carries the posterior over the round.
+
+    The state is ``(rounds played, a's state, b's state, posterior)``: the posterior over
+    ``lo..hi`` is updated from each action the partner plays (Bayes' rule with ``a``'s and ``b``'s
+    probabilities of that action), so the state update stays deterministic given the actions
+    played; weights are rounded to 12 decimals so equal beliefs share a state. The gap between
+    this value and the mean clairvoyant value (:class:`SwitchingPolicy`) over the window is the
+    part of the post-switch regret no agent can avoid.
+    """
+
+    def __init__(
+        self,
+        config: MatrixConfig,
+        player: int,
+        a: PartnerPolicy,
+        b: PartnerPolicy,
+        lo: int,
+        hi: int,
+    ) -> None:
+        super().__init__(config, player)
+        if isinstance(lo, bool) or isinstance(hi, bool) or not 0 <= int(lo) <= int(hi):
+            raise ValueError(f"the switch window needs 0 <= lo <= hi, got lo={lo!r}, hi={hi!r}")
+        self.a, self.b, self.lo, self.hi = a, b, int(lo), int(hi)
+        self.name = f"{a.name}->{b.name}@{self.lo}-{self.hi}"
+        self.description = f"{a.name}, then {b.name} from a round uniform in {self.lo}-{self.hi}"
+
+    def initial_state(self) -> Hashable:
+        """No round played; both machines at their start; the uniform prior."""
+        n = self.hi - self.lo + 1
+        prior = tuple(round(1.0 / n, 12) for _ in range(n))
+        return (0, self.a.initial_state(), self.b.initial_state(), prior)
+
+    def _switched(self, t: int, post: tuple[float, ...]) -> float:
+        """Posterior probability that ``b`` plays round ``t`` (0 or 1 when within ``1e-9`` of
+        them, so rounding never gives mass to an impossible action)."""
+        p = sum(w for i, w in enumerate(post) if self.lo + i <= t) / sum(post)
+        return 0.0 if p < _SNAP else 1.0 if p > 1.0 - _SNAP else float(p)
+
+    def action_probs(self, state: Hashable) -> tuple[float, ...]:
+        """The posterior mixture of ``a``'s and ``b``'s distributions."""
+        t, sa, sb, post = state  # type: ignore[misc]
+        p = self._switched(t, post)
+        pa, pb = self.a.action_probs(sa), self.b.action_probs(sb)
+        return tuple((1.0 - p) * x + p * y for x, y in zip(pa, pb, strict=True))
+
+    def next_state(self, state: Hashable, own: int, other: int) -> Hashable:
+        """Advance both machines; update the posterior on the action ``own`` the partner played."""
+        t, sa, sb, post = state  # type: ignore[misc]
+        like_a, like_b = self.a.action_probs(sa)[own], self.b.action_probs(sb)[own]
+        weights = [w * (like_b if self.lo + i <= t else like_a) for i, w in enumerate(post)]
+        total = sum(weights)
+        if total <= 0.0:
+            raise ValueError(f"action {own} is impossible for {self.name} in {state}")
+        post = tuple(0.0 if w / total < _SNAP else round(w / total, 12) for w in weights)
+        return (t + 1, self.a.next_state(sa, own, other), self.b.next_state(sb, own, other), post)
 
 
 def one_step_responses(matrix: np.ndarray, predicted: int) -> np.ndarray:

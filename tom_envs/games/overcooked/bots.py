@@ -187,7 +187,9 @@ class _Chooser:
 
     def onions_wanted(self) -> int:
         """Onions the free pots still need, less the one the partner carries."""
-        wanted = sum(ONIONS_PER_SOUP - n for name, n, tick in self.pots if tick < 0 and self.free(name))
+        wanted = sum(
+            ONIONS_PER_SOUP - n for name, n, tick in self.pots if tick < 0 and self.free(name)
+        )
         return wanted - int(self.other.held == Item.ONION)
 
     def with_dish(self) -> MidAction:
@@ -230,7 +232,9 @@ class _Chooser:
         k, state, pots, ct = self.k, self.state, self.pots, self.config.cook_time
         interact = self.config.cooking == "interact"
         if interact:
-            starts = [a for a in self.of(START_COOKING) if k.pot(state, a.target)[0] == ONIONS_PER_SOUP]
+            starts = [
+                a for a in self.of(START_COOKING) if k.pot(state, a.target)[0] == ONIONS_PER_SOUP
+            ]
             if starts:
                 return self.nearest(starts)
         on_counters = {"onion": 0, "plate": 0, "soup": 0}

@@ -411,4 +411,3 @@ class OvercookedEncoder(Encoder[OvercookedView, OvercookedState]):
                 out[at + 3] = d / span
                 return
         out[at + 3] = 1.0
-

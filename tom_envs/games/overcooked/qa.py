@@ -23,6 +23,7 @@ keys, one per twin) and differ in one thing.
   sooner than every other task. Twins: the same kitchen with other cooker contents (filling,
   cooking, ready), every option a task open to you in every twin.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -132,7 +133,9 @@ def _moves_text(path: Sequence[Any]) -> str:
             + "; then ".join(moves) + ".")  # fmt: skip
 
 
-def _partner_set(bundle: Any, state: Any, player: int, scenario: Scenario, base: str) -> list[QAItem]:
+def _partner_set(
+    bundle: Any, state: Any, player: int, scenario: Scenario, base: str
+) -> list[QAItem]:
     """ToM ``partner_heading``: the contrast set over the partner's recent walk (module
     docstring)."""
     game = bundle.game
@@ -199,7 +202,9 @@ def questions(bundle: Any, state: Any, player: int, scenario: Scenario,
     pot = int(rng(61).integers(len(state.pots)))
     name = f"c{pot}"
     full = ONIONS_PER_SOUP + (1 if cfg.cooking == "interact" else 0)
-    combos = [tuple(int(x) for x in c) for c in itertools.product(range(full), repeat=len(state.pots))]
+    combos = [
+        tuple(int(x) for x in c) for c in itertools.product(range(full), repeat=len(state.pots))
+    ]
     fills = [(f"pots={''.join(map(str, c))}", _pots(state, [(n, -1) for n in c])) for c in combos]
 
     def with_pot(n: int, tick: int) -> Any:

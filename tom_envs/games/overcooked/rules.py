@@ -409,4 +409,3 @@ class OvercookedGame(Game[OvercookedState, OvercookedView]):
             events.append(f"player_{i}:delivery")
             return value
         return 0.0
-
