@@ -104,11 +104,30 @@ def save_checkpoint(
     return path
 
 
+def _blob(path: str | Path) -> dict[str, Any]:
+    blob = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(blob, dict) or blob.get("format") != CHECKPOINT_FORMAT:
+        what = blob.get("format") if isinstance(blob, dict) else type(blob).__name__
+        raise ValueError(f"{path} is not a MAPPO checkpoint ({what!r})")
+    return blob
+
+
+def load_actor(path: str | Path) -> tuple[Net, dict[str, Any]]:
+    """The actor and ``meta`` of a checkpoint: a full one, or an actor-only one (a shipped
+    partner: :func:`save_checkpoint`'s file without critic and value statistics)."""
+    blob = _blob(path)
+    meta = blob["meta"]
+    actor, _ = build_nets(meta)
+    actor.load_state_dict(blob["actor"])
+    return actor, meta
+
+
 def load_checkpoint(path: str | Path) -> tuple[Net, Net, ValueNorm, dict[str, Any]]:
     """Rebuild actor, critic and value statistics from :func:`save_checkpoint`'s file."""
-    blob = torch.load(path, map_location="cpu", weights_only=True)
-    if blob.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a MAPPO checkpoint ({blob.get('format')!r})")
+    blob = _blob(path)
+    if blob.get("critic") is None:
+        raise ValueError(f"{path} holds only the actor (a shipped partner): it can play "
+                         "(MappoAgent.load), not resume training")  # fmt: skip
     meta = blob["meta"]
     actor, critic = build_nets(meta)
     actor.load_state_dict(blob["actor"])
@@ -202,7 +221,7 @@ class MappoAgent(BaseAgent):
     @classmethod
     def load(cls, path: str | Path, deterministic: bool = False) -> MappoAgent:
         """The agent of a checkpoint file."""
-        actor, _, _, meta = load_checkpoint(path)
+        actor, meta = load_actor(path)
         agent = cls(actor, meta, deterministic, name=f"checkpoint:path={path}")
         agent.file_sha256 = _sha256(path)
         return agent

@@ -148,6 +148,9 @@ SAFE_POLICIES: dict[tuple[str, str], tuple[str, str]] = {
 SAFE_ACTIVATIONS = ("Tanh", "ReLU", "ELU", "LeakyReLU", "GELU", "SiLU")
 #: Plain-JSON policy keyword arguments a checkpoint may carry, besides net_arch/activation_fn.
 SAFE_POLICY_KWARGS = ("ortho_init", "share_features_extractor", "normalize_images")
+#: The value side of an actor-critic policy's weights: an actor-only file (a shipped partner of
+#: the zoo) may leave these out; the policy then plays, its value estimates are meaningless.
+VALUE_KEYS = ("mlp_extractor.value_net.", "value_net.", "vf_features_extractor.")
 #: The name of the suite's metadata inside a saved ``model.zip`` (env id, kwargs, shape).
 META_NAME = "tom_envs.json"
 _MAX_ZIP_MEMBER = 512 * 2**20  # bytes: a member larger than this is refused, not read
@@ -328,7 +331,14 @@ def load_sb3_safely(path: str | Path) -> SafeModel:
                 raise _refuse(path, f"{META_NAME} is not JSON") from None
     policy = policy_cls(obs_space, act_space, lambda _: 0.0, **kwargs)
     try:
-        policy.load_state_dict(weights)
+        if not isinstance(weights, dict):
+            raise TypeError(f"policy.pth holds a {type(weights).__name__}, not weights")
+        missing = set(policy.state_dict()) - set(weights)
+        # an actor-only file (a shipped partner) leaves out the value side, and only that
+        actor_only = bool(missing) and all(k.startswith(VALUE_KEYS) for k in missing)
+        policy.load_state_dict(weights, strict=not actor_only)
+        if actor_only and set(weights) - set(policy.state_dict()):
+            raise RuntimeError(f"unexpected keys {sorted(set(weights) - set(policy.state_dict()))}")
     except (RuntimeError, TypeError, AttributeError) as exc:
         raise CheckpointError(f"checkpoint {path}: the weights do not fit the recorded "
                               f"architecture ({str(exc)[:300]})") from None  # fmt: skip

@@ -412,7 +412,12 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
             if game == "Overcooked":  # only the mid-level text lists the action history
                 shown = self._in_midlevel
             self.memory_size = 0 if shown else 5
-        self.examples = examples_for(self.examples_setting, info.env_id)
+        from tom_llm_agents.skins import episode_skin, skinned_examples
+
+        # in the episode's skin: the names the game shows, never the canonical ones
+        self.examples = skinned_examples(
+            examples_for(self.examples_setting, info.env_id), episode_skin(info)
+        )
         self.templates = T_EN
         if self.language == "zh":
             self._use_chinese()

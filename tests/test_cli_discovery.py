@@ -12,6 +12,7 @@ import pytest
 
 from tom_envs import cli, plugins
 from tom_envs.core.contract import MAX_CYCLES
+from tom_envs.core.skin import SKIN
 from tom_envs.registration import GAMES, single_agent_specs
 from tom_envs.runner import Episode
 
@@ -32,7 +33,7 @@ def test_info_lists_arguments_bounds_agents_and_ids(spec, capsys) -> None:
     code, out, _ = _run(["info", spec.name], capsys)
     assert code == 0
     module = spec.load()
-    for p in (*module.PARAMS, MAX_CYCLES):
+    for p in (*module.PARAMS, MAX_CYCLES, SKIN):
         row = next(line for line in out.splitlines() if line.startswith(f"| `{p.name}` |"))
         assert f"| {p.type} |" in row and p.allowed().replace("|", "\\|") in row
     for bot in module.bot_table(**spec.kwargs).names():
@@ -103,7 +104,9 @@ def test_env_kwargs_is_the_old_spelling_of_kw(capsys, tmp_path: Path, monkeypatc
     (path,) = tmp_path.glob("*.jsonl")
     assert Episode.read(path).env_kwargs == {"horizon": 3}
     seen = []
-    monkeypatch.setattr(plugins, "load", lambda group, name: lambda a: seen.append(a) or 0)
+    real = plugins.load  # only the trainer is faked: command plugins still build their parsers
+    monkeypatch.setattr(plugins, "load", lambda group, name: (lambda a: seen.append(a) or 0)
+                        if group == "tom_envs.trainers" else real(group, name))  # fmt: skip
     assert cli.main(["train", "ppo", "PrisonersDilemma", "--kw", "horizon=3", "--seed", "1"]) == 0
     assert seen == [["--game", "PrisonersDilemma", "--env-kwargs", "horizon=3", "--seed", "1"]]
     help_text = cli.build_parser()._subparsers._group_actions[0].choices["run"].format_help()

@@ -29,7 +29,7 @@ from tom_envs.games.joint_planner import (
 from tom_envs.games.matrix.bots import make_partner, partner_names
 from tom_envs.games.matrix.planner import OptimalResponse, SwitchingPolicy
 from tom_envs.games.matrix.rules import MatrixConfig
-from tom_envs.partners.reference import (
+from tom_envs.references import (
     NoReference,
     OracleAgent,
     best_response_planner,

@@ -259,10 +259,9 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
     if head.startswith("zoo/"):
         if kwargs:
             raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")
-        from tom_envs.zoo import member
+        from tom_envs.zoo import make_member
 
-        found = member(head, game.name)  # a learned member's spec comes from its installed package
-        return _make_agent(found.spec, game, bundle, found.kind != "bot")
+        return make_member(head, game, bundle, make_agent)
     if head in table:  # a game's own bot wins over a generic name
         if kwargs:
             raise ValueError(f"bot {head!r} takes no arguments, got {kwargs}")

@@ -42,6 +42,7 @@ from tom_envs.cli_args import (
     parse_kw,
     positive_int,
     seed_int,
+    skin_arg,
     split_env_level,
     version_text,
     workers_int,
@@ -546,6 +547,9 @@ def _add_qa(sub: Any) -> None:
     qgen.add_argument("--seed", type=seed_int, default=0)
     qgen.add_argument("--filter", nargs="*", default=[], help="scenario filters (see each qa.py)")
     qgen.add_argument("--out", default="runs/qa", help="output directory")
+    qgen.add_argument("--skin", type=skin_arg, default="canonical",
+                      help="a disguise: s<k> renames the games' symbols (same items, ids, keys "
+                      "and option positions; tom_envs.core.skin)")  # fmt: skip
     qv = qs.add_parser("verify", help="recompute every item with the engine; the adversary gate")
     qv.add_argument("suites", nargs="*", help="suite files (default: the shipped suites)")
     qv.add_argument("--fresh", nargs="*", help="suite files of a fresh suite (default: generated)")

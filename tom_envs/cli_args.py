@@ -71,6 +71,18 @@ def port_int(text: str) -> int:
     return _whole(text, 0, 65535)
 
 
+def skin_arg(text: str) -> str:
+    """A skin: ``canonical`` or ``s<k>`` (:func:`tom_envs.core.skin.parse_skin`)."""
+    import argparse
+
+    from tom_envs.core.skin import parse_skin
+
+    try:
+        return parse_skin(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def seed_int(text: str) -> int:
     """A seed: a whole number in [0, SEED_MAX]."""
     from tom_envs.runner import SEED_MAX
@@ -151,6 +163,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     populations and ids (OpenSpiel's game parameters, for this suite)."""
     from tom_envs.core.contract import MAX_CYCLES
     from tom_envs.core.params import params_table
+    from tom_envs.core.skin import SKIN
 
     spec = game_spec(args.game)
     module = spec.load()
@@ -162,7 +175,7 @@ def cmd_info(args: argparse.Namespace) -> int:
           f"dynamics: {game.tags.dynamics}")  # fmt: skip
     print("\narguments (--kw key=value; Python: keyword arguments)"
           + (f"; this id sets {spec.kwargs}" if spec.kwargs else "") + ":\n")  # fmt: skip
-    print(params_table((*module.PARAMS, MAX_CYCLES)))
+    print(params_table((*module.PARAMS, MAX_CYCLES, SKIN)))
     print("\nagents (--agents):")
     for name, desc in agent_names(spec).items():
         print(f"    {name:<28} {desc}")

@@ -59,8 +59,8 @@ def _generate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     for g in games:
         items = qg.generate(g, np.random.default_rng([args.seed, qg.stable_hash(g)]), args.n,
-                            filters=args.filter or None)  # fmt: skip
-        meta = qg.suite_meta(g, args.seed, args.n)
+                            filters=args.filter or None, skin=args.skin)  # fmt: skip
+        meta = qg.suite_meta(g, args.seed, args.n, args.skin)
         path = write_suite(items, out / f"{g}.jsonl", meta)
         print(f"{g}: {len(items)} items -> {path}")
     return 0

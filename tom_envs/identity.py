@@ -87,7 +87,9 @@ def resolved_env_kwargs(spec: Any, kwargs: Mapping[str, Any] | None = None) -> d
     """Every argument of the game, defaults resolved: the fields of its config dataclass.
 
     ``spec`` is a :class:`~tom_envs.registration.GameSpec`; ``kwargs`` override its defaults.
-    Environment-level arguments that are not rules (``max_cycles``) are kept as given. Derived
+    Environment-level arguments that are not rules (``max_cycles``) are kept as given, and so is
+    a ``skin`` other than the canonical one (the canonical text adds nothing: earlier results keep
+    their hashes). Derived
     fields (a matrix preset, a kitchen layout read from a file) are included: they are what the
     episode was played with.
     """
@@ -101,6 +103,10 @@ def resolved_env_kwargs(spec: Any, kwargs: Mapping[str, Any] | None = None) -> d
     else:  # a game without a config dataclass: the arguments as given
         out = {k: jsonable(v) for k, v in given.items()}
     out.update({k: jsonable(v) for k, v in env_level.items()})
+    from tom_envs.core.skin import CANONICAL, skin_of
+
+    if skin_of(bundle) != CANONICAL:  # a disguise is part of what was played (never mixed)
+        out["skin"] = skin_of(bundle)
     return out
 
 

@@ -147,10 +147,7 @@ class Episode:
             "metrics": self.metrics,
             "wall_time_s": self.wall_time_s,
         }
-        if self.members:
-            tail["members"] = self.members
-        if self.switch:
-            tail["switch"] = self.switch
+        tail.update({key: value for key in ("members", "switch") if (value := getattr(self, key))})
         if self.session is not None:
             tail["session"] = self.session
         return [head, *_pack_prompts(prompts), *steps, tail]

@@ -16,8 +16,9 @@ Members come from two places:
 - **Learned members**: checkpoints an installed package ships (``tom_experiments`` ships the
   suite's), declared through the entry-point group ``tom_envs.zoo``: a callable
   ``members(game) -> list[Member]``. They are seated by the spec ``zoo/<name>``
-  (:func:`tom_envs.agents.make_agent` builds the member's own ``spec``, trusted: it comes from the
-  installed package, never from user input).
+  (:func:`make_member` builds the member's own ``spec``, trusted: it comes from the installed
+  package, never from user input), after checking the file against the SHA-256 its package
+  declares (a mismatch, or no hash, refuses with :class:`ZooIntegrityError`).
 
 :func:`version` is a digest of the game's member list (names, kinds, specs, file hashes): any
 change of a member changes it, and results record it, so rows built on different zoos are never
@@ -35,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 from tom_envs import plugins
 
 if TYPE_CHECKING:
+    from tom_envs.core.agents import Agent
+    from tom_envs.core.game import GameBundle
     from tom_envs.registration import GameSpec
 
 #: Bumped when the zoo's format or the meaning of a member changes (its digest changes anyway).
@@ -118,10 +121,62 @@ def agent_spec(name: str, game: str) -> str:
 
 
 def version(game: str) -> str:
-    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes."""
-    rows = [[m.name, m.kind, m.spec, m.sha256] for m in members(game)]
+    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes.
+    A learned member counts by its file's SHA-256, not its spec (which names where the package
+    is installed), so the same zoo has the same version on every machine."""
+    rows = [[m.name, m.kind, "" if m.sha256 else m.spec, m.sha256] for m in members(game)]
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:8]
     return f"{game}/z{ZOO_FORMAT}-{digest}"
 
 
-__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "agent_spec", "member", "members", "version"]
+class ZooIntegrityError(ValueError):
+    """A learned member whose loaded file is not the one its package declared (SHA-256)."""
+
+
+def _refuse(m: Member, game: str, file: object, found: str) -> ZooIntegrityError:
+    return ZooIntegrityError(
+        f"{game} zoo member {m.name!r}: its file ({file}) has SHA-256 {found[:16]}..., the zoo "
+        f"declares {m.sha256[:16]}...: refused (the file was changed after it was shipped; "
+        "reinstall the package that ships it)"
+    )
+
+
+def _spec_path(spec: str) -> str | None:
+    """The ``path=`` option of a trusted checkpoint spec (``checkpoint:path=FILE``), if any."""
+    for part in spec.split(":")[1:]:
+        if part.startswith("path="):
+            return part.removeprefix("path=")
+    return None
+
+
+def make_member(
+    name: str, game: GameSpec, bundle: GameBundle | None, build: Callable[..., Agent]
+) -> Agent:
+    """Build zoo member ``name`` with ``build`` (:func:`tom_envs.agents.make_agent`, which passes
+    itself: this module never imports it back). A learned member is refused
+    (:class:`ZooIntegrityError`) unless its file has the SHA-256 its package declared: checked
+    before the file is loaded, and again on the bytes the checkpoint loader read."""
+    from pathlib import Path
+
+    m = member(name, game.name)
+    if m.kind == "bot":
+        return build(m.name, game, bundle)
+    if len(m.sha256) != 64:
+        raise ZooIntegrityError(f"{game.name} zoo member {m.name!r} declares no SHA-256: refused")
+    file = _spec_path(m.spec)
+    if file is not None:
+        found = hashlib.sha256(Path(file).read_bytes()).hexdigest()
+        if found != m.sha256:
+            raise _refuse(m, game.name, file, found)
+    # the spec comes from an installed package, not from user input: trusted
+    agent = build(m.spec, game, bundle, trusted=True)
+    config = getattr(agent, "config", None)
+    settings: Any = config() if callable(config) else {}
+    loaded = str(settings.get("file_sha256")) if isinstance(settings, dict) else "none"
+    if loaded != m.sha256:
+        raise _refuse(m, game.name, file, loaded)
+    return agent
+
+
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "ZooIntegrityError", "agent_spec", "make_member",
+           "member", "members", "version"]

@@ -206,7 +206,14 @@ def initial_belief(ctx: DecisionContext) -> str | None:
     if ctx.agent.answer_format_setting == "game":  # App. A.2's message option, in the game's format
         lines.append("- To send a message to your teammates, say: 'Message to Team: \"Your Message\"'.")
     # otherwise it is left out: the agent's one answer format describes the message
-    return "\n".join(lines)
+    # in the game's skin (``skin=``): the names the agent sees everywhere else; rendering is
+    # idempotent on what is already skinned (the observation inside: a skin's names are never
+    # canonical ones)
+    from tom_llm_agents.skins import episode_skin
+
+    skin = episode_skin(info)
+    belief = "\n".join(lines)
+    return belief if skin is None else skin.render(belief)
 
 
 # ----------------------------------------------------------------------------- 002

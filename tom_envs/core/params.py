@@ -68,6 +68,8 @@ class Param:
             file any other value is a path, which must stay inside the current folder.
         error: an opening phrase for this argument's errors (e.g. ``"unknown matrix game"``).
         instance_of: an ``object`` argument must be an instance of one of these classes.
+        allowed_text: what is allowed, in words, where the type's own description says too
+            little (a ``str`` of a fixed form, such as ``skin``'s ``canonical`` or ``s<k>``).
     """
 
     name: str
@@ -84,6 +86,7 @@ class Param:
     http_choices: tuple[Any, ...] | None = None
     error: str = ""
     instance_of: tuple[type, ...] = ()
+    allowed_text: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in TYPES:
@@ -94,6 +97,8 @@ class Param:
     # ------------------------------------------------------------------ description
     def allowed(self) -> str:
         """What values are allowed, in words (used in errors and the docs table)."""
+        if self.allowed_text:
+            return self.allowed_text
         t = self.type
         parts: list[str] = []
         if t == "choice" or (t == "str_list" and self.choices):

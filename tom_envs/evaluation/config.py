@@ -457,9 +457,10 @@ def _file_kwargs(spec: GameSpec, kwargs: Mapping[str, Any], where: str) -> dict[
     file's (a layout path stays inside the current folder); the values are kept as written."""
     from tom_envs.core.contract import MAX_CYCLES
     from tom_envs.core.params import validate_kwargs
+    from tom_envs.core.skin import SKIN
 
     try:
-        validate_kwargs((*spec.load().PARAMS, MAX_CYCLES), kwargs, source="file")
+        validate_kwargs((*spec.load().PARAMS, MAX_CYCLES, SKIN), kwargs, source="file")
     except ValueError as exc:
         raise ConfigError(f"{where}: bad kwargs for {spec.name}: {exc}") from None
     return dict(kwargs)

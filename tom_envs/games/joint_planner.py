@@ -33,7 +33,7 @@ distribution``; the ``greedy`` bot through :func:`partner_from_view`, ``optimal`
 :func:`optimal_partner`, ``random`` through :func:`uniform_partner`, a learned actor the same way
 or in one batched call with :func:`partner_from_batch`): backward induction with the ``max`` over
 the seat's own action of the partner-weighted joint rows, so its value is the exact
-best-response value (the functional-ToM reference, :mod:`tom_envs.partners.reference`), with
+best-response value (the functional-ToM reference, :mod:`tom_envs.references`), with
 ``q_values`` per own action and ``best_action``.
 """
 

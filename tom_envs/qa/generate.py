@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.game import agent_index
+from tom_envs.core.skin import CANONICAL, Skin, parse_skin
 from tom_envs.driver import (
     FailurePolicy,
     decide,
@@ -177,10 +178,12 @@ def generate(
     n: int,
     filters: Sequence[str] | None = None,
     types: Sequence[str] | None = None,
+    skin: str = CANONICAL,
 ) -> list[QAItem]:
     """About ``n`` items for ``game``, ``n / len(types)`` of each type (default: the abilities
     the game asks about), from scenarios matching ``filters``, each shown in its own uniform
-    option order.
+    option order; with a ``skin`` (``"s<k>"``), shown in that disguise (:func:`skin_item`:
+    the same items, ids, keys and option positions; only their text differs).
 
     A contrast set is taken whole, so a type may get up to one set's size minus one more than
     its share. An item (or set) is passed over only when its type is full, when it repeats an
@@ -217,7 +220,43 @@ def generate(
                 seen.add(key)
                 quota[head.type] -= len(group)
                 items.extend(shuffled(it) for it in group)
-    return items
+    return [skin_item(it, skin) for it in items]
+
+
+_SKINS: OrderedDict[str, Skin] = OrderedDict()
+
+
+def _skin_of(game: str, env_kwargs: dict[str, Any], key: str) -> Skin:
+    """The game's :class:`~tom_envs.core.skin.Skin` ``key`` for these arguments (cached)."""
+    from tom_envs.core.skin import SkinnedText
+
+    cache = json.dumps([game, env_kwargs, key], sort_keys=True, default=str)
+    if cache not in _SKINS:
+        spec = game_spec(game)
+        text = spec.load().make_bundle(**{**spec.kwargs, **env_kwargs}, skin=key).text
+        assert isinstance(text, SkinnedText)
+        _SKINS[cache] = text.skin
+        if len(_SKINS) > 64:
+            _SKINS.popitem(last=False)
+    return _SKINS[cache]
+
+
+def skin_item(item: QAItem, skin: str) -> QAItem:
+    """``item`` shown in ``skin``: its context, question and options renamed by the game's skin
+    tables (:mod:`tom_envs.core.skin`); its id, scenario, key and option positions unchanged
+    (``details["skin"]`` records the disguise; ``"canonical"``: the item itself). Lists inside
+    the context keep the canonical order, so that the item is the canonical one, renamed."""
+    key = parse_skin(skin)
+    if key == CANONICAL:
+        return item
+    r = _skin_of(item.game, dict(item.scenario.env_kwargs), key).render
+    return replace(
+        item,
+        context=r(item.context),
+        question=r(item.question),
+        options=tuple(r(o) for o in item.options),
+        details={**item.details, "skin": key},
+    )
 
 
 def contrast_groups(items: Sequence[QAItem]) -> list[list[QAItem]]:
@@ -275,7 +314,7 @@ def recompute(item: QAItem) -> QAItem | None:
     (:func:`~tom_envs.qa.items.item_order`), or ``None`` when the game no longer writes it."""
     for fresh in _written(item):
         if fresh.id == item.id:
-            return shuffled(fresh)
+            return skin_item(shuffled(fresh), item.details.get("skin", CANONICAL))
     return None
 
 
@@ -303,11 +342,13 @@ def default_suite_path(game: str) -> Path:
     return SUITES_DIR / f"{game}.jsonl"
 
 
-def suite_meta(game: str, seed: int, n: int) -> dict[str, Any]:
-    """The header of a suite: versions, seed and size."""
+def suite_meta(game: str, seed: int, n: int, skin: str = CANONICAL) -> dict[str, Any]:
+    """The header of a suite: versions, seed and size (and its skin, when not canonical)."""
     from tom_envs import __version__
 
+    extra = {} if parse_skin(skin) == CANONICAL else {"skin": skin}
     return {
+        **extra,
         "suite_version": SUITE_VERSION,
         "tom_envs_version": __version__,
         "game": game,
@@ -490,4 +531,3 @@ def probe_items(
             )
         )
     return out
-

@@ -187,6 +187,7 @@ class App:
 
     def _kwargs(self, spec: Any, kwargs: object) -> tuple[dict[str, Any], int]:
         from tom_envs.core.params import validate_kwargs
+        from tom_envs.core.skin import SKIN
 
         if not isinstance(kwargs, dict):
             raise BadRequest("kwargs", "must be a JSON object of game arguments")
@@ -195,7 +196,7 @@ class App:
             raise BadRequest("kwargs", f"{fixed[0]!r} is fixed by the game {spec.name}")
         module = spec.load()
         try:
-            checked = validate_kwargs(module.PARAMS, kwargs, source="http")
+            checked = validate_kwargs((*module.PARAMS, SKIN), kwargs, source="http")
             # seats and partners follow the requested configuration (Hanabi players=3)
             return checked, module.make_bundle(**{**spec.kwargs, **checked}).game.num_players
         except ValueError as exc:

@@ -171,6 +171,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.bomb_defusal.bots import bot_table
 from tom_envs.games.bomb_defusal.encode import BombEncoder
 from tom_envs.games.bomb_defusal.rules import BombConfig, BombGame
@@ -221,6 +222,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game, its encoder, text and probes (keyword arguments of :class:`BombConfig`)."""
     cfg = BombConfig(**validate_kwargs(PARAMS, config))

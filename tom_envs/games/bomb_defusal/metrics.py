@@ -53,9 +53,13 @@ def episode_metrics(bundle: GameBundle, episode: Any, agents: Sequence[Agent]) -
     }
 
 
+#: The weight of a round in ``U``: one phase (10 points) outweighs all 30 rounds (0.3 x 30 = 9).
+ROUND_WEIGHT = 0.3
+
+
 def functional_objective(game: BombGame) -> FunctionalObjective:
-    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): one phase (10 points) outweighs all rounds (0.3 x 30 = 9): score first, then speed,
-    read from the metrics (never from the shaped return); T = ``max_rounds``."""
-    return metric_objective(
-        "team score - 0.3 x rounds", "points", game.config.max_rounds, "team_score", "rounds", 0.3
-    )
+    """The functional objective ``U`` (:mod:`tom_envs.core.functional`): team score minus
+    :data:`ROUND_WEIGHT` per round (score first, then speed), read from the metrics (never from the
+    shaped return); T = ``max_rounds``."""
+    return metric_objective(f"team score - {ROUND_WEIGHT} x rounds", "points",
+                            game.config.max_rounds, "team_score", "rounds", ROUND_WEIGHT)

@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.skin import CALLSIGN_POOL, COLOUR_POOL, NAME_POOL, Symbols, number_pool
 from tom_envs.core.text import NUMBER, answer_segment, option_number, tag_content
+from tom_envs.games.bomb_defusal.maps import PAPER_ROOMS
 from tom_envs.games.bomb_defusal.rules import (
     ActionKind,
     MessageOption,
@@ -119,6 +121,23 @@ class BombText(TextInterface[BombView]):
         if bombs:
             parts.append(", ".join(f"Bomb {b + 1}" for b in bombs))
         return ", ".join(parts)
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the tool colours, the
+        players' call signs, the room numbers (after "room", "rooms", "numbered", "node", lists
+        included) and the bomb numbers (after "bomb"), each onto numbers 1-99 that name no room
+        or bomb of this configuration."""
+        cfg = self.config
+        rooms = sorted({*PAPER_ROOMS, *range(cfg.num_rooms_of_map)})
+        callsigns = CALLSIGN_POOL + tuple(n.lower() for n in NAME_POOL)
+        return (
+            Symbols("colour", cfg.colors, COLOUR_POOL),
+            Symbols("player", cfg.agents, callsigns),
+            Symbols("room", tuple(map(str, rooms)), number_pool(),
+                    before=r"(?i:rooms?\s+|numbered\s+|node\s+|node_)", listed=True),
+            Symbols("bomb", tuple(str(b + 1) for b in range(len(cfg.bomb_phases))),
+                    number_pool(), before=r"(?i:bomb\s+)"),
+        )  # fmt: skip
 
     # ---------------------------------------------------------------- prompts
     def rules_prompt(self, view: BombView) -> str:

@@ -125,6 +125,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.coblock.bots import bot_table
 from tom_envs.games.coblock.encode import CoBlockEncoder
 from tom_envs.games.coblock.probes import make_probes
@@ -166,6 +167,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and probes (keywords of :class:`CoBlockConfig`)."""
     cfg = CoBlockConfig(**validate_kwargs(PARAMS, config))

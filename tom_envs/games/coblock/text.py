@@ -25,8 +25,10 @@ impossible command is refused with the original code's messages ("Block exists",
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from tom_envs.core.game import Game, ParseResult, TextInterface
+from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Mirror, Symbols
 from tom_envs.core.text import NUMBER, answer_segment, option_number
 from tom_envs.games.coblock.rules import (
     Action,
@@ -83,6 +85,14 @@ def xml_block(block: Block) -> str:
 
 def _attr(text: str) -> str:
     return text.replace('"', "'").replace("\n", " ")
+
+
+def _log(title: str, entries: Sequence[tuple[int, bool, str]]) -> list[str]:
+    """``title`` and a ``round r, you|partner: what`` line per entry (nothing without entries)."""
+    if not entries:
+        return []
+    return [title, *(f"  round {r + 1}, {'you' if mine else 'partner'}: {what}"
+                     for r, mine, what in entries)]  # fmt: skip
 
 
 def _blocks_sentence(blocks: tuple[Block, ...], limit: int = 40) -> str:
@@ -237,19 +247,11 @@ class CoBlockText(TextInterface[CoBlockView]):
             )
         else:
             lines.append("The world is empty.")
-        if view.dialogue:
-            lines.append("Dialogue:")
-            for m in view.chat():
-                who = "you" if m.mine else "partner"
-                lines.append(f'  round {m.round + 1}, {who}: "{m.text}"')
-        else:
-            lines.append("No messages yet.")
-        if view.history:
-            lines.append("Recent actions:")
-            for e in view.records():
-                who = "you" if e.mine else "partner"
-                status = "done" if e.ok else "failed"
-                lines.append(f"  round {e.round + 1}, {who}: {e.text} ({status}: {e.message})")
+        said = [(m.round, m.mine, f'"{m.text}"') for m in view.chat()]
+        lines += _log("Dialogue:", said) or ["No messages yet."]
+        done = [(e.round, e.mine, f"{e.text} ({'done' if e.ok else 'failed'}: {e.message})")
+                for e in view.records()]  # fmt: skip
+        lines += _log("Recent actions:", done)
         missing, extra = view.missing, view.extra
         if not missing:
             lines.append("Compared with your goal: every block of your goal is in place.")
@@ -304,7 +306,7 @@ class CoBlockText(TextInterface[CoBlockView]):
             return ParseResult(None, f"empty answer; {USAGE}")
         bare = raw.strip().strip(" .!\"'`*")
         if NUMBER.fullmatch(bare):  # the suite's rule: a bare number is the N-th listed action
-            return option_number(bare, self._legal_map(view)[0])
+            return option_number(bare, self.legal_actions_text(view))
         parsed = self._read(raw)
         if isinstance(parsed, str):
             return ParseResult(None, parsed)
@@ -403,6 +405,21 @@ class CoBlockText(TextInterface[CoBlockView]):
         return ParseResult(None, f"{command_text(action)} is not possible now; {USAGE}")
 
     # -------------------------------------------------------------------- spectator
+    def skin_mirrors(self) -> tuple[Mirror, ...]:
+        """The x axis may be mirrored by a skin (``x -> X - 1 - x`` in every position, ``(x,
+        y, z)``): the rules are the same under it (gravity and the ground are on y)."""
+        triple = r"\(\s*(?P<x>-?\d{1,9})\s*,\s*-?\d{1,9}\s*,\s*-?\d{1,9}\s*\)"
+        return (Mirror("x", triple, self.config.grid[0]),)
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the block colours and the
+        two builders' names (``player_0``). Coordinates keep theirs (gravity and the ground are
+        stated in them)."""
+        return (
+            Symbols("colour", tuple(COLORS), COLOUR_POOL),
+            Symbols("player", ("player_0", "player_1"), NAME_POOL, case_sensitive=True),
+        )  # fmt: skip
+
     def render_state(self, state: CoBlockState) -> str:
         """A spectator's summary: round, outcome, progress, the world, goals and last actions."""
         task = state.task

@@ -11,6 +11,7 @@ room is written with its noun.
 
 from __future__ import annotations
 
+from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.games.collab_capture.rules import (
     DOORS,
     MAZE,
@@ -119,6 +120,12 @@ class CaptureText(RoomText[CaptureView]):
             lines.append(f"Turn {view.turn + 1} of at most {view.max_turns}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
+        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
+        1-99 that name no room."""
+        return room_symbols(MAZE.rooms, PLAYER_NAMES)
 
     def render_state(self, state: CaptureState) -> str:
         """A spectator's line: turn, rooms, doors, outcome."""

@@ -111,6 +111,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.collab_escape.bots import bot_table
 from tom_envs.games.collab_escape.encode import EscapeEncoder
 from tom_envs.games.collab_escape.rules import MAPS, ROOMS, SCENARIOS, EscapeConfig, EscapeGame
@@ -131,6 +132,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and ToM probes (kwargs of :class:`EscapeConfig`)."""
 

@@ -11,6 +11,7 @@ the generator in room 1 is 2. ... The exit gate is closed.") followed by the let
 
 from __future__ import annotations
 
+from tom_envs.core.skin import Symbols, room_symbols
 from tom_envs.games.collab_escape.rules import (
     GATE,
     GENERATORS,
@@ -182,6 +183,18 @@ class EscapeText(RoomText[EscapeView]):
             lines.append(f"Turn {view.turn + 1}{limit}. Available actions:")
             lines += lettered(self.legal_actions_text(view))
         return "\n".join(lines)
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
+        the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
+        1-99 that name no room."""
+        return room_symbols(self.maze.rooms, PLAYER_NAMES)
+
+    def skin_phrases(self) -> dict[str, str]:
+        """The room range "(room 1 to 10)" restated as a list, so that a skin can rename it."""
+        rooms = self.maze.rooms
+        listed = english_list([str(r) for r in rooms])
+        return {f"(room {rooms[0]} to {rooms[-1]})": f"(rooms {listed})"}
 
     def render_state(self, state: EscapeState) -> str:
         """A spectator's line: turn, rooms, generators, outcome."""

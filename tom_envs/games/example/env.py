@@ -48,6 +48,7 @@ from typing import Any
 from tom_envs.core.contract import env_functions
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.example.bots import bot_table
 from tom_envs.games.example.encode import ExampleEncoder
 from tom_envs.games.example.rules import ExampleConfig, ExampleGame
@@ -60,6 +61,7 @@ NAME = "example_v0"
 PARAMS = (Param("rounds", "int", 5, "rounds per episode", low=1, high=100),)
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text."""
     game = ExampleGame(ExampleConfig(**validate_kwargs(PARAMS, config)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tom_envs.core.game import TextInterface
+from tom_envs.core.skin import COLOUR_POOL, Symbols
 from tom_envs.games.example.rules import COLORS
 from tom_envs.games.example.view import ExampleView
 
@@ -32,3 +33,7 @@ class ExampleText(TextInterface[ExampleView]):
     def action_text(self, view: ExampleView, action: int) -> str:
         """The colour's name (``"red"``)."""
         return COLORS[action]
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the colours."""
+        return (Symbols("colour", COLORS, COLOUR_POOL),)

@@ -103,6 +103,7 @@ from tom_envs.core.contract import env_functions
 from tom_envs.core.functional import FunctionalObjective, focal_return
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.guandan.bots import bot_table
 from tom_envs.games.guandan.encode import GuandanEncoder
 from tom_envs.games.guandan.rules import GuandanConfig, GuandanGame
@@ -134,6 +135,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of GuandanConfig)."""
     cfg = GuandanConfig(**validate_kwargs(PARAMS, config))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.skin import Symbols
 from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.guandan.cards import (
     BIG_JOKER,
@@ -268,6 +269,12 @@ def parse_cards(text: str) -> list[int]:
     return out
 
 
+#: A skin's suits: names and symbols, parallel (none is a canonical suit's).
+SKIN_SUIT_NAMES = ("stars", "circles", "triangles", "squares", "crosses", "moons")
+SKIN_SUIT_SYMBOLS = ("★", "●", "▲", "■", "✚", "☾")
+SKIN_SUIT_NAMES_ZH = ("星星", "圆圈", "三角", "方形", "十字", "月亮")
+
+
 class GuandanText(TextInterface[GuandanView]):
     """Text for one player, from its view, in ``config.language``."""
 
@@ -399,6 +406,19 @@ class GuandanText(TextInterface[GuandanView]):
         return [a for a in view.legal_actions if a >= SHAPE_BASE and a - SHAPE_BASE in shapes]
 
     # --------------------------------------------------------------- spectator
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the four suits, their
+        names (``hearts`` -> ``stars``, the wild cards' suit restated with them) and their
+        symbols (``♥7`` -> ``★7``) alike, in English and in Chinese (``红桃7`` -> ``星星7``).
+        Ranks and seat numbers keep theirs: the rules state their order (``player k+1``)."""
+        return (
+            Symbols("suit", ("hearts", "spades", "clubs", "diamonds"), SKIN_SUIT_NAMES),
+            Symbols("suit symbol", SUIT_SYMBOLS, SKIN_SUIT_SYMBOLS, case_sensitive=True,
+                    glued=r"(?:10|[2-9JQKA])\*?", follows="suit"),
+            Symbols("suit zh", SUIT_NAMES_ZH, SKIN_SUIT_NAMES_ZH, case_sensitive=True,
+                    boundary=False, follows="suit"),
+        )  # fmt: skip
+
     def render_state(self, state: GuandanState) -> str:
         """Every hand and the table (a spectator's view)."""
         level = state.level

@@ -126,6 +126,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.hanabi.bots import bot_table
 from tom_envs.games.hanabi.encode import HanabiEncoder
 from tom_envs.games.hanabi.probes import HanabiProbes
@@ -154,6 +155,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder, text and probes (kwargs of :class:`HanabiConfig`)."""
     cfg = HanabiConfig(**validate_kwargs(PARAMS, config))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.skin import NAME_POOL, Symbols
 from tom_envs.core.text import answer_segment, ascii_int, letter, match_action
 from tom_envs.games.hanabi.cards import (
     COLOR_NAMES,
@@ -44,6 +45,10 @@ from tom_envs.games.hanabi.state import (
 )
 from tom_envs.games.hanabi.view import HanabiView
 
+#: A skin's colours: distinct initials, none of them R, Y, G, W or B, nor A or I (words of
+#: their own), so that a card's letter follows its colour (``R3`` -> ``T3`` for Teal).
+SKIN_COLOURS = ("Cyan", "Jade", "Khaki", "Lilac", "Magenta", "Navy", "Olive", "Plum", "Saffron",
+                "Teal", "Umber", "Violet")  # fmt: skip
 PRONOUNS = {"Alice": "her", "Bob": "his", "Cathy": "her", "Donald": "his", "Emily": "her"}
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -459,6 +464,22 @@ class HanabiText(TextInterface[HanabiView]):
         return action, ""
 
     # ------------------------------------------------------------------ spectator
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the colour names, their
+        letters (in ``R3`` and ``red (R)``, never as a word of their own, where a letter is an
+        option), following the colour's new initial, and the players' names (``Bobs`` too).
+        Ranks keep their numbers: their order is the rules."""
+        letters = tuple(c[0] for c in self.colors)
+        either = "|".join((*self.colors, *SKIN_COLOURS))  # "red (R)" is "olive (R)" by then
+        return (
+            Symbols("colour", self.colors, SKIN_COLOURS),
+            Symbols("colour letter", letters, tuple(c[0] for c in SKIN_COLOURS),
+                    case_sensitive=True, glued="[1-9]", glued_only=True, follows="colour"),
+            Symbols("colour initial", letters, tuple(c[0] for c in SKIN_COLOURS),
+                    case_sensitive=True, before=rf"(?i:{either}) \(", follows="colour"),
+            Symbols("player", self.names, NAME_POOL, glued="s"),
+        )  # fmt: skip
+
     def render_state(self, state: HanabiState) -> str:
         """A spectator's picture: every hand with its knowledge, the table, the last move."""
         cfg = self.config

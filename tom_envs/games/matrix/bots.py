@@ -226,6 +226,18 @@ def make_partner(name: str, config: MatrixConfig, player: int = 1) -> PartnerPol
     return classes[name](config, player)
 
 
+def last_round(view: Any, seen: int, who: str) -> tuple[int, int] | None:
+    """The actions ``(own, other)`` of the round just played when ``view`` is the round after
+    ``seen`` (``None`` while it is still round ``seen``): how an agent that holds a partner
+    machine's state advances it once per round. Any other round is an error naming ``who``."""
+    if view.round == seen:
+        return None
+    if view.round != seen + 1 or view.last_actions is None:
+        raise RuntimeError(f"{who}: expected to see round {seen + 1}, got {view.round}")
+    own, other = view.last_actions
+    return own, other
+
+
 class PartnerAgent(BaseAgent):
     """Plays a :class:`PartnerPolicy` at any seat, tracking its state from the views it is shown.
 
@@ -248,13 +260,9 @@ class PartnerAgent(BaseAgent):
 
     def _sync(self, view: Any) -> None:
         """Update the state with the last round (from the view); idempotent within a round."""
-        if view.round != self.rounds_seen:
-            if view.round != self.rounds_seen + 1 or view.last_actions is None:
-                raise RuntimeError(
-                    f"{self.name}: expected to see round {self.rounds_seen + 1}, got {view.round}"
-                )
-            own, other = view.last_actions
-            self.state = self.policy.next_state(self.state, own, other)
+        played = last_round(view, self.rounds_seen, self.name)
+        if played is not None:
+            self.state = self.policy.next_state(self.state, *played)
             self.rounds_seen = view.round
 
     def action_probs(self, turn: Turn) -> dict[int, float]:

@@ -85,6 +85,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.matrix.bots import bot_table
 from tom_envs.games.matrix.encode import MatrixEncoder
 from tom_envs.games.matrix.rules import ACTION_NAME_SETS, PRESETS, MatrixConfig, MatrixGame
@@ -106,6 +107,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of :class:`MatrixConfig`)."""
     cfg = MatrixConfig(**validate_kwargs(PARAMS, config))

@@ -9,7 +9,10 @@ negative payoffs natural; so do we.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.skin import LETTER_POOL, NONSENSE_POOL, Symbols
 from tom_envs.core.text import match_action
 from tom_envs.games.matrix.rules import MatrixConfig, MatrixState, action_names, payoff
 from tom_envs.games.matrix.view import MatrixView
@@ -33,6 +36,8 @@ class MatrixText(TextInterface[MatrixView]):
         self.score_words = config.preset.points_word == "score"
         self._sentence: dict[tuple[int, int, int], str] = {}
         self._rules: dict[int, str] = {}
+        #: the order the rules and the question list the actions in (a skin's, else 0, 1, ...)
+        self.order: tuple[int, ...] = tuple(range(config.num_actions))
 
     def option(self, action: int) -> str:
         """``"Option J"`` for action 0 with the letters name set."""
@@ -65,7 +70,7 @@ class MatrixText(TextInterface[MatrixView]):
 
     def _rules_text(self, player: int) -> str:
         n = self.config.num_actions
-        opts = [self.option(a) for a in range(n)]
+        opts = [self.option(a) for a in self.order]
         choice = ", ".join(opts[:-1]) + f" and {opts[-1]}" if n > 2 else " and ".join(opts)
         lines = [
             "You are playing a game repeatedly with another player. In this game, you can choose "
@@ -73,12 +78,13 @@ class MatrixText(TextInterface[MatrixView]):
             "player. The rules of the game are as follows:"
         ]
         p, q = player, 1 - player
-        for a in range(n):
-            for b in range(n):
+        for a in self.order:
+            for b in self.order:
                 mine = payoff(self.config, p, a, b)
                 theirs = payoff(self.config, q, b, a)
                 lines.append(
-                    f"If you choose {opts[a]} and the other player chooses {opts[b]}, then "
+                    f"If you choose {self.option(a)} and the other player chooses "
+                    f"{self.option(b)}, then "
                     f"{self._outcome(True, mine, theirs)}."
                 )
         return "\n".join(lines)
@@ -103,7 +109,8 @@ class MatrixText(TextInterface[MatrixView]):
             f"{_num(view.partner_score)}{unit}."
         )
         if view.legal_actions:
-            opts = [self.option(a) for a in view.legal_actions]
+            legal = set(view.legal_actions)
+            opts = [self.option(a) for a in self.order if a in legal]
             lines.append(f"You are currently playing round {view.round + 1}.")
             lines.append(f"Q: Which Option do you choose, {', '.join(opts[:-1])} or {opts[-1]}?")
         else:
@@ -133,6 +140,24 @@ class MatrixText(TextInterface[MatrixView]):
         if second.feedback.startswith("ambiguous") and not result.feedback.startswith("ambiguous"):
             return second  # "J or F" names two actions: say so, not "could not match"
         return result
+
+    def skin_order(self, order: Callable[[Iterable[int]], list[int]]) -> None:
+        """List the actions in a skin's order (``skin=``): the rules' list and payoff table and
+        the question, as the legal list is."""
+        self.order = tuple(order(range(self.config.num_actions)))
+        self._rules.clear()
+
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the action names, onto
+        letters (one-letter names, in their case), letters repeated as often (``"repeated"``) or
+        nonsense words (word names)."""
+        names = tuple(self.names)
+        if all(len(n) == 1 for n in names):
+            return (Symbols("action", names, LETTER_POOL, case_sensitive=True),)
+        if all(len(set(n)) == 1 for n in names):
+            pool = tuple(c * len(names[0]) for c in LETTER_POOL)
+            return (Symbols("action", names, pool, case_sensitive=True),)
+        return (Symbols("action", names, tuple(w.capitalize() for w in NONSENSE_POOL)),)
 
     def render_state(self, state: MatrixState) -> str:
         """A spectator's line per round: both choices and rewards."""

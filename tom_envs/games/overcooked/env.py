@@ -110,6 +110,7 @@ from typing import Any
 from tom_envs.core.contract import configured_hook, env_functions, lazy_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
+from tom_envs.core.skin import skinnable
 from tom_envs.games.overcooked.bots import bot_table
 from tom_envs.games.overcooked.encode import OvercookedEncoder
 from tom_envs.games.overcooked.layout import LAYOUT_NAMES
@@ -136,6 +137,7 @@ PARAMS = (
 )  # fmt: skip
 
 
+@skinnable
 def make_bundle(**config: Any) -> GameBundle:
     """The configured game with its encoder and text (keyword arguments of
     :class:`~tom_envs.games.overcooked.rules.OvercookedConfig`)."""

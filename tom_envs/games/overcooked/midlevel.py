@@ -471,6 +471,7 @@ class MidLevelAgent(BaseAgent):
         self.choices = 0
         self._choice_valid = True
         self._text: Any = None
+        self._skin = "canonical"
 
     def config(self) -> dict[str, Any]:
         """The inner agent's settings (its ``config()`` or ``describe()``): it decides, the
@@ -484,6 +485,8 @@ class MidLevelAgent(BaseAgent):
     def reset(self, info: EpisodeInfo) -> None:
         """New episode: reset the controller and the inner agent."""
         super().reset(info)
+        self._skin = str((info.env_kwargs or {}).get("skin", "canonical"))
+        self._text = None
         self.controller = MidLevelController(self.game_config, info.player, rng=self.rng)
         self.history = []
         self.choices = 0
@@ -505,14 +508,23 @@ class MidLevelAgent(BaseAgent):
             tuple(range(len(options))),
         )
         if self._text is None:
+            from tom_envs.core.skin import skin_text
             from tom_envs.games.overcooked.text import OvercookedText
 
-            self._text = OvercookedText(self.game_config)
+            # in the episode's skin (``skin=``): the names the agent reads everywhere else
+            self._text = skin_text(OvercookedText(self.game_config), self._skin)
         text = self._text
+        read = getattr(text, "read_reply", None)
         mask = np.ones(len(options), dtype=np.int8)
+
+        def parse(reply: str) -> ParseResult:
+            if read is None:
+                return parse_mid_level(options, reply)
+            return cast(ParseResult, read(reply, lambda said: parse_mid_level(options, said)))
+
         return make_turn(
             turn.agent, view, turn.observation, mask,
-            lambda: text.mid_level_observation(view), lambda reply: parse_mid_level(options, reply),
+            lambda: text.mid_level_observation(view), parse,
             reward=turn.reward, decision=self.choices,
         )  # fmt: skip
 

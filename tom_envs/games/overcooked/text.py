@@ -23,6 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tom_envs.core.game import ParseResult, TextInterface, TextObservation
+from tom_envs.core.skin import NAME_POOL, Symbols
 from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.overcooked.kitchen import Kitchen, kitchen, walking_distances
 from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN_NAMES
@@ -90,6 +91,10 @@ ANSWER_FORMAT = (
     "Format your response as:\nExplanation: <Brief explanation for my next action>.\nAction: "
     "<action>.\nOnly select one action."
 )
+
+
+#: A skin's ingredient words (singular; the plural adds "s"; each takes "an", as "onion" does).
+SKIN_INGREDIENTS = ("artichoke", "aubergine", "avocado", "eggplant", "endive")
 
 
 class OvercookedText(TextInterface[OvercookedView]):
@@ -317,6 +322,17 @@ class OvercookedText(TextInterface[OvercookedView]):
         )
 
     # ------------------------------------------------------------------ spectator
+    def skin_symbols(self) -> tuple[Symbols, ...]:
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the chefs' names and the
+        ingredient (``onion``/``onions``). Points of interest keep their labels (``o0``, ``c0``),
+        directions and cells theirs."""
+        return (
+            Symbols("chef", tuple(self.config.names), NAME_POOL),
+            Symbols("ingredient", ("onion",), SKIN_INGREDIENTS),
+            Symbols("ingredients", ("onions",), tuple(w + "s" for w in SKIN_INGREDIENTS),
+                    follows="ingredient"),
+        )  # fmt: skip
+
     def render_state(self, state: OvercookedState) -> str:
         """The kitchen drawn as text (``1``/``2`` the chefs) with every chef, pot and counter."""
         rows = [list(r) for r in self.layout.grid]

@@ -75,6 +75,7 @@ def _game_kwargs(entry: GameEntry | None, name: str, kwargs: Mapping[str, Any],
                  where: str) -> tuple[Any, dict[str, Any], int]:  # fmt: skip
     """``(game spec with the arguments, checked arguments, number of seats)``."""
     from tom_envs.core.params import validate_kwargs
+    from tom_envs.core.skin import SKIN
     from tom_envs.registration import game_spec
 
     try:
@@ -83,7 +84,7 @@ def _game_kwargs(entry: GameEntry | None, name: str, kwargs: Mapping[str, Any],
         fixed = sorted(k for k in kwargs if k in spec.fixed)
         if fixed:
             raise ValueError(f"{fixed[0]!r} is fixed by the game {spec.name}")
-        checked = validate_kwargs(module.PARAMS, kwargs, source="file")
+        checked = validate_kwargs((*module.PARAMS, SKIN), kwargs, source="file")
         full = dataclasses.replace(spec, kwargs={**spec.kwargs, **checked})
         seats = module.make_bundle(**full.kwargs).game.num_players
     except (KeyError, ValueError, TypeError) as exc:

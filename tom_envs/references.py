@@ -21,14 +21,14 @@ The value is the game's functional objective ``U`` of one episode, from the foca
 * BombDefusal: ``team_score - 0.3 * rounds`` (one phase, 10 points, outweighs all 30 rounds).
 
 An oracle that *plays* the exact best response: :class:`OracleAgent` (matrix games, CollabCapture,
-CollabEscape), e.g. ``make_agent("tom_envs.partners.reference:OracleAgent:partner=greedy", spec,
+CollabEscape), e.g. ``make_agent("tom_envs.references:OracleAgent:partner=greedy", spec,
 trusted=True)`` or :func:`oracle_agent`.
 
 The table of every reference, and the oracle played against it
 (``docs/results/functional_references.md``)::
 
-    python -m tom_envs.partners.reference --table
-    python -m tom_envs.partners.reference --oracle-check
+    python -m tom_envs.references --table
+    python -m tom_envs.references --oracle-check
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import AgentAction, BaseAgent, EpisodeInfo, Turn
+from tom_envs.games.bomb_defusal import metrics as bomb_metrics
+from tom_envs.games.matrix.bots import last_round
 from tom_envs.registration import GameSpec, game_spec
 
 #: Kinds of reference: the exact best-response value; a value no higher than it; both ends.
@@ -57,8 +59,8 @@ NOT_YET = {
     "Guandan": "the best candidate teammate as focal (a weak lower bound)",
     "CoBlock": "the best persona as focal, with the team bound above (a bracket)",
 }
-#: BombDefusal's ``U = team_score - BOMB_ROUND_WEIGHT * rounds``.
-BOMB_ROUND_WEIGHT = 0.3
+#: BombDefusal's ``U = team_score - BOMB_ROUND_WEIGHT * rounds`` (the game's own objective).
+BOMB_ROUND_WEIGHT = bomb_metrics.ROUND_WEIGHT
 #: BombDefusal's default candidate focals for the lower end of a bracket.
 BOMB_CANDIDATES = ("heuristic", "cbs")
 #: Default selection seeds of the bracket's candidate (disjoint from the usual evaluation seeds).
@@ -696,12 +698,9 @@ class OracleAgent(BaseAgent):
             k = br.horizon - int(state.turn) if br.horizon is not None else None
             probs = br.partner.probs(br.game.canonical(state), k)
             return AgentAction(int(br.best_action(state)), prediction=_likeliest(probs))
-        if view.round != self.rounds_seen:
-            if view.round != self.rounds_seen + 1 or view.last_actions is None:
-                raise RuntimeError(
-                    f"oracle: expected round {self.rounds_seen + 1}, got {view.round}"
-                )
-            mine, theirs = view.last_actions
+        played = last_round(view, self.rounds_seen, "oracle")
+        if played is not None:
+            mine, theirs = played
             self.state = self.policy.next_state(self.state, theirs, mine)
             self.rounds_seen = view.round
         k = self.horizon - view.round
@@ -799,69 +798,85 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}"
 
 
+def _matrix_row(r: Mapping[str, Any]) -> str:
+    ref = r["ref"]
+    t = ref.details["horizon"]
+    return (f"| {ref.game} | {ref.partner} | {ref.kind} | {ref.mean:.2f} | "
+            f"{ref.mean / t:.4f} | {r['cpu_s']:.3f} |")  # fmt: skip
+
+
+def _switching_row(r: Mapping[str, Any]) -> str:
+    ref = r["ref"]
+    clair = ref.details["clairvoyant_mean"]
+    return (f"| {ref.game} | {ref.partner} | {r['scenario']} | {ref.mean:.4f} | "
+            f"{clair:.4f} | {clair - ref.mean:.4f} | {r['cpu_s']:.2f} |")  # fmt: skip
+
+
+def _room_row(r: Mapping[str, Any]) -> str:
+    ref, d = r["ref"], r["ref"].details
+    turns = d["team_optimum_turns"]
+    return (
+        f"| {ref.game} | {r['scenario']} | {ref.partner} | {ref.kind} | {_fmt(ref.mean)} | "
+        f"{_fmt(d['success'])} | {d['expected_turns']:.3f} | "
+        f"{d['team_optimum_success']:.4f} / {'-' if turns is None else turns} | "
+        f"{d['best_first_action']} | {r['cpu_s']:.2f} |"
+    )
+
+
+def _bomb_row(r: Mapping[str, Any]) -> str:
+    ref = r["ref"]
+    up = ref.upper_mean
+    return (
+        f"| {ref.partner} | {r['scenario']} | {ref.kind} | {ref.mean:.2f} | "
+        f"{'=' if up is None else f'{up:.2f}'} | "
+        f"{_bomb_source(ref)} | "
+        f"{r['cpu_s']:.1f} |"
+    )
+
+
+def _section(
+    head: Sequence[str], rows: Sequence[Mapping[str, Any]], row: Callable[[Mapping[str, Any]], str]
+) -> list[str]:
+    """One family's table: its heading lines, a line per row, a blank line (nothing if no rows)."""
+    return [*head, *map(row, rows), ""] if rows else []
+
+
+#: Each family's table heading: title, note, column names, rule.
+_MATRIX_HEAD = ("### Matrix games (focal seat 0; value = optimal expected return over T rounds)",
+                "", "| game | partner | kind | V_T(s_1) | per round | CPU s |",
+                "|---|---|---|---|---|---|")  # fmt: skip
+_SWITCHING_HEAD = ("### Matrix games, switching partners (focal seat 0, T = 100)", "",
+                   "Switch round uniform in the window. Bayes: the round unknown to the focal "
+                   "(exact); clairvoyant: the round known, mean over the window (exact per round). "
+                   "Their gap is regret no agent can avoid.", "",
+                   "| game | partner | window | Bayes V_T | clairvoyant mean | gap | CPU s |",
+                   "|---|---|---|---|---|---|---|")  # fmt: skip
+_ROOM_HEAD = ("### CollabCapture and CollabEscape (focal seat 0, partner in seat 1)", "",
+              "U: CollabCapture `captured - turns/31`, CollabEscape `escaped`. Team optimum: "
+              "the joint planner's (both seats planned together).", "",
+              "| game | scenario | partner | kind | U of the BR | P(success) | E[turns] | "
+              "team optimum P / turns | first BR action | CPU s |",
+              "|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+_BOMB_HEAD = ("### BombDefusal (focal seat 0, the partner bot in seats 1 and 2)", "",
+              "U = `team_score - 0.3 x rounds`, mean over the seeds (per-seed values in "
+              "`reference_for`).", "",
+              "| partners | seeds | kind | U (lower) | U (upper) | lower end from | CPU s |",
+              "|---|---|---|---|---|---|---|")  # fmt: skip
+
+
 def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows as markdown tables, one per game family."""
-    out = []
     matrix = [r for r in rows if r["ref"].game in MATRIX_GAMES and "switch_window" not in
               r["ref"].details]  # fmt: skip
     switching = [r for r in rows if "switch_window" in r["ref"].details]
-    if matrix:
-        out += ["### Matrix games (focal seat 0; value = optimal expected return over T rounds)", "",
-                "| game | partner | kind | V_T(s_1) | per round | CPU s |", "|---|---|---|---|---|---|"]  # fmt: skip
-        for r in matrix:
-            ref = r["ref"]
-            t = ref.details["horizon"]
-            out.append(f"| {ref.game} | {ref.partner} | {ref.kind} | {ref.mean:.2f} | "
-                       f"{ref.mean / t:.4f} | {r['cpu_s']:.3f} |")  # fmt: skip
-        out.append("")
-    if switching:
-        out += ["### Matrix games, switching partners (focal seat 0, T = 100)", "",
-                "Switch round uniform in the window. Bayes: the round unknown to the focal "
-                "(exact); clairvoyant: the round known, mean over the window (exact per round). "
-                "Their gap is regret no agent can avoid.", "",
-                "| game | partner | window | Bayes V_T | clairvoyant mean | gap | CPU s |",
-                "|---|---|---|---|---|---|---|"]  # fmt: skip
-        for r in switching:
-            ref = r["ref"]
-            clair = ref.details["clairvoyant_mean"]
-            out.append(f"| {ref.game} | {ref.partner} | {r['scenario']} | {ref.mean:.4f} | "
-                       f"{clair:.4f} | {clair - ref.mean:.4f} | {r['cpu_s']:.2f} |")  # fmt: skip
-        out.append("")
     room = [r for r in rows if r["ref"].game in ROOM_GAMES]
-    if room:
-        out += ["### CollabCapture and CollabEscape (focal seat 0, partner in seat 1)", "",
-                "U: CollabCapture `captured - turns/31`, CollabEscape `escaped`. Team optimum: "
-                "the joint planner's (both seats planned together).", "",
-                "| game | scenario | partner | kind | U of the BR | P(success) | E[turns] | "
-                "team optimum P / turns | first BR action | CPU s |",
-                "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-        for r in room:
-            ref, d = r["ref"], r["ref"].details
-            turns = d["team_optimum_turns"]
-            out.append(
-                f"| {ref.game} | {r['scenario']} | {ref.partner} | {ref.kind} | {_fmt(ref.mean)} | "
-                f"{_fmt(d['success'])} | {d['expected_turns']:.3f} | "
-                f"{d['team_optimum_success']:.4f} / {'-' if turns is None else turns} | "
-                f"{d['best_first_action']} | {r['cpu_s']:.2f} |"
-            )
-        out.append("")
     bomb = [r for r in rows if r["ref"].game == "BombDefusal"]
-    if bomb:
-        out += ["### BombDefusal (focal seat 0, the partner bot in seats 1 and 2)", "",
-                "U = `team_score - 0.3 x rounds`, mean over the seeds (per-seed values in "
-                "`reference_for`).", "",
-                "| partners | seeds | kind | U (lower) | U (upper) | lower end from | CPU s |",
-                "|---|---|---|---|---|---|---|"]  # fmt: skip
-        for r in bomb:
-            ref = r["ref"]
-            up = ref.upper_mean
-            out.append(
-                f"| {ref.partner} | {r['scenario']} | {ref.kind} | {ref.mean:.2f} | "
-                f"{'=' if up is None else f'{up:.2f}'} | "
-                f"{_bomb_source(ref)} | "
-                f"{r['cpu_s']:.1f} |"
-            )
-        out.append("")
+    out = [
+        *_section(_MATRIX_HEAD, matrix, _matrix_row),
+        *_section(_SWITCHING_HEAD, switching, _switching_row),
+        *_section(_ROOM_HEAD, room, _room_row),
+        *_section(_BOMB_HEAD, bomb, _bomb_row),
+    ]
     return "\n".join(out)
 
 
@@ -905,8 +920,8 @@ def _bomb_source(ref: Reference) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tom_envs.partners.reference --table``: print every built-in reference."""
-    parser = argparse.ArgumentParser(prog="python -m tom_envs.partners.reference",
+    """``python -m tom_envs.references --table``: print every built-in reference."""
+    parser = argparse.ArgumentParser(prog="python -m tom_envs.references",
                                      description=(__doc__ or "").split("\n")[0])  # fmt: skip
     parser.add_argument("--table", action="store_true", help="print the reference table")
     parser.add_argument("--bomb-seeds", type=int, default=10, help="BombDefusal seeds 0..N-1")
