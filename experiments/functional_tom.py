@@ -12,7 +12,7 @@ renders:
   (:func:`tom_envs.partners.regret.known_groups`: paired bootstrap intervals over seeds of the
   mean regret over the non-random members); a game where a group is missing says so;
 * the **reference** of each (game, partner) and its kind: ``exact`` or ``bracket`` from
-  :func:`tom_envs.partners.reference.reference_for`; elsewhere a ``lower bound``: the best of the
+  :func:`tom_envs.references.reference_for`; elsewhere a ``lower bound``: the best of the
   zoo's members played as focal, chosen on selection seeds disjoint from the evaluation seeds and
   then played on the evaluation seeds. The reference never depends on which agents are evaluated;
 * per (agent, partner): ``U`` (the game's functional objective), ``ΔF`` per episode and per step
@@ -42,12 +42,12 @@ import numpy as np
 
 from tom_envs import zoo
 from tom_envs.evaluation.tables import PaperTable, TableCell
-from tom_envs.partners.reference import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
+from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
 from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
 from tom_envs.records import Episode, bootstrap_ci
 from tom_envs.registration import game_spec
 
-ORACLE = "tom_envs.partners.reference:OracleAgent:partner="
+ORACLE = "tom_envs.references:OracleAgent:partner="
 SWITCH_ORACLE = "tom_experiments.functional_tom:SwitchOracle"
 RMAX = "rmax:known_threshold=1:planning=horizon"
 SELECTION_SEED = 10_000
@@ -76,8 +76,8 @@ PLANS: dict[str, GamePlan] = {
                               switch=("always_0", "always_1", "30-70")),
     "PrisonersDilemma": GamePlan("PrisonersDilemma", 30, fixed_member="always_0", adaptive=RMAX,
                                  switch=("tit_for_tat", "always_1", "30-70")),
-    "CollabCapture": GamePlan("CollabCapture", 20, fixed_member="optimal"),
-    "CollabEscape": GamePlan("CollabEscape", 20, fixed_member="optimal"),
+    "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal"),
+    "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal"),
     "BombDefusal": GamePlan("BombDefusal", 10),
     "Hanabi": GamePlan("Hanabi", 10),
     "CoBlock": GamePlan("CoBlock", 10),
@@ -423,9 +423,17 @@ def _svg_name(game: str) -> str:
     return f"functional_tom_{game}.svg"
 
 
+_LAST: list[Any] = []  # the last page's results: render and figures share one computation
+
+
 def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
              episodes: int | None) -> list[GameResult]:  # fmt: skip
-    return [game_result(p, played, episodes) for p in _selected(games)]
+    key = (tuple(games or ()), episodes, tuple(sorted((k, len(v)) for k, v in played.items())))
+    if _LAST and _LAST[0] == key:
+        return _LAST[1]
+    out = [game_result(p, played, episodes) for p in _selected(games)]
+    _LAST[:] = [key, out]
+    return out
 
 
 def _tau(row: Mapping[str, Any]) -> str:

@@ -4,7 +4,7 @@ Regret is ``U_ref - U_agent`` on the same seeds. The reference of a (game, partn
 only on the game, the partner and a declared list of policies, never on which agents a run
 happens to evaluate (adding an agent that beats everything changes no reference):
 
-1. **exact** (or **bracket**): :func:`tom_envs.partners.reference.reference_for` where it gives one
+1. **exact** (or **bracket**): :func:`tom_envs.references.reference_for` where it gives one
    (matrix games, CollabCapture, CollabEscape, BombDefusal);
 2. **lower bound**: else the best of a *declared* candidate set (e.g. the game's zoo members
    played as focal), chosen on *selection seeds* disjoint from the evaluation seeds and then played
@@ -56,7 +56,7 @@ def solver_reference(
 ) -> PairReference | None:
     """The solver's reference (exact or bracket) where :func:`reference_for` has one, else None."""
     try:
-        from tom_envs.partners.reference import NoReference, reference_for
+        from tom_envs.references import NoReference, reference_for
     except ImportError:  # the solvers are not installed in this checkout
         return None
     try:

@@ -10,7 +10,7 @@ Sections (each only when the config asks for it):
   population beside a reference to that member that never depends on which agents were evaluated
   (:mod:`tom_envs.evaluation.references`): *exact* where the game computes it (the matrix games'
   dynamic programme over the partner's policy, the ``optimal_return`` metric; the solvers of
-  :func:`tom_envs.partners.reference.reference_for`), a *bracket* where the solver bounds it, a
+  :func:`tom_envs.references.reference_for`), a *bracket* where the solver bounds it, a
   *lower bound* (the best of the section's declared ``candidates``, chosen on ``selection_seeds``
   disjoint from the evaluation seeds), otherwise ``n/a`` (no regret printed). The gap is the
   functional regret (per episode with a paired 95% bootstrap interval, and per step). Beside it,
