@@ -42,9 +42,9 @@ import numpy as np
 
 from tom_envs import zoo
 from tom_envs.evaluation.tables import PaperTable, TableCell
-from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
 from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
 from tom_envs.records import Episode, bootstrap_ci
+from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
 from tom_envs.registration import game_spec
 
 ORACLE = "tom_envs.references:OracleAgent:partner="
