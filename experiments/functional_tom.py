@@ -78,12 +78,12 @@ PLANS: dict[str, GamePlan] = {
                                  switch=("tit_for_tat", "always_1", "30-70")),
     "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal"),
     "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal"),
-    # the zoo's learned teams were trained without probes (their checkpoints refuse probes="all")
-    "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"),)),
+    # the learned members' checkpoints refuse any other game arguments than they were trained with
+    "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"), ("shaping", True))),
     "Hanabi": GamePlan("Hanabi", 10),
     "CoBlock": GamePlan("CoBlock", 10),
     "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic"),
-    "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400),)),
+    "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400), ("observation", "features"))),
 }  # fmt: skip
 #: The games with exact (or bracketed) references first, then the labelled lower bounds.
 ORDER = tuple(PLANS)
