@@ -78,9 +78,13 @@ def test_every_shipped_config_validates() -> None:
     names = set(shipped_configs())
     assert {"paper000", "paper001", "paper002", "paper003", "paper004", "crossplay",
             "functional_tom", "quick"} <= names  # fmt: skip
+    from tom_envs.evaluation.tables import get_table
+
     for name in names:
         cfg = load_config(name)
-        assert validate(cfg, check_endpoints=False)
+        cells = validate(cfg, check_endpoints=False)  # raises on anything invalid
+        tables = [c for t in cfg.tables for c in get_table(t["table"]).cells(**t.get("kwargs", {}))]
+        assert cells or tables, f"{name}: nothing to play"  # a tables-only config (functional_tom)
 
 
 def test_optional_agents_join_only_when_defined(tmp_path: Path) -> None:
@@ -115,7 +119,7 @@ def test_functional_tom_uses_the_exact_best_response(tmp_path: Path) -> None:
     ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
     cfg = MatrixConfig(game="ipd", horizon=6)
     for partner in ("always_0", "always_1"):
-        best, kind = ft["best"][partner]
+        best, kind, _source = ft["best"][partner]
         assert kind == "exact"
         exact = solver_for(cfg, partner, 0).optimal_return()
         assert best == pytest.approx(exact)
@@ -261,7 +265,8 @@ def test_regret_curve_is_the_cumulative_gap(tmp_path: Path) -> None:
 
     ft = functional_tom(res, "PrisonersDilemma", res.config.functional_tom[0])
     cfg = MatrixConfig(game="ipd", horizon=6)
-    # vs always_0 the best evaluated agent is a1 (defect); vs always_1 too. a0's gap per round:
+    # vs always_0 the exact optimum defects every round (as a1 does); vs always_1 too. a0's gap
+    # per round:
     gap0 = payoff(cfg, 0, 1, 0) - payoff(cfg, 0, 0, 0)
     gap1 = payoff(cfg, 0, 1, 1) - payoff(cfg, 0, 0, 1)
     want = np.cumsum([(gap0 + gap1) / 2] * 6)
@@ -339,7 +344,7 @@ def test_cli_reproduce_runs_any_papers_config_by_name(tmp_path: Path) -> None:
     from tom_envs.cli import build_parser, main, reproducible
 
     papers = ("paper000", "paper001", "paper002", "paper003", "paper004")
-    assert reproducible() == sorted((*papers, "hanabi", "overcooked"))  # tom_experiments' tables
+    assert reproducible() == sorted((*papers, "hanabi", "overcooked", "functional_tom"))  # tom_experiments
     for name in reproducible():
         assert build_parser().parse_args(["reproduce", name]).paper == name
         assert [t["table"] for t in load_config(name).tables] == [name]

@@ -67,17 +67,50 @@ def test_every_curve_ends_at_the_tables_regret(tmp_path: Path) -> None:
     assert len(summary) == 1 and f"| {ft['curves']['rmax'][-1]:.2f} |" in summary[0]
 
 
-def test_curves_without_an_optimum_say_they_are_relative(tmp_path: Path) -> None:
+def test_without_a_reference_no_regret_and_no_curve_is_shown(tmp_path: Path) -> None:
+    """A game with no optimum, no solver and no declared candidates has no reference: its rows
+    print n/a, and no curve is drawn against the evaluated agents instead."""
     data = _config(tmp_path, episodes=2, functional_tom={"agents": ["a0", "a1"], "population": "all"})
     data["games"] = [{"game": "Example"}]
     data["agents"] = {"a0": "copycat", "a1": "random"}
     res = evaluate(parse_config(data), workers=1)
     ft = functional_tom(res, "Example", res.config.functional_tom[0])
-    assert ft["curve_kind"] == "best known"
+    assert ft["curve_kind"] == "none" and ft["curves"] == {} and ft["best"] == {}
+    assert all(r["regret"] is None for r in ft["rows"]) and ft["rows"]
     assert all(exact_regret_curve(e) is None for eps in res.episodes.values() for e in eps)
     report = write_outputs(res).read_text()
-    assert "return gap to the best evaluated agent" not in report  # titles are in the PNG
-    assert "relative: no exact optimum" in report
+    assert "best known" not in report and "best evaluated" not in report
+    assert "No reference (n/a)" in report
+
+
+def test_declared_candidates_give_a_lower_bound_that_ignores_the_evaluated_agents(
+    tmp_path: Path,
+) -> None:
+    """The lower-bound reference is the best declared candidate chosen on selection seeds: the
+    same whichever agents are evaluated."""
+    refs = []
+    for agents in (["a0"], ["a0", "a1"]):
+        data = _config(tmp_path / str(len(agents)), episodes=2, functional_tom={
+            "agents": agents, "population": "all", "candidates": ["random", "copycat"],
+            "selection_seeds": [100, 103]})  # fmt: skip
+        data["games"] = [{"game": "Example"}]
+        data["agents"] = {"a0": "copycat", "a1": "random"}
+        res = evaluate(parse_config(data), workers=1)
+        ft = functional_tom(res, "Example", res.config.functional_tom[0])
+        assert ft["best"] and all(v[1] == "lower bound" for v in ft["best"].values())
+        assert all("selection seeds 100..102" in v[2] for v in ft["best"].values())
+        refs.append({m: dict(r.values) for m, r in ft["references"].items()})
+        report = write_outputs(res).read_text()
+        section = report.split("### Example")[1]
+        assert "| lower bound |" in section and "| exact |" not in section
+    assert refs[0] == refs[1]
+    bad = _config(tmp_path / "bad", episodes=2, functional_tom={
+        "agents": ["a0"], "population": "all", "candidates": ["random"],
+        "selection_seeds": [0, 5]})  # fmt: skip
+    bad["games"] = [{"game": "Example"}]
+    bad["agents"] = {"a0": "copycat"}
+    with pytest.raises(Exception, match="overlap the evaluation seeds"):
+        parse_config(bad)
 
 
 def test_heat_map_has_a_labelled_colour_bar_the_episode_count_and_a_readable_size(

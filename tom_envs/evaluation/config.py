@@ -34,6 +34,9 @@ A config names games, agents (labels for agent specs), and what to run with them
     [functional_tom]                  # each agent against each member of a population
     agents = ["rmax", "random"]
     population = "all"                # a population name of each game (tom-envs list)
+    candidates = ["heuristic"]        # declared focal policies: the best one on the selection
+    selection_seeds = [10000, 10010]  # seeds [first, stop) is the lower-bound reference where
+                                      # no solver gives one (disjoint from the evaluation seeds)
     games = ["PrisonersDilemma"]
 
     [[tables]]                        # a results table (a tom_envs.tables plugin, by name):
@@ -340,7 +343,7 @@ def _parse_sections(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
     """``[crossplay]`` and ``[functional_tom]``: agents, games (and population)."""
     for section, sec in _sections(data):
         allowed = {"agents", "optional_agents", "games"}
-        allowed |= {"population"} if section == "functional_tom" else set()
+        allowed |= {"population", "candidates", "selection_seeds"} if section == "functional_tom" else set()
         _keys(sec, allowed, f"[{section}]")
         sec["agents"] = list(_expect(sec.get("agents"), list, f"[{section}].agents"))
         optional = _expect(sec.pop("optional_agents", []), list, f"[{section}].optional_agents")
@@ -355,6 +358,19 @@ def _parse_sections(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
             sec["population"] = _expect(
                 sec.get("population", "all"), str, f"[{section}].population"
             )
+            sec["candidates"] = [str(_expect(c, str, f"[{section}].candidates"))
+                                 for c in _expect(sec.get("candidates", []), list,
+                                                  f"[{section}].candidates")]  # fmt: skip
+            sel = _expect(sec.get("selection_seeds", [10_000, 10_010]), list,
+                          f"[{section}].selection_seeds")  # fmt: skip
+            if len(sel) != 2 or not all(type(x) is int and x >= 0 for x in sel) or sel[0] >= sel[1]:
+                raise ConfigError(f"[{section}].selection_seeds must be [first, stop) with "
+                                  f"0 <= first < stop, got {sel!r}")  # fmt: skip
+            seeds = range(cfg.seed, cfg.seed + cfg.episodes)
+            sec["selection_seeds"] = list(range(sel[0], sel[1]))
+            if set(sec["selection_seeds"]) & set(seeds):
+                raise ConfigError(f"[{section}].selection_seeds {sel!r} overlap the evaluation "
+                                  f"seeds {cfg.seed}..{cfg.seed + cfg.episodes - 1}")  # fmt: skip
         getattr(cfg, section).append(sec)
 
 

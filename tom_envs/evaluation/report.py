@@ -7,17 +7,18 @@ Sections (each only when the config asks for it):
 * **Cross-play** — per game, the focal agent's (team) return with every partner, as a table and a
   heat map (``crossplay_<game>.png``).
 * **Functional vs literal ToM** — per game, each agent's return against each member of a partner
-  population beside the best response to that member: *exact* where the game computes it (the
-  matrix games' dynamic programme over the partner's policy, the ``optimal_return`` metric),
-  otherwise the *best known* return, the best of the evaluated agents against that member. The
-  gap is the functional regret (per episode and per step). Beside it, the same agent's literal ToM:
-  its next-action prediction accuracy (``tom_accuracy``) or its probe accuracy (``probe_acc/all``).
-  Regret curves over the horizon (``regret_<game>.png``) plot, step by step and averaged over the
-  members, the regret accumulated so far against the same *best* as the table: where the game has
-  an exact optimum (the matrix games), the value lost by round t, ``V_T(s_1) - (R_t +
-  V_{T-t}(s_t))`` (the return collected so far plus the optimal value of the rest, given the
-  partner's state ``s_t`` the agent's moves led to), so the last point of each curve is exactly the
-  table's mean regret; elsewhere the cumulative return gap to the best evaluated agent (relative).
+  population beside a reference to that member that never depends on which agents were evaluated
+  (:mod:`tom_envs.evaluation.references`): *exact* where the game computes it (the matrix games'
+  dynamic programme over the partner's policy, the ``optimal_return`` metric; the solvers of
+  :func:`tom_envs.references.reference_for`), a *bracket* where the solver bounds it, a
+  *lower bound* (the best of the section's declared ``candidates``, chosen on ``selection_seeds``
+  disjoint from the evaluation seeds), otherwise ``n/a`` (no regret printed). The gap is the
+  functional regret (per episode with a paired 95% bootstrap interval, and per step). Beside it,
+  the same agent's literal ToM: its next-action prediction accuracy (``tom_accuracy``) or its
+  probe accuracy (``probe_acc/all``). Regret curves over the horizon (``regret_<game>.png``) are
+  drawn only against exact per-step optima (the matrix games): the value lost by round t,
+  ``V_T(s_1) - (R_t + V_{T-t}(s_t))``, averaged over the members, so the last point of each curve
+  is exactly the table's mean regret.
 * **Paper tables** — the markdown of the experiment functions the config names.
 * **Learning curves** — plots of training CSVs (``learning_curves.png``).
 * **Failed episodes** — cell, seed and reason; they are retried by the next run.
@@ -36,6 +37,8 @@ import numpy as np
 
 from tom_envs.evaluation.config import Cell
 from tom_envs.evaluation.plots import heatmap, line_plot, read_curve
+from tom_envs.evaluation.references import PairReference, candidate_reference, solver_reference
+from tom_envs.partners.regret import episode_regret
 from tom_envs.records import Episode, mean_ci95
 
 Stat = tuple[float, float]
@@ -186,8 +189,65 @@ def _cell_stats(res: Any, cells: Sequence[Any]) -> _CellStats:
     return st
 
 
+def _objective(game: Any) -> Any:
+    """The game's functional objective ``U`` (None for a game that declares none)."""
+    hook = getattr(game.spec.load(), "functional_objective", None)
+    return hook(**{**game.spec.kwargs, **game.kwargs}) if hook is not None else None
+
+
+def _u_by_seed(eps: Sequence[Episode], game: Any, objective: Any) -> dict[int, float]:
+    """Per episode seed, the focal seats' ``U`` (their mean return for a game without one)."""
+    seats = game.focal_seats
+    if objective is None:
+        return {int(e.seed): focal_return(e, seats) for e in eps}
+    return {int(e.seed): float(objective(e, seats)) for e in eps}
+
+
+def _reference(
+    res: Any, cells: Sequence[Any], member: str, ft: Mapping[str, Any], objective: Any
+) -> PairReference | None:
+    """The reference of one partner: exact from the episodes' own optimum (matrix games), else
+    the solver's, else the declared candidates' lower bound, else None. Never an evaluated
+    agent's return (:mod:`tom_envs.evaluation.references`)."""
+    mine = [c for c in cells if c.partner == member]
+    eps = [e for c in mine for e in res.episodes.get(c.id, [])]
+    if not eps:
+        return None
+    seeds = sorted({int(e.seed) for e in eps})
+    if all(isinstance(e.metrics.get("optimal_return"), (int, float)) for e in eps):
+        values = {int(e.seed): float(e.metrics["optimal_return"]) for e in eps}
+        return PairReference("exact", values, "dynamic programme over the partner's policy")
+    game = mine[0].game
+    if len(game.focal_seats) == 1 and len(game.partner_seats) == game.num_players - 1:
+        ref = solver_reference(game.game, member, game.focal_seats[0], seeds,
+                               {**game.spec.kwargs, **game.kwargs})  # fmt: skip
+        if ref is not None:
+            return ref
+    candidates = list(ft.get("candidates") or [])
+    if not candidates:
+        return None
+    from tom_envs.agents import make_agent
+    from tom_envs.runner import play_episode
+
+    def play(candidate: str, on: Sequence[int]) -> dict[int, float]:
+        seats = game.seating(candidate, f"={member}")
+        out = {}
+        for s in on:
+            agents = [make_agent(x.lstrip("="), game.spec) for x in seats]
+            out[int(s)] = _u_by_seed([play_episode(game.spec, agents, int(s), game.kwargs)],
+                                     game, objective)[int(s)]  # fmt: skip
+        return out
+
+    return candidate_reference(play, candidates, ft["selection_seeds"], seeds)
+
+
 def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]:
-    """Returns, best responses, regrets and literal ToM for one game (see the module docs)."""
+    """Returns, references, regrets and literal ToM for one game (see the module docs).
+
+    The reference of each partner never depends on which agents were evaluated: exact where the
+    game computes it, else the solver's bracket, else the best *declared* candidate chosen on
+    selection seeds disjoint from the evaluation seeds (a lower bound), else none (``n/a``: no
+    regret is printed for that partner)."""
     cells = [
         c
         for c in res.cells
@@ -195,71 +255,49 @@ def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]
     ]
     members = list(dict.fromkeys(c.partner for c in cells))
     st = _cell_stats(res, cells)
-    ret = st.ret
-    best: dict[str, tuple[float, str]] = {}
-    for m in members:
-        if m in st.exact:
-            best[m] = (float(np.mean(st.exact[m])), "exact")
-        else:
-            cands = [(ret[(a, m)][0], a) for a in ft["agents"] if (a, m) in ret]
-            if cands:
-                v, who = max(cands)
-                best[m] = (v, f"best known ({who})")
+    objective = _objective(cells[0].game) if cells else None
+    refs = {m: _reference(res, cells, m, ft, objective) for m in members}
+    best = {m: (r.mean, r.kind, r.source) for m, r in refs.items() if r is not None}
     rows = []
-    for a in ft["agents"]:
-        for m in members:
-            if (a, m) not in ret or m not in best:
-                continue
-            regret = best[m][0] - ret[(a, m)][0]
-            rows.append(
-                {
-                    "agent": a,
-                    "partner": m,
-                    "return": ret[(a, m)],
-                    "best": best[m][0],
-                    "best_kind": best[m][1],
-                    "regret": regret,
-                    "regret_per_step": regret / max(st.length[(a, m)], 1.0),
-                    "literal": st.literal.get((a, m)),
-                }
-            )
+    for c in cells:
+        eps = res.episodes.get(c.id, [])
+        a, m = c.focal, c.partner
+        ref = refs.get(m)
+        if not eps or (a, m) not in st.ret:
+            continue
+        row: dict[str, Any] = {"agent": a, "partner": m, "return": st.ret[(a, m)],
+                               "literal": st.literal.get((a, m)), "best": None,
+                               "best_kind": "n/a", "regret": None, "regret_ci": None,
+                               "regret_per_step": None}  # fmt: skip
+        if ref is not None:
+            mine = _u_by_seed(eps, c.game, objective)
+            reg = episode_regret({s: ref.values[s] for s in mine}, mine, seed=len(rows))
+            regret = reg["per_episode"][0]
+            row.update(best=ref.mean, best_kind=ref.kind, regret=regret,
+                       regret_ci=reg["per_episode"],
+                       regret_per_step=regret / max(st.length[(a, m)], 1.0))  # fmt: skip
+        rows.append(row)
     regret_curves, curve_kind = _regret_curves(ft["agents"], members, best, st)
-    return {"members": members, "rows": rows, "best": best, "curves": regret_curves,
-            "curve_kind": curve_kind}  # fmt: skip
+    return {"members": members, "rows": rows, "best": best, "references": refs,
+            "curves": regret_curves, "curve_kind": curve_kind}  # fmt: skip
 
 
 def _regret_curves(
     agents: Sequence[str],
     members: Sequence[str],
-    best: Mapping[str, tuple[float, str]],
+    best: Mapping[str, tuple[float, str, str]],
     st: _CellStats,
 ) -> tuple[dict[str, np.ndarray], str]:
-    """Each agent's regret curve, averaged over the partners, and its kind. The curves measure
-    against the table's *best*: the exact optimum where every episode has one (then each curve
-    ends at the table's regret), else the best evaluated agent."""
-    ret, curves, exact_curves = st.ret, st.curves, st.exact_curves
+    """Each agent's regret curve against the exact optimum, averaged over the partners whose
+    reference is exact (each curve then ends at the table's regret); ``"none"`` when no partner
+    has an exact per-step optimum (no curve is drawn against anything else)."""
     regret_curves: dict[str, np.ndarray] = {}
-    kinds: set[str] = set()
     for a in agents:
-        gaps = []
-        for m in members:
-            if (a, m) not in curves or m not in best:
-                continue
-            if best[m][1] == "exact" and (a, m) in exact_curves:
-                gaps.append(exact_curves[(a, m)])
-                kinds.add("exact")
-                continue
-            best_agent = max((x for x in agents if (x, m) in ret), key=lambda x: ret[(x, m)][0])
-            ref, mine = curves[(best_agent, m)], curves[(a, m)]
-            t = max(len(ref), len(mine))
-            ref = np.pad(ref, (0, t - len(ref)), mode="edge")
-            mine = np.pad(mine, (0, t - len(mine)), mode="edge")
-            gaps.append(ref - mine)
-            kinds.add("best known")
+        gaps = [st.exact_curves[(a, m)] for m in members
+                if m in best and best[m][1] == "exact" and (a, m) in st.exact_curves]  # fmt: skip
         if gaps:
             regret_curves[a] = _mean_padded(gaps)
-    curve_kind = "exact" if kinds == {"exact"} else "best known" if kinds == {"best known"} else "mixed"
-    return regret_curves, curve_kind
+    return regret_curves, "exact" if regret_curves else "none"
 
 
 def _mean_padded(curves: Sequence[np.ndarray]) -> np.ndarray:
@@ -382,21 +420,13 @@ def _episode_counts(res: Any, section: str, game: str, agents: Sequence[str]) ->
     return str(lo) if lo == hi else f"{lo}-{hi}"
 
 
-def _regret_words(game: str, kind: str, members: int, n: str) -> tuple[str, str]:
-    """Title and caption of a regret plot, naming what the regret is measured against."""
-    against = {
-        "exact": "the exact optimum (dynamic programming over the partner's policy)",
-        "best known": "the best evaluated agent against each partner (relative: no exact optimum)",
-        "mixed": "the exact optimum where the game computes one, else the best evaluated agent",
-    }[kind]
-    title = (f"{game}: regret to the exact optimum" if kind == "exact"
-             else f"{game}: return gap to the best evaluated agent" if kind == "best known"
-             else f"{game}: regret (exact where known)")  # fmt: skip
-    title += f", mean over {members} partners x {n} episodes"
-    ending = (" The last point of each curve is the agent's mean regret over partners in the table."
-              if kind == "exact" else "")  # fmt: skip
-    caption = (f"*Regret accumulated step by step against {against}, averaged over the "
-               f"{members} partners of the population, {n} episodes each.{ending}*")  # fmt: skip
+def _regret_words(game: str, members: int, n: str) -> tuple[str, str]:
+    """Title and caption of a regret plot (always against the exact optimum)."""
+    title = f"{game}: regret to the exact optimum, mean over {members} partners x {n} episodes"
+    caption = (f"*Regret accumulated step by step against the exact optimum (dynamic programming "
+               f"over the partner's policy), averaged over the {members} partners with an exact "
+               f"reference, {n} episodes each. The last point of each curve is the agent's mean "
+               "regret over those partners in the table.*")  # fmt: skip
     return title, caption
 
 
@@ -522,35 +552,51 @@ def _crossplay_section(res: Any, out: Path, figures: dict[str, Any]) -> list[str
     return lines
 
 
+def _regret_cell(r: Mapping[str, Any]) -> str:
+    if r["regret_ci"] is None:
+        return "n/a"
+    m, lo, hi = r["regret_ci"]
+    return f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
 def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> list[str]:
     """The functional-vs-literal ToM tables and regret curves of every game."""
     cfg = res.config
     lines = ["## Functional vs literal ToM", "",
-              "Each agent against each member of a partner population. *Best* is "
-              "the best response's return to that member: exact where the game computes it, "
-              "else the best of the evaluated agents (named). Regret = best − return (per "
-              "episode and per step). Literal ToM: next-action prediction accuracy "
-              "(`tom_accuracy`) or ToM probe accuracy (`probe_acc/all`) of the same episodes.",
-              ""]  # fmt: skip
+              "Each agent against each member of a partner population. *Reference* is the value "
+              "of the best response to that member, never taken from the evaluated agents: exact "
+              "where the game computes it, the lower end of a bracket where a solver bounds it, "
+              "a lower bound where it is the best declared candidate (chosen on selection seeds "
+              "disjoint from the evaluation seeds), else n/a (no regret). Regret = reference − "
+              "U per episode (paired 95% bootstrap interval over seeds) and per step. Literal "
+              "ToM: next-action prediction accuracy (`tom_accuracy`) or ToM probe accuracy "
+              "(`probe_acc/all`) of the same episodes.", ""]  # fmt: skip
     figures["functional_tom"] = {}
     for ft, g in [(f, g) for f in cfg.functional_tom for g in f["games"]]:
         data = functional_tom(res, g, ft)
-        lines += [f"### {g} (population `{ft['population']}`)", "", "| agent | partner | return | best | best is | regret | regret/step | literal ToM |",
-                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"### {g} (population `{ft['population']}`)", "",
+                  "| agent | partner | return | reference | reference is | regret [95%] | "
+                  "regret/step | literal ToM |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in data["rows"]:
             lit = r["literal"]
             lit_s = f"{format_stat(lit[1], 1)} ({lit[0]})" if lit else "n/a (no predictions or probes)"
+            best = "n/a" if r["best"] is None else f"{r['best']:.2f}"
+            per_step = "n/a" if r["regret_per_step"] is None else f"{r['regret_per_step']:.4f}"
             lines.append(
-                f"| {r['agent']} | {r['partner']} | {format_stat(r['return'])} | {r['best']:.2f} | "
-                f"{r['best_kind']} | {r['regret']:.2f} | {r['regret_per_step']:.4f} | {lit_s} |"
+                f"| {r['agent']} | {r['partner']} | {format_stat(r['return'])} | {best} | "
+                f"{r['best_kind']} | {_regret_cell(r)} | {per_step} | {lit_s} |"
             )
+        sources = [f"{m}: {v[1]} ({v[2]})" for m, v in data["best"].items()]
+        missing = [m for m in data["members"] if m not in data["best"]]
+        lines += ["", "References: " + ("; ".join(sources) or "none") + "."
+                  + (f" No reference (n/a): {', '.join(missing)}." if missing else "")]  # fmt: skip
         lines += [
             "",
             "| agent | mean regret/step over partners | mean regret over partners | mean literal ToM |",
             "|---|---|---|---|",
         ]  # fmt: skip
         for a in ft["agents"]:
-            rs = [r for r in data["rows"] if r["agent"] == a]
+            rs = [r for r in data["rows"] if r["agent"] == a and r["regret"] is not None]
             if not rs:
                 continue
             lits = [r["literal"][1][0] for r in rs if r["literal"]]
@@ -558,14 +604,15 @@ def _functional_tom_section(res: Any, out: Path, figures: dict[str, Any]) -> lis
                          f"{np.mean([r['regret'] for r in rs]):.2f} | "
                          f"{format_stat(float(np.mean(lits)), 1) if lits else 'n/a'} |")  # fmt: skip
         n = _episode_counts(res, "functional_tom", g, ft["agents"])
-        title, caption = _regret_words(g, data["curve_kind"], len(data["members"]), n)
-        png = line_plot(out / f"regret_{g}.png", data["curves"], title,
-                        "round" if data["curve_kind"] == "exact" else "joint step",
-                        "cumulative regret (return)")  # fmt: skip
-        if png is not None:
-            lines += ["", f"![regret {g}]({png.name})", "", caption]
+        if data["curves"]:
+            members = sum(1 for v in data["best"].values() if v[1] == "exact")
+            title, caption = _regret_words(g, members, n)
+            png = line_plot(out / f"regret_{g}.png", data["curves"], title, "round",
+                            "cumulative regret (return)")  # fmt: skip
+            if png is not None:
+                lines += ["", f"![regret {g}]({png.name})", "", caption]
         lines.append("")
-        figures["functional_tom"][g] = [{k: v for k, v in r.items()} for r in data["rows"]]
+        figures["functional_tom"][g] = [dict(r) for r in data["rows"]]
     return lines
 
 

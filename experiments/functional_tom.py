@@ -1,0 +1,570 @@
+"""Functional beside literal ToM in every game (issue #35): the ``functional_tom`` table and page.
+
+``tom-envs reproduce functional_tom --out docs/results/functional_tom.md`` plays, per game, every
+built-in focal agent (each zoo member as focal, ``random``, ``rmax`` where it plays, and the
+``oracle`` that best-responds to the true partner where one exists) against every member of the
+game's partner zoo (:func:`tom_envs.zoo.members`, learned members included when installed), and
+renders:
+
+* the **known-groups check** first: per game, the oracle (regret ~ 0), an agent with one fixed
+  convention (the oracle of one member, played against every member: high regret on mismatched
+  partners) and an adaptive learner (``rmax`` in the matrix games) must come out in that order
+  (:func:`tom_envs.partners.regret.known_groups`: paired bootstrap intervals over seeds of the
+  mean regret over the non-random members); a game where a group is missing says so;
+* the **reference** of each (game, partner) and its kind: ``exact`` or ``bracket`` from
+  :func:`tom_envs.references.reference_for`; elsewhere a ``lower bound``: the best of the
+  zoo's members played as focal, chosen on selection seeds disjoint from the evaluation seeds and
+  then played on the evaluation seeds. The reference never depends on which agents are evaluated;
+* per (agent, partner): ``U`` (the game's functional objective), ``ΔF`` per episode and per step
+  (``/T``, the game's fixed horizon) with 95% paired bootstrap intervals over seeds, and literal
+  next-action accuracy (the agent's volunteered predictions) beside the shortcut predictors
+  (:func:`tom_envs.partners.prediction.literal_report`);
+* **adaptation** after a switch where a switching partner is defined (matrix games: a within-episode
+  switch ``switch:a=A:b=B:at=LO-HI:key=K``): window regret against the clairvoyant oracle of the
+  switching partner (same seeds), the fixed agent that keeps the best response to A, and the time
+  to recover (:func:`tom_envs.partners.regret.adaptation`);
+* a **plot** per game (inline SVG, no plotting dependency): literal (accuracy minus the best
+  shortcut) against functional ToM (``ΔF/T``, lower is better); agents without predictions on a
+  strip at the left.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tom_envs import zoo
+from tom_envs.evaluation.tables import PaperTable, TableCell
+from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
+from tom_envs.records import Episode, bootstrap_ci
+from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
+from tom_envs.registration import game_spec
+
+ORACLE = "tom_envs.references:OracleAgent:partner="
+SWITCH_ORACLE = "tom_experiments.functional_tom:SwitchOracle"
+RMAX = "rmax:known_threshold=1:planning=horizon"
+SELECTION_SEED = 10_000
+WINDOW = 10
+
+
+@dataclass(frozen=True)
+class GamePlan:
+    """What the page plays on one game."""
+
+    game: str
+    episodes: int
+    focal_seats: tuple[int, ...] = (0,)
+    partner_seats: tuple[int, ...] | None = None  # default: every other seat
+    others: str | None = None  # the remaining seats (Guandan's opponents)
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    fixed_member: str | None = None  # the fixed-convention agent: the oracle of this member
+    adaptive: str | None = None  # the adaptive learner's spec
+    switch: tuple[str, str, str] | None = None  # (A, B, at) of a within-episode switching partner
+
+
+PLANS: dict[str, GamePlan] = {
+    "RockPaperScissors": GamePlan("RockPaperScissors", 30, fixed_member="always_0", adaptive=RMAX,
+                                  switch=("always_0", "always_1", "30-70")),
+    "BattleOfSexes": GamePlan("BattleOfSexes", 30, fixed_member="always_0", adaptive=RMAX,
+                              switch=("always_0", "always_1", "30-70")),
+    "PrisonersDilemma": GamePlan("PrisonersDilemma", 30, fixed_member="always_0", adaptive=RMAX,
+                                 switch=("tit_for_tat", "always_1", "30-70")),
+    "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal"),
+    "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal"),
+    # the learned members' checkpoints refuse any other game arguments than they were trained with
+    "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"), ("shaping", True))),
+    "Hanabi": GamePlan("Hanabi", 10),
+    "CoBlock": GamePlan("CoBlock", 10),
+    "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic"),
+    "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400), ("observation", "features"))),
+}  # fmt: skip
+#: The games with exact (or bracketed) references first, then the labelled lower bounds.
+ORDER = tuple(PLANS)
+
+
+class SwitchOracle(OracleAgent):
+    """The clairvoyant oracle of the switching partner ``switch:a=A:b=B:at=AT:key=KEY`` (an agent
+    spec cannot nest that spec, so its fields come one by one)."""
+
+    def __init__(self, a: str, b: str, at: str, key: int) -> None:
+        super().__init__(f"switch:a={a}:b={b}:at={at}:key={key}")
+
+
+def _switch_spec(plan: GamePlan) -> str:
+    assert plan.switch is not None
+    a, b, at = plan.switch
+    return f"switch:a={a}:b={b}:at={at}:key=1"
+
+
+def _members(game: str) -> list[str]:
+    return [m.agent_spec for m in zoo.members(game)]
+
+
+def _agents(plan: GamePlan) -> list[str]:
+    """The focal agents (labels): every zoo member as focal, random, the adaptive learner, and
+    the oracle (of the true partner) and the fixed convention where an oracle plays."""
+    out = list(dict.fromkeys([*_members(plan.game), "random"]))
+    if plan.adaptive:
+        out.append("rmax")
+    if plan.game in (*MATRIX_GAMES, *ROOM_GAMES):
+        out.append("oracle")
+        if plan.fixed_member:
+            out.append(f"fixed={plan.fixed_member}")
+    return out
+
+
+def _focal_spec(plan: GamePlan, agent: str, partner: str) -> str:
+    if agent == "oracle":
+        if partner.startswith("switch:"):
+            a, b, at = plan.switch  # type: ignore[misc]
+            return f"{SWITCH_ORACLE}:a={a}:b={b}:at={at}:key=1"
+        return ORACLE + partner
+    if agent.startswith("fixed="):
+        return ORACLE + agent.split("=", 1)[1]
+    if agent == "rmax":
+        return plan.adaptive or RMAX
+    return agent
+
+
+def _seats(plan: GamePlan, focal: str, partner: str) -> tuple[str, ...]:
+    n = len(game_spec(plan.game).load().raw_env(**_kwargs(plan)).possible_agents)
+    partners = plan.partner_seats or tuple(s for s in range(n) if s not in plan.focal_seats)
+    seats = [plan.others or ""] * n
+    for s in plan.focal_seats:
+        seats[s] = focal
+    for s in partners:
+        seats[s] = partner
+    return tuple(seats)
+
+
+def _kwargs(plan: GamePlan) -> dict[str, Any]:
+    spec = game_spec(plan.game)
+    return {**spec.kwargs, **dict(plan.kwargs)}
+
+
+def _key(*parts: str) -> str:
+    return ".".join(p.replace(":", "+").replace("/", "+") for p in parts)[:120]
+
+
+def _selected(games: Sequence[str] | None) -> list[GamePlan]:
+    names = list(games) if games else list(ORDER)
+    bad = [g for g in names if g not in PLANS]
+    if bad:
+        raise ValueError(f"games: {bad} not on the page; choose from {list(PLANS)}")
+    return [PLANS[g] for g in names]
+
+
+def _episodes(plan: GamePlan, episodes: int | None) -> int:
+    return plan.episodes if episodes is None else int(episodes)
+
+
+def table_cells(
+    games: Sequence[str] | None = None, episodes: int | None = None, selection: int = 5
+) -> list[TableCell]:
+    """Every cell the page needs: agents x members, the switch cells, and the lower-bound
+    candidates (each member as focal) on the selection seeds where no solver gives a reference."""
+    cells: list[TableCell] = []
+    for plan in _selected(games):
+        n, kw = _episodes(plan, episodes), dict(plan.kwargs)
+        members = _members(plan.game)
+        for partner in members:
+            for agent in _agents(plan):
+                if agent == "oracle" and plan.game in ROOM_GAMES and partner.startswith("zoo/"):
+                    continue  # the planner's oracle needs a Markov partner: no learned member yet
+                cells.append(TableCell(_key(plan.game, agent, partner), plan.game,
+                                       _seats(plan, _focal_spec(plan, agent, partner), partner),
+                                       n, 0, kw, trusted=True))  # fmt: skip
+            if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES, "BombDefusal"):
+                for cand in members:
+                    cells.append(TableCell(_key(plan.game, "sel", cand, partner), plan.game,
+                                           _seats(plan, cand, partner), selection, SELECTION_SEED,
+                                           kw, trusted=True))  # fmt: skip
+        if plan.switch:
+            sw = _switch_spec(plan)
+            for agent in [a for a in _agents(plan) if not a.startswith("fixed=")] + [
+                f"fixed={plan.switch[0]}"
+            ]:
+                cells.append(TableCell(_key(plan.game, agent, "switch"), plan.game,
+                                       _seats(plan, _focal_spec(plan, agent, sw), sw), n, 0, kw,
+                                       trusted=True))  # fmt: skip
+    return list({c.key: c for c in cells}.values())
+
+
+# ------------------------------------------------------------------------------- figures
+def _objective(plan: GamePlan) -> Any:
+    return game_spec(plan.game).load().functional_objective(**_kwargs(plan))
+
+
+def _u(plan: GamePlan, eps: Sequence[Episode]) -> dict[int, float]:
+    obj = _objective(plan)
+    return {int(e.seed): float(obj(e, plan.focal_seats)) for e in eps}
+
+
+@dataclass
+class RefRow:
+    partner: str
+    kind: str
+    values: dict[int, float]
+    upper: float | None
+    source: str
+    seconds: float
+
+
+def _reference(plan: GamePlan, partner: str, seeds: Sequence[int],
+               played: Mapping[str, list[Episode]]) -> RefRow | None:  # fmt: skip
+    """The reference of one partner: the solver's where it gives one, else the best member as
+    focal chosen on the selection seeds (a lower bound). Never an evaluated agent's result."""
+    t0 = time.perf_counter()
+    if plan.game in (*MATRIX_GAMES, *ROOM_GAMES, "BombDefusal"):
+        try:
+            ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, **dict(plan.kwargs))
+        except LookupError as exc:  # NoReference: a learned member no solver covers
+            return RefRow(partner, "n/a", {}, None, str(exc)[:120], time.perf_counter() - t0)
+        kind = {"exact": "exact", "bracket": "bracket", "lower_bound": "lower bound"}[ref.kind]
+        return RefRow(partner, kind, dict(zip(ref.seeds, ref.values, strict=True)),
+                      ref.upper_mean, ref.source, time.perf_counter() - t0)  # fmt: skip
+    scores = {}
+    for cand in _members(plan.game):
+        eps = played.get(_key(plan.game, "sel", cand, partner), [])
+        if eps:
+            scores[cand] = float(np.mean(list(_u(plan, eps).values())))
+    if not scores:
+        return None
+    best = max(scores, key=lambda c: scores[c])  # the first declared of equal scores
+    values = _u(plan, played.get(_key(plan.game, best, partner), []))
+    lo = SELECTION_SEED
+    n_sel = len(played.get(_key(plan.game, "sel", best, partner), []))
+    return RefRow(partner, "lower bound", values, None,
+                  f"best zoo member as focal on selection seeds {lo}..{lo + n_sel - 1}: {best}",
+                  time.perf_counter() - t0)  # fmt: skip
+
+
+def _regret(ref: Mapping[int, float], mine: Mapping[int, float], salt: int) -> dict[int, float]:
+    seeds = sorted(set(ref) & set(mine))
+    return {s: float(ref[s]) - float(mine[s]) for s in seeds}
+
+
+def _ci(values: Sequence[float], seed: int) -> tuple[float, float, float]:
+    if len(values) < 2:
+        v = float(values[0]) if values else math.nan
+        return (v, math.nan, math.nan)
+    return bootstrap_ci(list(values), seed, resamples=2000)
+
+
+def _fmt(ci: tuple[float, float, float], digits: int = 2) -> str:
+    m, lo, hi = ci
+    if math.isnan(m):
+        return "n/a"
+    if math.isnan(lo):
+        return f"{m:.{digits}f}"
+    return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _literal(eps: Sequence[Episode]) -> dict[str, Any] | None:
+    """The agent's next-action accuracy and the best shortcut's on the same items."""
+    from tom_envs.partners.prediction import literal_report
+
+    try:
+        rep = literal_report(eps, kind="action")
+    except (ValueError, KeyError):
+        return None
+    agent = rep.get("agent", {})
+    shortcuts = {k: v["acc"] for k, v in rep.items()
+                 if k not in ("agent", "oracle") and not math.isnan(v.get("acc", math.nan))}  # fmt: skip
+    if not shortcuts:
+        return None
+    best = max(shortcuts, key=lambda k: shortcuts[k])
+    acc = agent.get("acc", math.nan)
+    if agent.get("n", 0) == 0 or agent.get("unanswered", 0) == agent.get("n", 0):
+        acc = math.nan
+    return {"acc": acc, "low": agent.get("acc_low", math.nan), "high": agent.get("acc_high", math.nan),
+            "best": best, "best_acc": shortcuts[best], "n": int(agent.get("n", 0))}  # fmt: skip
+
+
+@dataclass
+class GameResult:
+    plan: GamePlan
+    members: list[str]
+    refs: dict[str, RefRow]
+    rows: list[dict[str, Any]]
+    per_agent: dict[str, dict[str, Any]]
+    groups: dict[str, Any] | None
+    groups_missing: list[str]
+    adapt: list[dict[str, Any]]
+    horizon: int
+    play_seconds: float
+
+
+def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: int | None) -> GameResult:
+    n = _episodes(plan, episodes)
+    seeds = list(range(n))
+    members = _members(plan.game)
+    refs = {m: r for m in members if (r := _reference(plan, m, seeds, played)) is not None}
+    horizon = int(_objective(plan).horizon or 1)
+    rows, regrets = [], {}
+    play = 0.0
+    for agent in _agents(plan):
+        for m in members:
+            eps = played.get(_key(plan.game, agent, m), [])
+            play += sum(e.wall_time_s for e in eps)
+            if not eps:
+                continue
+            mine = _u(plan, eps)
+            ref = refs.get(m)
+            reg = _regret(ref.values, mine, 0) if ref and ref.values else {}
+            regrets[(agent, m)] = reg
+            salt = len(rows)
+            rows.append({"agent": agent, "partner": m,
+                         "u": _ci(list(mine.values()), salt),
+                         "df": _ci(list(reg.values()), salt) if reg else (math.nan,) * 3,
+                         "kind": ref.kind if ref else "n/a",
+                         "literal": _literal(eps)})  # fmt: skip
+    per_agent = {}
+    scored = [m for m in members if m in refs and refs[m].values and m != "random"]
+    for agent in _agents(plan):
+        per_seed = [np.mean([regrets[(agent, m)][s] for m in scored]) for s in seeds
+                    if all(s in regrets.get((agent, m), {}) for m in scored)] if scored else []  # fmt: skip
+        lits = [r["literal"] for r in rows if r["agent"] == agent and r["literal"]]
+        accs = [x["acc"] - x["best_acc"] for x in lits if not math.isnan(x["acc"])]
+        per_agent[agent] = {"df_t": _ci([v / horizon for v in per_seed], 7),
+                            "lit": float(np.mean(accs)) if accs else math.nan}  # fmt: skip
+    groups, missing = None, []
+    agents = _agents(plan)
+    if "oracle" not in agents:
+        missing.append("oracle (no exact best-response player for this game yet)")
+    if not plan.fixed_member:
+        missing.append("fixed convention (needs an oracle of one member)")
+    if not plan.adaptive:
+        missing.append("adaptive learner (none built for this game yet)")
+    if not missing and scored:
+        def seedwise(agent: str) -> dict[int, float]:
+            return {s: float(np.mean([regrets[(agent, m)][s] for m in scored])) for s in seeds}
+
+        groups = known_groups(seedwise("oracle"), seedwise("rmax"),
+                              seedwise(f"fixed={plan.fixed_member}"), 35)  # fmt: skip
+        groups["oracle"] = per_agent["oracle"]["df_t"]
+        groups["adaptive"] = per_agent["rmax"]["df_t"]
+        groups["fixed"] = per_agent[f"fixed={plan.fixed_member}"]["df_t"]
+    adapt = _adaptation(plan, played, seeds) if plan.switch else []
+    return GameResult(plan, members, refs, rows, per_agent, groups, missing, adapt, horizon, play)
+
+
+def _adaptation(plan: GamePlan, played: Mapping[str, list[Episode]], seeds: Sequence[int]) -> list[dict[str, Any]]:
+    """Window regret after the switch against the clairvoyant oracle's per-decision rewards."""
+    assert plan.switch is not None
+    oracle = {e.seed: decision_losses(e, "player_0")
+              for e in played.get(_key(plan.game, "oracle", "switch"), [])}  # fmt: skip
+
+    def windows(agent: str) -> list[dict[int, float]]:
+        out = []
+        for e in played.get(_key(plan.game, agent, "switch"), []):
+            mine = decision_losses(e, "player_0")
+            loss = [o - x for o, x in zip(oracle[e.seed], mine, strict=True)]
+            out.append(switch_windows(e, "player_1", loss, WINDOW))
+        return out
+
+    fixed = windows(f"fixed={plan.switch[0]}")
+    rows = []
+    for agent in [a for a in _agents(plan) if not a.startswith("fixed=")]:
+        w = windows(agent)
+        if not w or len(w) != len(fixed):
+            continue
+        ad = adaptation(w, fixed, WINDOW, 11)
+        post = [sum(v for j, v in x.items() if j >= 0) for x in w]
+        rows.append({"agent": agent, "w": ad.windows, "tau": ad.tau, "tau_ci": ad.tau_ci,
+                     "censored": ad.censored_share, "post": _ci(post, 13)})  # fmt: skip
+    return rows
+
+
+# ------------------------------------------------------------------------------- page
+def _svg(res: GameResult) -> str:
+    """Literal (x: accuracy minus the best shortcut) against functional ToM (y: ΔF/T)."""
+    pts = [(a, v["lit"], v["df_t"][0]) for a, v in res.per_agent.items() if not math.isnan(v["df_t"][0])]
+    w, h, pad = 560, 360, 60
+    ys = [p[2] for p in pts] or [0.0]
+    xs = [p[1] for p in pts if not math.isnan(p[1])] or [0.0]
+    x0, x1 = min(min(xs), 0.0) - 0.05, max(max(xs), 0.0) + 0.05
+    y0, y1 = min(min(ys), 0.0), max(max(ys), 0.0) + 1e-9
+    strip = 30
+
+    def sx(x: float) -> float:
+        return pad + strip + (x - x0) / (x1 - x0) * (w - 2 * pad - strip)
+
+    def sy(y: float) -> float:
+        return h - pad - (y - y0) / (y1 - y0) * (h - 2 * pad)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
+             f'<rect width="{w}" height="{h}" fill="white"/>',
+             f'<text x="{w / 2}" y="18" text-anchor="middle" font-size="13">{html.escape(res.plan.game)}: literal vs functional ToM</text>',
+             f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="black"/>',
+             f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{h - pad}" stroke="black"/>',
+             f'<text x="{w / 2}" y="{h - 20}" text-anchor="middle">next-action accuracy − best shortcut (left strip: no predictions)</text>',
+             f'<text x="16" y="{h / 2}" text-anchor="middle" transform="rotate(-90 16 {h / 2})">ΔF/T (regret per step, lower is better)</text>',
+             f'<text x="{pad - 4}" y="{sy(y0) + 4:.1f}" text-anchor="end">{y0:.3g}</text>',
+             f'<text x="{pad - 4}" y="{sy(y1) + 4:.1f}" text-anchor="end">{y1:.3g}</text>',
+             f'<text x="{sx(x0):.1f}" y="{h - pad + 14}" text-anchor="middle">{x0:.2f}</text>',
+             f'<text x="{sx(x1):.1f}" y="{h - pad + 14}" text-anchor="middle">{x1:.2f}</text>']  # fmt: skip
+    if x0 < 0 < x1:
+        parts.append(f'<line x1="{sx(0):.1f}" y1="{pad}" x2="{sx(0):.1f}" y2="{h - pad}" stroke="#bbb" stroke-dasharray="3"/>')
+    for i, (a, x, y) in enumerate(pts):
+        cx = pad + strip / 2 if math.isnan(x) else sx(x)
+        cy = sy(y)
+        parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#1f77b4"/>')
+        parts.append(f'<text x="{cx + 6:.1f}" y="{cy - 4 - (i % 3) * 9:.1f}">{html.escape(a)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _svg_name(game: str) -> str:
+    return f"functional_tom_{game}.svg"
+
+
+_LAST: list[Any] = []  # the last page's results: render and figures share one computation
+
+
+def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
+             episodes: int | None) -> list[GameResult]:  # fmt: skip
+    key = (tuple(games or ()), episodes, tuple(sorted((k, len(v)) for k, v in played.items())))
+    if _LAST and _LAST[0] == key:
+        return _LAST[1]
+    out = [game_result(p, played, episodes) for p in _selected(games)]
+    _LAST[:] = [key, out]
+    return out
+
+
+def _tau(row: Mapping[str, Any]) -> str:
+    if row["tau"] is None:
+        return "> observed (censored)"
+    ci = row["tau_ci"]
+    extra = f" (median {ci[0]:.0f} [{ci[1]:.0f}, {ci[2]:.0f}])" if ci else ""
+    return f"{row['tau']}{extra}"
+
+
+def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = None,
+           episodes: int | None = None, selection: int = 5) -> str:  # fmt: skip
+    """The page from the cells' episodes (nothing replayed except the solvers' references)."""
+    t0 = time.perf_counter()
+    results = _results(played, games, episodes)
+    ref_s = time.perf_counter() - t0
+    play_s = sum(r.play_seconds for r in results) + sum(
+        e.wall_time_s for k, eps in played.items() if ".sel." in k or ".switch" in k for e in eps)
+    names = [r.plan.game for r in results]
+    lines = ["# Functional beside literal ToM in every game (issue #35)", "",
+             f"Command: `tom-envs reproduce functional_tom --out docs/results/functional_tom.md` "
+             f"(games: {', '.join(names)}). Evaluation seeds 0..N−1 per cell (N per game below); "
+             f"lower-bound selection seeds {SELECTION_SEED}..{SELECTION_SEED + selection - 1}. "
+             f"Episode play time (sum over episodes): {play_s:.0f} s; references and rendering: "
+             f"{ref_s:.0f} s. Zoo versions: {', '.join(zoo.version(g) for g in names)}.", "",
+             "`U` is each game's functional objective (`tom_envs.core.functional`); ΔF = U_ref − "
+             "U on the same seed, per episode and per step (/T, the game's fixed horizon); "
+             "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
+             "agent's volunteered next-action predictions (only agents that predict: rmax, the "
+             "oracle), beside the best shortcut (repeat last, most frequent, majority in context) "
+             "on the same items. LLM rows need an endpoint (`--agent`): none were run here.", "",
+             "## Known groups (read this first)", "",
+             "Regret per step, mean over the zoo's non-random members with a reference. The order "
+             "holds when the paired intervals of (adaptive − oracle) and (fixed − adaptive) both lie "
+             "above 0.", "",
+             "| game | oracle ΔF/T | adaptive (rmax) ΔF/T | fixed convention ΔF/T | order holds |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for r in results:
+        if r.groups is None:
+            why = "; ".join(r.groups_missing) or "no member with a reference"
+            lines.append(f"| {r.plan.game} | " + " | ".join(
+                _fmt(r.per_agent[a]["df_t"], 4) if a in r.per_agent else "missing"
+                for a in ("oracle", "rmax", f"fixed={r.plan.fixed_member}")) + f" | not checked: {why} |")
+            continue
+        g = r.groups
+        verdict = "✓" if g["holds"] else (
+            f"✗ (adaptive−oracle {_fmt(g['adaptive_minus_oracle'], 3)}, "
+            f"fixed−adaptive {_fmt(g['fixed_minus_adaptive'], 3)})")
+        lines.append(f"| {r.plan.game} | {_fmt(g['oracle'], 4)} | {_fmt(g['adaptive'], 4)} | "
+                     f"{_fmt(g['fixed'], 4)} (oracle of `{r.plan.fixed_member}`) | {verdict} |")
+    lines += ["", "## References: what is exact", "",
+              "| game | partner | kind | value (mean U) | upper end | how |", "|---|---|---|---|---|---|"]
+    for r in results:
+        for m in r.members:
+            ref = r.refs.get(m)
+            if ref is None:
+                lines.append(f"| {r.plan.game} | {m} | n/a | n/a | | no reference |")
+                continue
+            val = f"{np.mean(list(ref.values.values())):.3f}" if ref.values else "n/a"
+            up = "" if ref.upper is None else f"{ref.upper:.3f}"
+            lines.append(f"| {r.plan.game} | {m} | {ref.kind} | {val} | {up} | "
+                         f"{ref.source.replace('|', '/')[:160]} |")
+    for r in results:
+        lines += _game_section(r)
+    return "\n".join(lines) + "\n"
+
+
+def _game_section(r: GameResult) -> list[str]:
+    plan = r.plan
+    n = max((len(x["u"]) and 1) for x in r.rows) if r.rows else 0
+    del n
+    lines = ["", f"## {plan.game}", "",
+             f"Arguments {_kwargs(plan)}; focal seats {list(plan.focal_seats)}; "
+             f"{_episodes(plan, None)} episodes per cell by default; T = {r.horizon}.", "",
+             "### Zoo", "", "| member | kind | behaviour |", "|---|---|---|"]  # fmt: skip
+    for m in zoo.members(plan.game):
+        lines.append(f"| {m.agent_spec} | {m.kind} | {m.description} |")
+    lines += ["", "### Agents: one row per (agent, partner)", "",
+              "| agent | partner | U [95%] | ΔF/ep [95%] | ΔF/T | ref | literal acc [95%] (n) | best shortcut |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for x in r.rows:
+        lit = x["literal"]
+        if lit and not math.isnan(lit["acc"]):
+            acc = f"{lit['acc']:.2f} [{lit['low']:.2f}, {lit['high']:.2f}] ({lit['n']})"
+        else:
+            acc = "n/a (no predictions)"
+        short = f"{lit['best']} {lit['best_acc']:.2f}" if lit else "n/a"
+        df_t = x["df"][0] / r.horizon
+        lines.append(f"| {x['agent']} | {x['partner']} | {_fmt(x['u'])} | {_fmt(x['df'])} | "
+                     f"{'n/a' if math.isnan(df_t) else f'{df_t:.4f}'} | {x['kind']} | {acc} | {short} |")
+    lines += ["", "### Per agent, mean over the non-random partners (the plot's points)", "",
+              "| agent | ΔF/T [95%] | literal acc − best shortcut |", "|---|---|---|"]
+    for a, v in r.per_agent.items():
+        lit = "n/a" if math.isnan(v["lit"]) else f"{v['lit']:+.3f}"
+        lines.append(f"| {a} | {_fmt(v['df_t'], 4)} | {lit} |")
+    if r.adapt:
+        a, b, at = plan.switch  # type: ignore[misc]
+        lines += ["", f"### Adaptation: `{_switch_spec(plan)}`", "",
+                  f"The partner plays `{a}`, then `{b}` from a seeded round in {at} (invisible to the "
+                  f"agent). Window regret (W = {WINDOW} rounds) against the clairvoyant oracle of the "
+                  "switching partner on the same seeds (exact); τ: the first window from which the "
+                  "agent stays within 10% of the non-adapting agent's loss (the oracle of "
+                  f"`{a}`), in rounds after the switch.", "",
+                  "| agent | w₋₁ (before) | w₀ | w₁ | total after switch [95%] | τ (rounds) |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for x in r.adapt:
+            w = x["w"]
+            lines.append(f"| {x['agent']} | {w.get(-1, math.nan):.2f} | {w.get(0, math.nan):.2f} | "
+                         f"{w.get(1, math.nan):.2f} | {_fmt(x['post'])} | {_tau(x)} |")
+    lines += ["", f"![{plan.game}: literal vs functional ToM]({_svg_name(plan.game)})", "",
+              "*x: next-action accuracy minus the best shortcut's on the same items (agents "
+              "without predictions on the strip at the left); y: ΔF/T, mean over the non-random "
+              "partners (lower is better).*"]  # fmt: skip
+    return lines
+
+
+def figures(played: Mapping[str, list[Episode]], page: Path, games: Sequence[str] | None = None,
+            episodes: int | None = None, selection: int = 5) -> list[Path]:  # fmt: skip
+    """One SVG per game next to ``page``."""
+    out = []
+    for r in _results(played, games, episodes):
+        path = Path(page).parent / _svg_name(r.plan.game)
+        path.write_text(_svg(r))
+        out.append(path)
+    return out
+
+
+TABLE = PaperTable("functional_tom", "Functional beside literal ToM in every game", table_cells,
+                   render, figures)  # fmt: skip
+
+__all__ = ["PLANS", "TABLE", "SwitchOracle", "figures", "game_result", "render", "table_cells"]

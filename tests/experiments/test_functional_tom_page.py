@@ -1,0 +1,94 @@
+"""The functional-ToM page (issue #35) on small fixed seeds: the known-groups order on a matrix
+game, a reference that never depends on the evaluated agents, and the page rendered from a tiny
+run."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from tom_envs.agents import make_agent
+from tom_envs.registration import game_spec
+from tom_envs.runner import play_episode
+
+ft = pytest.importorskip("tom_experiments.functional_tom")
+
+
+def _play(cells, keep=lambda key: True) -> dict:
+    played: dict = {}
+    for c in cells:
+        if not keep(c.key):
+            continue
+        spec = game_spec(c.game)
+        for seed in range(c.seed, c.seed + c.episodes):
+            agents = [make_agent(s, spec, trusted=True) for s in c.seats]
+            played.setdefault(c.key, []).append(play_episode(spec, agents, seed, c.kwargs))
+    return played
+
+
+GROUP_AGENTS = (".oracle.", ".rmax.", ".fixed=")
+
+
+def test_known_groups_order_on_the_prisoners_dilemma() -> None:
+    """oracle < rmax < the oracle of always-cooperate (one fixed convention), with paired
+    intervals above 0; the oracle's regret is exactly 0 against every deterministic member."""
+    cells = ft.table_cells(games=["PrisonersDilemma"], episodes=3)
+    played = _play(cells, lambda k: any(a in k for a in GROUP_AGENTS))
+    res = ft.game_result(ft.PLANS["PrisonersDilemma"], played, 3)
+    assert res.groups is not None and res.groups["holds"], res.groups
+    assert res.groups["oracle"][0] == pytest.approx(0.0, abs=0.02)
+    assert res.groups["fixed"][0] > res.groups["adaptive"][0] > res.groups["oracle"][0]
+    assert all(r.kind == "exact" for r in res.refs.values())
+    oracle_rows = [r for r in res.rows if r["agent"] == "oracle" and r["partner"] != "random"]
+    assert oracle_rows and all(r["df"][0] == pytest.approx(0.0) for r in oracle_rows)
+    # adaptation: the clairvoyant oracle loses nothing, the fixed agent of A keeps losing after B
+    oracle = next(a for a in res.adapt if a["agent"] == "oracle")
+    assert all(v == pytest.approx(0.0) for v in oracle["w"].values()) and oracle["tau"] == 0
+
+
+def _tiny(games, episodes=2, selection=2, keep=lambda key: True):
+    cells = ft.table_cells(games=games, episodes=episodes, selection=selection)
+    return _play(cells, keep)
+
+
+def test_lower_bound_reference_ignores_the_evaluated_agents(monkeypatch) -> None:
+    """An added agent that beats everything (score 100, above Hanabi's 25) changes no reference:
+    the reference is the best zoo member as focal chosen on the selection seeds."""
+    played = _tiny(["Hanabi"])
+    plan = ft.PLANS["Hanabi"]
+    before = ft.game_result(plan, played, 2)
+    assert all(r.kind == "lower bound" for r in before.refs.values())
+    assert all("selection seeds 10000..10001" in r.source for r in before.refs.values())
+    agents = ft._agents
+    monkeypatch.setattr(ft, "_agents", lambda p: [*agents(p), "super"])
+    for m in before.members:
+        base = played[ft._key("Hanabi", "convention", m)]
+        played[ft._key("Hanabi", "super", m)] = [
+            dataclasses.replace(e, metrics={**e.metrics, "score": 100.0})
+            for e in base
+        ]
+    after = ft.game_result(plan, played, 2)
+    assert {m: r.values for m, r in after.refs.items()} == {m: r.values for m, r in before.refs.items()}
+    supers = [r for r in after.rows if r["agent"] == "super"]
+    assert supers and all(r["df"][0] < 0 for r in supers)  # printed negative, never adopted
+
+
+def test_page_renders_from_a_tiny_run(tmp_path: Path) -> None:
+    games = ["BattleOfSexes", "Hanabi"]
+    played = _tiny(games, keep=lambda k: k.startswith("Hanabi") or any(
+        a in k for a in (*GROUP_AGENTS, ".random.")))  # fmt: skip
+    page = ft.render(played, games=games, episodes=2, selection=2)
+    assert page.startswith("# Functional beside literal ToM")
+    head = page.split("## References")[0]
+    assert "| BattleOfSexes | 0.0000 [0.0000, 0.0000] |" in head
+    assert "| Hanabi | missing | missing | missing | not checked: oracle" in head
+    assert "| BattleOfSexes | tit_for_tat | exact |" in page
+    assert "| Hanabi | convention | lower bound |" in page and "best known" not in page
+    assert "### Adaptation: `switch:a=always_0:b=always_1:at=30-70:key=1`" in page
+    svgs = ft.figures(played, tmp_path / "page.md", games=games, episodes=2, selection=2)
+    assert [p.name for p in svgs] == ["functional_tom_BattleOfSexes.svg", "functional_tom_Hanabi.svg"]
+    assert all(p.read_text().startswith("<svg") and "</svg>" in p.read_text() for p in svgs)
+    with pytest.raises(ValueError, match="not on the page"):
+        ft.table_cells(games=["Nope"])
