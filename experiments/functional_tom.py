@@ -329,7 +329,7 @@ def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: i
     per_agent = {}
     scored = [m for m in members if m in refs and refs[m].values and m != "random"]
     for agent in _agents(plan):
-        per_seed = [np.mean([regrets[(agent, m)][s] for m in scored]) for s in seeds
+        per_seed = [float(np.mean([regrets[(agent, m)][s] for m in scored])) for s in seeds
                     if all(s in regrets.get((agent, m), {}) for m in scored)] if scored else []  # fmt: skip
         lits = [r["literal"] for r in rows if r["agent"] == agent and r["literal"]]
         accs = [x["acc"] - x["best_acc"] for x in lits if not math.isnan(x["acc"])]
