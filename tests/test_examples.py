@@ -80,7 +80,11 @@ def test_the_eval_toml_example_runs(tmp_path: Path, capsys: pytest.CaptureFixtur
     report = (out / "report.md").read_text()
     for heading in ("## Matchups", "## Cross-play", "## Functional vs literal ToM"):
         assert heading in report
-    assert (out / "crossplay_Hanabi.png").exists() and (out / "regret_Hanabi.png").exists()
+    assert (out / "crossplay_Hanabi.png").exists()
+    # Hanabi has no exact optimum: regret against the declared candidates' lower bound, no curve
+    functional = report.split("## Functional vs literal ToM", 1)[1]
+    assert "lower bound" in functional
+    assert not (out / "regret_Hanabi.png").exists()
     # seed 0: the convention bots in self-play score 25 (as `tom-envs run Hanabi --agents
     # convention` does on seed 0); with the simple bot or random play they lose every life
     assert "| convention | 25.00 | 0.00 | 0.00 |" in report
