@@ -313,3 +313,19 @@ def test_the_payloads_are_live_from_the_command_line(world, tmp_path: Path) -> N
                           "checkpoint:path=evil.zip:trusted=true", "random", "--episodes", "1"],
                          cwd=w["work"], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert w["marker"].exists(), run.stderr  # SB3's own loader unpickled the file
+
+
+def test_a_switching_partner_passes_no_payload_through(world, capsys) -> None:
+    """``switch:a=A:b=B`` builds A and B with the file's (untrusted) permission: a payload inside
+    a switch is refused like one outside it."""
+    w = world
+    for name, spec in code_payloads(w).items():
+        for member in (f"a={spec}:b=random", f"a=random:b={spec}"):
+            cfg = write_config(w, {"x": f"switch:{member}:at=1-2:key=1", "random": "random"})
+            code = main(["eval", str(cfg), "--workers", "1"])
+            err = capsys.readouterr().err
+            if "switch: unknown options" in err:  # the payload's own options reach the switch
+                assert code == 2 and not w["marker"].exists() and not w["listener"].hits, err
+                assert not list(w["work"].rglob("*.jsonl")), (name, member)
+                continue
+            assert_refused(code, err, w), (name, member)
