@@ -345,3 +345,32 @@ def test_option_order_leaks_nothing_about_the_answer() -> None:
     report = literal_report(eps)
     assert report["agent"]["acc_low"] < 1 / 3 < report["agent"]["acc_high"]
     assert report["repeat_last"]["acc"] == pytest.approx(294 / 300)  # all but each first guess
+
+
+def test_learned_history_is_fitted_on_other_seeds_and_backs_off() -> None:
+    # seed 1: the target alternates 0, 1, 0, 1; seed 2 repeats that pattern; seed 3 is new
+    a = _episode(1, [0, 1, 0, 1, 0, 1])
+    b = _episode(2, [0, 1, 0, 1, 0, 1])
+    c = _episode(3, [1, 0, 1, 0])
+    items = shortcut_items(prediction_items(a) + prediction_items(b) + prediction_items(c))
+    on_a = [i.shortcuts["learned_history"] for i in items if i.seed == 1]
+    # no history: the other seeds' overall majority (0 and 1 tie over seeds 2 and 3: the lowest)
+    assert on_a[0] == 0
+    # after 0 the alternation learned on seeds 2 and 3 says 1, after 1 it says 0
+    assert on_a[1:] == [1, 0, 1, 0, 1]
+    assert score_items([i for i in items if i.seed == 1], "learned_history")["acc"] == pytest.approx(1.0)
+    # the same seed alone teaches nothing: with one seed every prediction is None
+    alone = shortcut_items(prediction_items(_episode(9, [0, 1, 0, 1])))
+    assert all(i.shortcuts["learned_history"] is None for i in alone)
+
+
+def test_learned_history_beats_the_context_majority_on_a_period_three_partner() -> None:
+    # the partner cycles 0, 1, 2: its last action alone predicts the next one exactly, and the
+    # learned model finds that on the other seeds; repeat_last is always wrong
+    eps = [_episode(s, [0, 1, 2] * 4) for s in range(3)]
+    items = shortcut_items([it for ep in eps for it in prediction_items(ep)])
+    resolved = [i for i in items if i.history]
+    assert score_items(resolved, "learned_history")["acc"] == pytest.approx(1.0)
+    assert score_items(resolved, "repeat_last")["acc"] == 0.0
+    report = literal_report(eps)
+    assert "learned_history" in report

@@ -39,7 +39,10 @@ printed beside the agent (:func:`literal_report`): ``repeat_last`` (the partner'
 action), ``most_frequent`` (its most frequent action so far in the episode, ties to the lowest
 index), ``majority_context`` (the most frequent next action per state type, fitted on the
 *other* seeds: leave one seed out; state type = (partner's last action, asker's last action)
-unless a ``context`` function is given; an unseen type takes the other seeds' overall majority)
+unless a ``context`` function is given; an unseen type takes the other seeds' overall majority),
+``learned_history`` (a learned no-reasoning sequence model, also fitted on the other seeds only: a
+back-off n-gram from the partner's last 3, 2 or 1 actions with the state type, then its last
+action alone, then the overall majority; the most specific history seen in training decides)
 and ``oracle`` (the argmax of the partner's known policy, where it is recorded). A shortcut
 with no basis (no previous action) counts as wrong. An agent's literal ToM is its accuracy
 *beside* the best shortcut: an agent that only repeats the partner's last move scores as
@@ -313,15 +316,50 @@ def _argmax(counts: Mapping[int, float]) -> int | None:
     return min(k for k, v in counts.items() if v == best)
 
 
+#: The back-off orders of the ``learned_history`` shortcut: the target's last 3, 2, 1 actions
+#: together with the item's state type, then its last action alone, then nothing (the overall
+#: majority of the other seeds).
+HISTORY_ORDERS = (3, 2, 1)
+
+
+def _history_keys(it: Item) -> list[tuple[Any, ...]]:
+    """The back-off keys of ``it``, most specific first (each tagged with its level)."""
+    keys: list[tuple[Any, ...]] = [(k, it.history[-k:], it.context) for k in HISTORY_ORDERS
+                                   if len(it.history) >= k]  # fmt: skip
+    if it.history:
+        keys.append(("last", it.history[-1]))
+    keys.append(("all",))
+    return keys
+
+
+def _learned_history(it: Item, tables: Mapping[int, Mapping[tuple[Any, ...], Counter[int]]]) -> int | None:
+    """The ``learned_history`` prediction of ``it``: the most specific back-off key seen on the
+    *other* seeds decides (its most frequent next action, ties to the lowest)."""
+    for key in _history_keys(it):
+        counts: Counter[int] = Counter()
+        for seed, table in tables.items():
+            if seed != it.seed:
+                counts.update(table.get(key, Counter()))
+        if counts:
+            return _argmax(counts)
+    return None
+
+
 def shortcut_items(items: Sequence[Item]) -> list[Item]:
     """The items with their ``shortcuts`` filled in (see the module docstring); the
     ``majority_context`` table of an item is fitted on the items of *other* seeds with the same
-    asker and target."""
+    asker and target, and so is the ``learned_history`` model: a back-off n-gram over the
+    target's last actions and the state type (:data:`HISTORY_ORDERS`), a learned predictor with
+    no reasoning about the partner, fitted and scored on different seeds."""
     tables: dict[tuple[str, str, str], dict[int, dict[Any, Counter[int]]]] = {}
+    grams: dict[tuple[str, str, str], dict[int, dict[tuple[Any, ...], Counter[int]]]] = {}
     for it in items:
         if it.truth is not None:
             by_seed = tables.setdefault((it.asker, it.target, it.kind), {})
             by_seed.setdefault(it.seed, {}).setdefault(it.context, Counter())[it.truth] += 1
+            seed_grams = grams.setdefault((it.asker, it.target, it.kind), {}).setdefault(it.seed, {})
+            for key in _history_keys(it):
+                seed_grams.setdefault(key, Counter())[it.truth] += 1
     out = []
     for it in items:
         cuts: dict[str, int | None] = {
@@ -337,6 +375,7 @@ def shortcut_items(items: Sequence[Item]) -> list[Item]:
             for counts in table.values():
                 overall.update(counts)
         cuts["majority_context"] = _argmax(per_context) if per_context else _argmax(overall)
+        cuts["learned_history"] = _learned_history(it, grams.get((it.asker, it.target, it.kind), {}))
         if it.policy:
             cuts["oracle"] = _argmax(it.policy)
         out.append(replace(it, shortcuts=cuts))
@@ -374,7 +413,7 @@ def score_items(items: Iterable[Item], predictor: str | None = None) -> dict[str
     return out
 
 
-SHORTCUTS = ("repeat_last", "most_frequent", "majority_context", "oracle")
+SHORTCUTS = ("repeat_last", "most_frequent", "majority_context", "learned_history", "oracle")
 
 
 def literal_report(
@@ -448,6 +487,6 @@ class PredictorAgent(BaseAgent):
             end(turn)
 
 
-__all__ = ["LOG_FLOOR", "MAX_OPTIONS", "ORDER_SALT", "SHORTCUTS", "Item", "NextActionQuestion", "PredictorAgent", "action_texts", "ask_next_action",
+__all__ = ["HISTORY_ORDERS", "LOG_FLOOR", "MAX_OPTIONS", "ORDER_SALT", "SHORTCUTS", "Item", "NextActionQuestion", "PredictorAgent", "action_texts", "ask_next_action",
            "default_context", "literal_report", "option_order", "prediction_items",
            "read_answer", "record_policy", "score_items", "shortcut_items"]  # fmt: skip
