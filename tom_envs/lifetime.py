@@ -6,8 +6,9 @@
   takes them along), and a watcher thread ends it within half a second if its parent changes (other
   platforms, and a parent that died before the ``prctl``). A worker also checks
   :func:`parent_alive` right before it writes an episode: no episode file is written after the
-  main process is gone. Ray's workers are not the command's children: they check
-  :func:`owner_alive` (the main process's id and start time, carried by each job) instead.
+  main process is gone. Ray's workers are not the command's children and could outlive it by a
+  few scheduling delays: they only play and return the episode; the command's own process writes
+  it (:func:`tom_envs.evaluation.backends.commit_job`), so nothing is written once it is gone.
 * **Ray's local cluster** (``--backend ray`` without ``RAY_ADDRESS``) is started inside a
   :class:`Guardian`: a small watcher process (this file run as a script, so it imports nothing of
   the suite) that records every process the command starts meanwhile and kills those still
@@ -32,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["Guardian", "die_with_parent", "owner_alive", "owner_token", "parent_alive"]
+__all__ = ["Guardian", "die_with_parent", "parent_alive"]
 
 _PARENT: int | None = None
 PR_SET_PDEATHSIG = 1
@@ -66,22 +67,6 @@ def parent_alive() -> bool:
     """In a worker started with :func:`die_with_parent`: whether its parent is still its parent
     (always True in a process that did not call it)."""
     return _PARENT is None or os.getppid() == _PARENT
-
-
-def owner_token() -> tuple[int, int]:
-    """This process as ``(pid, start time)``: workers that are not its children (Ray's) check
-    :func:`owner_alive` with it before they write."""
-    st = _stat(os.getpid())
-    return os.getpid(), st[1] if st is not None else -1
-
-
-def owner_alive(token: tuple[int, int] | None) -> bool:
-    """Whether the process of :func:`owner_token` still runs (True for ``None``, or where
-    ``/proc`` is not available)."""
-    if token is None or not Path("/proc/self/stat").exists():
-        return True
-    st = _stat(token[0])
-    return st is not None and st[1] == token[1] and st[2] != "Z"
 
 
 # ------------------------------------------------------------------------------ the guardian

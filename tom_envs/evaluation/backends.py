@@ -64,9 +64,6 @@ class Job:
     #: per seat: the spec came from the command line (it may name code); every other spec is a
     #: file's, built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
     trusted: tuple[bool, ...] = ()
-    #: the command's process (:func:`tom_envs.lifetime.owner_token`), for workers that are not
-    #: its children (a local Ray cluster): they write nothing once it is gone
-    owner: tuple[int, int] | None = None
 
     def seat_trusted(self, seat: int) -> bool:
         """Whether seat ``seat``'s spec may name code (the command line gave it)."""
@@ -182,8 +179,18 @@ def _write_json(path: Path, data: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def run_job(job: Job) -> Outcome:
-    """Play one episode and write it (or its failure). Never raises."""
+@dataclass
+class Played:
+    """An episode played by a worker and not yet written (Ray's workers return it: the command's
+    own process writes it, so nothing is written once the command is gone)."""
+
+    episode: Episode | None
+    error: str | None = None
+    traceback: str | None = None
+
+
+def play_job(job: Job) -> Played:
+    """Play one episode of ``job`` without writing anything. Never raises."""
     from tom_envs.registration import game_spec
 
     try:
@@ -202,17 +209,30 @@ def run_job(job: Job) -> Outcome:
             a: f"{lab}={s}" for a, lab, s in zip(episode.agents, job.labels, job.specs, strict=True)
         }
     except Exception as exc:  # a worker never dies: the failure is recorded
-        error = f"{type(exc).__name__}: {exc}"
+        return Played(None, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=5))
+    return Played(episode)
+
+
+def commit_job(job: Job, played: Played) -> Outcome:
+    """Write what :func:`play_job` returned (the episode, or its failure). Never raises."""
+    if played.episode is None:
         with contextlib.suppress(OSError):  # a full disk must not turn a failure into a crash
-            _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": error,
-                                          "traceback": traceback.format_exc(limit=5)})  # fmt: skip
-        return Outcome(job, None, error)
-    if not (lifetime.parent_alive() and lifetime.owner_alive(job.owner)):
-        os._exit(1)  # the command is gone: nothing is written after it
+            _write_json(job.failed_path, {"cell": job.cell_id, "seed": job.seed, "error": played.error,
+                                          "traceback": played.traceback})  # fmt: skip
+        return Outcome(job, None, played.error)
     try:
-        return _record(job, episode)
+        return _record(job, played.episode)
     except OSError as exc:  # disk full, read-only folder: the run stops, what is done is kept
         return Outcome(job, None, _write_error(job, exc), stop=True)
+
+
+def run_job(job: Job) -> Outcome:
+    """Play one episode and write it (or its failure), in a pool worker or in the command's own
+    process. Never raises."""
+    played = play_job(job)
+    if not lifetime.parent_alive():
+        os._exit(1)  # the command is gone: nothing is written after it
+    return commit_job(job, played)
 
 
 def _record(job: Job, episode: Episode) -> Outcome:
@@ -318,8 +338,6 @@ def _run_ray(jobs: list[Job], workers: int | None) -> Iterator[Outcome]:
     with contextlib.ExitStack() as stack:
         if not ray.is_initialized() and not os.environ.get("RAY_ADDRESS"):
             stack.enter_context(lifetime.Guardian())  # the local cluster ends with the command
-            owner = lifetime.owner_token()  # its workers write nothing once the command is gone
-            jobs = [dataclasses.replace(job, owner=owner) for job in jobs]
         yield from _ray_outcomes(ray, jobs, workers)
 
 
@@ -334,13 +352,14 @@ def _ray_outcomes(ray: Any, jobs: list[Job], workers: int | None) -> Iterator[Ou
                      ignore_reinit_error=True, log_to_driver=False)  # fmt: skip
         started = True
     try:
-        remote = ray.remote(run_job)
-        refs = [remote.remote(job) for job in jobs]
-        pending_refs = list(refs)
+        # the workers only play; this process writes, so nothing is written once it is gone
+        remote = ray.remote(play_job)
+        by_ref = {remote.remote(job): job for job in jobs}
+        pending_refs = list(by_ref)
         while pending_refs:
             ready, pending_refs = ray.wait(pending_refs, num_returns=1)
             for ref in ready:
-                yield ray.get(ref)
+                yield commit_job(by_ref[ref], ray.get(ref))
     finally:
         if started:
             ray.shutdown()
