@@ -356,3 +356,34 @@ def test_skinned_parser_never_raises_on_hostile_replies(spec: Any) -> None:
             e.parse_action(agent, said * 4)
             costs.append(time.perf_counter() - t0)
         assert costs[1] <= 20 * costs[0] + 0.5, (said[:12], costs)
+
+
+def test_a_mirroring_skin_reflects_the_kitchen_and_its_directions() -> None:
+    """Overcooked under a mirroring skin (s5): cells ``(x, y)`` -> ``(W-1-x, y)``, left/right and
+    east/west change places in the actions' names, the prose and the drawn kitchen, the time left
+    keeps its word, and an answer is read back through the same reflection."""
+    spec = game_spec("Overcooked")
+    bundle = spec.load().make_bundle(skin="s5")
+    skin = bundle.text.skin
+    assert skin.mirrored("x") and not Skin("s1").mirrored("x")
+    width = bundle.text.layout.width
+    assert skin.render("at cell (1, 2) facing east; move left; cooking (3 steps left)") == (
+        f"at cell ({width - 2}, 2) facing west; move right; cooking (3 steps left)"
+    )
+    assert skin.render("o0 on the Left wall, o1 on the right wall") == (
+        "o0 on the Right wall, o1 on the left wall"
+    )
+    env = spec.load().raw_env(skin="s5")
+    env.reset(seed=0)
+    agent = env.agents[0]
+    legal = env.text_observation(agent).legal_actions
+    # the canonical east (2) is shown as a move to the left, the canonical west (3) to the right
+    assert legal[2] == "move left" and legal[3] == "move right"
+    view = env.view(agent)
+    assert env.bundle.text.parse_action(view, "move left").action == 2
+    assert env.bundle.text.parse_action(view, "Action: west").action == 2
+    # the drawn kitchen reads mirrored: each row of the grid backwards
+    canon = spec.load().make_bundle().text.render_state(env.game_state)
+    drawn = env.bundle.text.render_state(env.game_state)
+    rows = canon.splitlines()[1:1 + len(bundle.text.layout.grid)]
+    assert drawn.splitlines()[1:1 + len(rows)] == [r[::-1] for r in rows]

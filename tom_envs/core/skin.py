@@ -47,13 +47,15 @@ Hanabi                  colour names and their letters (``R3`` -> ``T3``, ``red 
 Guandan                 suits: names, symbols (``♥7`` -> ``★7``) and Chinese names (``红桃``)
 CoBlock                 block colours, ``player_0``/``player_1``; the x axis mirrored
                         (``x -> X-1-x`` in every ``(x, y, z)``) by about half the skins
-Overcooked              chefs' names, ``onion``/``onions``
+Overcooked              chefs' names, ``onion``/``onions``; the kitchen mirrored left to right
+                        by about half the skins (cells ``(x, y)`` -> ``(W-1-x, y)``, left/right
+                        and east/west swapped, in action names, prose and the drawn kitchen)
 Example                 the colours
 ======================  ==================================================================
 
 Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
-state (``player k+1``); Overcooked's cells, directions and point labels (``o0``): its kitchens
-are not mirrored, as "move left" would have to become "move right" in the actions' names. The
+state (``player k+1``); Overcooked's point labels (``o0``) and its vertical axis (one
+reflection already moves every memorised position). The
 matrix games list their payoff table and question in the skin's order too (``skin_order``).
 CoordinationQA items in a skin are the canonical items renamed
 (:func:`tom_envs.qa.generate.skin_item`), their contexts' lists in the canonical order.
@@ -184,11 +186,20 @@ class Mirror:
         name: what is mirrored (``"x"``); also the coin's salt.
         pattern: a regular expression with a group named ``x`` (an integer).
         extent: the axis' size.
+        swaps: pairs of words the reflection exchanges (``("left", "right")``), as whole words,
+            keeping the matched case; a word right after one of ``not_after`` is kept (``"3
+            steps left"`` is time, not a side).
+        not_after: the words after which a swap word is kept.
+        rows: a regular expression matching a whole line that is one row of a drawn grid
+            (``extent`` characters): such a line is written backwards.
     """
 
     name: str
     pattern: str
     extent: int
+    swaps: tuple[tuple[str, str], ...] = ()
+    not_after: tuple[str, ...] = ()
+    rows: str = ""
 
     def apply(self, text: str) -> str:
         """``text`` with the axis reflected (the inverse too)."""
@@ -198,7 +209,17 @@ class Mirror:
             x = self.extent - 1 - int(m.group("x"))
             return m.group(0)[: s - m.start()] + str(x) + m.group(0)[e - m.start() :]
 
-        return re.sub(self.pattern, flip, text)
+        text = re.sub(self.pattern, flip, text)
+        if self.rows:
+            text = re.sub(self.rows, lambda m: m.group(0)[::-1], text, flags=re.MULTILINE)
+        if self.swaps:
+            other = {a.lower(): b for a, b in self.swaps} | {b.lower(): a for a, b in self.swaps}
+            keep = "".join(rf"(?<!\b{re.escape(w)} )" for w in self.not_after)
+            words = "|".join(re.escape(w) for w in other)
+            text = re.sub(rf"{keep}\b(?:{words})\b",
+                          lambda m: _case_like(other[m.group(0).lower()], m.group(0)),
+                          text, flags=re.IGNORECASE)  # fmt: skip
+        return text
 
 
 def room_symbols(rooms: Sequence[int], players: Sequence[str]) -> tuple[Symbols, ...]:

@@ -23,10 +23,10 @@ import re
 from typing import TYPE_CHECKING
 
 from tom_envs.core.game import ParseResult, TextInterface, TextObservation
-from tom_envs.core.skin import NAME_POOL, Symbols
+from tom_envs.core.skin import NAME_POOL, Mirror, Symbols
 from tom_envs.core.text import answer_segment, match_action
 from tom_envs.games.overcooked.kitchen import Kitchen, kitchen, walking_distances
-from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN_NAMES
+from tom_envs.games.overcooked.layout import DIRECTION_NAMES, TERRAIN, TERRAIN_NAMES
 from tom_envs.games.overcooked.midlevel import closest_empty_kitchen_counter, options_text
 from tom_envs.games.overcooked.rules import (
     Action,
@@ -322,10 +322,23 @@ class OvercookedText(TextInterface[OvercookedView]):
         )
 
     # ------------------------------------------------------------------ spectator
+    def skin_mirrors(self) -> tuple[Mirror, ...]:
+        """The kitchen may be mirrored left to right by a skin (the rules have no handedness):
+        every cell ``(x, y)`` becomes ``(W-1-x, y)``, "left" and "right" (not the time left) and
+        "east" and "west" change places, in the actions' names too ("move left" then moves the
+        chef east in the canonical kitchen, where it is shown moving west), the layout's prose
+        ("the left wall") and the drawn kitchen read mirrored, and answers are read back through
+        the same reflection."""
+        width = self.layout.width
+        cells = "".join(sorted(TERRAIN)) + "12"
+        return (Mirror("x", r"\((?P<x>\d{1,3}), \d{1,3}\)", width,
+                       swaps=(("left", "right"), ("east", "west")), not_after=("step", "steps"),
+                       rows=rf"^[{re.escape(cells)}]{{{width}}}$"),)  # fmt: skip
+
     def skin_symbols(self) -> tuple[Symbols, ...]:
         """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the chefs' names and the
-        ingredient (``onion``/``onions``). Points of interest keep their labels (``o0``, ``c0``),
-        directions and cells theirs."""
+        ingredient (``onion``/``onions``). Points of interest keep their labels (``o0``, ``c0``);
+        cells and directions change only in a mirroring skin (:meth:`skin_mirrors`)."""
         return (
             Symbols("chef", tuple(self.config.names), NAME_POOL),
             Symbols("ingredient", ("onion",), SKIN_INGREDIENTS),
