@@ -387,3 +387,19 @@ def test_a_mirroring_skin_reflects_the_kitchen_and_its_directions() -> None:
     drawn = env.bundle.text.render_state(env.game_state)
     rows = canon.splitlines()[1:1 + len(bundle.text.layout.grid)]
     assert drawn.splitlines()[1:1 + len(rows)] == [r[::-1] for r in rows]
+
+
+@pytest.mark.parametrize(("name", "word"), [("CollabCapture", "thief"), ("CollabEscape", "killer")])
+def test_room_games_rename_the_adversarys_role(name: str, word: str) -> None:
+    """The thief and the killer are renamed like the players: no text of the skinned game names
+    the canonical role, and the new word is the skin's table entry, everywhere the role appears."""
+    env = game_spec(name).load().raw_env(skin="s1")
+    env.reset(seed=0)
+    text = env.text_observation(env.agents[0])
+    new = env.bundle.text.skin.tables["role"][word]
+    blob = f"{text.rules}\n{text.observation}"
+    assert word not in blob.lower() and new in blob.lower()
+    canon = game_spec(name).load().raw_env()
+    canon.reset(seed=0)
+    c_text = canon.text_observation(canon.agents[0])
+    assert f"{c_text.rules}\n{c_text.observation}".lower().count(word) == blob.lower().count(new)

@@ -41,7 +41,8 @@ matrix games            action names: one letter -> another (``C D E H K L M N Q
 BombDefusal             tool colours, call signs, room numbers (after room/rooms/numbered/
                         node, lists too) and bomb numbers onto 1-99; chat is stored in
                         canonical names, so teammates read it in their own
-CollabCapture/Escape    Alice/Bob, room numbers (the range "room 1 to 10" restated as a list)
+CollabCapture/Escape    Alice/Bob, room numbers (the range "room 1 to 10" restated as a list),
+                        the adversary's role (``thief``, ``killer``)
 Hanabi                  colour names and their letters (``R3`` -> ``T3``, ``red (R)``), the
                         players' names (``Bobs`` too)
 Guandan                 suits: names, symbols (``♥7`` -> ``★7``) and Chinese names (``红桃``)

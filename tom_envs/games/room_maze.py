@@ -406,13 +406,15 @@ class RoomActions:
 class RoomText(TextInterface[ViewT]):
     """What both games' text layers share: the answer format and the reading of answers.
 
-    A subclass names its answer format (``answer``), its :class:`RoomActions` (``actions``) and
-    its maze (``maze``).
+    A subclass names its answer format (``answer``), its :class:`RoomActions` (``actions``), its
+    maze (``maze``) and the adversary's role noun a skin renames (``role``: the word and the pool
+    of words it may become).
     """
 
     answer: str
     actions: RoomActions
     maze: RoomMaze
+    role: tuple[str, tuple[str, ...]]
 
     def __init__(self, config: Any) -> None:
         self.config = config
@@ -437,7 +439,8 @@ class RoomText(TextInterface[ViewT]):
         return parse_lettered(text, self.legal_actions_text(view), room_aliases(moves, keywords))
 
     def skin_symbols(self) -> tuple[Symbols, ...]:
-        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names and
+        """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the two players' names,
         the room numbers (after "room", "rooms", "move to", "go to", lists included), onto numbers
-        1-99 that name no room."""
-        return room_symbols(self.maze.rooms, PLAYER_NAMES)
+        1-99 that name no room, and the adversary's role noun (``thief``, ``killer``)."""
+        word, pool = self.role
+        return (*room_symbols(self.maze.rooms, PLAYER_NAMES), Symbols("role", (word,), pool))

@@ -62,6 +62,7 @@ class CaptureText(RoomText[CaptureView]):
     answer = ANSWER_FORMAT
     actions = ACTIONS
     maze = MAZE
+    role = ("thief", ("bandit", "burglar", "poacher", "smuggler", "rustler"))
 
     def rules_prompt(self, view: CaptureView) -> str:
         """The paper's prompt for ``view``'s agent: goal, rules, layout, doors, answer format."""

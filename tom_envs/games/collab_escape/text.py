@@ -51,6 +51,7 @@ class EscapeText(RoomText[EscapeView]):
 
     answer = ANSWER_FORMAT
     actions = ACTIONS
+    role = ("killer", ("hunter", "stalker", "prowler", "butcher", "warden"))
 
     def __init__(self, config: EscapeConfig) -> None:
         super().__init__(config)
