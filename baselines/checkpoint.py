@@ -135,3 +135,9 @@ class CheckpointAgent:
     def act(self, turn: Turn) -> int:
         """The policy's action for this turn (always legal)."""
         return int(self.inner.act(turn))
+
+    def action_probs(self, turn: Turn) -> dict[int, float] | None:
+        """The distribution of :meth:`act` on this turn, where the loaded policy knows it without
+        memory of the episode (SB3 policies); ``None`` otherwise (MAPPO actors may be recurrent)."""
+        probs = getattr(self.inner, "action_probs", None)
+        return None if probs is None else probs(turn)

@@ -457,6 +457,15 @@ class SB3Agent(BaseAgent):
             return int(np.argmax(probs))
         return int(self.rng.choice(len(probs), p=probs))
 
+    def action_probs(self, turn: Turn) -> dict[int, float]:
+        """The distribution :meth:`act` draws from on this turn (its argmax alone when
+        deterministic): the known policy exact references and prediction scores read. A
+        feed-forward policy of the turn's observation: asking it changes nothing."""
+        probs = masked_probs(self.model, turn.observation, turn.action_mask)
+        if self.deterministic:
+            return {int(np.argmax(probs)): 1.0}
+        return {int(a): float(p) for a, p in enumerate(probs) if p > 0}
+
 
 class SelfPlayPartner(SB3Agent):
     """The learner's live network in a partner seat (``model`` is set once PPO is built)."""

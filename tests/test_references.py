@@ -33,6 +33,7 @@ from tom_envs.references import (
     NoReference,
     OracleAgent,
     best_response_planner,
+    markov_partner,
     reference_for,
 )
 from tom_envs.registration import game_spec
@@ -188,6 +189,36 @@ def test_best_response_rejects_bad_partners() -> None:
         BestResponsePlanner(game, illegal, 0)
     with pytest.raises(ValueError, match="seat"):
         BestResponsePlanner(game, uniform_partner(game, 1), 2)
+
+
+def test_learned_capture_members_are_markov_in_the_planners_state() -> None:
+    """A learned CollabCapture member's tabulation (its policy evaluated on the view rebuilt from
+    the planner's canonical state and the turns left) equals its policy on the real turn of every
+    decision of seeded random play: the canonical state drops only the turn counter, so its exact
+    reference needs no vouching argument; CollabEscape's members read flags the canonical state
+    drops, so their reference is refused with that reason."""
+    pytest.importorskip("tom_experiments.zoo")
+    spec = game_spec("CollabCapture")
+    bundle = spec.load().make_bundle()
+    game, seat = bundle.game, 1
+    partner = markov_partner(spec, bundle, "zoo/ppo_s0", seat)
+    agent = make_agent("zoo/ppo_s0", spec, bundle)
+    compared = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        state = game.initial_state(rng)
+        while not game.is_terminal(state):
+            turns_left = game.config.max_turns - state.turn
+            real = agent.action_probs(state_turn(bundle, state, seat))
+            table = partner.probs(game.canonical(state), turns_left)
+            assert {int(a): pytest.approx(float(p)) for a, p in dict(real).items() if p > 0} == {
+                a: p for a, p in table.items() if p > 0}  # fmt: skip
+            compared += 1
+            joint = {p: int(rng.choice(game.options(state, p))) for p in (0, 1)}
+            state = game.transition(state, joint)[0]
+    assert compared >= 8
+    with pytest.raises(NoReference, match="fixing"):
+        reference_for("CollabEscape", "zoo/ppo_s0")
 
 
 # ------------------------------------------------------------------------------ matrix

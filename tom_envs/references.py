@@ -371,6 +371,18 @@ def room_objective(spec: GameSpec, game: Any) -> str:
     return "escaped (probability within the turn limit)"
 
 
+#: Room games whose views are a function of the planner's (canonical state, turns left): the
+#: canonical state drops only the turn counter, which the tabulation restores. A learned zoo member
+#: (a feed-forward actor of its turn, no memory within the episode) is then Markov there, and its
+#: exact reference needs no ``markov=True`` (checked against its play in tests/test_references.py).
+VIEW_OF_STATE = frozenset({"CollabCapture"})
+#: Why a learned member of the other room games is not Markov in the planner's state.
+NOT_MARKOV = {
+    "CollabEscape": " (a learned actor reads the 'fixing' flags of the last actions, which the "
+    "planner's canonical state drops: its policy is not a function of the planner's state)",
+}
+
+
 def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bool = False) -> Any:
     """A room game's partner as a :class:`~tom_envs.games.joint_planner.MarkovPartner` in
     ``seat``.
@@ -378,8 +390,9 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bo
     ``greedy`` is the bot itself, asked on the turn of every state (it reads only the view);
     ``optimal`` is the joint planner's choice tabulated exactly as the bot computes it;
     ``random`` is uniform over the options. Any other agent spec (``zoo/<member>``, a checkpoint)
-    only with ``markov=True``: the caller vouches that it is Markov in (state, turns left), and it
-    is read through its ``action_probs`` or, without one, as deterministic
+    only with ``markov=True``: the caller vouches that it is Markov in (state, turns left) (a
+    learned zoo member of a game in :data:`VIEW_OF_STATE` is, without it), and it is read through
+    its ``action_probs`` or, without one, as deterministic
     (:func:`~tom_envs.games.joint_planner.partner_from_agent`).
     """
     from tom_envs.agents import make_agent
@@ -398,11 +411,12 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bo
     if name == "greedy":
         agent = spec.load().bot_table(**_config_kwargs(spec, game.config)).make("greedy", bundle)
         return partner_from_agent("greedy", bundle, seat, agent, stationary=True)
-    if not markov:
+    if not markov and not (name.startswith("zoo/") and spec.name in VIEW_OF_STATE):
+        why = NOT_MARKOV.get(spec.name, "") if name.startswith("zoo/") else ""
         raise NoReference(
-            f"{spec.name}: no exact reference for partner {name!r}; give 'greedy', 'optimal', "
-            "'random', a MarkovPartner, or markov=True for an agent that is Markov in (state, "
-            "turns left)"
+            f"{spec.name}: no exact reference for partner {name!r}{why}; give 'greedy', "
+            "'optimal', 'random', a MarkovPartner, or markov=True for an agent that is Markov in "
+            "(state, turns left)"
         )
     agent = make_agent(name, spec, bundle)
     agent.reset(_tabulation_info(spec, bundle, seat))
