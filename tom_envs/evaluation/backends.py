@@ -67,6 +67,8 @@ class Job:
     #: the command's process (:func:`tom_envs.lifetime.owner_token`), for workers that are not
     #: its children (a local Ray cluster): they write nothing once it is gone
     owner: tuple[int, int] | None = None
+    #: next-action questions (:mod:`tom_envs.partners.prediction`): ``off``, ``all``, ``every:K``
+    predict: str = "off"
 
     def seat_trusted(self, seat: int) -> bool:
         """Whether seat ``seat``'s spec may name code (the command line gave it)."""
@@ -112,7 +114,10 @@ def expected_config(job: Job) -> dict[str, Any]:
     from tom_envs.registration import game_spec
 
     agents = _agents(job)
-    record = {"text": "text" in job.record, "observations": "observations" in job.record}
+    record: dict[str, bool | str] = {"text": "text" in job.record,
+                                     "observations": "observations" in job.record}  # fmt: skip
+    if job.predict != "off":  # as the runner records it (earlier results keep their hash)
+        record["predict"] = True if job.predict == "all" else job.predict
     spec = game_spec(job.game)
     kwargs = with_required_env_kwargs(spec, agents, job.env_kwargs)  # the agents' protocol
     return episode_config(spec, kwargs, agents, job.seed, record)
@@ -197,6 +202,7 @@ def run_job(job: Job) -> Outcome:
             record_observations="observations" in job.record,
             policy=job.policy,
             config=expected_config(job),
+            predict=job.predict,
         )
         episode.agents = {
             a: f"{lab}={s}" for a, lab, s in zip(episode.agents, job.labels, job.specs, strict=True)
