@@ -175,8 +175,9 @@ def _anchors(args: argparse.Namespace) -> int:
     where = Path(args.run_dir or "runs/bench/anchors") / suite.key
     if suite.objective == "U":  # v2: the best-response references (experiments/bench/tom.py)
         from tom_experiments.bench import tom
+        from tom_experiments.bench.run import _play_plain, _players
 
-        anchors = tom.build_anchors(suite, where, command)
+        anchors = tom.build_anchors(suite, where, _play_plain, _players)
     else:
         anchors = build_anchors(suite, where, args.workers, command)
     path = suite_path(args.build_anchors)

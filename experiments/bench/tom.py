@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,17 +83,21 @@ def scored(suite: Suite, g: SuiteGame) -> str:
 
 
 # --------------------------------------------------------------------------- anchors (v2)
-def _u_by_seed(suite: Suite, spec: str, g: SuiteGame, out: Path) -> dict[int, float]:
-    from tom_experiments.bench.run import _play_plain
+#: ``play(suite, spec, game, out) -> outcomes`` (the bench's :func:`run._play_plain`) and
+#: ``players(game, kwargs) -> int``: given by the caller (this module does not import run.py)
+Play = Callable[[Suite, str, SuiteGame, Path], Sequence[Any]]
 
+
+def _u_by_seed(suite: Suite, spec: str, g: SuiteGame, out: Path, play: Play) -> dict[int, float]:
     obj = objective(g)
-    eps = [o.episode for o in _play_plain(suite, spec, g, out) if o.ok]
+    eps = [o.episode for o in play(suite, spec, g, out) if o.ok]
     return {int(e.seed): float(obj(e, g.focal_seats)) for e in eps}
 
 
 def cell_reference(
-    suite: Suite, g: SuiteGame, partner: str, seeds: Sequence[int], out: Path
-) -> dict[str, Any]:
+    suite: Suite, g: SuiteGame, partner: str, seeds: Sequence[int], out: Path, play: Play,
+    players: int,
+) -> dict[str, Any]:  # fmt: skip
     """The reference of one (game, partner) on ``seeds``: the solver's where it has one, else the
     best declared candidate (chosen on the suite's selection seeds)."""
     from tom_envs import zoo
@@ -104,7 +108,7 @@ def cell_reference(
     if g.game == "BombDefusal":
         kwargs.update(candidates=g.references, selection_seeds=suite.selection_seeds)
     ref = None
-    if set(g.focal_seats) | set(g.partner_seats) == set(range(_players(g))):  # the solvers' case
+    if set(g.focal_seats) | set(g.partner_seats) == set(range(players)):  # the solvers' case
         ref = solver_reference(g.game, spec, g.focal_seats[0], seeds, kwargs)
     if ref is None:
         if not suite.selection_seeds:
@@ -112,7 +116,7 @@ def cell_reference(
         cell = dataclasses.replace(g, partners=(partner,))
 
         def play(cand: str, on: Sequence[int]) -> Mapping[int, float]:
-            return _u_by_seed(suite, cand, dataclasses.replace(cell, seeds=tuple(on)), out)
+            return _u_by_seed(suite, cand, dataclasses.replace(cell, seeds=tuple(on)), out, play)
 
         ref = candidate_reference(play, g.references, suite.selection_seeds, seeds)
     out_ref: dict[str, Any] = {
@@ -126,12 +130,6 @@ def cell_reference(
     return out_ref
 
 
-def _players(g: SuiteGame) -> int:
-    from tom_experiments.bench.run import _players as players
-
-    return players(g.game, g.kwargs)
-
-
 def game_kind(refs: Mapping[str, Mapping[str, Any]]) -> str:
     """``exact`` when every partner's reference is, ``lower bound`` when none is, else
     ``mixed``."""
@@ -139,7 +137,9 @@ def game_kind(refs: Mapping[str, Mapping[str, Any]]) -> str:
     return "exact" if kinds == {True} else "lower bound" if kinds == {False} else "mixed"
 
 
-def build_anchors(suite: Suite, out: Path, command: str) -> dict[str, Anchor]:
+def build_anchors(
+    suite: Suite, out: Path, play: Play, players: Callable[[str, Mapping[str, Any]], int]
+) -> dict[str, Anchor]:
     """Each game's v2 anchors: ``low`` = the random focal's mean ``U`` with the suite's partners
     on the anchor seeds; ``high`` = the mean over partners of the reference's value there (each
     reference stored per seed, for the cells' regret)."""
@@ -150,11 +150,12 @@ def build_anchors(suite: Suite, out: Path, command: str) -> dict[str, Anchor]:
     for g in suite.games:
         on = tuple(g.anchor_seeds or g.seeds)
         lows = [u for p in g.partners for u in _u_by_seed(
-            suite, "random", dataclasses.replace(g, seeds=on, partners=(p,)), out).values()]  # fmt: skip
+            suite, "random", dataclasses.replace(g, seeds=on, partners=(p,)), out, play).values()]  # fmt: skip
         if not lows:
             raise SuiteError(f"{g.game}: no anchor episode could be played")
         seeds = sorted(set(on) | set(g.seeds))
-        refs = {p: cell_reference(suite, g, p, seeds, out) for p in g.partners}
+        n = players(g.game, g.kwargs)
+        refs = {p: cell_reference(suite, g, p, seeds, out, play, n) for p in g.partners}
         highs = [
             float(np.mean([v for s, v in zip(r["seeds"], r["values"], strict=True) if s in on]))
             for r in refs.values()

@@ -20,7 +20,7 @@ from tom_envs.agents import make_agent
 from tom_envs.core.agents import BaseAgent
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
-from tom_experiments.bench import commands, leaderboard, tom
+from tom_experiments.bench import commands, leaderboard, run, tom
 from tom_experiments.bench import suite as suite_mod
 from tom_experiments.bench.row import read_row
 
@@ -55,7 +55,8 @@ def tiny_v2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(suite_mod, "suites_dir", lambda: folder)
     monkeypatch.chdir(tmp_path)
     s = suite_mod.parse_suite(path)
-    suite_mod.write_anchors(path, tom.build_anchors(s, tmp_path / "anchors", "test"), "test")
+    anchors = tom.build_anchors(s, tmp_path / "anchors", run._play_plain, run._players)
+    suite_mod.write_anchors(path, anchors, "test")
     return path
 
 
@@ -137,10 +138,10 @@ def test_functional_column_against_the_exact_value(tiny_v2: Path, tmp_path: Path
 class _RepeatLast(BaseAgent):
     """Plays ``always_0``; answers the next-action question with the partner's last action."""
 
-    def act(self, turn):  # noqa: ANN001, ANN201
+    def act(self, turn):
         return 0
 
-    def predict_partner(self, turn, question):  # noqa: ANN001, ANN201
+    def predict_partner(self, turn, question):
         last = turn.view.last_actions
         if last is None:
             return None
