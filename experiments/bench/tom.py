@@ -115,10 +115,10 @@ def cell_reference(
             raise SuiteError(f"{suite.key}: no selection_seeds to choose a candidate reference")
         cell = dataclasses.replace(g, partners=(partner,))
 
-        def play(cand: str, on: Sequence[int]) -> Mapping[int, float]:
+        def play_candidate(cand: str, on: Sequence[int]) -> Mapping[int, float]:
             return _u_by_seed(suite, cand, dataclasses.replace(cell, seeds=tuple(on)), out, play)
 
-        ref = candidate_reference(play, g.references, suite.selection_seeds, seeds)
+        ref = candidate_reference(play_candidate, g.references, suite.selection_seeds, seeds)
     out_ref: dict[str, Any] = {
         "kind": ref.kind,
         "source": ref.source[:300],

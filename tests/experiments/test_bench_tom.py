@@ -43,6 +43,15 @@ seeds = [0, 1, 2]
 references = ["always_0", "tit_for_tat"]
 anchor_seeds = [0, 1, 2, 3]
 """
+HANABI = """
+[[games]]
+game = "Hanabi"
+kwargs = { colors = 2, ranks = 3 }
+partners = ["convention"]
+seeds = [0]
+references = ["simple", "convention"]
+anchor_seeds = [0, 1]
+"""
 ORACLE = "tom_envs.references:OracleAgent:partner=tit_for_tat"
 
 
@@ -77,12 +86,20 @@ def test_shipped_v2_loads_records_its_sha_and_v1_is_unchanged() -> None:
     for name in suite_mod.SUITE_NAMES:
         v2 = suite_mod.load_suite(name, 2)
         assert v2.sha256 == hashlib.sha256(suite_mod.suite_path(name, 2).read_bytes()).hexdigest()
-        assert (v2.skin, v2.objective) == ("s1", "U") and v2.predict in ("every:4", "all")
+        assert (v2.skin, v2.objective) == ("s1", "U") and v2.predict in ("every:8", "all")
         for g in v2.games:  # every partner has a frozen reference on its cells' seeds
             a = v2.anchors[g.game]
-            assert set(a.refs) == set(g.partners) and a.high_kind in ("exact", "lower bound", "mixed")
+            assert set(a.refs) == set(g.partners) and a.high_kind in (
+                "exact",
+                "lower bound",
+                "mixed",
+            )
             for r in a.refs.values():
-                assert set(g.seeds) <= set(r["seeds"]) and r["kind"] in ("exact", "bracket", "lower bound")
+                assert set(g.seeds) <= set(r["seeds"]) and r["kind"] in (
+                    "exact",
+                    "bracket",
+                    "lower bound",
+                )
     # the v1 files still load, byte-identical to the ones the shipped v1 rows were played on
     rows = Path(__file__).parents[2] / "docs" / "leaderboard" / "rows"
     for name in ("small", "full"):
@@ -90,11 +107,24 @@ def test_shipped_v2_loads_records_its_sha_and_v1_is_unchanged() -> None:
         assert suite_mod.load_suite(name, 1).sha256 == row["suite"]["sha256"]
 
 
-def test_v2_exact_anchors_are_the_dynamic_programme(tiny_v2: Path) -> None:
-    s = suite_mod.parse_suite(tiny_v2)
+def test_v2_anchors_exact_from_the_solver_else_a_declared_candidate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "small-v96.toml"
+    path.write_text(TINY_V2 + HANABI)
+    anchors = tom.build_anchors(
+        suite_mod.parse_suite(path), tmp_path / "a", run._play_plain, run._players
+    )
+    suite_mod.write_anchors(path, anchors, "test")
+    s = suite_mod.parse_suite(path)
     a = s.anchors["PrisonersDilemma"]
     assert a.high_kind == "exact" and a.high == 42.0
     assert a.refs["tit_for_tat"]["values"] == [42.0] * 4
+    # no solver for Hanabi: the best declared candidate, chosen on the selection seeds
+    h = s.anchors["Hanabi"]
+    assert h.high_kind == "lower bound" and h.refs["convention"]["kind"] == "lower bound"
+    assert "selection seeds 100..101" in h.refs["convention"]["source"]
 
 
 def test_v2_refuses_selection_seeds_that_are_cell_seeds(tmp_path: Path) -> None:
@@ -153,7 +183,9 @@ def _true_policy(partner: str) -> BaseAgent:
     from tom_envs.games.matrix.bots import PartnerModel
     from tom_envs.partners.prediction import PredictorAgent
 
-    return PredictorAgent(make_agent("always_0", game_spec("RockPaperScissors")), PartnerModel(partner))
+    return PredictorAgent(
+        make_agent("always_0", game_spec("RockPaperScissors")), PartnerModel(partner)
+    )
 
 
 def _cell(agent: BaseAgent, partner: str, seeds: tuple[int, ...]) -> dict:
@@ -162,7 +194,9 @@ def _cell(agent: BaseAgent, partner: str, seeds: tuple[int, ...]) -> dict:
     bundle = spec.load().make_bundle(**{**spec.kwargs, **kwargs})
     eps = [play_episode(spec, [agent, make_agent(partner, spec, bundle)], s, kwargs, predict="all")
            for s in seeds]  # fmt: skip
-    g = suite_mod.SuiteGame("RockPaperScissors", kwargs, (0,), (1,), None, (partner,), seeds, ("x",))
+    g = suite_mod.SuiteGame(
+        "RockPaperScissors", kwargs, (0,), (1,), None, (partner,), seeds, ("x",)
+    )
     return tom.literal_game(g, {f"RockPaperScissors/{partner}": eps}, 0, 300)
 
 
