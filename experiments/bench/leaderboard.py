@@ -107,7 +107,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[tuple
         line = [(_agent(r), 0.0), (_iv(r["aggregate"]), _num(r["aggregate"].get("mean")))]
         line += [
             (
-                _iv(g.get(x, {}).get("normalised")),
+                _iv(g.get(x, {}).get("normalised")) + tom.above_bound(g.get(x, {})),
                 _num(g.get(x, {}).get("normalised", {}).get("mean")),
             )
             for x in games

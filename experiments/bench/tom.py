@@ -488,3 +488,44 @@ def game_tables(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str],
         ("Literal ToM per game: next-action accuracy - best shortcut, points [95%] "
          "(accuracy; the shortcuts on the same items)", ["agent", *games], lit),
     ]  # fmt: skip
+
+
+def _tom_figures(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Every interval of a row's ToM block, by name (none for v1 rows)."""
+    t = row.get("tom") or {}
+    fun, lit = t.get("functional"), t.get("literal")
+    out: dict[str, Any] = {}
+    if isinstance(fun, Mapping):
+        out["functional aggregate"] = fun.get("aggregate")
+        for g, v in fun.get("games", {}).items():
+            out[f"{g} functional per_episode"] = v.get("per_episode")
+    if isinstance(lit, Mapping):
+        for k in ("acc_pct", "acc_minus_best_pct"):
+            if k in lit.get("aggregate", {}):
+                out[f"literal aggregate {k}"] = lit["aggregate"][k]
+        for g, v in lit.get("games", {}).items():
+            for k in ("acc_pct", "acc_minus_best_pct"):
+                if isinstance(v, Mapping):
+                    out[f"{g} literal {k}"] = v.get(k)
+    return out
+
+
+def compare(
+    old: Mapping[str, Any], new: Mapping[str, Any], inside: Callable[[Any, Any], tuple[bool, str]]
+) -> Any:
+    """``(figure, inside, detail)`` for the ToM figures of two rows (``--reproduce``); a figure
+    that became a status ("not answered") or vanished is outside."""
+    mine = _tom_figures(new)
+    for name, value in _tom_figures(old).items():
+        ok, detail = inside(value, mine.get(name))
+        yield name, ok, detail
+
+
+def above_bound(game: Mapping[str, Any]) -> str:
+    """A flag for a v2 game score above 1 against a reference that is not exact (the agent beat
+    a lower bound: the scale's 1 is not the best response there)."""
+    mean = (game.get("normalised") or {}).get("mean")
+    kind = (game.get("anchors") or {}).get("high_kind")
+    if kind and kind != "exact" and isinstance(mean, (int, float)) and mean > 1.0:
+        return f" (above a {kind} reference)"
+    return ""

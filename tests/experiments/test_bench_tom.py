@@ -162,6 +162,15 @@ def test_functional_column_against_the_exact_value(tiny_v2: Path, tmp_path: Path
                                                       tmp_path / "rows" / "always_0.json"]))  # fmt: skip
     assert "0.00 [0.00, 0.00] (regret / span)" in md and "| always_0 |" in md
     assert "not answered" in md and "Functional ToM per game" in md and "(exact)" in md
+    # --reproduce checks the ToM figures too (a deterministic agent: every one inside)
+    from tom_experiments.bench import reproduce
+
+    figures = list(reproduce.compare(oracle, oracle))
+    assert all(ok for _, ok, _ in figures)
+    names = [n for n, _, _ in figures]
+    assert "functional aggregate" in names and "PrisonersDilemma literal acc_pct" in names
+    assert tom.above_bound({"normalised": {"mean": 1.3}, "anchors": {"high_kind": "lower bound"}})
+    assert not tom.above_bound({"normalised": {"mean": 1.3}, "anchors": {"high_kind": "exact"}})
 
 
 # --------------------------------------------------------------------------- literal
