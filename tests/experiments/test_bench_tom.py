@@ -242,3 +242,15 @@ def test_v1_rows_still_render_and_one_page_holds_every_suite(tiny_v2: Path, tmp_
     assert page.count("<h2>Suite ") == 3 and "small-v98" in page and "full-v1" in page
     with pytest.raises(leaderboard.MixedSuites):  # still never one table
         leaderboard.load_rows([rows / "small-v1-random.json", tmp_path / "rows" / "oracle.json"])
+
+
+def test_predict_every_k_asks_at_fixed_decisions_only() -> None:
+    spec = game_spec("RockPaperScissors")
+    ep = play_episode(spec, [_RepeatLast(), make_agent("alternating", spec)], 3, {"horizon": 8},
+                      predict="every:3")  # fmt: skip
+    mine = [s for s in ep.steps if s["agent"] == "player_0"]
+    assert [i for i, s in enumerate(mine) if s.get("predict")] == [0, 3, 6]
+    assert ep.config["record"]["predict"] == "every:3"  # part of the configuration's key
+    for bad in ("every:0", "some", "every:x"):
+        with pytest.raises(ValueError, match="'off', 'all' or 'every:K'"):
+            play_episode(spec, [_RepeatLast(), make_agent("alternating", spec)], 0, {}, predict=bad)
