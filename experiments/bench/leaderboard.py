@@ -45,13 +45,7 @@ def _proto(row: Mapping[str, Any]) -> str:
     return f"legal actions: {p.get('legal_actions')}; illegal answer: {p.get('on_invalid')}"
 
 
-def _iv(x: Any, digits: int = 2) -> str:
-    if not isinstance(x, Mapping) or x.get("mean") is None:
-        return "n/a"
-    m, lo, hi = x["mean"], x.get("lo"), x.get("hi")
-    if lo is None or hi is None:
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+_iv = tom.fmt_interval
 
 
 def _num(x: Any) -> float:

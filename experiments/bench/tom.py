@@ -421,7 +421,8 @@ def scale_text(row: Mapping[str, Any]) -> str:
     return V2_SCALE if isinstance(row.get("tom", {}).get("functional"), dict) else V1_SCALE
 
 
-def _iv(x: Any, digits: int = 2) -> str:
+def fmt_interval(x: Any, digits: int = 2) -> str:
+    """``mean [lo, hi]`` of an interval (the mean alone without bounds; ``n/a`` without a mean)."""
     if not isinstance(x, Mapping) or x.get("mean") is None:
         return "n/a"
     m, lo, hi = x["mean"], x.get("lo"), x.get("hi")
@@ -443,11 +444,11 @@ def row_cells(row: Mapping[str, Any]) -> list[tuple[str, float]]:
     if not isinstance(fun, Mapping):
         return [("not measured (suite v1)", math.nan)] * 2
     agg = fun.get("aggregate", {})
-    out = [(_iv(agg) + " (regret / span)", _key(agg))]
+    out = [(fmt_interval(agg) + " (regret / span)", _key(agg))]
     la = lit.get("aggregate", {}) if isinstance(lit, Mapping) else {}
     if "acc_minus_best_pct" not in la:
         return [*out, (NOT_ANSWERED, math.nan)]
-    text = f"{_iv(la['acc_minus_best_pct'], 1)} (acc {_iv(la['acc_pct'], 1)})"
+    text = f"{fmt_interval(la['acc_minus_best_pct'], 1)} (acc {fmt_interval(la['acc_pct'], 1)})"
     return [*out, (text, _key(la["acc_minus_best_pct"]))]
 
 
@@ -456,14 +457,14 @@ def _fun_cell(v: Any) -> str:
         return "n/a"
     main = v.get("per_step") or v.get("per_episode")
     flag = "; reference beaten" if v.get("beaten") else ""
-    return f"{_iv(main, 3)} ({v.get('reference')}{flag})"
+    return f"{fmt_interval(main, 3)} ({v.get('reference')}{flag})"
 
 
 def _lit_cell(v: Any) -> str:
     if not isinstance(v, Mapping):
         return NOT_ASKED.split(":")[0] if v == NOT_ASKED else str(v)
     cuts = ", ".join(f"{k} {x:.0f}" for k, x in v["shortcuts_pct"].items())
-    return (f"{_iv(v['acc_minus_best_pct'], 1)} (acc {v['acc_pct']['mean']:.1f}; {cuts}; "
+    return (f"{fmt_interval(v['acc_minus_best_pct'], 1)} (acc {v['acc_pct']['mean']:.1f}; {cuts}; "
             f"{v['items']} {v['source']} items)")  # fmt: skip
 
 
