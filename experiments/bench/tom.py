@@ -339,6 +339,10 @@ def literal_game(g: SuiteGame, by_cell: Mapping[str, Sequence[Any]], seed: int, 
         "shortcuts_pct": {s: round(100.0 * total[s] / total["n"], 3) for s in SHORTCUTS},
         "best_shortcut": best,
         "acc_minus_best_pct": _ratio_iv(rows, "agent", best, seed, B),
+        "note": "majority_context is fitted on the cell's other seeds: in a cell with one seed it "
+        "has no basis and counts as wrong"
+        if any(len({e.seed for e in by_cell.get(f"{g.game}/{p}", [])}) < 2 for p in g.partners)
+        else "",
         "oracle_pct": round(100.0 * float(np.mean([it.shortcuts["oracle"] == it.truth for it in oracle])), 3)
         if oracle else None,
         "_rows": [[r["n"], r["agent"], r[best]] for r in rows],

@@ -55,18 +55,22 @@ anchor_seeds = [0, 1]
 ORACLE = "tom_envs.references:OracleAgent:partner=tit_for_tat"
 
 
+def _freeze(path: Path, text: str) -> suite_mod.Suite:
+    """Write a v2 suite file and freeze its anchors (``tom.build_anchors``)."""
+    path.write_text(text)
+    s = suite_mod.parse_suite(path)
+    anchors = tom.build_anchors(s, path.parent / "anchors", run._play_plain, run._players)
+    suite_mod.write_anchors(path, anchors, "test")
+    return suite_mod.parse_suite(path)
+
+
 @pytest.fixture
 def tiny_v2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "suites"
-    folder.mkdir()
-    path = folder / "small-v98.toml"
-    path.write_text(TINY_V2)
-    monkeypatch.setattr(suite_mod, "suites_dir", lambda: folder)
+    """``small-v98`` (one PrisonersDilemma cell) with its anchors, installed as the shipped one."""
     monkeypatch.chdir(tmp_path)
-    s = suite_mod.parse_suite(path)
-    anchors = tom.build_anchors(s, tmp_path / "anchors", run._play_plain, run._players)
-    suite_mod.write_anchors(path, anchors, "test")
-    return path
+    monkeypatch.setattr(suite_mod, "suites_dir", lambda: tmp_path)
+    _freeze(tmp_path / "small-v98.toml", TINY_V2)
+    return tmp_path / "small-v98.toml"
 
 
 def _row(tmp_path: Path, spec: str, name: str) -> dict:
@@ -111,13 +115,7 @@ def test_v2_anchors_exact_from_the_solver_else_a_declared_candidate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "small-v96.toml"
-    path.write_text(TINY_V2 + HANABI)
-    anchors = tom.build_anchors(
-        suite_mod.parse_suite(path), tmp_path / "a", run._play_plain, run._players
-    )
-    suite_mod.write_anchors(path, anchors, "test")
-    s = suite_mod.parse_suite(path)
+    s = _freeze(tmp_path / "small-v96.toml", TINY_V2 + HANABI)
     a = s.anchors["PrisonersDilemma"]
     assert a.high_kind == "exact" and a.high == 42.0
     assert a.refs["tit_for_tat"]["values"] == [42.0] * 4
