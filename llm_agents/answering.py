@@ -400,6 +400,31 @@ class AnsweringMixin(AgentState):
         return answers
 
 
+    def predict_partner(self, turn: Turn, question: Any) -> str:
+        """Answer a next-action question (:class:`tom_envs.partners.prediction.NextActionQuestion`:
+        the question text and the shuffled options, never the answer) in one separate call: the
+        system prompt and this moment's observation, then the numbered options. Neither the
+        question nor the reply enters the agent's history, so the next acting prompt is the same
+        with questions on or off; the call is counted in this step's usage. The reply is
+        returned as the model wrote it (the driver reads an option's text or its number)."""
+        if self._dead is not None:
+            raise LLMError(self._dead, "endpoint")
+        ctx = self.decision_context(turn)
+        context = ctx.context_text(legal=False, sections=False, strip_question=True)
+        options = "\n".join(f"{i + 1}. {o}" for i, o in enumerate(question.options))
+        user = (
+            f"{context}\n\n{question.question}\n{options}\n"
+            "Reply with the number of one option only."
+        )
+        request = ctx.request(
+            [{"role": "system", "content": ctx.system_prompt()}, {"role": "user", "content": user}],
+            max_tokens=self.step_budget(16),
+        )
+        response = ctx.ask("predict", request)
+        self._last_calls.extend(ctx.calls)  # the step's record (the runner keeps the same list)
+        return response.text.strip()
+
+
 #: A reply that names an action by its number (``"2"``, ``"2. Message ..."``, ``"2)"``).
 _LEADING_NUMBER = re.compile(r"[+-]*[0-9]+\s*(?:[.)](?:\s|$)|$)")
 

@@ -281,10 +281,11 @@ class EpisodeDriver:
         record_steps: keep one record per decision (off: returns and counts only; faster).
         record_text: also record each text observation (the writer stores each once).
         record_observations: also record the vector observation.
-        predict: ``"off"`` or ``"all"``: ask every seated agent that has ``predict_partner``
-            what each other seat will do next, after its action (open next-action probes,
-            :mod:`tom_envs.partners.prediction`), and record the known policy of every seat
-            that exposes ``action_probs``.
+        predict: ``"off"``, ``"all"`` or ``"every:K"``: ask every seated agent that has
+            ``predict_partner`` what each other seat will do next, after its action (open
+            next-action probes, :mod:`tom_envs.partners.prediction`; ``every:K``: only at the
+            agent's decisions 0, K, 2K, ..., fixed before play), and record the known policy
+            of every seat that exposes ``action_probs``.
         session: the :class:`~tom_envs.core.agents.SessionInfo` of a session's episode (every
             seated agent is told; recorded in the summary).
     """
@@ -304,10 +305,10 @@ class EpisodeDriver:
         predict: str = "off",
         session: Any = None,
     ) -> None:
+        from tom_envs.partners.prediction import predict_every
         from tom_envs.registration import GameSpec, game_spec
 
-        if predict not in ("off", "all"):
-            raise ValueError(f"predict must be 'off' or 'all', got {predict!r}")
+        predict_every(predict)  # a clear error for a bad value
         self.predict = predict
         self.session = session
 

@@ -115,7 +115,7 @@ def episode_config(
     env_kwargs: Mapping[str, Any] | None,
     agents: Sequence[Any],
     seed: int | None,
-    record: Mapping[str, bool] | None = None,
+    record: Mapping[str, bool | str] | None = None,
     resolved: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The full configuration one episode's result belongs to (see the module docstring)."""
@@ -129,7 +129,9 @@ def episode_config(
         else resolved_env_kwargs(spec, env_kwargs),
         "agents": {f"player_{i}": agent_config(a) for i, a in enumerate(agents)},
         "seed": seed,
-        "record": {k: bool(v) for k, v in sorted((record or {}).items())},
+        "record": {  # flags; a prediction period ("every:K") is kept as written
+            k: v if isinstance(v, str) else bool(v) for k, v in sorted((record or {}).items())
+        },
         "suite_version": tom_envs.__version__,
         "code": code_identity(),
         "schema": SCHEMA_VERSION,

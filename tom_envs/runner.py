@@ -151,9 +151,9 @@ def play_episode(
     )
     episode = driver.run()
     if config is None:
-        record = {"text": record_text, "observations": record_observations}
+        record: dict[str, bool | str] = {"text": record_text, "observations": record_observations}
         if predict != "off":  # recorded only when on: every earlier result keeps its hash
-            record["predict"] = True
+            record["predict"] = True if predict == "all" else predict
         config = episode_config(spec, env_kwargs, agents, seed, record, driver.resolved_kwargs)
     episode.config = dict(config)
     episode.config_hash = config_hash(config)

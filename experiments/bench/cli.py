@@ -91,23 +91,32 @@ def leaderboard_command(parser: argparse.ArgumentParser) -> Callable[[argparse.N
     parser.add_argument("--md", help="write the markdown here (default: print it)")
     parser.add_argument("--html", help="write the HTML page here")
     parser.add_argument("--command", default="", help="the command line to print under the table")
+    parser.add_argument(
+        "--by-suite",
+        action="store_true",
+        help="rows of several suites: one section per suite (never one table), one HTML page",
+    )
 
     def run(args: argparse.Namespace) -> int:
-        from tom_experiments.bench.leaderboard import MixedSuites, load_rows, render_html, render_md
-        from tom_experiments.bench.row import RowError
+        from tom_experiments.bench import leaderboard as lb
+        from tom_experiments.bench.row import RowError, read_row
 
         try:
-            rows = load_rows(args.rows)
-        except (MixedSuites, RowError) as exc:
+            groups = (
+                lb.group_by_suite([read_row(p) for p in args.rows])
+                if args.by_suite
+                else [lb.load_rows(args.rows)]
+            )
+        except (lb.MixedSuites, RowError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        md = render_md(rows, args.command)
+        md = "\n".join(lb.render_md(g, args.command if len(groups) == 1 else "") for g in groups)
         if args.md:
             Path(args.md).write_text(md)
         else:
             print(md)
         if args.html:
-            Path(args.html).write_text(render_html(rows))
+            Path(args.html).write_text(lb.render_page(groups))
         return 0
 
     return run

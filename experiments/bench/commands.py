@@ -172,9 +172,14 @@ def _estimate(jobs: list[Any], text: bool, suite: Any, args: argparse.Namespace)
 def _anchors(args: argparse.Namespace) -> int:
     suite = load_suite(args.build_anchors)
     command = f"tom-envs bench --build-anchors {args.build_anchors}"
-    anchors = build_anchors(
-        suite, Path(args.run_dir or "runs/bench/anchors") / suite.key, args.workers, command
-    )
+    where = Path(args.run_dir or "runs/bench/anchors") / suite.key
+    if suite.objective == "U":  # v2: the best-response references (experiments/bench/tom.py)
+        from tom_experiments.bench import tom
+        from tom_experiments.bench.run import _play_plain, _players
+
+        anchors = tom.build_anchors(suite, where, _play_plain, _players)
+    else:
+        anchors = build_anchors(suite, where, args.workers, command)
     path = suite_path(args.build_anchors)
     write_anchors(path, anchors, command)
     print(f"anchors of {suite.key} written to {path}")

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tom_experiments.bench import tom
 from tom_experiments.bench.row import read_row
 
 
@@ -44,13 +45,7 @@ def _proto(row: Mapping[str, Any]) -> str:
     return f"legal actions: {p.get('legal_actions')}; illegal answer: {p.get('on_invalid')}"
 
 
-def _iv(x: Any, digits: int = 2) -> str:
-    if not isinstance(x, Mapping) or x.get("mean") is None:
-        return "n/a"
-    m, lo, hi = x["mean"], x.get("lo"), x.get("hi")
-    if lo is None or hi is None:
-        return f"{m:.{digits}f}"
-    return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+_iv = tom.fmt_interval
 
 
 def _num(x: Any) -> float:
@@ -106,7 +101,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[tuple
         line = [(_agent(r), 0.0), (_iv(r["aggregate"]), _num(r["aggregate"].get("mean")))]
         line += [
             (
-                _iv(g.get(x, {}).get("normalised")),
+                _iv(g.get(x, {}).get("normalised")) + tom.above_bound(g.get(x, {})),
                 _num(g.get(x, {}).get("normalised", {}).get("mean")),
             )
             for x in games
@@ -122,7 +117,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[tuple
         line.append((f"{usd:.4f}" if isinstance(usd, (int, float)) else "n/a", _num(usd)))
         wall = cost.get("command_wall_s")
         line.append((f"{wall:.0f}" if isinstance(wall, (int, float)) else "n/a", _num(wall)))
-        line += [("not measured (suite v1)", float("nan"))] * 2
+        line += tom.row_cells(r)
         body.append(line)
     body.sort(key=lambda ln: -ln[1][1] if math.isfinite(ln[1][1]) else math.inf)
     return head, body
@@ -144,9 +139,8 @@ def render_md(rows: Sequence[Mapping[str, Any]], command: str = "") -> str:
     s = rows[0]["suite"]
     out = [
         f"Suite **{_md_cell(str(s['name']))}-v{_md_cell(str(s['version']))}** "
-        f"(sha256 `{_md_cell(str(s['sha256'])[:12])}`). Scores: 0 = random pair, 1 = the "
-        "suite's best declared reference (per game); aggregate = mean over games; "
-        "[95% bootstrap interval over episodes].",
+        f"(sha256 `{_md_cell(str(s['sha256'])[:12])}`). Scores: {_md_cell(tom.scale_text(rows[0]))}; "
+        "aggregate = mean over games; [95% bootstrap interval over episodes].",
         "",
     ]
     for proto, group in _groups(rows).items():
@@ -159,6 +153,10 @@ def render_md(rows: Sequence[Mapping[str, Any]], command: str = "") -> str:
         ]
         out += ["| " + " | ".join(_md_cell(t) for t, _ in line) + " |" for line in body]
         out.append("")
+        for caption, thead, tbody in tom.game_tables(group):
+            out += [f"{_md_cell(caption)}", "", "| " + " | ".join(thead) + " |",
+                    "|" + "---|" * len(thead)]  # fmt: skip
+            out += ["| " + " | ".join(_md_cell(t) for t in ln) + " |" for ln in tbody] + [""]
     if command:
         out += ["```", command, "```", ""]
     return "\n".join(out)
@@ -251,14 +249,57 @@ def plot_svg(rows: Sequence[Mapping[str, Any]], width: int = 560, height: int = 
     return "".join(parts)
 
 
+def group_by_suite(rows: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """Rows grouped by suite (name, version, SHA-256), newest version first: each group is one
+    section of a page, never one table."""
+    groups: dict[tuple[Any, Any, Any], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        s = r["suite"]
+        groups.setdefault((s["name"], s["version"], s["sha256"]), []).append(r)
+    return [groups[k] for k in sorted(groups, key=lambda k: (-int(k[1]), str(k[0])))]
+
+
 def render_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """One static page: the tables (sortable), the plot, the rows' JSON; nothing loaded."""
+    return render_page([rows])
+
+
+def render_page(groups: Sequence[Sequence[Mapping[str, Any]]]) -> str:
+    """One static page with a section per suite (:func:`group_by_suite`), each with its own
+    tables and plot; one style and one script for the page."""
+    title = html.escape(
+        "tom-envs bench: "
+        + ", ".join(f"{g[0]['suite']['name']}-v{g[0]['suite']['version']}" for g in groups)
+    )
+    body = [f"<h1>{title}</h1>"]
+    for rows in groups:
+        body += _section(rows, len(groups) > 1)
+    data = json.dumps([r for g in groups for r in g], sort_keys=True)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;"
+        "background:#eee}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+        f"<title>{title}</title><style>{style}</style></head><body>"
+        + "\n".join(body)
+        + f'<script type="application/json" id="rows">{data}</script>'
+        + f"<script>{SORT_JS}</script></body></html>\n"
+    )
+
+
+def _section(rows: Sequence[Mapping[str, Any]], heading: bool) -> list[str]:
+    """One suite's part of the page: its tables (one per protocol) and its plot."""
     s = rows[0]["suite"]
-    title = html.escape(f"tom-envs bench: {s['name']}-v{s['version']}")
-    body = [
-        f"<h1>{title}</h1>",
-        f"<p>suite sha256 <code>{html.escape(str(s['sha256']))}</code>. 0 = random pair, 1 = "
-        "the suite's best declared reference per game; [95% bootstrap interval over "
+    name = html.escape(f"{s['name']}-v{s['version']}")
+    body = [f"<h2>Suite {name}</h2>"] if heading else []
+    body += [
+        f"<p>suite sha256 <code>{html.escape(str(s['sha256']))}</code>. "
+        f"{html.escape(tom.scale_text(rows[0]))}; [95% bootstrap interval over "
         "episodes]. Click a column to sort.</p>",
     ]
     for proto, group in _groups(rows).items():
@@ -278,23 +319,22 @@ def render_html(rows: Sequence[Mapping[str, Any]]) -> str:
                 + "</tr>"
             )
         body.append("</tbody></table>")
-    body.append("<h2>Score against cost</h2>" + plot_svg(rows))
-    data = json.dumps(list(rows), sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
-    data = data.replace("&", "\\u0026")
-    style = (
-        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;"
-        "background:#eee}"
-    )
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-        f"<title>{title}</title><style>{style}</style></head><body>"
-        + "\n".join(body)
-        + f'<script type="application/json" id="rows">{data}</script>'
-        + f"<script>{SORT_JS}</script></body></html>\n"
-    )
+        for caption, thead, tbody in tom.game_tables(group):
+            body.append(f"<h4>{html.escape(caption)}</h4><table class=\"board\"><thead><tr>"
+                        + "".join(f"<th>{html.escape(h)}</th>" for h in thead) + "</tr></thead><tbody>"
+                        + "".join("<tr>" + "".join(f'<td data-k="nan">{html.escape(t)}</td>' for t in ln)
+                                  + "</tr>" for ln in tbody) + "</tbody></table>")  # fmt: skip
+    body.append(f"<h3>Score against cost ({name})</h3>" + plot_svg(rows))
+    return body
 
 
-__all__ = ["MixedSuites", "load_rows", "plot_svg", "render_html", "render_md", "table"]
+__all__ = [
+    "MixedSuites",
+    "group_by_suite",
+    "load_rows",
+    "plot_svg",
+    "render_html",
+    "render_md",
+    "render_page",
+    "table",
+]

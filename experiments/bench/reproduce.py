@@ -80,6 +80,9 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[tuple[st
             old.get("qa", {}).get("accuracy_pct"), new.get("qa", {}).get("accuracy_pct")
         )
         yield "qa accuracy_pct", ok, detail
+    from tom_experiments.bench import tom  # v2: the ToM columns' figures
+
+    yield from tom.compare(old, new, _inside)
 
 
 def identity_notes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tom_experiments.bench import tom
 from tom_experiments.bench.row import (
-    NOT_MEASURED,
     RULE_FAILURES,
     SCHEMA,
     ci_mean,
@@ -206,6 +206,7 @@ def suite_jobs(
                         (),
                         1.0,
                         trust,
+                        predict=suite.predict,
                     )
                 )
     return jobs
@@ -532,6 +533,7 @@ def build_row(
             if eps:
                 every_episode.extend(eps)
                 nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
+                tom.score_u(suite, g, eps, nums)  # v2: each game is scored on its U
                 game_nums.extend(nums)
                 cells.append(_cell(g, partner, eps, nums, seed, B))
         anchor = suite.anchors.get(g.game)
@@ -542,6 +544,8 @@ def build_row(
         ):
             continue
         games[g.game] = _game(anchor, game_nums, seed, B)
+        if suite.objective == "U":
+            games[g.game]["scored"] = tom.scored(suite, g)
         if anchor.headroom:
             groups.append([n["return"] for n in game_nums])
             transforms.append(anchor.normalise)
@@ -561,7 +565,7 @@ def build_row(
         "qa": qa if qa is not None else {"note": "n/a: the agent does not answer text questions"},
         "rules": overall["rules"] if overall else None,
         "cost": {**(overall["cost"] if overall else {}), "command_wall_s": round(wall_s, 3)},
-        "tom": {"functional": NOT_MEASURED, "literal": NOT_MEASURED},
+        "tom": tom.tom_block(suite, by_cell, games),
         "unplayable": unplayable,
         "run": dict(run),
     }

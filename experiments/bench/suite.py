@@ -12,6 +12,17 @@ zoo has changed since is refused, never run against other partners under the sam
 
 The suite's identity is the SHA-256 of its file bytes (anchors included): a row records it, and
 rows of different suites are never put in one table.
+
+**Version 2** adds top-level keys (:mod:`tom_experiments.bench.tom` reads them): ``objective =
+"U"`` (each game is scored on its functional objective ``U``,
+:mod:`tom_envs.core.functional`, instead of the focal return; equal in the matrix games, Hanabi,
+Guandan and Overcooked), ``predict`` (the next-action questions: ``"every:K"`` asks agents that
+answer them at their decisions 0, K, 2K, ..., fixed before play), ``selection_seeds`` (where
+a declared candidate is chosen, disjoint from every cell's seeds) and ``skin`` (the skin of the
+suite's disguised run, read by the bench's skinned run). Its anchors are the best-response
+references: per (game, partner) ``refs`` hold the reference's kind (``exact`` from
+:func:`tom_envs.references.reference_for`, else ``lower bound``: the best declared candidate),
+its source and its value per seed; ``high`` is their mean and ``high_kind`` says which kind.
 """
 
 from __future__ import annotations
@@ -20,13 +31,17 @@ import hashlib
 import json
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 SUITE_NAMES = ("small", "full")
-SUITE_KEYS = {"name", "version", "description", "bootstrap", "qa", "games", "anchors"}
+SUITE_KEYS = {"name", "version", "description", "bootstrap", "qa", "games", "anchors", "skin",
+              "predict", "objective", "selection_seeds"}  # fmt: skip
+#: What a suite scores: the focal seats' return (v1) or each game's functional objective U (v2).
+OBJECTIVES = ("return", "U")
 GAME_KEYS = {
     "game",
     "kwargs",
@@ -38,7 +53,9 @@ GAME_KEYS = {
     "references",
     "anchor_seeds",
 }
-ANCHOR_KEYS = {"low", "low_ci", "high", "high_ci", "high_by", "zoo", "episodes"}
+ANCHOR_KEYS = {"low", "low_ci", "high", "high_ci", "high_by", "zoo", "episodes", "high_kind",
+               "refs"}  # fmt: skip
+REF_KEYS = {"kind", "source", "seeds", "values", "upper"}
 #: The line that opens the anchors section (everything after it is rewritten by --build-anchors).
 ANCHORS_MARK = "# --- anchors: written by `tom-envs bench --build-anchors"
 
@@ -87,6 +104,10 @@ class Anchor:
     high_ci: tuple[float, float] = (math.nan, math.nan)
     zoo: str = ""
     episodes: int = 0
+    #: v2: ``exact``, ``lower bound`` or ``mixed`` (the kinds of the partners' references)
+    high_kind: str = ""
+    #: v2: per partner, its reference: ``{"kind", "source", "seeds", "values"[, "upper"]}``
+    refs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def headroom(self) -> bool:
@@ -113,6 +134,14 @@ class Suite:
     anchors_command: str = ""
     sha256: str = ""
     path: Path | None = None
+    #: v2: the skin of the disguised run (``None``: no skinned run unless asked for)
+    skin: str | None = None
+    #: v2: the next-action questions (``off``, ``all``, ``every:K``)
+    predict: str = "off"
+    #: what each game is scored on (:data:`OBJECTIVES`)
+    objective: str = "return"
+    #: v2: the seeds a declared candidate reference is chosen on
+    selection_seeds: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
@@ -248,8 +277,49 @@ def _anchors(data: Any) -> tuple[dict[str, Anchor], str]:
             tuple(a.get("high_ci", (math.nan, math.nan))),  # type: ignore[arg-type]
             str(a.get("zoo", "")),
             int(a.get("episodes", 0)),
+            str(a.get("high_kind", "")),
+            _refs(a.get("refs", {}), f"anchors.{game}.refs"),
         )
     return out, command
+
+
+def _refs(data: Any, where: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(data, dict):
+        raise SuiteError(f"{where}: expected a table per partner")
+    out = {}
+    for partner, r in data.items():
+        if (
+            not isinstance(r, dict)
+            or set(r) - REF_KEYS
+            or not {"kind", "seeds", "values"} <= set(r)
+        ):
+            raise SuiteError(f"{where}.{partner}: expected kind, seeds, values (and source, upper)")
+        if len(r["seeds"]) != len(r["values"]):
+            raise SuiteError(
+                f"{where}.{partner}: {len(r['values'])} values, {len(r['seeds'])} seeds"
+            )
+        out[str(partner)] = dict(r)
+    return out
+
+
+def _v2_settings(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The version-2 top-level settings, checked (defaults: a v1 suite)."""
+    from tom_envs.partners.prediction import predict_every
+
+    objective = str(data.get("objective", "return"))
+    if objective not in OBJECTIVES:
+        raise SuiteError(f"{path}: objective {objective!r}; allowed: {OBJECTIVES}")
+    predict = str(data.get("predict", "off"))
+    try:
+        predict_every(predict)
+    except ValueError as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    skin = data.get("skin")
+    if skin is not None and not (isinstance(skin, str) and skin.startswith("s")):
+        raise SuiteError(f"{path}: skin {skin!r}: expected s<k>")
+    selection = _ints(data.get("selection_seeds", []), f"{path}: selection_seeds")
+    return {"skin": skin, "predict": predict, "objective": objective,
+            "selection_seeds": selection}  # fmt: skip
 
 
 def parse_suite(path: Path) -> Suite:
@@ -267,6 +337,12 @@ def parse_suite(path: Path) -> Suite:
         raise SuiteError(f"{path}: no [[games]]")
     boot = data.get("bootstrap", {})
     anchors, command = _anchors(data.get("anchors"))
+    v2 = _v2_settings(data, Path(path))
+    clash = sorted(
+        set(v2["selection_seeds"]) & {s for g in games for s in (*g.seeds, *g.anchor_seeds)}
+    )
+    if clash:
+        raise SuiteError(f"{path}: selection_seeds {clash[:5]} are also cell or anchor seeds")
     return Suite(
         name=str(data["name"]),
         version=int(data["version"]),
@@ -279,6 +355,7 @@ def parse_suite(path: Path) -> Suite:
         anchors_command=command,
         sha256=hashlib.sha256(raw).hexdigest(),
         path=Path(path),
+        **v2,
     )
 
 
@@ -311,11 +388,18 @@ def write_anchors(path: Path, anchors: dict[str, Anchor], command: str) -> None:
             f"zoo = {json.dumps(a.zoo)}",
             f"episodes = {a.episodes}",
         ]
+        if a.high_kind:
+            lines.append(f"high_kind = {json.dumps(a.high_kind)}")
+        for partner, r in a.refs.items():
+            lines += ["", f"[anchors.{game}.refs.{json.dumps(partner)}]"]
+            lines += [f"{k} = {_toml_value(r[k])}" for k in ("kind", "source", "seeds", "values", "upper")
+                      if r.get(k) is not None]  # fmt: skip
     Path(path).write_text(head + "\n".join(lines) + "\n")
 
 
 __all__ = [
     "ANCHORS_MARK",
+    "OBJECTIVES",
     "SUITE_NAMES",
     "Anchor",
     "Suite",

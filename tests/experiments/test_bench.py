@@ -352,11 +352,14 @@ def test_shipped_suites_parse_and_cover_every_game_but_example() -> None:
 
     games = {s.name for s in GAMES} - {"Example"}
     for name in suite_mod.SUITE_NAMES:
-        s = suite_mod.load_suite(name)
-        assert {g.game for g in s.games} == games and s.version == 1
-        assert set(s.anchors) == games, f"{name}: anchors missing"
-        s.check_zoo()  # frozen with the installed zoo
-        assert "--build-anchors" in s.anchors_command
+        assert suite_mod.load_suite(name).version == 2  # the default is the newest version
+        for version in (1, 2):
+            s = suite_mod.load_suite(name, version)
+            assert {g.game for g in s.games} == games and s.version == version
+            assert set(s.anchors) == games, f"{name}: anchors missing"
+            s.check_zoo()  # frozen with the installed zoo
+            assert "--build-anchors" in s.anchors_command
+            assert (s.skin, s.objective) == ((None, "return") if version == 1 else ("s1", "U"))
 
 
 def test_commit_is_read_without_running_git(tmp_path: Path) -> None:

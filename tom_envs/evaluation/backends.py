@@ -64,6 +64,8 @@ class Job:
     #: per seat: the spec came from the command line (it may name code); every other spec is a
     #: file's, built under :mod:`tom_envs.core.trust`'s rules (``()``: no seat is trusted)
     trusted: tuple[bool, ...] = ()
+    #: next-action questions (:mod:`tom_envs.partners.prediction`): ``off``, ``all``, ``every:K``
+    predict: str = "off"
 
     def seat_trusted(self, seat: int) -> bool:
         """Whether seat ``seat``'s spec may name code (the command line gave it)."""
@@ -109,7 +111,10 @@ def expected_config(job: Job) -> dict[str, Any]:
     from tom_envs.registration import game_spec
 
     agents = _agents(job)
-    record = {"text": "text" in job.record, "observations": "observations" in job.record}
+    record: dict[str, bool | str] = {"text": "text" in job.record,
+                                     "observations": "observations" in job.record}  # fmt: skip
+    if job.predict != "off":  # as the runner records it (earlier results keep their hash)
+        record["predict"] = True if job.predict == "all" else job.predict
     spec = game_spec(job.game)
     kwargs = with_required_env_kwargs(spec, agents, job.env_kwargs)  # the agents' protocol
     return episode_config(spec, kwargs, agents, job.seed, record)
@@ -204,6 +209,7 @@ def play_job(job: Job) -> Played:
             record_observations="observations" in job.record,
             policy=job.policy,
             config=expected_config(job),
+            predict=job.predict,
         )
         episode.agents = {
             a: f"{lab}={s}" for a, lab, s in zip(episode.agents, job.labels, job.specs, strict=True)

@@ -194,9 +194,14 @@ def calls_models(agent: Any) -> bool:
 
 
 def dry_episode(
-    spec: GameSpec, agents: Sequence[Any], seed: int, env_kwargs: Mapping[str, Any] | None
+    spec: GameSpec,
+    agents: Sequence[Any],
+    seed: int,
+    env_kwargs: Mapping[str, Any] | None,
+    predict: str = "off",
 ) -> dict[int, Any]:
-    """Play one episode with every model-calling agent in dry run; ``{seat: usage}``."""
+    """Play one episode with every model-calling agent in dry run; ``{seat: usage}`` (with
+    ``predict``, the next-action questions' calls counted too)."""
     from tom_envs.runner import play_episode
 
     usages: dict[int, Any] = {}
@@ -205,7 +210,7 @@ def dry_episode(
             if calls_models(agent):
                 usages[i] = stack.enter_context(agent.dry_run())
         if usages:
-            play_episode(spec, agents, seed, env_kwargs)
+            play_episode(spec, agents, seed, env_kwargs, predict=predict)
     return usages
 
 
@@ -265,7 +270,8 @@ def estimate_jobs(jobs: Iterable[Any]) -> Estimate:
         ]
         if not any(calls_models(a) for a in agents):
             continue
-        usages = dry_episode(game_spec(job.game), agents, job.seed, job.env_kwargs)
+        usages = dry_episode(game_spec(job.game), agents, job.seed, job.env_kwargs,
+                             getattr(job, "predict", "off"))  # fmt: skip
         est.sampled += 1
         for seat, usage in usages.items():
             _add(est, job.labels[seat], usage, len(cell_jobs))

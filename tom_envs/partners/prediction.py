@@ -157,12 +157,28 @@ def record_class(driver: Any, record: dict[str, Any], action: int) -> None:
             record["policy_class"] = dist
 
 
+def predict_every(predict: str) -> int | None:
+    """The period of a ``predict`` setting: ``"all"`` 1, ``"every:K"`` K, ``"off"`` None
+    (:class:`ValueError` naming the allowed values otherwise)."""
+    if predict == "off":
+        return None
+    if predict == "all":
+        return 1
+    k = ascii_int(predict[6:]) if isinstance(predict, str) and predict.startswith("every:") else None
+    if k is None or k < 1:
+        raise ValueError(f"predict must be 'off', 'all' or 'every:K' (K >= 1), got {predict!r}")
+    return k
+
+
 def ask_next_action(driver: Any, agent: str, obj: Any, turn: Turn, record: dict[str, Any]) -> None:
     """Put one :class:`NextActionQuestion` per other seat to ``obj`` (after its action, before
     the step is applied) and record them in ``record["predict"]``. A failing answer is recorded
     as ``error`` and counts as unanswered, never fatal. Games with more than
     :data:`MAX_OPTIONS` actions are asked about their coarse action classes (``"classes":
     true``), or not at all when they declare none."""
+    every = predict_every(driver.predict)
+    if every is None or int(turn.decision) % every:  # ``every:K``: fixed before play
+        return
     n = int(driver.game.num_actions)
     env = driver.env
     classes = game_classes(driver)
@@ -488,5 +504,5 @@ class PredictorAgent(BaseAgent):
 
 
 __all__ = ["HISTORY_ORDERS", "LOG_FLOOR", "MAX_OPTIONS", "ORDER_SALT", "SHORTCUTS", "Item", "NextActionQuestion", "PredictorAgent", "action_texts", "ask_next_action",
-           "default_context", "literal_report", "option_order", "prediction_items",
+           "default_context", "literal_report", "option_order", "predict_every", "prediction_items",
            "read_answer", "record_policy", "score_items", "shortcut_items"]  # fmt: skip
