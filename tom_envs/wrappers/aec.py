@@ -147,15 +147,10 @@ class TextAECEnv(TextSpaces, BaseWrapper):
         """The selected seat's prompt, cumulative reward, termination, truncation and info."""
         if self._infos is None:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        raw = self._raw
-        agent = raw.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            self._infos[agent],
-        )
+        agent = self._raw.agent_selection
+        _, reward, terminated, truncated, _ = self._raw.last(observe=False)
+        prompt = self.observe(agent) if observe else None
+        return prompt, reward, terminated, truncated, self._infos[agent]
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
         """PettingZoo's agent iterator (the selected seat until the episode is over)."""
