@@ -138,24 +138,28 @@ def test_baselines_known_values() -> None:
         _probe(8, "room", 0, "yes"),
     ]
     b = probe_baselines(probes)
-    assert b["probe_n/first_order"] == 8 and b["probe_n/all"] == 9
-    assert b["probe_base/always_yes/room/first_order"] == 75.0
-    assert b["probe_base/always_yes/seq/first_order"] == 25.0
-    assert b["probe_base/always_yes/first_order"] == 50.0
-    # each type's majority: "yes" for room, "no" for seq: 3 of 4 each, 6 of 8 pooled
-    assert b["probe_base/majority/room/first_order"] == 75.0
-    assert b["probe_base/majority/first_order"] == 75.0
-    assert b["probe_base/majority/introspection"] == 100.0
-    assert b["probe_base/ignores_partner/room/first_order"] == 50.0
-    assert b["probe_base/ignores_partner/seq/first_order"] == 75.0
-    assert b["probe_base/ignores_partner/all"] == 62.5  # over the 8 probes that carry one
+    known = {
+        "probe_n/first_order": 8,
+        "probe_n/all": 9,
+        "probe_base/always_yes/room/first_order": 75.0,
+        "probe_base/always_yes/seq/first_order": 25.0,
+        "probe_base/always_yes/first_order": 50.0,
+        # each type's majority: "yes" for room, "no" for seq: 3 of 4 each, 6 of 8 pooled
+        "probe_base/majority/room/first_order": 75.0,
+        "probe_base/majority/first_order": 75.0,
+        "probe_base/majority/introspection": 100.0,
+        "probe_base/ignores_partner/room/first_order": 50.0,
+        "probe_base/ignores_partner/seq/first_order": 75.0,
+        "probe_base/ignores_partner/all": 62.5,  # over the 8 probes that carry one
+        "probe_base/models_partner/all": 100.0,
+        # room: recall of "yes" 2/3, of "no" 0/1 -> balanced 33.3%; seq: 0/1 and 3/3 -> 50%
+        "probe_bacc/ignores_partner/room/first_order": pytest.approx(100 / 3),
+        "probe_bacc/ignores_partner/seq/first_order": 50.0,
+        "probe_bacc/majority/room/first_order": 50.0,  # a constant answer
+        "probe_yes/first_order": 50.0,
+    }
+    assert {key: b.get(key) for key in known} == known
     assert "probe_base/ignores_partner/introspection" not in b
-    assert b["probe_base/models_partner/all"] == 100.0
-    # room: recall of "yes" 2/3, of "no" 0/1 -> balanced 33.3%; seq: 0/1 and 3/3 -> 50%
-    assert b["probe_bacc/ignores_partner/room/first_order"] == pytest.approx(100 / 3)
-    assert b["probe_bacc/ignores_partner/seq/first_order"] == 50.0
-    assert b["probe_bacc/majority/room/first_order"] == 50.0  # a constant answer
-    assert b["probe_yes/first_order"] == 50.0
 
 
 def test_baselines_from_steps_equal_baselines_from_probes() -> None:

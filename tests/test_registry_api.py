@@ -200,14 +200,28 @@ def test_bot_table_validates_and_names_the_bots() -> None:
 
 
 # ---------------------------------------------------------------------------- PettingZoo
-@all_games
-def test_pettingzoo_api_test(spec) -> None:
-    api_test(make_aec(spec), num_cycles=1000)
+#: PettingZoo's stock checkers, unchanged: each API's ``api_test`` (on an env) and ``seed_test``
+#: (on a constructor), with the cycles each plays; the Parallel ones for the Parallel games.
+STOCK_CHECKERS = {
+    "api_test": (api_test, make_aec, False, 1000),
+    "seed_test": (seed_test, make_aec, True, 500),
+    "parallel_api_test": (parallel_api_test, make_parallel, False, 1000),
+    "parallel_seed_test": (parallel_seed_test, make_parallel, True, 500),
+}
 
 
-@all_games
-def test_pettingzoo_seed_test(spec) -> None:
-    seed_test(lambda: make_aec(spec), num_cycles=500)
+@pytest.mark.parametrize(
+    ("checker", "spec"),
+    [
+        pytest.param(name, spec, id=f"{name}-{spec.name}")
+        for name in STOCK_CHECKERS
+        for spec in GAMES
+        if spec.parallel or not name.startswith("parallel_")
+    ],
+)
+def test_pettingzoo_stock_checker(checker, spec) -> None:
+    check, make, constructor, cycles = STOCK_CHECKERS[checker]
+    check((lambda: make(spec)) if constructor else make(spec), num_cycles=cycles)
 
 
 @all_games
@@ -318,16 +332,6 @@ def test_default_max_cycles_comes_from_the_spec(spec) -> None:
     env = pettingzoo.make("aec", spec.id).unwrapped
     assert env.max_cycles == spec.max_cycles
     assert make_aec(spec).unwrapped.max_cycles == default_max_cycles(spec)
-
-
-@parallel_games
-def test_pettingzoo_parallel_api_test(spec) -> None:
-    parallel_api_test(make_parallel(spec), num_cycles=1000)
-
-
-@parallel_games
-def test_pettingzoo_parallel_seed_test(spec) -> None:
-    parallel_seed_test(lambda: make_parallel(spec), num_cycles=500)
 
 
 @parallel_games

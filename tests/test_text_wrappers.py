@@ -22,6 +22,7 @@ import copy
 import json
 import pickle
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,18 +113,25 @@ def test_every_single_agent_view_has_a_text_id() -> None:
 
 
 # ------------------------------------------------------------- text and vector: one episode
+def live_turns(env, returns: dict) -> Iterator[tuple[str, Any, dict]]:
+    """PettingZoo's AEC loop: each reward is added to ``returns``, a finished seat is stepped with
+    ``None``; yields ``(agent, observation, info)`` of each seat that must act (the caller steps)."""
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        returns[agent] += reward
+        if term or trunc:
+            env.step(None)
+            continue
+        yield agent, obs, info
+
+
 def vector_episode(spec, seed: int) -> tuple[list, dict, object]:
     """Random legal play on the vector AEC env: [(agent, action, mask)], returns, final state."""
     env = make_aec(spec, max_cycles=CYCLES)
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     moves, returns = [], dict.fromkeys(env.possible_agents, 0.0)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, _ = env.last()
-        returns[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
+    for agent, obs, _ in live_turns(env, returns):
         action = legal_choice(rng, obs["action_mask"])
         moves.append((agent, action, obs["action_mask"]))
         env.step(action)
@@ -138,12 +146,7 @@ def test_text_and_vector_aec_play_the_same_episode(spec) -> None:
     env.reset(seed=seed)
     got = dict.fromkeys(env.possible_agents, 0.0)
     played, reasked = [], 0
-    for agent in env.agent_iter():
-        _, reward, term, trunc, info = env.last()
-        got[agent] += reward
-        if term or trunc:
-            env.step(None)
-            continue
+    for agent, _, info in live_turns(env, got):
         want_agent, action, mask = moves[len(played)]
         assert agent == want_agent and np.array_equal(info["action_mask"], mask)
         answer = info.get("answer")

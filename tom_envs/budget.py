@@ -28,6 +28,7 @@ import multiprocessing
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = [
     "Budget",
@@ -42,6 +43,11 @@ __all__ = [
 
 class BudgetExhausted(BaseException):
     """The run's budget is used up: the request was not sent (see the module docstring)."""
+
+
+def _shared(counter: str, kind: type, doc: str) -> Any:  # a property, read as ``kind``
+    """A read-only property: the shared counter ``counter``'s value (every process) as ``kind``."""
+    return property(lambda budget: kind(getattr(budget, counter).value), doc=doc)
 
 
 class Budget:
@@ -73,25 +79,12 @@ class Budget:
         self._unpriced = ctx.Value("q", 0)
         self._stopped = ctx.Value("b", 0)
 
-    @property
-    def calls(self) -> int:
-        """Requests sent so far (every process)."""
-        return int(self._calls.value)
-
-    @property
-    def cost_usd(self) -> float:
-        """Dollars the answers so far cost (every process)."""
-        return float(self._cost.value)
-
-    @property
-    def unpriced_calls(self) -> int:
-        """Answered requests whose price is unknown (they count toward ``max_calls`` only)."""
-        return int(self._unpriced.value)
-
-    @property
-    def stopped(self) -> bool:
-        """Whether a request was refused (the run stopped at the budget)."""
-        return bool(self._stopped.value)
+    calls: int = _shared("_calls", int, "Requests sent so far (every process).")
+    cost_usd: float = _shared("_cost", float, "Dollars the answers so far cost (every process).")
+    unpriced_calls: int = _shared(
+        "_unpriced", int, "Answered requests whose price is unknown (they count toward ``max_calls`` only)."
+    )
+    stopped: bool = _shared("_stopped", bool, "Whether a request was refused (the run stopped at the budget).")
 
     def reserve(self, n: int = 1) -> None:
         """Count ``n`` requests about to be sent; :class:`BudgetExhausted` when that would go over

@@ -31,10 +31,11 @@ content no longer matches it (edited after it was written) stops the run the sam
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -58,6 +59,9 @@ from tom_envs.records import probe_accuracy as probe_accuracy
 from tom_envs.records import summarize as summarize
 from tom_envs.records import usage_totals as usage_totals
 from tom_envs.registration import GameSpec, game_spec
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 __all__ = [
     "EPISODES_MAX",
@@ -243,29 +247,6 @@ class OutputWriteError(RuntimeError):
         self.path, self.error, self.kept = path, error, kept
 
 
-def run(
-    game: GameSpec | str,
-    agent_factories: Sequence[Callable[[], Agent]],
-    episodes: int,
-    seed: int = 0,
-    out_dir: str | Path | None = None,
-    env_kwargs: Mapping[str, Any] | None = None,
-    record_text: bool = False,
-    progress: Callable[[int, Episode], None] | None = None,
-    policy: FailurePolicy | None = None,
-) -> list[Episode]:
-    """Play ``episodes`` episodes (seeds ``seed, seed+1, …``), writing each trajectory if asked.
-
-    A trajectory already in ``out_dir`` is reused only when it is a finished result of exactly
-    this configuration (see the module docstring); every file is checked before the first episode
-    is played, and one of another configuration raises :class:`ConfigMismatchError`. Failed
-    episodes are returned too (``status == "failed"``) and written under ``out_dir/failed/``.
-    Every episode is kept in the returned list: :func:`iter_run` keeps none (bounded memory).
-    """
-    return list(iter_run(game, agent_factories, episodes, seed, out_dir, env_kwargs,
-                         record_text, progress, policy))  # fmt: skip
-
-
 def iter_run(
     game: GameSpec | str,
     agent_factories: Sequence[Callable[[], Agent]],
@@ -319,3 +300,30 @@ def iter_run(
         if progress is not None:
             progress(i, ep)
         yield ep
+
+
+def _collecting(stream: Callable[_P, Iterator[_T]], name: str, doc: str) -> Callable[_P, list[_T]]:
+    """``stream``'s items as a list, under ``name`` and ``doc`` (its parameters, one signature)."""
+
+    def collect(*args: _P.args, **kwargs: _P.kwargs) -> list[_T]:
+        return list(stream(*args, **kwargs))
+
+    collect.__name__ = collect.__qualname__ = name
+    collect.__doc__ = doc
+    signature = inspect.signature(stream).replace(return_annotation=list)
+    collect.__signature__ = signature  # type: ignore[attr-defined]  # what help() shows
+    return collect
+
+
+run = _collecting(
+    iter_run,
+    "run",
+    """Play ``episodes`` episodes (seeds ``seed, seed+1, …``), writing each trajectory if asked.
+
+    A trajectory already in ``out_dir`` is reused only when it is a finished result of exactly
+    this configuration (see the module docstring); every file is checked before the first episode
+    is played, and one of another configuration raises :class:`ConfigMismatchError`. Failed
+    episodes are returned too (``status == "failed"``) and written under ``out_dir/failed/``.
+    Every episode is kept in the returned list: :func:`iter_run` keeps none (bounded memory).
+    """,
+)

@@ -108,6 +108,39 @@ class SeatSpaces:
     _act_spaces: dict[str, spaces.Space]
     possible_agents: list[str]
     metadata: dict[str, Any]
+    #: the API plays simultaneous-move games only (the Parallel API)
+    simultaneous_only: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        bundle: GameBundle,
+        name: str,
+        render_mode: str | None = None,
+        max_cycles: int | None = None,
+    ) -> None:
+        """Check the arguments (a sequential game where :attr:`simultaneous_only` is a
+        ``ValueError``) and keep them (:meth:`_configure`, with the API's :meth:`_metadata`), then
+        the API's own state (:meth:`_setup`), every seat's spaces and the state space; no episode
+        yet (no agents, no ``game_state``: every use says "call reset()")."""
+        super().__init__()
+        simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
+        if self.simultaneous_only and not simultaneous:
+            raise ValueError(f"{name} is sequential: it has no Parallel version")
+        self._configure(bundle, name, render_mode, max_cycles, **self._metadata(simultaneous))
+        self._setup()
+        self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
+        enc = bundle.encoder
+        self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
+        self.game_state: Any = None
+        self.np_random, self._np_random_seed = seeding.np_random(None)
+        self.agents: list[str] = []
+
+    def _metadata(self, simultaneous: bool) -> dict[str, Any]:
+        """What the API adds to the metadata of a (``simultaneous``-move or sequential) game."""
+        return {}
+
+    def _setup(self) -> None:
+        """The API's own state, kept once the arguments are (before the spaces are made)."""
 
     def _configure(
         self,
@@ -172,17 +205,11 @@ class TomAECEnv(SeatSpaces, AECEnv):
         "is_parallelizable": False,
     }
 
-    def __init__(
-        self,
-        bundle: GameBundle,
-        name: str,
-        render_mode: str | None = None,
-        max_cycles: int | None = None,
-    ) -> None:
-        super().__init__()
+    def _metadata(self, simultaneous: bool) -> dict[str, Any]:
         # ``aec_to_parallel`` is exact only for simultaneous games (the rules apply once a cycle).
-        simultaneous = bundle.game.tags.dynamics == SIMULTANEOUS
-        self._configure(bundle, name, render_mode, max_cycles, is_parallelizable=simultaneous)
+        return {"is_parallelizable": simultaneous}
+
+    def _setup(self) -> None:
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self._n_actions = self.game.num_actions
         self._n_players = self.game.num_players
@@ -193,16 +220,10 @@ class TomAECEnv(SeatSpaces, AECEnv):
         self._observe = self.game.observe
         # Optional encoder fast path: ``encode_player(state, seat)`` gives
         # ``(encode(view), view.legal_actions)`` of ``game.observe(state, seat)`` without the view.
-        self._encode_player = getattr(bundle.encoder, "encode_player", None)
+        self._encode_player = getattr(self.bundle.encoder, "encode_player", None)
         self._masks: dict[tuple[int, ...], np.ndarray] = {}
-        self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
-        enc = bundle.encoder
-        self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
         self._simultaneous = self.game.tags.dynamics == SIMULTANEOUS
-        self.game_state: Any = None
-        self.np_random, self._np_random_seed = seeding.np_random(None)
-        # before the first reset: no agent, nobody selected (every use says "call reset()")
-        self.agents: list[str] = []
+        # before the first reset: nobody selected (every use says "call reset()")
         self.agent_selection: Any = None
         self.terminations: dict[str, bool] = {}
         self.truncations: dict[str, bool] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -391,6 +391,34 @@ class TextInterface(abc.ABC, Generic[ViewT]):
 
         return match_action(text, self.legal_actions_text(view))
 
+
+class SeatView(Protocol):
+    """A view that names the seat it belongs to."""
+
+    @property
+    def player(self) -> int: ...
+
+
+SeatViewT = TypeVar("SeatViewT", bound=SeatView)
+
+
+class SeatRulesText(TextInterface[SeatViewT]):
+    """A text interface whose rules prompt depends on the seat alone: :meth:`_rules_text` writes
+    it from the seat's first view, and it is kept per seat in ``_rules`` (which the subclass
+    creates empty, and clears when its words change, e.g. under a skin)."""
+
+    _rules: dict[int, str]
+
+    def rules_prompt(self, view: SeatViewT) -> str:
+        """The seat's rules prompt (:meth:`_rules_text`), written once per seat."""
+        cached = self._rules.get(view.player)
+        if cached is None:
+            cached = self._rules[view.player] = self._rules_text(view)
+        return cached
+
+    @abc.abstractmethod
+    def _rules_text(self, view: SeatViewT) -> str:
+        """The rules prompt of ``view``'s seat (the same for every view of that seat)."""
 
 def legal_actions_of(view: Any) -> tuple[int, ...]:
     """The legal actions stored in a view (every view has a ``legal_actions`` field)."""

@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from tom_envs.core.aec import SeatSpaces, make_spaces
+from tom_envs.core.aec import SeatSpaces
 from tom_envs.core.game import (
-    SIMULTANEOUS,
-    GameBundle,
     IllegalActionError,
     ParseResult,
     ResetNeeded,
@@ -43,22 +40,8 @@ class TomParallelEnv(SeatSpaces, ParallelEnv):
         "name": "tom_env",
     }
 
-    def __init__(
-        self,
-        bundle: GameBundle,
-        name: str,
-        render_mode: str | None = None,
-        max_cycles: int | None = None,
-    ) -> None:
-        if bundle.game.tags.dynamics != SIMULTANEOUS:
-            raise ValueError(f"{name} is sequential: it has no Parallel version")
-        self._configure(bundle, name, render_mode, max_cycles)
-        self.agents: list[str] = []
-        self._obs_spaces, self._act_spaces = make_spaces(bundle, self)
-        enc = bundle.encoder
-        self.state_space = spaces.Box(enc.low, enc.high, shape=enc.state_shape, dtype=np.float32)
-        self.game_state: Any = None
-        self.np_random, self._np_random_seed = seeding.np_random(None)
+    #: a sequential game is refused (the shared constructor: :class:`SeatSpaces`)
+    simultaneous_only = True
 
     def _seat(self, agent: Any) -> int:
         """The seat of ``agent`` (:class:`UnknownAgentError` listing the agents), once an

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn, as_agent_action, state_turn
+from tom_envs.core.contract import Bot, BotTable
 from tom_envs.core.probes import Probe
 
 #: Values closer than this are ties (the values are probabilities and turn counts).
@@ -396,6 +397,26 @@ class JointPlannerAgent(BaseAgent):
             int(joint_action[me]), prediction={"partner_action": int(joint_action[1 - me])}
         )
 
+
+
+def planner_bot_table(
+    greedy: Bot, state_from_view: Callable[[Any], Any], game: str, search: str = ""
+) -> Callable[..., BotTable]:
+    """A room game's ``bot_table(**config)``: its ``greedy`` bot and :class:`JointPlannerAgent`
+    as ``optimal`` (``search``: what its description adds about the search), the same for every
+    scenario, both in the population ``all``."""
+    optimal = Bot(
+        "optimal",
+        lambda bundle: JointPlannerAgent(bundle.game, state_from_view),
+        f"its part of the optimal joint plan (exhaustive search{search}); predicts the partner's "
+        "part",
+    )
+
+    def bot_table(**config: Any) -> BotTable:
+        """The bots (the same for every scenario) and the population ``all``."""
+        return BotTable((greedy, optimal), {"all": ("greedy", "optimal")}, game=game)
+
+    return bot_table
 
 # -------------------------------------------------------------------------------- probes
 def next_action_probes(game: Any, text: Any) -> Callable[[Any, int], list[Probe]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -15,7 +15,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from tom_envs.core.aec import TomAECEnv
 from tom_envs.core.game import IllegalActionError, TextObservation
 from tom_envs.core.wrappers import AgentIterable
-from tom_envs.wrappers.answers import InvalidAnswerPolicy, answer_tools, prompt_text, seat_info
+from tom_envs.wrappers.answers import prompt_text, seat_info
 from tom_envs.wrappers.spaces import TextObs, TextSpaces
 
 
@@ -64,24 +64,26 @@ class TextAECEnv(TextSpaces, BaseWrapper):
     """
 
     _raw: TomAECEnv
+    wraps = (AECEnv, TomAECEnv, "pettingzoo.make('aec', 'tom_envs/...')")
 
-    def __init__(
-        self,
-        env: AECEnv,
-        *,
-        on_invalid: str | InvalidAnswerPolicy = "reask",
-        **policy: Any,
-    ) -> None:
-        made_by = "pettingzoo.make('aec', 'tom_envs/...')"
-        tools = answer_tools(env, AECEnv, TomAECEnv, made_by, on_invalid, policy)
-        super().__init__(env)
-        self._use(tools, _legal_texts)
+    def _setup(self) -> None:
         self._infos: dict[str, dict[str, Any]] | None = None
         # The text of the seat that must answer now, and the state and observation it is of.
         self._tobs: TextObservation | None = None
         self._tobs_agent: str | None = None
         self._tobs_state: Any = None
         self._obs: TextObs | None = None
+
+    def _sampler(self, agent: str) -> Callable[[], Mapping[int, str] | None]:
+        ref = weakref.ref(self)
+
+        def legal() -> Mapping[int, str] | None:
+            owner = ref()
+            if owner is None or owner._tobs_agent != agent or owner._tobs is None:
+                return None
+            return owner._tobs.legal_actions
+
+        return legal
 
     @property
     def unwrapped(self) -> TomAECEnv:
@@ -147,15 +149,10 @@ class TextAECEnv(TextSpaces, BaseWrapper):
         """The selected seat's prompt, cumulative reward, termination, truncation and info."""
         if self._infos is None:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        raw = self._raw
-        agent = raw.agent_selection
-        return (
-            self.observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            self._infos[agent],
-        )
+        agent = self._raw.agent_selection
+        _, reward, terminated, truncated, _ = self._raw.last(observe=False)
+        prompt = self.observe(agent) if observe else None
+        return prompt, reward, terminated, truncated, self._infos[agent]
 
     def agent_iter(self, max_iter: int = 2**63) -> AECIterable:
         """PettingZoo's agent iterator (the selected seat until the episode is over)."""
@@ -221,20 +218,6 @@ class TextAECEnv(TextSpaces, BaseWrapper):
         fallbacks) and the seat whose answer ended the episode under ``"terminate"``."""
         raw = self._raw
         return self._judge.record(env=raw.metadata["name"], max_cycles=raw.max_cycles)
-
-
-def _legal_texts(env: TextAECEnv, agent: str) -> Any:
-    """The legal actions' texts of ``agent`` when it must answer (the answer space's sampler),
-    without keeping ``env`` alive."""
-    ref = weakref.ref(env)
-
-    def legal() -> Mapping[int, str] | None:
-        owner = ref()
-        if owner is None or owner._tobs_agent != agent or owner._tobs is None:
-            return None
-        return owner._tobs.legal_actions
-
-    return legal
 
 
 __all__ = ["TextAECEnv"]

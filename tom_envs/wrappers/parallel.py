@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -12,7 +12,7 @@ from pettingzoo.utils.wrappers import BaseParallelWrapper
 
 from tom_envs.core.game import IllegalActionError, TextObservation, agent_index, check_messages
 from tom_envs.core.parallel import TomParallelEnv
-from tom_envs.wrappers.answers import InvalidAnswerPolicy, answer_tools, prompt_text, seat_info
+from tom_envs.wrappers.answers import prompt_text, seat_info
 from tom_envs.wrappers.spaces import TextObs, TextSpaces
 
 
@@ -38,24 +38,26 @@ class TextParallelEnv(TextSpaces, BaseParallelWrapper):
     """
 
     _raw: TomParallelEnv
+    wraps = (ParallelEnv, TomParallelEnv, "pettingzoo.make('parallel', 'tom_envs/...')")
 
-    def __init__(
-        self,
-        env: ParallelEnv,
-        *,
-        on_invalid: str | InvalidAnswerPolicy = "reask",
-        **policy: Any,
-    ) -> None:
-        made_by = "pettingzoo.make('parallel', 'tom_envs/...')"
-        tools = answer_tools(env, ParallelEnv, TomParallelEnv, made_by, on_invalid, policy)
-        super().__init__(env)
-        self._use(tools, _legal_texts)
+    def _setup(self) -> None:
         self.possible_agents = list(self._raw.possible_agents)
         self.agents: list[str] = []
         self._tobs: dict[str, TextObservation] = {}  # each live seat's text now
         self._awaiting: set[str] = set()  # the seats whose answers the next step reads
         self._held: dict[str, dict[str, Any]] = {}  # answers naming an action, until the joint step
         self._last: dict[str, dict[str, Any]] = {}  # each seat's last answer record
+
+    def _sampler(self, agent: str) -> Callable[[], Mapping[int, str] | None]:
+        ref = weakref.ref(self)
+
+        def legal() -> Mapping[int, str] | None:
+            owner = ref()
+            if owner is None or agent not in owner.agents or agent not in owner._tobs:
+                return None
+            return owner._tobs[agent].legal_actions
+
+        return legal
 
     @property
     def unwrapped(self) -> TomParallelEnv:
@@ -180,19 +182,6 @@ class TextParallelEnv(TextSpaces, BaseParallelWrapper):
         """This episode's answers as plain data (see ``TextAECEnv.episode_record``)."""
         raw = self._raw
         return self._judge.record(env=raw.metadata["name"], max_cycles=raw.max_cycles)
-
-
-def _legal_texts(env: TextParallelEnv, agent: str) -> Any:
-    """The legal actions' texts of a live ``agent`` (the answer space's sampler)."""
-    ref = weakref.ref(env)
-
-    def legal() -> Mapping[int, str] | None:
-        owner = ref()
-        if owner is None or agent not in owner.agents or agent not in owner._tobs:
-            return None
-        return owner._tobs[agent].legal_actions
-
-    return legal
 
 
 __all__ = ["TextParallelEnv"]

@@ -21,13 +21,13 @@ length bounds. Sampling keeps ``Text``'s alphabet, except where noted.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from gymnasium import spaces
 
 if TYPE_CHECKING:
-    from tom_envs.wrappers.answers import AnswerJudge, AnswerTools, InvalidAnswerPolicy, MaskCache
+    from tom_envs.wrappers.answers import AnswerJudge, InvalidAnswerPolicy, MaskCache
 
 #: The longest observation a :class:`TextSpace` holds by default (characters). The longest
 #: prompts of the registered games are about 16,000 characters (100 rounds of a matrix game);
@@ -143,16 +143,40 @@ class TextSpaces:
     _masks: MaskCache
     _judge: AnswerJudge
 
-    def _use(self, tools: AnswerTools, legal_texts: Callable[[Any, str], Any]) -> None:
-        """Keep a wrapper's :func:`~tom_envs.wrappers.answers.answer_tools` (the suite env as
-        ``_raw``) and build every seat's spaces (``legal_texts(self, agent)``: the sampler of its
-        answer space)."""
+    #: the env class a wrapper takes, the suite's env class under it, and how that one is made
+    wraps: ClassVar[tuple[type, type, str]]
+
+    def __init__(
+        self,
+        env: Any,
+        *,
+        on_invalid: str | InvalidAnswerPolicy = "reask",
+        **policy: Any,
+    ) -> None:
+        """Check ``env`` (see :attr:`wraps`) and the invalid-answer policy
+        (:func:`~tom_envs.wrappers.answers.answer_tools`), wrap ``env`` (the PettingZoo wrapper
+        after this class in the bases), keep the tools (the suite env as ``_raw``) and build every
+        seat's spaces (:meth:`_sampler`: its answer space's sampler), then the wrapper's own state
+        (:meth:`_setup`)."""
+        from tom_envs.wrappers.answers import answer_tools  # that module imports this one
+
+        tools = answer_tools(env, *self.wraps, on_invalid, policy)
+        cast(Any, super()).__init__(env)
         self._raw = tools.env
         self.policy, self._masks, self._judge = tools.policy, tools.masks, tools.judge
         agents = list(tools.env.possible_agents)
         self._obs_spaces = {a: TextSpace() for a in agents}
         chars = tools.policy.max_answer_chars
-        self._act_spaces = {a: AnswerSpace(chars, legal_texts(self, a)) for a in agents}
+        self._act_spaces = {a: AnswerSpace(chars, self._sampler(a)) for a in agents}
+        self._setup()
+
+    def _sampler(self, agent: str) -> Callable[[], Mapping[int, str] | None]:
+        """The legal actions' texts of ``agent`` when it must answer (``None`` otherwise), without
+        keeping the wrapper alive."""
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        """The wrapper's own state, once the tools and spaces are kept."""
 
     def observation_space(self, agent: str) -> TextSpace:
         """The seat's prompt: any text."""

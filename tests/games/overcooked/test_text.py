@@ -15,6 +15,12 @@ from .helpers import game, state
 N, S, E, W = range(4)
 
 
+def assert_says(text: str, *phrases: str) -> None:
+    """Every phrase stands in ``text`` (the failure lists each one missing)."""
+    missing = [p for p in phrases if p not in text]
+    assert not missing, (missing, text)
+
+
 def text_for(layout: str, **kwargs) -> tuple:
     g = game(layout, **kwargs)
     return g, OvercookedText(g.config)
@@ -25,12 +31,15 @@ def test_rules_prompt_follows_app_a() -> None:
     s = g.initial_state(np.random.default_rng(0))
     bob = t.rules_prompt(g.observe(s, 1))
     assert bob.startswith("I am Bob. I am playing the game Overcooked with my partner Alice.")
-    assert "The layout is Forced Coordination, a kitchen of 5 by 5 cells" in bob
-    assert "3 shared counters (s0, s1, s2)" in bob
-    assert "I start in a partition that reaches o0, o1, p0, s0, s1, s2" in bob
-    assert "Alice starts in a partition that reaches c0, c1, d0, s0, s1, s2" in bob
-    assert "Overcooked has the following rules: Two chefs cook" in bob
-    assert "starts cooking by itself when the third onion goes in" in bob
+    assert_says(
+        bob,
+        "The layout is Forced Coordination, a kitchen of 5 by 5 cells",
+        "3 shared counters (s0, s1, s2)",
+        "I start in a partition that reaches o0, o1, p0, s0, s1, s2",
+        "Alice starts in a partition that reaches c0, c1, d0, s0, s1, s2",
+        "Overcooked has the following rules: Two chefs cook",
+        "starts cooking by itself when the third onion goes in",
+    )
     alice = t.rules_prompt(g.observe(s, 0))
     assert alice.startswith("I am Alice.") and "partition" in alice
     _, ti = text_for("cramped_room", cooking="interact")
@@ -42,20 +51,19 @@ def test_state_description_for_a_partitioned_kitchen() -> None:
     g, t = text_for("forced_coordination")
     k = g.layout.counters.index((2, 1))  # s0
     s = state(g, (((3, 1), N, 0), ((1, 2), W, Item.ONION)), ((1, -1), (3, 12)), {k: Item.DISH})
-    text = t.observation_text(g.observe(s, 1))
-    assert "<Inventory>: I am holding onion. Alice is holding nothing." in text
-    assert (
+    assert_says(
+        t.observation_text(g.observe(s, 1)),
+        "<Inventory>: I am holding onion. Alice is holding nothing.",
         "<My Location Information>: o0 is 1 units away. o1 is 0 units away. p0 is 1 units "
-        "away. c0 is inaccessible. c1 is inaccessible. d0 is inaccessible. s0 is 1 units away."
-        in text
+        "away. c0 is inaccessible. c1 is inaccessible. d0 is inaccessible. s0 is 1 units away.",
+        "<Alice's Location Information>: o0 is inaccessible.",
+        "c0 contains 1 out of 3 onions. c0 is off. Soup in c0 is not started.",
+        "c1 contains 3 out of 3 onions. c1 is on. Soup in c1 is cooking (8 steps left).",
+        "s0 contains plate. s1 is empty. s2 is empty.",
+        "Kitchen counters are empty.",
+        "<Time>: step 0 of 400; score 0.",
+        "I am at cell (1, 2) facing west, towards the onion dispenser o1.",
     )
-    assert "<Alice's Location Information>: o0 is inaccessible." in text
-    assert "c0 contains 1 out of 3 onions. c0 is off. Soup in c0 is not started." in text
-    assert "c1 contains 3 out of 3 onions. c1 is on. Soup in c1 is cooking (8 steps left)." in text
-    assert "s0 contains plate. s1 is empty. s2 is empty." in text
-    assert "Kitchen counters are empty." in text
-    assert "<Time>: step 0 of 400; score 0." in text
-    assert "I am at cell (1, 2) facing west, towards the onion dispenser o1." in text
 
 
 def test_blocked_and_around() -> None:

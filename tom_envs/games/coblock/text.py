@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from tom_envs.core.game import Game, ParseResult, TextInterface
+from tom_envs.core.game import Game, ParseResult, SeatRulesText
 from tom_envs.core.skin import COLOUR_POOL, NAME_POOL, Mirror, Symbols
 from tom_envs.core.text import NUMBER, answer_segment, option_number
 from tom_envs.games.coblock.rules import (
@@ -105,7 +105,7 @@ def _inventory_items(inventory: tuple[int, ...]) -> list[tuple[str, int]]:
     return [(COLORS[c], n) for c, n in enumerate(inventory) if n > 0]
 
 
-class CoBlockText(TextInterface[CoBlockView]):
+class CoBlockText(SeatRulesText[CoBlockView]):
     """Text for one agent, from its view."""
 
     def __init__(self, config: CoBlockConfig) -> None:
@@ -115,14 +115,9 @@ class CoBlockText(TextInterface[CoBlockView]):
         self._legal: dict[int, tuple[CoBlockView, dict[int, str], frozenset[int]]] = {}
 
     # ------------------------------------------------------------------------ rules
-    def rules_prompt(self, view: CoBlockView) -> str:
+    def _rules_text(self, view: CoBlockView) -> str:
         """The task description (paper App. B.1, adapted: ground y = 0, end_task, bounds)."""
-        cached = self._rules.get(view.player)
-        if cached is None:
-            cached = self._rules[view.player] = self._rules_text(view.player)
-        return cached
-
-    def _rules_text(self, player: int) -> str:
+        player = view.player
         x, y, z = self.config.grid
         end = (
             "ends the task for both of you"

@@ -11,20 +11,16 @@ above is our reading of "greedy".
 
 from __future__ import annotations
 
-from typing import Any
-
 from tom_envs.core.agents import BaseAgent, Turn
-from tom_envs.core.contract import Bot, BotTable
-from tom_envs.core.game import GameBundle
+from tom_envs.core.contract import Bot
 from tom_envs.games.collab_capture.rules import (
     MAZE,
     Action,
-    CaptureGame,
     CaptureState,
     closed_doors,
 )
 from tom_envs.games.collab_capture.view import CaptureView
-from tom_envs.games.joint_planner import JointPlannerAgent
+from tom_envs.games.joint_planner import planner_bot_table
 
 
 def state_from_view(view: CaptureView) -> CaptureState:
@@ -62,18 +58,10 @@ class GreedyChaser(BaseAgent):
         return greedy_action(turn.view)
 
 
-def _game(bundle: GameBundle) -> CaptureGame:
-    return bundle.game  # type: ignore[return-value]
-
-
-def bot_table(**config: Any) -> BotTable:
-    """The bots (the same for every scenario) and the population ``all``."""
-    bots = (
-        Bot("greedy", lambda bundle: GreedyChaser(),
-            "the paper's greedy baseline: a shortest-path step toward the thief; never "
-            "presses"),
-        Bot("optimal", lambda bundle: JointPlannerAgent(_game(bundle), state_from_view),
-            "its part of the optimal joint plan (exhaustive search); predicts the partner's "
-            "part"),
-    )  # fmt: skip
-    return BotTable(bots, {"all": ("greedy", "optimal")}, game="CollabCapture")
+#: The bots (the same for every scenario) and the population ``all``.
+bot_table = planner_bot_table(
+    Bot("greedy", lambda bundle: GreedyChaser(),
+        "the paper's greedy baseline: a shortest-path step toward the thief; never presses"),
+    state_from_view,
+    "CollabCapture",
+)  # fmt: skip

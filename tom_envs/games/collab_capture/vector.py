@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.vector import NamedPartner, VectorGame
 from tom_envs.games.collab_capture.encode import OFFSETS, CaptureEncoder
 from tom_envs.games.collab_capture.rules import (
     DOORS,
@@ -40,12 +39,13 @@ from tom_envs.games.collab_capture.rules import (
     button_door,
     thief_plan,
 )
+from tom_envs.games.room_vector import RoomPartner, RoomVectorGame
 
 _R = len(ROOMS)
 PRESS = int(Action.PRESS)
 
 
-class CaptureVectorEnv(VectorGame):
+class CaptureVectorEnv(RoomVectorGame):
     """``num_envs`` CollabCapture games of one configuration, stepped with numpy.
 
     Args:
@@ -56,14 +56,12 @@ class CaptureVectorEnv(VectorGame):
             ``starts``, ``max_turns``, ``swap_capture``, ``thief_distance``).
     """
 
-    agents = ("player_0", "player_1")
-    num_agents = 2
     num_actions = NUM_ACTIONS
+    state_type = CaptureState
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
-        cfg = self.config = CaptureConfig(**self._init_engine(num_envs, kwargs))
-        self.game = game = CaptureGame(cfg)
-        self._take_layout(CaptureEncoder(game))
+        cfg = self._init_rooms(num_envs, kwargs, CaptureConfig, CaptureGame, CaptureEncoder)
+        game = self.game
         codes = [(bool(c & 1), bool(c & 2)) for c in range(4)]  # door code -> (door 1-2, 3-4)
         # Legal masks per door code and room.
         self._mask = np.zeros((4, _R + 1, NUM_ACTIONS), dtype=bool)
@@ -148,23 +146,9 @@ class CaptureVectorEnv(VectorGame):
     def _masks(self) -> np.ndarray:
         return self._mask[self._codes()[:, None], self.rooms]
 
-    def start_state(self, i: int) -> CaptureState:
-        """The scenario's start: every episode starts there (no chance)."""
-        return self.game.initial_state(self.rng)
-
-    # ------------------------------------------------------------------ inspection
-    def state(self, i: int) -> CaptureState:
-        """Env ``i`` as a :class:`CaptureState`."""
-        return CaptureState(
-            rooms=(int(self.rooms[i, 0]), int(self.rooms[i, 1])),
-            thief=int(self.thief[i]),
-            doors=(bool(self.doors[i, 0]), bool(self.doors[i, 1])),
-            turn=int(self.turn[i]),
-            captured=bool(self.captured[i]),
-        )
 
 
-class CapturePartner(NamedPartner):
+class CapturePartner(RoomPartner):
     """The ``greedy`` bot (:mod:`tom_envs.games.collab_capture.bots`) playing seats of every env.
 
     A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
@@ -174,22 +158,20 @@ class CapturePartner(NamedPartner):
     """
 
     GAME = "CollabCapture"
-    NAMES = ("greedy",)
     engine: CaptureVectorEnv
 
-    def __init__(
-        self, engine: CaptureVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
-    ) -> None:
+    def _tabulate(self, engine: CaptureVectorEnv) -> np.ndarray:
+        """The move for every (door code, own room, thief's room)."""
         from tom_envs.games.collab_capture.bots import greedy_action
 
-        super().__init__(engine, name, seats)
-        self._table = np.zeros((4, _R + 1, _R + 1), dtype=np.int64)
+        table = np.zeros((4, _R + 1, _R + 1), dtype=np.int64)
         for c in range(4):
             doors = (bool(c & 1), bool(c & 2))
             for room in ROOMS:
                 for thief in ROOMS:
                     state = CaptureState(rooms=(room, room), thief=thief, doors=doors)
-                    self._table[c, room, thief] = greedy_action(engine.game.observe(state, 0))
+                    table[c, room, thief] = greedy_action(engine.game.observe(state, 0))
+        return table
 
     def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         """``(B, 2)``: the bot's actions in its seats (0 elsewhere)."""

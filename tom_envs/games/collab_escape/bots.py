@@ -8,10 +8,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tom_envs.core.agents import BaseAgent, Turn
-from tom_envs.core.contract import Bot, BotTable
+from tom_envs.core.contract import Bot
 from tom_envs.core.game import GameBundle
 from tom_envs.games.collab_escape.rules import (
     GENERATORS,
@@ -23,7 +21,7 @@ from tom_envs.games.collab_escape.rules import (
     EscapeState,
 )
 from tom_envs.games.collab_escape.view import EscapeView, absolute_memory
-from tom_envs.games.joint_planner import JointPlannerAgent
+from tom_envs.games.joint_planner import planner_bot_table
 from tom_envs.games.room_maze import RoomMaze
 
 
@@ -83,14 +81,12 @@ def _game(bundle: GameBundle) -> EscapeGame:
     return bundle.game  # type: ignore[return-value]
 
 
-def bot_table(**config: Any) -> BotTable:
-    """The bots (the same for every scenario) and the population ``all``."""
-    bots = (
-        Bot("greedy", lambda bundle: GreedyRepairer(_game(bundle).maze),
-            "the paper's greedy baseline (our reading): repair the nearest generator, then "
-            "run for the gate; ignores the killer"),
-        Bot("optimal", lambda bundle: JointPlannerAgent(_game(bundle), state_from_view),
-            "its part of the optimal joint plan (exhaustive search, exact over the killer's "
-            "random moves); predicts the partner's part"),
-    )  # fmt: skip
-    return BotTable(bots, {"all": ("greedy", "optimal")}, game="CollabEscape")
+#: The bots (the same for every scenario) and the population ``all``.
+bot_table = planner_bot_table(
+    Bot("greedy", lambda bundle: GreedyRepairer(_game(bundle).maze),
+        "the paper's greedy baseline (our reading): repair the nearest generator, then run for "
+        "the gate; ignores the killer"),
+    state_from_view,
+    "CollabEscape",
+    ", exact over the killer's random moves",
+)  # fmt: skip

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from tom_envs.core.vector import NamedPartner, VectorGame
 from tom_envs.games.collab_escape.encode import OFFSETS, EscapeEncoder
 from tom_envs.games.collab_escape.rules import (
     GATE,
@@ -50,13 +49,14 @@ from tom_envs.games.collab_escape.view import (
     INTENT_UNAWARE,
     egocentric_memory,
 )
+from tom_envs.games.room_vector import RoomPartner, RoomVectorGame
 
 _R = len(ROOMS)
 FIX = int(Action.FIX)
 _MEMS = 5
 
 
-class EscapeVectorEnv(VectorGame):
+class EscapeVectorEnv(RoomVectorGame):
     """``num_envs`` CollabEscape games of one configuration, stepped with numpy.
 
     Args:
@@ -67,14 +67,12 @@ class EscapeVectorEnv(VectorGame):
             ``max_turns``, ``fixes_needed``).
     """
 
-    agents = ("player_0", "player_1")
-    num_agents = 2
     num_actions = NUM_ACTIONS
+    state_type = EscapeState
 
     def __init__(self, num_envs: int, **kwargs: Any) -> None:
-        cfg = self.config = EscapeConfig(**self._init_engine(num_envs, kwargs))
-        self.game = game = EscapeGame(cfg)
-        self._take_layout(EscapeEncoder(game))
+        cfg = self._init_rooms(num_envs, kwargs, EscapeConfig, EscapeGame, EscapeEncoder)
+        game = self.game
         maze = cfg.maze
         self._needed = need = cfg.fixes_needed
         # The killer's decision (target: -1 none, 0 Alice, 1 Bob; new memory), from the rules.
@@ -234,26 +232,9 @@ class EscapeVectorEnv(VectorGame):
         repaired = (g >= 0) & (fixes >= self._needed)
         return self._mask[self.rooms, repaired.astype(np.int64)]
 
-    def start_state(self, i: int) -> EscapeState:
-        """The scenario's start: every episode starts there (the killer's roaming is the only
-        chance, drawn step by step)."""
-        return self.game.initial_state(self.rng)
-
-    # ------------------------------------------------------------------ inspection
-    def state(self, i: int) -> EscapeState:
-        """Env ``i`` as an :class:`EscapeState`."""
-        return EscapeState(
-            rooms=(int(self.rooms[i, 0]), int(self.rooms[i, 1])),
-            killer=int(self.killer[i]),
-            fixes=(int(self.fixes[i, 0]), int(self.fixes[i, 1])),
-            memory=int(self.memory[i]),
-            fixing=(bool(self.fixing[i, 0]), bool(self.fixing[i, 1])),
-            turn=int(self.turn[i]),
-            outcome=int(self.outcome[i]),
-        )
 
 
-class EscapePartner(NamedPartner):
+class EscapePartner(RoomPartner):
     """The ``greedy`` bot (:mod:`tom_envs.games.collab_escape.bots`) playing seats of every env.
 
     A :data:`~tom_envs.core.vector.Partner` for :class:`~tom_envs.core.vector.GymVectorEnv`: its
@@ -263,23 +244,21 @@ class EscapePartner(NamedPartner):
     """
 
     GAME = "CollabEscape"
-    NAMES = ("greedy",)
     engine: EscapeVectorEnv
 
-    def __init__(
-        self, engine: EscapeVectorEnv, name: str = "greedy", seats: tuple[int, ...] = (1,)
-    ) -> None:
+    def _tabulate(self, engine: EscapeVectorEnv) -> np.ndarray:
+        """The move for every (own room, generator 1 repaired, generator 2 repaired)."""
         from tom_envs.games.collab_escape.bots import greedy_action
 
-        super().__init__(engine, name, seats)
         need = engine.config.fixes_needed
-        self._table = np.zeros((_R + 1, 2, 2), dtype=np.int64)
+        table = np.zeros((_R + 1, 2, 2), dtype=np.int64)
         for room in ROOMS:
             for r0 in (0, 1):
                 for r1 in (0, 1):
                     state = EscapeState((room, room), room, fixes=(need * r0, need * r1))
                     view = engine.game.observe(state, 0)
-                    self._table[room, r0, r1] = greedy_action(view, engine.game.maze)
+                    table[room, r0, r1] = greedy_action(view, engine.game.maze)
+        return table
 
     def __call__(self, obs: np.ndarray | None, masks: np.ndarray) -> np.ndarray:
         """``(B, 2)``: the bot's actions in its seats (0 elsewhere)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.game import ParseResult, SeatRulesText
 from tom_envs.core.skin import NAME_POOL, Symbols
 from tom_envs.core.text import answer_segment, ascii_int, letter, match_action
 from tom_envs.games.hanabi.cards import (
@@ -65,7 +65,7 @@ def _join_and(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-class HanabiText(TextInterface[HanabiView]):
+class HanabiText(SeatRulesText[HanabiView]):
     """Text for one player, from their view."""
 
     def __init__(self, config: HanabiConfig) -> None:
@@ -113,14 +113,8 @@ class HanabiText(TextInterface[HanabiView]):
         return f"[{', '.join(colors)}] [{', '.join(ranks)}]"
 
     # ------------------------------------------------------------------ rules
-    def rules_prompt(self, view: HanabiView) -> str:
-        """App. B.1's rules (the full game's numbers from the configuration), then who I am."""
-        cached = self._rules.get(view.player)
-        if cached is None:
-            cached = self._rules[view.player] = self._rules_text(view)
-        return cached
-
     def _rules_text(self, view: HanabiView) -> str:
+        """App. B.1's rules (the full game's numbers from the configuration), then who I am."""
         cfg = self.config
         c, r = cfg.colors, cfg.ranks
         color_list = ", ".join(f"{name.lower()} ({name[0]})" for name in _paper_color_order(c))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tom_envs.core.game import ParseResult, TextInterface
+from tom_envs.core.game import ParseResult, SeatRulesText
 from tom_envs.core.skin import LETTER_POOL, NONSENSE_POOL, Symbols
 from tom_envs.core.text import match_action
 from tom_envs.games.matrix.rules import MatrixConfig, MatrixState, action_names, payoff
@@ -27,7 +27,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-class MatrixText(TextInterface[MatrixView]):
+class MatrixText(SeatRulesText[MatrixView]):
     """Text for one player, from its view."""
 
     def __init__(self, config: MatrixConfig) -> None:
@@ -61,14 +61,9 @@ class MatrixText(TextInterface[MatrixView]):
             f"Thus, {self._outcome(False, r_me, r_other)}."
         )
 
-    def rules_prompt(self, view: MatrixView) -> str:
-        """Game description and payoffs, from ``view.player``'s side (built once per seat)."""
-        cached = self._rules.get(view.player)
-        if cached is None:
-            cached = self._rules[view.player] = self._rules_text(view.player)
-        return cached
-
-    def _rules_text(self, player: int) -> str:
+    def _rules_text(self, view: MatrixView) -> str:
+        """Game description and payoffs, from ``view.player``'s side."""
+        player = view.player
         n = self.config.num_actions
         opts = [self.option(a) for a in self.order]
         choice = ", ".join(opts[:-1]) + f" and {opts[-1]}" if n > 2 else " and ".join(opts)

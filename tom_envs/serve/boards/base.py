@@ -11,10 +11,12 @@ the board is explained in the legend, a test checks it).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
+
+from tom_envs.games.room_maze import PLAYER_NAMES as ROOM_PLAYER_NAMES
 
 #: Seat colours (seat order) shared by every board: blue, green, purple, orange, and more.
 SEAT_COLOURS = ("#1f5fbf", "#2e8b57", "#8e44ad", "#d35400", "#7f8c8d", "#b03a2e")
@@ -221,6 +223,29 @@ def two_players_and_enemy(b: Board, view: Any, names: Sequence[str],
     x, y = marks_around(*pos[room], count.get(room, -1) + 1, 3)
     b.token(x, y, 11, "#c0392b", letter, key, tip=f"the {what}")
 
+
+def alice_and_bob(bundle: Any) -> list[str]:
+    """The seats of a rooms game (CollabCapture, CollabEscape): Alice and Bob."""
+    return list(ROOM_PLAYER_NAMES)
+
+
+def room_board(ctx: Any, b: Board, pos: Mapping[int, tuple[float, float]],
+               edges: Iterable[tuple[int, int, str]], acts: Mapping[int, Iterable[int]],
+               here: str, enemy: tuple[int, str, str], things: Callable[[], None]) -> Board:  # fmt: skip
+    """``b`` with a rooms game drawn on it: passages and rooms (:func:`draw_rooms`; a room in
+    ``acts`` is a move there, the seat's own room ``here``), the game's own ``things`` (buttons,
+    generators, and their panels), both players and their ``enemy``
+    (:func:`two_players_and_enemy`), the situation in words and every legal action's words."""
+    view = ctx.view
+    tips = {r: f"move to room {r}" for r in acts}
+    tips[view.my_room] = here
+    draw_rooms(b, pos, edges, acts, tips)
+    things()
+    two_players_and_enemy(b, view, ROOM_PLAYER_NAMES, pos, enemy)
+    b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
+    for a in set(view.legal_actions):
+        b.label(a, ctx.bundle.text.action_text(view, a))
+    return b
 
 def marks_around(x: float, y: float, k: int, n: int, radius: float = 30) -> tuple[float, float]:
     """Where the ``k``-th of ``n`` markers in a room goes (around the room's circle)."""

@@ -5,21 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.games.collab_capture.rules import MAZE, PLAYER_NAMES, Action
-from tom_envs.serve.boards.base import (
-    Board,
-    draw_rooms,
-    room_positions,
-    situation,
-    two_players_and_enemy,
-)
+from tom_envs.games.collab_capture.rules import MAZE, Action
+from tom_envs.serve.boards.base import Board, alice_and_bob, room_board, room_positions
 
 TITLE = "Catch the thief"
 
-
-def seat_names(bundle: Any) -> list[str]:
-    """Alice and Bob."""
-    return list(PLAYER_NAMES)
+seat_names = alice_and_bob
 
 
 def build(ctx: Any) -> Board:
@@ -36,26 +27,23 @@ def build(ctx: Any) -> Board:
     for a in legal:
         if a in (Action.STAY, Action.PRESS):
             acts[view.my_room].append(a)
-    tips = {r: f"move to room {r}" for r in acts}
-    tips[view.my_room] = "stay here" + (" or press the button" if Action.PRESS in legal else "")
-    draw_rooms(b, pos, styled, acts, tips)
-    button = b.mark("button", "a button: it opens or closes the door of its letter (see Doors)",
-                    "rect", "#f5b041")  # fmt: skip
-    for k, (a, c, room, _is_open) in enumerate(view.doors):
-        x, y = pos[room]
-        b.rect(x - 9, y + 34, 18, 14, "#f5b041", m=button, act=acts.get(room, []) if room ==
-               view.my_room and Action.PRESS in legal else [],
-               tip=f"button for the door between rooms {a} and {c}")  # fmt: skip
-        b.text(x, y + 45, "ABCD"[k], 10, bold=True)
-    two_players_and_enemy(b, view, PLAYER_NAMES, pos, (view.thief_room, "T", "thief"))
-    b.panel("Doors", [f"Door {'ABCD'[k]} between rooms {a} and {c}: "
-                      f"{'open' if o else 'closed'} (its button is in room {room})"
-                      for k, (a, c, room, o) in enumerate(view.doors)])  # fmt: skip
-    b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
+
+    def buttons() -> None:
+        button = b.mark("button", "a button: it opens or closes the door of its letter (see Doors)",
+                        "rect", "#f5b041")  # fmt: skip
+        for k, (a, c, room, _is_open) in enumerate(view.doors):
+            x, y = pos[room]
+            b.rect(x - 9, y + 34, 18, 14, "#f5b041", m=button, act=acts.get(room, []) if room ==
+                   view.my_room and Action.PRESS in legal else [],
+                   tip=f"button for the door between rooms {a} and {c}")  # fmt: skip
+            b.text(x, y + 45, "ABCD"[k], 10, bold=True)
+        b.panel("Doors", [f"Door {'ABCD'[k]} between rooms {a} and {c}: "
+                          f"{'open' if o else 'closed'} (its button is in room {room})"
+                          for k, (a, c, room, o) in enumerate(view.doors)])  # fmt: skip
+
     b.headline = f"Turn {view.turn + 1} of at most {view.max_turns}"
-    for a in legal:
-        b.label(a, ctx.bundle.text.action_text(view, a))
-    return b
+    here = "stay here" + (" or press the button" if Action.PRESS in legal else "")
+    return room_board(ctx, b, pos, styled, acts, here, (view.thief_room, "T", "thief"), buttons)
 
 
 def outcome(ctx: Any) -> str:

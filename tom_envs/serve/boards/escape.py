@@ -6,21 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.games.collab_escape.rules import PLAYER_NAMES, Action
-from tom_envs.serve.boards.base import (
-    Board,
-    draw_rooms,
-    room_positions,
-    situation,
-    two_players_and_enemy,
-)
+from tom_envs.games.collab_escape.rules import Action
+from tom_envs.serve.boards.base import Board, alice_and_bob, room_board, room_positions
 
 TITLE = "Escape together"
 
-
-def seat_names(bundle: Any) -> list[str]:
-    """Alice and Bob."""
-    return list(PLAYER_NAMES)
+seat_names = alice_and_bob
 
 
 def build(ctx: Any) -> Board:
@@ -40,17 +31,11 @@ def build(ctx: Any) -> Board:
     legal = set(view.legal_actions)
     acts = {r: [r] for r in maze.rooms if r in legal}
     acts[view.my_room] = [a for a in legal if a in (Action.WAIT, Action.FIX)]
-    tips = {r: f"move to room {r}" for r in acts}
-    tips[view.my_room] = "fix the generator here, or wait" if Action.FIX in legal else "wait here"
-    draw_rooms(b, pos, edges, acts, tips)
-    _things(b, view, pos)
-    two_players_and_enemy(b, view, PLAYER_NAMES, pos, (view.killer_room, "K", "killer"))
-    b.panel("Situation", situation(ctx.bundle.text.observation_text(view)))
     limit = f" of at most {view.max_turns}" if view.max_turns else ""
     b.headline = f"Turn {view.turn + 1}{limit} · gate {'open' if view.gate_open else 'closed'}"
-    for a in legal:
-        b.label(a, ctx.bundle.text.action_text(view, a))
-    return b
+    here = "fix the generator here, or wait" if Action.FIX in legal else "wait here"
+    return room_board(ctx, b, pos, edges, acts, here, (view.killer_room, "K", "killer"),
+                      lambda: _things(b, view, pos))  # fmt: skip
 
 
 def _things(b: Board, view: Any, pos: dict[int, tuple[float, float]]) -> None:
