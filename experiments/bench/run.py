@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tom_experiments.bench.forfeit import forfeits_of, scored
 from tom_experiments.bench.row import (
     NOT_MEASURED,
     RULE_FAILURES,
@@ -47,13 +48,15 @@ from tom_experiments.bench.suite import Anchor, Suite, SuiteError, SuiteGame
 LEGAL_ACTIONS = ("listed", "hidden", "tool")
 #: What an illegal answer costs: re-asked with the parser's feedback (``reprompt``, 2 re-asks, then
 #: a recorded random fallback), a recorded random legal move at once (``fallback``), or the turn
-#: lost with no move (``forfeit``: refused, the games have no pass action).
+#: lost (``forfeit``: the game's no-op; where it has none, the episode is lost and scored at the
+#: low anchor: :mod:`tom_experiments.bench.forfeit`).
 ON_INVALID = ("reprompt", "fallback", "forfeit")
 #: The agent settings of each axis value (the ``llm`` agent's options).
 _LEGAL_SETTINGS = {"listed": {"menu": "auto"}, "hidden": {"menu": "none"}, "tool": {"menu": "tool"}}
 _INVALID_SETTINGS = {
     "reprompt": {"invalid": "reprompt", "reprompts": 2, "fallback": "random"},
     "fallback": {"invalid": "forfeit", "reprompts": 0, "fallback": "random"},
+    "forfeit": {"invalid": "forfeit", "reprompts": 0, "fallback": "forfeit"},
 }
 #: Settings an ``llm`` spec gets unless it names a preset or the setting itself: one call per
 #: decision, greedy, a short answer, no probes, no few-shot examples (rows differ by model only).
@@ -87,13 +90,6 @@ class Protocol:
             )
         if self.on_invalid not in ON_INVALID:
             raise ProtocolError(f"--on-invalid {self.on_invalid!r}: choose from {ON_INVALID}")
-        if self.on_invalid == "forfeit":
-            raise ProtocolError(
-                "--on-invalid forfeit (the turn lost with no move) is not implemented: the "
-                "suite's games have no pass action to play instead. Use reprompt (re-ask with "
-                "feedback, then a recorded fallback) or fallback (a recorded random legal move "
-                "at once)."
-            )
 
     def settings(self) -> dict[str, Any]:
         """The agent options this protocol sets."""
@@ -531,7 +527,8 @@ def build_row(
             eps = sorted(by_cell.get(cell_id(g.game, partner), []), key=lambda e: e.seed)
             if eps:
                 every_episode.extend(eps)
-                nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
+                anchor = suite.anchors.get(g.game)
+                nums = [scored(episode_numbers(ep, g.focal_seats), anchor) for ep in eps]
                 game_nums.extend(nums)
                 cells.append(_cell(g, partner, eps, nums, seed, B))
         anchor = suite.anchors.get(g.game)
@@ -582,10 +579,13 @@ def check_failures(outcomes: Sequence[Any], focal_label: str = "agent") -> str |
             if lab != focal_label:
                 continue
             decisions += ep.decisions.get(a, 0)
-            fallbacks += ep.fallbacks.get(a, 0)
+            fallbacks += ep.fallbacks.get(a, 0) + forfeits_of(ep, a)
             other += sum(v for k, v in (ep.failures.get(a) or {}).items() if k not in RULE_KINDS)
     if decisions and fallbacks == decisions:
-        return f"the agent fell back on all {decisions} of its decisions: it has played nothing"
+        return (
+            f"the agent fell back or forfeited on all {decisions} of its decisions: it has "
+            "played nothing"
+        )
     if decisions and other > 0.2 * decisions:
         return (
             f"{other} of the agent's {decisions} decisions failed for reasons other than an "
