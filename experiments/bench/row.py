@@ -44,6 +44,7 @@ ROW_KEYS = {
     "tom",
     "unplayable",
     "run",
+    "skin",
 }
 NOT_MEASURED = "not measured in this suite version (the #35 measures are not part of suite v1)"
 #: Failure kinds that are an illegal answer (a reply naming no legal action, an illegal action,
@@ -223,7 +224,7 @@ def check_row(data: Any, where: str = "row") -> dict[str, Any]:
     unknown = set(data) - ROW_KEYS
     if unknown:
         raise RowError(f"{where}: unknown fields {sorted(unknown)}")
-    missing = ROW_KEYS - set(data) - {"unplayable", "run"}
+    missing = ROW_KEYS - set(data) - {"unplayable", "run", "skin"}
     if missing:
         raise RowError(f"{where}: missing fields {sorted(missing)}")
     suite = data["suite"]

@@ -252,9 +252,12 @@ def qa_items(suite: Suite) -> list[Any]:
     return items
 
 
-def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
+def run_qa(
+    suite: Suite, spec: str, trusted: bool, out: Path, skin: str | None = None
+) -> dict[str, Any]:
     """CoordinationQA accuracy of a text agent on the suite's subset (one greedy answer per item,
-    kept in ``<out>/qa.json`` keyed by the agent's configuration; a rerun asks nothing again)."""
+    kept in ``<out>/qa.json`` keyed by the agent's configuration; a rerun asks nothing again);
+    with ``skin``, the same items shown in that disguise (``<out>/qa-<skin>.json``)."""
     from tom_envs.agents import make_agent
     from tom_envs.core.agents import agent_config
     from tom_envs.identity import config_hash
@@ -263,9 +266,14 @@ def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
     from tom_llm_agents.qa import llm_answerer
 
     items = qa_items(suite)
+    if skin:
+        from tom_envs.qa.generate import skin_item
+
+        items = [skin_item(it, skin) for it in items]
     agent = make_agent(spec, game_spec(suite.games[0].game), trusted=trusted)
-    key = config_hash({"agent": agent_config(agent), "items": [it.id for it in items]})
-    path = out / "qa.json"
+    ident = {"agent": agent_config(agent), "items": [it.id for it in items]}
+    key = config_hash({**ident, "skin": skin} if skin else ident)
+    path = out / (f"qa-{skin}.json" if skin else "qa.json")
     if path.is_file():
         saved = json.loads(path.read_text())
         if saved.get("key") == key:
@@ -281,6 +289,7 @@ def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
             for k, v in ci_mean(correct, suite.bootstrap_seed, suite.bootstrap_resamples).items()
         },
         "items": len(items),
+        "correct": correct,
         "invalid": res.invalid_count(),
         "item_ids": [it.id for it in items],
         "random_baseline_pct": _random_baseline(items),

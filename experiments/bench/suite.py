@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 SUITE_NAMES = ("small", "full")
-SUITE_KEYS = {"name", "version", "description", "bootstrap", "qa", "games", "anchors"}
+SUITE_KEYS = {"name", "version", "description", "bootstrap", "qa", "games", "anchors", "skin"}
 GAME_KEYS = {
     "game",
     "kwargs",
@@ -113,6 +113,8 @@ class Suite:
     anchors_command: str = ""
     sha256: str = ""
     path: Path | None = None
+    #: the disguise of the skinned run (``"s1"``; None: no skinned run unless ``--skin``)
+    skin: str | None = None
 
     @property
     def key(self) -> str:
@@ -279,7 +281,20 @@ def parse_suite(path: Path) -> Suite:
         anchors_command=command,
         sha256=hashlib.sha256(raw).hexdigest(),
         path=Path(path),
+        skin=_skin(data.get("skin"), path),
     )
+
+
+def _skin(value: Any, path: Path) -> str | None:
+    """The suite's ``skin`` (``"s<k>"``), checked; None when absent."""
+    from tom_envs.core.skin import parse_skin
+
+    if value is None:
+        return None
+    try:
+        return parse_skin(value)
+    except ValueError as exc:
+        raise SuiteError(f"{path}: skin {value!r}: {exc}") from exc
 
 
 def _toml_value(v: Any) -> str:
