@@ -467,6 +467,15 @@ def _cell(
     }
 
 
+def cell_numbers(suite: Suite, g: SuiteGame, eps: Sequence[Any]) -> list[dict[str, float]]:
+    """What a cell's episodes contribute to the row (the canonical and the skinned cells alike):
+    :func:`~tom_experiments.bench.row.episode_numbers`, then a forfeited episode's return set to
+    the game's low anchor (:func:`~tom_experiments.bench.forfeit.scored`), last."""
+    nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
+    anchor = suite.anchors.get(g.game)
+    return [scored(n, anchor) for n in nums]
+
+
 def _game(anchor: Anchor, nums: Sequence[Any], seed: int, B: int) -> dict[str, Any]:
     """One game of the row: its return, normalised between its anchors, rules and cost."""
     s = summarise(nums, seed, B)
@@ -536,8 +545,7 @@ def build_row(
             eps = sorted(by_cell.get(cell_id(g.game, partner), []), key=lambda e: e.seed)
             if eps:
                 every_episode.extend(eps)
-                anchor = suite.anchors.get(g.game)
-                nums = [scored(episode_numbers(ep, g.focal_seats), anchor) for ep in eps]
+                nums = cell_numbers(suite, g, eps)
                 game_nums.extend(nums)
                 cells.append(_cell(g, partner, eps, nums, seed, B))
         anchor = suite.anchors.get(g.game)

@@ -35,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from tom_experiments.bench.forfeit import scored
-from tom_experiments.bench.row import episode_numbers, interval, stratified_mean
-from tom_experiments.bench.run import _cell, _game, cell_id, suite_jobs
+from tom_experiments.bench.row import interval, stratified_mean
+from tom_experiments.bench.run import _cell, _game, cell_id, cell_numbers, suite_jobs
 from tom_experiments.bench.suite import Suite, SuiteError
 
 #: What a row without a skinned run shows (the leaderboard's "skin gap" column).
@@ -134,21 +133,18 @@ def _by_cell(outcomes: Sequence[Any]) -> dict[str, dict[int, Any]]:
 def _pairs(
     suite: Suite, g: Any, canon: Mapping[str, Mapping[int, Any]], skin: Mapping[str, Any], key: str
 ) -> dict[str, tuple[list[Any], list[Any], list[Any]]]:
-    """Per partner: the skinned episodes and both runs' numbers, paired by seed."""
-    anchor = suite.anchors.get(g.game)
+    """Per partner: the skinned episodes and both runs' numbers (as the row scores them:
+    :func:`~tom_experiments.bench.run.cell_numbers`), paired by seed."""
     out = {}
     for partner in g.partners:
-        c, s = (
-            canon.get(cell_id(g.game, partner), {}),
-            skin.get(skinned_id(cell_id(g.game, partner), key), {}),
-        )
+        c = canon.get(cell_id(g.game, partner), {})
+        s = skin.get(skinned_id(cell_id(g.game, partner), key), {})
         seeds = sorted(set(c) & set(s))
         if seeds:
-            num = lambda ep: scored(episode_numbers(ep, g.focal_seats), anchor)  # noqa: E731
             out[partner] = (
                 [s[x] for x in seeds],
-                [num(c[x]) for x in seeds],
-                [num(s[x]) for x in seeds],
+                cell_numbers(suite, g, [c[x] for x in seeds]),
+                cell_numbers(suite, g, [s[x] for x in seeds]),
             )
     return out
 

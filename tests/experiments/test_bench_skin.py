@@ -7,6 +7,7 @@ the scripted client: no network), fixed seeds.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -215,6 +216,8 @@ def test_the_estimate_counts_the_skinned_run(tmp_path: Path, monkeypatch: pytest
     skinned = capsys.readouterr()
     assert "6 episodes in 3 cells" in plain.err and "12 episodes in 6 cells" in skinned.err
     assert "CoordinationQA: 2 calls" in plain.out and "CoordinationQA: 4 calls" in skinned.out
+    calls = [int(re.search(r"total: ~([\d,]+) calls", o.out)[1]) for o in (plain, skinned)]
+    assert calls[1] == 2 * calls[0] > 0  # the skinned episodes are in the estimate
 
 
 # --------------------------------------------------------------------------- forfeit
