@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+import test_bench as tb  # tests/experiments/test_bench.py: its tiny suite and arguments
+from test_bench import tiny  # noqa: F401  (the fixture)
 
 from tom_envs.cli import main
 from tom_experiments.bench import commands, leaderboard
@@ -20,62 +22,38 @@ from tom_experiments.bench import suite as suite_mod
 from tom_experiments.bench.row import read_row, write_row
 from tom_experiments.bench.run import Protocol, bench_spec, build_anchors
 from tom_experiments.bench.skin import NOT_RUN, paired_gap, resolve
-from tom_experiments.bench.suite import SuiteError
+from tom_experiments.bench.suite import ANCHORS_MARK, SuiteError
 from tom_llm_agents import LLMAgent, ScriptedClient
 
-TINY = """# a test suite
-name = "small"
-version = 99
-description = "two games, tiny"
-bootstrap = { resamples = 500, seed = 0 }
-qa = { items_per_game = 1 }
-SKIN_LINE
-[[games]]
-game = "PrisonersDilemma"
-kwargs = { horizon = 3 }
-partners = ["tit_for_tat", "always_1"]
-seeds = [0, 1]
-references = ["always_0", "tit_for_tat"]
-anchor_seeds = [0, 1, 2, 3]
-
-[[games]]
-GAME2
-"""
-HANABI = """game = "Hanabi"
-kwargs = { colors = 2, ranks = 3 }
-partners = ["convention"]
-seeds = [0, 1]
-references = ["convention"]"""
+#: the other game of the forfeit test (Capture has a no-op: staying in the room)
 CAPTURE = """game = "CollabCapture"
 kwargs = { max_turns = 4 }
 partners = ["greedy"]
 seeds = [0, 1]
 references = ["greedy"]"""
+pytestmark = pytest.mark.usefixtures("tiny")
 SCRIPTED = "llm:model=scripted:base_url=http://127.0.0.1:9/v1"
 
 
-def _suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, skin: str = "",
-           game2: str = HANABI) -> Path:  # fmt: skip
-    folder = tmp_path / "suites"
-    folder.mkdir(exist_ok=True)
-    path = folder / "small-v99.toml"
-    path.write_text(TINY.replace("SKIN_LINE", skin).replace("GAME2", game2))
-    monkeypatch.setattr(suite_mod, "suites_dir", lambda: folder)
-    monkeypatch.chdir(tmp_path)
+def _suite(skin: str = "", game2: str | None = None) -> Path:
+    """test_bench's tiny suite (PD and Hanabi, installed by its fixture ``tiny`` in the test's
+    folder, the current one), rewritten with a ``skin`` line or another second game (and its
+    anchors built again)."""
+    path = Path("suites/small-v99.toml")
+    text = path.read_text().split(ANCHORS_MARK)[0]
+    if not skin and game2 is None:
+        return path
+    text = text.replace("qa = { items_per_game = 1 }\n", "qa = { items_per_game = 1 }\n" + skin)
+    if game2 is not None:
+        text = text.split('game = "Hanabi"')[0] + game2 + "\n"
+    path.write_text(text)
     s = suite_mod.parse_suite(path)
-    suite_mod.write_anchors(path, build_anchors(s, tmp_path / "anchors", 1, "test"), "test")
+    suite_mod.write_anchors(path, build_anchors(s, Path("anchors2"), 1, "test"), "test")
     return path
 
 
 def _args(**kw: object) -> Any:
-    import argparse
-
-    base = dict(agent=None, agent_again=None, agents_file=None, suite="small", legal_actions="listed",
-                on_invalid="reprompt", out=None, run_dir=None, workers=1, estimate=False, reproduce=None,
-                build_anchors=None, list_suites=False, max_calls=None, max_cost=None, no_llm_cache=True,
-                skin=None)  # fmt: skip
-    base.update(kw)
-    return argparse.Namespace(**base)
+    return tb._args(**{"skin": None, **kw})
 
 
 def _bench(name: str, spec: str = "random", **kw: object) -> dict:
@@ -85,8 +63,12 @@ def _bench(name: str, spec: str = "random", **kw: object) -> dict:
 
 
 def _scripted(monkeypatch: pytest.MonkeyPatch, reply: Any) -> None:
-    """Every ``llm:`` agent built from here on answers from ``reply`` (a script or a function)."""
+    """Every ``llm:`` agent built from here on answers from ``reply`` (a script or a function);
+    agents kept from earlier runs of this process are dropped (they hold their old script)."""
+    from tom_envs.evaluation import backends
+
     monkeypatch.setattr(LLMAgent, "_build_client", lambda self, *a, **k: ScriptedClient(reply))
+    monkeypatch.setattr(backends, "_AGENT_CACHE", {})
 
 
 def _prompt(request: Any) -> str:
@@ -121,9 +103,8 @@ def test_paired_gap_known_values() -> None:
 
 
 # --------------------------------------------------------------------------- skinned run
-def test_a_bot_s_skinned_run_has_gap_exactly_zero_in_every_cell(tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    _suite(tmp_path, monkeypatch)
+def test_a_bot_s_skinned_run_has_gap_exactly_zero_in_every_cell(
+        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     row = _bench("random.json", skin="s1")
     skin = row["skin"]
     assert skin["key"] == "s1" and skin["source"] == "--skin"
@@ -165,9 +146,8 @@ def test_a_bot_s_skinned_run_has_gap_exactly_zero_in_every_cell(tmp_path: Path,
     assert "OUTSIDE PrisonersDilemma/tit_for_tat@s1 return: old 99 [98, 100]" in capsys.readouterr().out
 
 
-def test_the_suite_s_skin_key_and_the_command_line(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    path = _suite(tmp_path, monkeypatch, skin='skin = "s3"\n')
+def test_the_suite_s_skin_key_and_the_command_line() -> None:
+    path = _suite(skin='skin = "s3"\n')
     suite = suite_mod.parse_suite(path)
     assert suite.skin == "s3"
     assert resolve(suite, None) == ("s3", "suite")
@@ -188,9 +168,8 @@ def test_the_suite_s_skin_key_and_the_command_line(tmp_path: Path,
         assert suite_mod.parse_suite(v1).skin is None
 
 
-def test_a_text_agent_that_answers_canonical_names_has_a_gap(tmp_path: Path,
+def test_a_text_agent_that_answers_canonical_names_has_a_gap(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    _suite(tmp_path, monkeypatch)
     _scripted(monkeypatch, ["Option J"])  # PD's first canonical option, whatever it is shown as
     row = _bench("canon.json", SCRIPTED, skin="s1", legal_actions="listed", on_invalid="fallback")
     assert "CoordinationQA calls" in capsys.readouterr().err  # announced before the first call
@@ -206,9 +185,8 @@ def test_a_text_agent_that_answers_canonical_names_has_a_gap(tmp_path: Path,
     assert Path(row["run"]["dir"], "qa-s1.json").is_file()
 
 
-def test_the_estimate_counts_the_skinned_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_the_estimate_counts_the_skinned_run(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    _suite(tmp_path, monkeypatch)
     _scripted(monkeypatch, ["1"])
     assert commands.bench(_args(agent=SCRIPTED, estimate=True)) == 0
     plain = capsys.readouterr()
@@ -226,9 +204,9 @@ def test_forfeit_maps_to_the_agent_s_settings() -> None:
     assert ":invalid=forfeit:reprompts=0:fallback=forfeit" in spec
 
 
-def test_forfeit_loses_the_turn_or_the_episode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_forfeit_loses_the_turn_or_the_episode(monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    _suite(tmp_path, monkeypatch, game2=CAPTURE)
+    _suite(game2=CAPTURE)
     calls = {"n": 0}
 
     def reply(request: Any) -> str:
