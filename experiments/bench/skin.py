@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from tom_experiments.bench.row import interval, stratified_mean
+from tom_experiments.bench.row import interval, stratified_mean, summarise
 from tom_experiments.bench.run import _cell, _game, cell_id, cell_numbers, suite_jobs
 from tom_experiments.bench.suite import Suite, SuiteError
 
@@ -169,9 +169,11 @@ def block(
     scales: list[float] = []
     groups: list[list[float]] = []
     transforms: list[Any] = []
+    every: list[dict[str, float]] = []  # every skinned episode's numbers
     for g in suite.games:
         pairs = _pairs(suite, g, canon, skin, key)
         for partner, (eps, c_nums, s_nums) in pairs.items():
+            every.extend(s_nums)
             cell = _cell(g, partner, eps, s_nums, seed, B)
             cell["id"] = skinned_id(cell["id"], key)
             cell["return_gap"] = paired_gap(
@@ -196,6 +198,7 @@ def block(
             scales.append(scale)
             groups.append(s_ret)
             transforms.append(anchor.normalise)
+    overall = summarise(every, seed, B) if every else {"rules": None, "cost": {}}
     complete = len(games) == len(suite.games)
     empty = {"mean": None, "lo": None, "hi": None, "n": 0, "note": "incomplete"}
     return {
@@ -210,6 +213,8 @@ def block(
             "gap": paired_gap(gaps, scales, seed, B) if complete else empty,
         },
         "qa": _qa(qa, qa_skinned, seed, B),
+        "rules": overall["rules"],  # of the skinned run (the row's own are the canonical run's)
+        "cost": overall["cost"],  # what the skinned run spent, beside the row's canonical cost
     }
 
 

@@ -180,6 +180,9 @@ def test_a_text_agent_that_answers_canonical_names_has_a_gap(
     assert skin["games"][pd]["rules"]["fallback_pct"]["mean"] == 100.0
     assert skin["games"][pd]["gap"]["mean"] != 0.0
     assert skin["aggregate"]["gap"]["mean"] != 0.0
+    # what the skinned run spent is in the row too, beside the canonical run's cost
+    assert skin["cost"]["calls"]["total"] == row["cost"]["calls"]["total"] > 0
+    assert skin["rules"]["fallback_pct"]["mean"] > row["rules"]["fallback_pct"]["mean"]
     # the QA subset was asked twice: canonical and in the skin (same items)
     assert row["qa"]["items"] == skin["qa"]["items"] == 2 and "gap_pct" in skin["qa"]
     assert Path(row["run"]["dir"], "qa-s1.json").is_file()
