@@ -32,7 +32,7 @@ def rule(game: str) -> str:
     hook = getattr(game_spec(game).load(), "noop_action", None)
     if hook is None:
         return EPISODE_RULE
-    what = (hook.__doc__ or "").split("(", 1)[-1].split(", action")[0]
+    what = getattr(hook, "what", "the game's no-op")
     return (
         f"turn: the seat plays the no-op ({what}); where it is not legal at that moment, the "
         "episode is lost (scored 0)"

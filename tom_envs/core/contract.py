@@ -360,6 +360,7 @@ def noop_hook(action: int, what: str) -> Callable[[Any], int | None]:
     noop_action.__doc__ = (
         f"The move that loses a turn ({what}, action {no_op}) when legal in ``view``, else None."
     )
+    noop_action.what = what  # type: ignore[attr-defined]  # the rule in words (the bench's table)
     return noop_action
 
 

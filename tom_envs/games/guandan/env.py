@@ -146,7 +146,7 @@ def make_bundle(**config: Any) -> GameBundle:
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
 #: The move that loses a turn (an illegal answer under the bench's ``forfeit`` protocol).
-noop_action = noop_hook(PASS, "pass, when passing is legal (never for the leader)")
+noop_action = noop_hook(PASS, "pass: not legal when leading a trick or in the tribute exchange")
 
 
 def action_recommender(view: Any) -> dict[int, float]:
