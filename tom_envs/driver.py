@@ -34,6 +34,15 @@ With ``on_failure="raise"`` (training loops: a failing partner bot is a bug) the
 ``max_fallback_share`` (default 20%) is finished with status ``"failed"`` and the reason: it is
 written under ``failed/`` and is never a result (:mod:`tom_envs.runner`).
 
+**Forfeits** (``tom-envs bench --on-invalid forfeit``). An agent that flags its invalid answer
+with ``info["forfeit"] = True`` (the LLM agent's ``fallback="forfeit"``) plays no move of its own:
+where the game declares a no-op legal at that moment (its ``noop_action(view)`` hook,
+:func:`tom_envs.core.contract.noop_hook`) the seat plays it, recorded ``"forfeit": "turn"``;
+otherwise nothing is played, the step is recorded ``"forfeit": "episode"`` (``action`` None) and
+every seat's episode ends there (terminated; the game's metrics hook is not run on it). Neither
+counts as a fallback; both count as invalid, and the episode's metrics hold
+``forfeit_turns/<seat>`` and ``forfeit_episode/<seat>``.
+
 **Probes** (:mod:`tom_envs.core.probes`). A seated agent with ``answer_probes`` is asked the
 game's probes at their moment: at its decision (before the move is applied) or right after its
 action (``probe_moment``), with the truths of that same moment. The driver shuffles a step's
