@@ -56,9 +56,9 @@ def _args(**kw: object) -> Any:
     return tb._args(**{"skin": None, **kw})
 
 
-def _bench(name: str, spec: str = "random", **kw: object) -> dict:
+def _bench(name: str, spec: str | None = "random", **kw: object) -> dict:
     out = Path("rows") / name
-    assert commands.bench(_args(agent=spec, out=str(out), **kw)) == 0
+    assert commands.bench(_args(**{"agent": spec, "out": str(out), **kw})) == 0
     return read_row(out)
 
 
@@ -126,6 +126,13 @@ def test_a_bot_s_skinned_run_has_gap_exactly_zero_in_every_cell(
     assert skin["aggregate"]["gap"] == {"mean": 0.0, "lo": 0.0, "hi": 0.0, "n": 6}
     assert skin["aggregate"]["score"]["mean"] == row["aggregate"]["mean"]
     assert skin["qa"]["note"].startswith("n/a")  # random answers no text questions
+    # the same for rmax and for per-game rule bots: skinned play is canonical play, gap 0
+    Path("bots.toml").write_text('[agents]\nPrisonersDilemma = "tit_for_tat"\nHanabi = "simple"\n')
+    for other in (_bench("rmax.json", "rmax", skin="s1"),
+                  _bench("bots.json", skin="s1", agent=None, agents_file="bots.toml")):  # fmt: skip
+        assert all(c["return_gap"]["mean"] == 0.0 for c in other["skin"]["cells"])
+        assert [g["gap"]["mean"] for g in other["skin"]["games"].values()] == [0.0, 0.0]
+        assert other["skin"]["aggregate"]["gap"]["mean"] == 0.0
     # the leaderboard's column: the gap with its interval, or "not run"
     plain = _bench("plain.json")
     head, body = leaderboard.table([row, plain])
