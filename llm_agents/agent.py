@@ -75,6 +75,9 @@ from tom_llm_agents.settings import (
     bounded,
 )
 
+#: What the agent's memory says it played after a forfeited answer (``fallback="forfeit"``).
+FORFEITED = "(no move: the invalid answer forfeited the turn)"
+
 USAGE_KEYS = (
     "calls",
     "tokens_in",
@@ -118,7 +121,6 @@ def _resolve(
     return resolved
 
 
-
 def _prices(price_in: float | None, price_out: float | None) -> tuple[float, float] | None:
     """USD per million prompt and generated tokens, both or none."""
     if (price_in is None) != (price_out is None):
@@ -147,7 +149,12 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         invalid: ``"reprompt"`` (with the game's feedback), ``"resample"`` (the same prompt
             again) or ``"forfeit"`` (the invalid answer uses up the turn).
         reprompts: further attempts after an invalid answer before the fallback.
-        fallback: ``"random"`` (seeded by the episode) or ``"first"`` legal action.
+        fallback: ``"random"`` (seeded by the episode) or ``"first"`` legal action, or
+            ``"forfeit"``: an invalid answer (after the re-prompts) plays no move of the agent's;
+            the step's info says ``"forfeit": True`` and the episode driver plays the game's
+            declared no-op (the turn is lost) or, where the game has none at that moment, ends
+            the episode (:meth:`tom_envs.driver.EpisodeDriver._forfeit`). Failures of the
+            endpoint or of the agent still fall back at random (they are not answers).
         temperature: sampling temperature in [0, 2] (0: greedy and reproducible).
         top_p: nucleus sampling in (0, 1] (sent only when sampling).
         max_tokens: the answer's generation budget (default: the decider's, 64 for QA, 512 for
@@ -634,10 +641,13 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         """A counted fallback: the failure's kind and message, never passed off as the model's."""
         action = self._fallback_action(turn)
         decision = decision or Decision(None, feedback=message)
+        forfeit = self.fallback == "forfeit" and kind == "unparseable"
         try:
             action_text = turn.text().legal_actions.get(action, str(action))
         except Exception:
             action_text = str(action)
+        if forfeit:  # the driver plays the game's no-op, or ends the episode: no move of ours
+            action_text = FORFEITED
         self._remember(turn, ctx, action_text, False, decision)
         self.episode_stats["fallbacks"] += 1
         self.episode_stats["reprompts"] += decision.reprompts
@@ -646,8 +656,11 @@ class LLMAgent(SettingsMixin, AnsweringMixin, BaseAgent):
         info = self._info(ctx, decision, message if kind != "unparseable" else None)
         info["llm_calls"] = calls
         self._last_calls = calls
-        info["fallback"] = True
-        info["fallback_cause"] = kind
+        if forfeit:
+            info["forfeit"] = True  # the driver forfeits the turn or the episode, recorded so
+        else:
+            info["fallback"] = True
+            info["fallback_cause"] = kind
         info["failure"] = {"kind": kind, "message": message}
         return AgentAction(
             action=action,

@@ -255,7 +255,7 @@ class SettingsMixin(AgentState):
         for key, allowed in (
             ("decoding", DECODINGS),
             ("invalid", INVALID_POLICIES),
-            ("fallback", ("random", "first")),
+            ("fallback", ("random", "first", "forfeit")),
             ("interface", INTERFACES),
             ("language", LANGUAGES),
             ("game_args", GAME_ARGS),

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tom_envs import plugins
@@ -243,7 +243,7 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
     head, kwargs = parse_spec(spec, trusted=trusted)
     module = game.load()
     bundle = bundle or module.make_bundle(**game.kwargs)
-    table = module.bot_table(**game.kwargs)
+    table = module.bot_table(**bot_kwargs(game.kwargs))
     if head.startswith("population:"):
         pop = head.split(":", 1)[1]
         pops = table.populations
@@ -278,9 +278,15 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
     )
 
 
+def bot_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The game arguments a bot table takes: all but ``skin``, which changes only the text
+    (:mod:`tom_envs.core.skin`: bots act on views and indices, untouched by a disguise)."""
+    return {k: v for k, v in kwargs.items() if k != "skin"}
+
+
 def agent_names(game: GameSpec) -> dict[str, str]:
     """Every agent name usable in ``game`` with a one-line description."""
-    table = game.load().bot_table(**game.kwargs)
+    table = game.load().bot_table(**bot_kwargs(game.kwargs))
     out = {}
     for name in generic_agent_names():
         try:

@@ -34,6 +34,15 @@ With ``on_failure="raise"`` (training loops: a failing partner bot is a bug) the
 ``max_fallback_share`` (default 20%) is finished with status ``"failed"`` and the reason: it is
 written under ``failed/`` and is never a result (:mod:`tom_envs.runner`).
 
+**Forfeits** (``tom-envs bench --on-invalid forfeit``). An agent that flags its invalid answer
+with ``info["forfeit"] = True`` (the LLM agent's ``fallback="forfeit"``) plays no move of its own:
+where the game declares a no-op legal at that moment (its ``noop_action(view)`` hook,
+:func:`tom_envs.core.contract.noop_hook`) the seat plays it, recorded ``"forfeit": "turn"``;
+otherwise nothing is played, the step is recorded ``"forfeit": "episode"`` (``action`` None) and
+every seat's episode ends there (terminated; the game's metrics hook is not run on it). Neither
+counts as a fallback; both count as invalid, and the episode's metrics hold
+``forfeit_turns/<seat>`` and ``forfeit_episode/<seat>``.
+
 **Probes** (:mod:`tom_envs.core.probes`). A seated agent with ``answer_probes`` is asked the
 game's probes at their moment: at its decision (before the move is applied) or right after its
 action (``probe_moment``), with the truths of that same moment. The driver shuffles a step's
@@ -266,6 +275,8 @@ class _Counts:
     fallbacks: dict[str, int] = field(default_factory=dict)
     failures: dict[str, dict[str, int]] = field(default_factory=dict)
     first_failure: dict[str, str] = field(default_factory=dict)
+    #: per seat: forfeited turns and episodes (``{"turn": n, "episode": 1}``)
+    forfeits: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 class EpisodeDriver:
@@ -361,6 +372,7 @@ class EpisodeDriver:
         )
         self.steps = []
         self.joint_steps = 0
+        self.forfeited_by: str | None = None
         self._t0 = time.perf_counter()
         shape = tuple(int(x) for x in self.env.bundle.encoder.observation_shape)
         kwargs = self.resolved_kwargs
@@ -435,11 +447,16 @@ class EpisodeDriver:
             record_policy(obj, turn, record)
         d = decide(obj, turn, self.rng, self.policy)
         choice = d.choice
+        forfeit = self._forfeit(d, turn)
         c = self.counts
         c.decisions[agent] += 1
         if d.fallback:
             assert d.failure is not None
-            c.fallbacks[agent] += 1
+            if forfeit is None:
+                c.fallbacks[agent] += 1
+            else:
+                forfeits = c.forfeits.setdefault(agent, {})
+                forfeits[forfeit] = forfeits.get(forfeit, 0) + 1
             self.invalid[agent] += 1
             kinds = c.failures[agent]
             kinds[d.failure["kind"]] = kinds.get(d.failure["kind"], 0) + 1
@@ -453,13 +470,20 @@ class EpisodeDriver:
                 prediction=choice.prediction,
                 info=choice.info,
             )
-            if d.fallback:
+            if forfeit is not None:
+                record["forfeit"] = forfeit
+                record["failure"] = d.failure
+            elif d.fallback:
                 record["fallback"] = True
                 record["failure"] = d.failure
                 if d.failure and d.failure["kind"] != "invalid":  # what went wrong, in words
                     record["error"] = d.failure["message"]
             if d.traceback is not None:
                 record["traceback"] = d.traceback
+        if forfeit == "episode":
+            self._lose_episode(agent, record)
+            return
+        if self.record_steps:
             if self.predict != "off":
                 from tom_envs.partners.prediction import record_class
 
@@ -473,6 +497,32 @@ class EpisodeDriver:
         self._step(agent, d.action, record, choice.message)
         if self.record_steps and self._moment == "action":  # the state its action left
             self._ask_probes(agent, obj, record, self.decisions[agent] - 1)
+
+    def _forfeit(self, d: Decision, turn: Turn) -> str | None:
+        """How an illegal answer is forfeited, when the agent asked for it (``info["forfeit"]``:
+        ``tom-envs bench --on-invalid forfeit``): ``"turn"`` where the game declares a no-op
+        legal now (:func:`tom_envs.core.contract.noop_hook`; the decision's move becomes it),
+        else ``"episode"`` (the episode is lost there). None otherwise (a fallback as usual)."""
+        info = d.choice.info
+        if not (d.fallback and isinstance(info, Mapping) and info.get("forfeit") is True):
+            return None
+        hook = getattr(self.spec.load(), "noop_action", None)
+        noop = hook(turn.view) if hook is not None else None
+        if noop is not None and int(noop) in turn.legal_actions:
+            d.action = int(noop)
+            return "turn"
+        return "episode"
+
+    def _lose_episode(self, agent: str, record: dict[str, Any]) -> None:
+        """``agent`` forfeited the episode: nothing is played for its answer, every seat's episode
+        ends here (terminated, as PettingZoo's ``TerminateIllegalWrapper`` ends a game)."""
+        self.forfeited_by = agent
+        if self.record_steps:
+            record.update(action=None, action_text="", rewards=None)
+            self.steps.append(record)
+        env = self.env
+        env.terminations = dict.fromkeys(env.agents, True)
+        env.truncations = dict.fromkeys(env.agents, False)
 
     def _ask_probes(self, agent: str, obj: Any, record: dict[str, Any], decision: int) -> None:
         """Put the game's probes for ``agent`` at this moment to a seated agent that answers
@@ -643,7 +693,10 @@ class EpisodeDriver:
                 ep.metrics.setdefault(
                     f"valid_action_pct/{a}", 100.0 - ep.metrics[f"fallback_pct/{a}"]
                 )
-        if self.record_steps:
+        for a, lost in self.counts.forfeits.items():  # illegal answers forfeited (bench)
+            ep.metrics[f"forfeit_turns/{a}"] = float(lost.get("turn", 0))
+            ep.metrics[f"forfeit_episode/{a}"] = float(lost.get("episode", 0))
+        if self.record_steps and self.forfeited_by is None:  # a lost episode has no game metrics
             hook = getattr(self.spec.load(), "episode_metrics_hook", None)
             if hook is not None:
                 try:

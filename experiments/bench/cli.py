@@ -52,7 +52,15 @@ def bench_command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
         default="reprompt",
         choices=ON_INVALID,
         help="an illegal answer is re-asked (reprompt), replaced by a recorded "
-        "random move (fallback), or loses the turn (forfeit: refused in v1)",
+        "random move (fallback), or loses the turn (forfeit: the game's no-op; a game without "
+        "one loses the episode, scored 0)",
+    )
+    parser.add_argument(
+        "--skin",
+        metavar="s<k>|none",
+        help="also play every cell and the QA items in this disguise (same partners and seeds) "
+        "and report the gap canonical - skinned; default: the suite's skin key (none in v1); "
+        "none: no skinned run",
     )
     parser.add_argument("--out", help="the row file (default rows/<suite>-<run key>.json)")
     parser.add_argument("--run-dir", help="where episodes are kept (default runs/bench/<key>)")

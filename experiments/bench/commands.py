@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tom_experiments.bench import reproduce as rep
+from tom_experiments.bench import skin as skin_mod
+from tom_experiments.bench.forfeit import rules_of
 from tom_experiments.bench.row import RowError, read_row, write_row
 from tom_experiments.bench.run import (
     Protocol,
@@ -99,15 +101,19 @@ def score(
         else run_dir(suite, played_spec, protocol, run_root or Path("runs/bench"))
     )
     jobs = suite_jobs(suite, played_spec, out, trusted)
+    skin, skin_source = skin_mod.resolve(suite, getattr(args, "skin", None))
+    if skin:  # every cell again in the disguise: same partners, same seeds
+        jobs += skin_mod.skinned_jobs(suite, played_spec, out, trusted, skin)
     text = is_text_agent(spec) and not per_game
+    n_qa = len(qa_items(suite)) * (2 if skin else 1)
     print(
         f"bench {suite.key}: {len(jobs)} episodes in {len({j.cell_id for j in jobs})} cells "
-        f"({len(suite.games)} games){', ' + str(len(qa_items(suite))) + ' QA items' if text else ''}"
-        f" -> {out}",
+        f"({len(suite.games)} games{', canonical and skin ' + skin if skin else ''})"
+        f"{', ' + str(n_qa) + ' CoordinationQA calls' if text else ''} -> {out}",
         file=sys.stderr,
     )
     if args.estimate:
-        return _estimate(jobs, text, suite, args)
+        return _estimate(jobs, text, suite, args, n_qa)
     guard = CostGuard(args)
     t0 = time.perf_counter()
     try:
@@ -121,6 +127,7 @@ def score(
                 )
                 return EXIT_BUDGET
             qa = run_qa(suite, str(played_spec), trusted, out) if text else None
+            qa_skin = run_qa(suite, str(played_spec), trusted, out, skin) if text and skin else None
     except BudgetExhausted:
         print(guard.stopped_message("Finished episodes are kept."), file=sys.stderr)
         return EXIT_BUDGET
@@ -137,12 +144,26 @@ def score(
         "command": _command(),
         "commit": commit,
     }
-    row = build_row(suite, spec, played_spec, protocol, outcomes, qa, wall, run)
-    dest = out_row or args.out or f"rows/{suite.key}-{out.name.split('-')[-1]}.json"
+    canonical, skinned = skin_mod.split(outcomes)
+    row = build_row(suite, spec, played_spec, protocol, canonical, qa, wall, run)
+    row["skin"] = skin_mod.block(suite, skin, skin_source, canonical, skinned, qa, qa_skin)
+    if protocol.on_invalid == "forfeit" and is_text_agent(spec):
+        row["protocol"]["forfeit_rules"] = rules_of([g.game for g in suite.games])
+    _write(row, out_row or args.out or f"rows/{suite.key}-{out.name.split('-')[-1]}.json")
+    return 0
+
+
+def _write(row: dict[str, Any], dest: str) -> None:
+    """Write the row and print its aggregate (and skin gap)."""
     write_row(row, dest)
     agg = row["aggregate"]
     print(f"aggregate {agg['mean']} [{agg['lo']}, {agg['hi']}] over {agg['games']} games -> {dest}")
-    return 0
+    if row["skin"].get("key"):
+        gap = row["skin"]["aggregate"]["gap"]
+        print(
+            f"skin gap ({row['skin']['key']}, canonical - skinned) {gap['mean']} "
+            f"[{gap['lo']}, {gap['hi']}]"
+        )
 
 
 def _command() -> str:
@@ -152,7 +173,7 @@ def _command() -> str:
     return "tom-envs " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
 
-def _estimate(jobs: list[Any], text: bool, suite: Any, args: argparse.Namespace) -> int:
+def _estimate(jobs: list[Any], text: bool, suite: Any, args: argparse.Namespace, n_qa: int) -> int:
     """``--estimate``: the calls and tokens of the episodes still to play; nothing is played."""
     from tom_envs.cli_cost import CostGuard
     from tom_envs.evaluation.backends import pending
@@ -162,8 +183,8 @@ def _estimate(jobs: list[Any], text: bool, suite: Any, args: argparse.Namespace)
     CostGuard(args, stream=sys.stdout).announce(estimate_jobs(todo))
     if text:
         print(
-            f"  plus CoordinationQA: {len(qa_items(suite))} calls (one per item, <= 64 answer "
-            "tokens each)"
+            f"  plus CoordinationQA: {n_qa} calls (one per item and skin, <= 64 answer tokens "
+            "each)"
         )
     print(f"{len(done)} episode(s) already finished (not played again), {len(todo)} to play")
     return 0
@@ -232,6 +253,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         trusted = bool(given) and read_agents_file(given, suite) == per_game
         if given and not trusted:
             return _err(f"--agents-file {given} is not the row's per-game agents")
+    args.skin = (old.get("skin") or {}).get("key") or skin_mod.OFF  # the row's own skinned run
     proto = old.get("protocol", {})
     protocol = Protocol(proto.get("legal_actions", "listed"), proto.get("on_invalid", "reprompt"))
     if not is_text_agent(spec):

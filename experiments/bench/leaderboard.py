@@ -19,6 +19,7 @@ from typing import Any
 
 from tom_experiments.bench import tom
 from tom_experiments.bench.row import read_row
+from tom_experiments.bench.skin import leaderboard_cell as skin_gap
 
 
 class MixedSuites(ValueError):
@@ -85,6 +86,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[tuple
         "wall s",
         "functional ToM",
         "literal ToM",
+        "skin gap",
     ]
     body = []
     for r in rows:
@@ -118,6 +120,7 @@ def table(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[tuple
         wall = cost.get("command_wall_s")
         line.append((f"{wall:.0f}" if isinstance(wall, (int, float)) else "n/a", _num(wall)))
         line += tom.row_cells(r)
+        line.append(skin_gap(r))
         body.append(line)
     body.sort(key=lambda ln: -ln[1][1] if math.isfinite(ln[1][1]) else math.inf)
     return head, body

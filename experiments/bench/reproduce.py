@@ -21,6 +21,8 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tom_experiments.bench.skin import figures as skin_figures
+
 #: Figures compared per cell / game (paths into the cell or game object).
 CELL_FIGURES = (
     ("return",),
@@ -75,6 +77,9 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[tuple[st
             yield f"{game} {'.'.join(path)}", ok, detail
     ok, detail = _inside(old.get("aggregate"), new.get("aggregate"))
     yield "aggregate", ok, detail
+    for figure, was, now in skin_figures(old, new):  # the skinned cells, scores and gaps
+        ok, detail = _inside(was, now)
+        yield figure, ok, detail
     if "accuracy_pct" in old.get("qa", {}) or "accuracy_pct" in new.get("qa", {}):
         ok, detail = _inside(
             old.get("qa", {}).get("accuracy_pct"), new.get("qa", {}).get("accuracy_pct")

@@ -44,6 +44,7 @@ ROW_KEYS = {
     "tom",
     "unplayable",
     "run",
+    "skin",
 }
 NOT_MEASURED = "not measured in this suite version (the #35 measures are not part of suite v1)"
 #: Failure kinds that are an illegal answer (a reply naming no legal action, an illegal action,
@@ -133,6 +134,9 @@ def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
         "invalid": 0.0,
         "reprompts": 0.0,
         "wall_s": float(ep.wall_time_s),
+        # illegal answers forfeited (``--on-invalid forfeit``): turns lost, the episode lost
+        "forfeit_turns": float(sum(ep.metrics.get(f"forfeit_turns/{a}", 0.0) for a in names)),
+        "forfeit_episode": float(any(ep.metrics.get(f"forfeit_episode/{a}") for a in names)),
     }
     for key in COST_FIELDS:
         out[key] = float(sum(float(ep.metrics.get(f"usage/{key}/{a}", 0.0)) for a in names))
@@ -146,7 +150,7 @@ def episode_numbers(ep: Any, focal: Sequence[int]) -> dict[str, float]:
         re_asked = float(usage.get("reprompts", 0) or 0)
         out["reprompts"] += re_asked
         failure: Mapping[str, Any] = raw_failure if isinstance(raw_failure, Mapping) else {}
-        fell_back = bool(step.get("fallback") or info.get("fallback"))
+        fell_back = bool(step.get("fallback") or step.get("forfeit") or info.get("fallback"))
         illegal = fell_back and failure.get("kind") in RULE_FAILURES
         out["invalid"] += float(re_asked > 0 or illegal)
     return out
@@ -181,12 +185,31 @@ def summarise(nums: Sequence[Mapping[str, float]], seed: int, resamples: int) ->
                 [(n["reprompts"], n["decisions"]) for n in nums], seed, resamples, scale=1.0
             ),
             "decisions": sum(pick("decisions")),
+            **forfeit_figures(nums, seed, resamples),
         },
         "cost": {
             **{
                 k: {"per_episode": ci_mean(pick(k), seed, resamples), "total": _num(sum(pick(k)))}
                 for k in (*COST_FIELDS, "wall_s")
             },
+        },
+    }
+
+
+def forfeit_figures(
+    nums: Sequence[Mapping[str, float]], seed: int, resamples: int
+) -> dict[str, Any]:
+    """Forfeited turns (% of decisions) and forfeited episodes (count and %), with intervals:
+    illegal answers under ``--on-invalid forfeit`` (0 under the other protocols)."""
+    lost = [float(n.get("forfeit_episode", 0.0)) for n in nums]
+    return {
+        "forfeit_turn_pct": ci_ratio(
+            [(n.get("forfeit_turns", 0.0), n["decisions"]) for n in nums], seed, resamples
+        ),
+        "forfeited_episodes": int(sum(lost)),
+        "forfeited_episode_pct": {
+            k: (v * 100 if isinstance(v, float) else v)
+            for k, v in ci_mean(lost, seed, resamples).items()
         },
     }
 
@@ -201,7 +224,7 @@ def check_row(data: Any, where: str = "row") -> dict[str, Any]:
     unknown = set(data) - ROW_KEYS
     if unknown:
         raise RowError(f"{where}: unknown fields {sorted(unknown)}")
-    missing = ROW_KEYS - set(data) - {"unplayable", "run"}
+    missing = ROW_KEYS - set(data) - {"unplayable", "run", "skin"}
     if missing:
         raise RowError(f"{where}: missing fields {sorted(missing)}")
     suite = data["suite"]

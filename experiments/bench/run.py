@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tom_experiments.bench import tom
+from tom_experiments.bench.forfeit import forfeits_of, scored
 from tom_experiments.bench.row import (
     RULE_FAILURES,
     SCHEMA,
@@ -47,13 +48,15 @@ from tom_experiments.bench.suite import Anchor, Suite, SuiteError, SuiteGame
 LEGAL_ACTIONS = ("listed", "hidden", "tool")
 #: What an illegal answer costs: re-asked with the parser's feedback (``reprompt``, 2 re-asks, then
 #: a recorded random fallback), a recorded random legal move at once (``fallback``), or the turn
-#: lost with no move (``forfeit``: refused, the games have no pass action).
+#: lost (``forfeit``: the game's no-op; where it has none, the episode is lost and scored at the
+#: low anchor: :mod:`tom_experiments.bench.forfeit`).
 ON_INVALID = ("reprompt", "fallback", "forfeit")
 #: The agent settings of each axis value (the ``llm`` agent's options).
 _LEGAL_SETTINGS = {"listed": {"menu": "auto"}, "hidden": {"menu": "none"}, "tool": {"menu": "tool"}}
 _INVALID_SETTINGS = {
     "reprompt": {"invalid": "reprompt", "reprompts": 2, "fallback": "random"},
     "fallback": {"invalid": "forfeit", "reprompts": 0, "fallback": "random"},
+    "forfeit": {"invalid": "forfeit", "reprompts": 0, "fallback": "forfeit"},
 }
 #: Settings an ``llm`` spec gets unless it names a preset or the setting itself: one call per
 #: decision, greedy, a short answer, no probes, no few-shot examples (rows differ by model only).
@@ -87,13 +90,6 @@ class Protocol:
             )
         if self.on_invalid not in ON_INVALID:
             raise ProtocolError(f"--on-invalid {self.on_invalid!r}: choose from {ON_INVALID}")
-        if self.on_invalid == "forfeit":
-            raise ProtocolError(
-                "--on-invalid forfeit (the turn lost with no move) is not implemented: the "
-                "suite's games have no pass action to play instead. Use reprompt (re-ask with "
-                "feedback, then a recorded fallback) or fallback (a recorded random legal move "
-                "at once)."
-            )
 
     def settings(self) -> dict[str, Any]:
         """The agent options this protocol sets."""
@@ -257,9 +253,12 @@ def qa_items(suite: Suite) -> list[Any]:
     return items
 
 
-def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
+def run_qa(
+    suite: Suite, spec: str, trusted: bool, out: Path, skin: str | None = None
+) -> dict[str, Any]:
     """CoordinationQA accuracy of a text agent on the suite's subset (one greedy answer per item,
-    kept in ``<out>/qa.json`` keyed by the agent's configuration; a rerun asks nothing again)."""
+    kept in ``<out>/qa.json`` keyed by the agent's configuration; a rerun asks nothing again);
+    with ``skin``, the same items shown in that disguise (``<out>/qa-<skin>.json``)."""
     from tom_envs.agents import make_agent
     from tom_envs.core.agents import agent_config
     from tom_envs.identity import config_hash
@@ -268,9 +267,14 @@ def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
     from tom_llm_agents.qa import llm_answerer
 
     items = qa_items(suite)
+    if skin:
+        from tom_envs.qa.generate import skin_item
+
+        items = [skin_item(it, skin) for it in items]
     agent = make_agent(spec, game_spec(suite.games[0].game), trusted=trusted)
-    key = config_hash({"agent": agent_config(agent), "items": [it.id for it in items]})
-    path = out / "qa.json"
+    ident = {"agent": agent_config(agent), "items": [it.id for it in items]}
+    key = config_hash({**ident, "skin": skin} if skin else ident)
+    path = out / (f"qa-{skin}.json" if skin else "qa.json")
     if path.is_file():
         saved = json.loads(path.read_text())
         if saved.get("key") == key:
@@ -286,6 +290,7 @@ def run_qa(suite: Suite, spec: str, trusted: bool, out: Path) -> dict[str, Any]:
             for k, v in ci_mean(correct, suite.bootstrap_seed, suite.bootstrap_resamples).items()
         },
         "items": len(items),
+        "correct": correct,
         "invalid": res.invalid_count(),
         "item_ids": [it.id for it in items],
         "random_baseline_pct": _random_baseline(items),
@@ -463,6 +468,17 @@ def _cell(
     }
 
 
+def cell_numbers(suite: Suite, g: SuiteGame, eps: Sequence[Any]) -> list[dict[str, float]]:
+    """What a cell's episodes contribute to the row (the canonical and the skinned cells alike):
+    :func:`~tom_experiments.bench.row.episode_numbers`, scored on the game's ``U`` in a v2 suite
+    (:func:`~tom_experiments.bench.tom.score_u`), then a forfeited episode's score set to the
+    game's low anchor (:func:`~tom_experiments.bench.forfeit.scored`), last."""
+    nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
+    tom.score_u(suite, g, eps, nums)  # v2: each game is scored on its U
+    anchor = suite.anchors.get(g.game)
+    return [scored(n, anchor) for n in nums]
+
+
 def _game(anchor: Anchor, nums: Sequence[Any], seed: int, B: int) -> dict[str, Any]:
     """One game of the row: its return, normalised between its anchors, rules and cost."""
     s = summarise(nums, seed, B)
@@ -532,8 +548,7 @@ def build_row(
             eps = sorted(by_cell.get(cell_id(g.game, partner), []), key=lambda e: e.seed)
             if eps:
                 every_episode.extend(eps)
-                nums = [episode_numbers(ep, g.focal_seats) for ep in eps]
-                tom.score_u(suite, g, eps, nums)  # v2: each game is scored on its U
+                nums = cell_numbers(suite, g, eps)
                 game_nums.extend(nums)
                 cells.append(_cell(g, partner, eps, nums, seed, B))
         anchor = suite.anchors.get(g.game)
@@ -586,10 +601,13 @@ def check_failures(outcomes: Sequence[Any], focal_label: str = "agent") -> str |
             if lab != focal_label:
                 continue
             decisions += ep.decisions.get(a, 0)
-            fallbacks += ep.fallbacks.get(a, 0)
+            fallbacks += ep.fallbacks.get(a, 0) + forfeits_of(ep, a)
             other += sum(v for k, v in (ep.failures.get(a) or {}).items() if k not in RULE_KINDS)
     if decisions and fallbacks == decisions:
-        return f"the agent fell back on all {decisions} of its decisions: it has played nothing"
+        return (
+            f"the agent fell back or forfeited on all {decisions} of its decisions: it has "
+            "played nothing"
+        )
     if decisions and other > 0.2 * decisions:
         return (
             f"{other} of the agent's {decisions} decisions failed for reasons other than an "

@@ -314,9 +314,7 @@ def _v2_settings(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
         predict_every(predict)
     except ValueError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
-    skin = data.get("skin")
-    if skin is not None and not (isinstance(skin, str) and skin.startswith("s")):
-        raise SuiteError(f"{path}: skin {skin!r}: expected s<k>")
+    skin = _skin(data.get("skin"), path)
     selection = _ints(data.get("selection_seeds", []), f"{path}: selection_seeds")
     return {"skin": skin, "predict": predict, "objective": objective,
             "selection_seeds": selection}  # fmt: skip
@@ -357,6 +355,18 @@ def parse_suite(path: Path) -> Suite:
         path=Path(path),
         **v2,
     )
+
+
+def _skin(value: Any, path: Path) -> str | None:
+    """The suite's ``skin`` (``"s<k>"``), checked; None when absent."""
+    from tom_envs.core.skin import parse_skin
+
+    if value is None:
+        return None
+    try:
+        return parse_skin(value)
+    except ValueError as exc:
+        raise SuiteError(f"{path}: skin {value!r}: {exc}") from exc
 
 
 def _toml_value(v: Any) -> str:

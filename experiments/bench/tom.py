@@ -27,7 +27,8 @@ agents that answer them (a ``predict_partner`` method: the bench's LLM agent), s
 partner's actual next action; agents that volunteer a prediction with their action (RMax and the
 oracle in the matrix games) are scored on those, labelled ``volunteered``. Beside the accuracy,
 the shortcut predictors on the SAME items (``repeat_last``, ``most_frequent``,
-``majority_context``; the ``oracle`` ceiling where the partner's policy is known); the column is
+``majority_context``, ``learned_history``: a back-off n-gram fitted on the cell's other seeds; the
+``oracle`` ceiling where the partner's policy is known); the column is
 ``accuracy - best shortcut`` (the shortcut with the highest accuracy on the game's items) with a
 bootstrap interval over episodes, and the raw accuracy. An agent that answers nothing is
 ``not answered`` (never a number); a game whose action space is too large and declares no
@@ -51,7 +52,7 @@ from tom_experiments.bench.suite import Anchor, Suite, SuiteError, SuiteGame
 NOT_ANSWERED = "not answered"
 NOT_ASKED = "not asked: the game has neither a small action space nor action classes"
 #: The shortcut predictors an answer is compared with (the oracle is a ceiling, not a shortcut).
-SHORTCUTS = ("repeat_last", "most_frequent", "majority_context")
+SHORTCUTS = ("repeat_last", "most_frequent", "majority_context", "learned_history")
 FUNCTIONAL_DEFINITION = (
     "regret = U_ref - U on the cell's seeds (U: the game's functional objective); U_ref exact "
     "where a solver gives the best response, else the lower end of a bracket or the best declared "
@@ -339,8 +340,8 @@ def literal_game(g: SuiteGame, by_cell: Mapping[str, Sequence[Any]], seed: int, 
         "shortcuts_pct": {s: round(100.0 * total[s] / total["n"], 3) for s in SHORTCUTS},
         "best_shortcut": best,
         "acc_minus_best_pct": _ratio_iv(rows, "agent", best, seed, B),
-        "note": "majority_context is fitted on the cell's other seeds: in a cell with one seed it "
-        "has no basis and counts as wrong"
+        "note": "majority_context and learned_history are fitted on the cell's other seeds: in a "
+        "cell with one seed they have no basis and count as wrong"
         if any(len({e.seed for e in by_cell.get(f"{g.game}/{p}", [])}) < 2 for p in g.partners)
         else "",
         "oracle_pct": round(100.0 * float(np.mean([it.shortcuts["oracle"] == it.truth for it in oracle])), 3)

@@ -15,8 +15,9 @@ A game is one folder ``tom_envs/games/<game>/`` with the standard files (``rules
   declare it with :func:`lazy_hook`, or with the configured hooks below in one
   :func:`metrics_hooks` line), ``action_recommender(view)`` (a tool hook for LLM agents),
   ``functional_objective(**config)`` (the game's functional objective ``U``,
-  :mod:`tom_envs.core.functional`) and ``action_classes(**config)`` (coarse action classes for
-  next-action questions, :mod:`tom_envs.core.action_classes`); see :data:`OPTIONAL_HOOKS`.
+  :mod:`tom_envs.core.functional`), ``action_classes(**config)`` (coarse action classes for
+  next-action questions, :mod:`tom_envs.core.action_classes`) and ``noop_action(view)`` (the
+  move that loses a turn, :func:`noop_hook`); see :data:`OPTIONAL_HOOKS`.
 
 Beside it, a game **may** have a batched engine (``vector.py``: B copies stepped at once on numpy
 arrays, for RL data collection), named in its ``GameSpec`` (``vector="module:Class"``). That is a
@@ -50,6 +51,7 @@ OPTIONAL_HOOKS = (
     "action_recommender",
     "functional_objective",
     "action_classes",
+    "noop_action",
 )
 
 #: The one env-level argument every game takes besides its ``PARAMS`` (not a rule: it only cuts
@@ -180,8 +182,8 @@ class GameModule(Protocol):
     Optional module attributes (not part of the protocol check; see :data:`OPTIONAL_HOOKS`):
     ``episode_metrics_hook() -> (bundle, episode, agents) -> dict[str, float]``,
     ``action_recommender(view) -> dict[int, float]``,
-    ``functional_objective(**config) -> FunctionalObjective`` and
-    ``action_classes(**config) -> ActionClasses``.
+    ``functional_objective(**config) -> FunctionalObjective``,
+    ``action_classes(**config) -> ActionClasses`` and ``noop_action(view) -> int | None``.
     """
 
     NAME: str
@@ -335,6 +337,33 @@ def metrics_hooks(
     return (lazy_hook(f"{module}:{episode_metrics}"), *hooks)
 
 
+def noop_hook(action: int, what: str) -> Callable[[Any], int | None]:
+    """A game's ``noop_action(view)`` hook: ``action`` when it is legal in ``view``, else None.
+
+    The no-op is the move that loses a turn without doing anything else the rules reward or
+    punish (Overcooked's stay, Guandan's pass when passing is legal, CoBlock's wait, staying put
+    in Capture and Escape). An agent whose answer is illegal under the ``forfeit`` protocol
+    (``tom-envs bench --on-invalid forfeit``) plays it, recorded as a forfeited turn; where a game
+    declares none, or it is not legal at that moment (Guandan's leader), the episode is lost
+    there (the driver ends it). ``tests/test_registry_api.py`` checks on seeded playthroughs of
+    every registered game that a declared no-op is legal whenever it is returned.
+
+    One line in a game's ``env.py``::
+
+        noop_action = noop_hook(int(Action.STAY), "stay in place")
+    """
+    no_op = int(action)
+
+    def noop_action(view: Any) -> int | None:
+        return no_op if no_op in view.legal_actions else None
+
+    noop_action.__doc__ = (
+        f"The move that loses a turn ({what}, action {no_op}) when legal in ``view``, else None."
+    )
+    noop_action.what = what  # type: ignore[attr-defined]  # the rule in words (the bench's table)
+    return noop_action
+
+
 __all__ = [
     "HOOK_DOCS",
     "MAX_CYCLES",
@@ -347,4 +376,5 @@ __all__ = [
     "env_functions",
     "lazy_hook",
     "metrics_hooks",
+    "noop_hook",
 ]

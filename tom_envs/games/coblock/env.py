@@ -122,7 +122,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from tom_envs.core.contract import env_functions, metrics_hooks
+from tom_envs.core.contract import env_functions, metrics_hooks, noop_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.skin import skinnable
@@ -134,6 +134,7 @@ from tom_envs.games.coblock.rules import (
     REWARDS,
     TASK_CHOICES,
     TEXT_FORMATS,
+    ActionKind,
     CoBlockConfig,
     CoBlockGame,
 )
@@ -177,6 +178,9 @@ def make_bundle(**config: Any) -> GameBundle:
 
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
+#: The move that loses a turn (an illegal answer under the bench's ``forfeit`` protocol).
+noop_action = noop_hook(int(ActionKind.WAIT), "wait")
+
 
 #: The metrics function the runner calls after each episode, and the configured hooks.
 episode_metrics_hook, functional_objective, action_classes = metrics_hooks(
@@ -185,4 +189,4 @@ episode_metrics_hook, functional_objective, action_classes = metrics_hooks(
 
 
 __all__ = ["NAME", "PARAMS", "action_classes", "bot_table", "env", "episode_metrics_hook",
-           "functional_objective", "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
+           "functional_objective", "make_bundle", "noop_action", "parallel_env", "raw_env"]  # fmt: skip

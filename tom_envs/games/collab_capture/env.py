@@ -115,13 +115,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from tom_envs.core.contract import env_functions, metrics_hooks
+from tom_envs.core.contract import env_functions, metrics_hooks, noop_hook
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.skin import skinnable
 from tom_envs.games.collab_capture.bots import bot_table
 from tom_envs.games.collab_capture.encode import CaptureEncoder
-from tom_envs.games.collab_capture.rules import DOORS, ROOMS, SCENARIOS, CaptureConfig, CaptureGame
+from tom_envs.games.collab_capture.rules import (
+    DOORS,
+    ROOMS,
+    SCENARIOS,
+    Action,
+    CaptureConfig,
+    CaptureGame,
+)
 from tom_envs.games.collab_capture.text import CaptureText
 from tom_envs.games.joint_planner import next_action_probes
 
@@ -153,10 +160,13 @@ def make_bundle(**config: Any) -> GameBundle:
 
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
 
+#: The move that loses a turn (an illegal answer under the bench's ``forfeit`` protocol).
+noop_action = noop_hook(int(Action.STAY), "stay in my room")
+
 
 #: The metrics function the runner calls after each episode, and the functional objective.
 episode_metrics_hook, functional_objective = metrics_hooks(make_bundle)
 
 
 __all__ = ["NAME", "PARAMS", "bot_table", "env", "episode_metrics_hook", "functional_objective",
-           "make_bundle", "parallel_env", "raw_env"]  # fmt: skip
+           "make_bundle", "noop_action", "parallel_env", "raw_env"]  # fmt: skip

@@ -99,12 +99,13 @@ from typing import Any
 
 from tom_envs.core.action_classes import ActionClasses
 from tom_envs.core.agents import Agent
-from tom_envs.core.contract import env_functions
+from tom_envs.core.contract import env_functions, noop_hook
 from tom_envs.core.functional import FunctionalObjective, focal_return
 from tom_envs.core.game import GameBundle
 from tom_envs.core.params import Param, validate_kwargs
 from tom_envs.core.skin import skinnable
 from tom_envs.games.guandan.bots import bot_table
+from tom_envs.games.guandan.combos import PASS
 from tom_envs.games.guandan.encode import GuandanEncoder
 from tom_envs.games.guandan.rules import GuandanConfig, GuandanGame
 from tom_envs.games.guandan.text import GuandanText
@@ -143,6 +144,9 @@ def make_bundle(**config: Any) -> GameBundle:
 
 
 raw_env, env, parallel_env = env_functions(NAME, make_bundle)
+
+#: The move that loses a turn (an illegal answer under the bench's ``forfeit`` protocol).
+noop_action = noop_hook(PASS, "pass: not legal when leading a trick or in the tribute exchange")
 
 
 def action_recommender(view: Any) -> dict[int, float]:
@@ -207,4 +211,4 @@ def _action_class(action: int) -> int:
 
 __all__ = ["GUANDAN_CLASSES", "NAME", "PARAMS", "action_classes", "action_recommender",
            "bot_table", "env", "episode_metrics_hook", "functional_objective", "make_bundle",
-           "parallel_env", "raw_env"]  # fmt: skip
+           "noop_action", "parallel_env", "raw_env"]  # fmt: skip

@@ -549,13 +549,16 @@ class MidLevelAgent(BaseAgent):
             index = choice.action
             if index is None or not 0 <= int(index) < len(options):
                 index, valid = options.index(WAIT_ACTION), False
+            forfeit = isinstance(choice.info, dict) and choice.info.get("forfeit") is True
+            if forfeit:  # an invalid answer loses the turn: "wait" (stay one step)
+                index = options.index(WAIT_ACTION)
             chosen = options[int(index)]
             self.controller.set(chosen)
             self.history.append(chosen.text)
             self.choices += 1
             info = {"mid_level": chosen.text, "asked": mturn.view.status, **choice.info}
             valid = valid and choice.valid
-            self._choice_valid = valid
+            self._choice_valid = valid or forfeit  # a one-step wait: nothing left to carry out
         else:  # carrying out the last choice: a fallback's moves are the fallback's, not the agent's
             valid = self._choice_valid
             if not valid:
