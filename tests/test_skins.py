@@ -403,3 +403,23 @@ def test_room_games_rename_the_adversarys_role(name: str, word: str) -> None:
     canon.reset(seed=0)
     c_text = canon.text_observation(canon.agents[0])
     assert f"{c_text.rules}\n{c_text.observation}".lower().count(word) == blob.lower().count(new)
+
+
+def test_hanabi_card_slots_are_renamed_and_a_canonical_slot_reads_as_nothing() -> None:
+    """Hanabi's card slots under a skin: ``Card 0`` becomes ``Card <word>`` everywhere (the
+    listing keeps the hand's order), a skinned slot name plays that slot, and the canonical
+    ``play 2`` is refused (the disguise cannot be bypassed by the memorised numbering)."""
+    env = game_spec("Hanabi").load().raw_env(skin="s1")
+    env.reset(seed=0)
+    agent = env.agent_selection
+    text = env.text_observation(agent)
+    slots = env.bundle.text.skin.tables["slot"]
+    hand = env.bundle.game.config.cards_per_hand
+    assert "Card 0" not in text.observation and f"Card {slots['0']} could be" in text.observation
+    mine = [line for line in text.observation.splitlines() if line.startswith("Card ")]
+    assert mine == [line for line in mine if line.split()[1] in slots.values()]
+    assert [line.split()[1] for line in mine] == [slots[str(i)] for i in range(hand)]
+    view = env.view(agent)
+    parse = env.bundle.text.parse_action
+    assert parse(view, f"Play my Card {slots['2']}").action == hand + 2
+    assert not parse(view, "play 2").valid

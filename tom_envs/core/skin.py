@@ -44,7 +44,8 @@ BombDefusal             tool colours, call signs, room numbers (after room/rooms
 CollabCapture/Escape    Alice/Bob, room numbers (the range "room 1 to 10" restated as a list),
                         the adversary's role (``thief``, ``killer``)
 Hanabi                  colour names and their letters (``R3`` -> ``T3``, ``red (R)``), the
-                        players' names (``Bobs`` too)
+                        players' names (``Bobs`` too), the card slots (``Card 0`` -> ``Card
+                        gamma``; a canonical ``play 2`` reads as nothing)
 Guandan                 suits: names, symbols (``♥7`` -> ``★7``) and Chinese names (``红桃``)
 CoBlock                 block colours, ``player_0``/``player_1``; the x axis mirrored
                         (``x -> X-1-x`` in every ``(x, y, z)``) by about half the skins
@@ -54,8 +55,10 @@ Overcooked              chefs' names, ``onion``/``onions``; the kitchen mirrored
 Example                 the colours
 ======================  ==================================================================
 
-Kept, on purpose: ranks (Hanabi, Guandan) and Guandan's seat numbers, whose order the rules
-state (``player k+1``); Overcooked's point labels (``o0``) and its vertical axis (one
+Kept, on purpose: ranks (Hanabi, Guandan), numbers the rules compute with (a Hanabi stack's
+height and the score as the sum of top ranks; Guandan's levels advance by rank), so renaming
+them would change the task, not its surface; Guandan's seat numbers, whose order the rules state
+(``player k+1``); Overcooked's point labels (``o0``) and its vertical axis (one
 reflection already moves every memorised position). The
 matrix games list their payoff table and question in the skin's order too (``skin_order``).
 CoordinationQA items in a skin are the canonical items renamed

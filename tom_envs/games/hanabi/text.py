@@ -49,6 +49,10 @@ from tom_envs.games.hanabi.view import HanabiView
 #: their own), so that a card's letter follows its colour (``R3`` -> ``T3`` for Teal).
 SKIN_COLOURS = ("Cyan", "Jade", "Khaki", "Lilac", "Magenta", "Navy", "Olive", "Plum", "Saffron",
                 "Teal", "Umber", "Violet")  # fmt: skip
+#: A skin's card-slot names (``Card 0`` -> ``Card gamma``): words, so that a slot is never read
+#: as an option letter or a number.
+SKIN_SLOTS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda",
+              "sigma", "omega")  # fmt: skip
 PRONOUNS = {"Alice": "her", "Bob": "his", "Cathy": "her", "Donald": "his", "Emily": "her"}
 _NUMBER_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
@@ -461,8 +465,11 @@ class HanabiText(SeatRulesText[HanabiView]):
     def skin_symbols(self) -> tuple[Symbols, ...]:
         """What a skin renames (``skin=``, :mod:`tom_envs.core.skin`): the colour names, their
         letters (in ``R3`` and ``red (R)``, never as a word of their own, where a letter is an
-        option), following the colour's new initial, and the players' names (``Bobs`` too).
-        Ranks keep their numbers: their order is the rules."""
+        option), following the colour's new initial, the players' names (``Bobs`` too) and the
+        card slots (``Card 0`` -> ``Card gamma``, also after "play" or "discard", so that a
+        canonical ``play 2`` reads as nothing; the listing order stays the hand's order).
+        Ranks keep their numbers: the rules compute with them (a stack's height, the score is
+        the sum of the stacks' top ranks)."""
         letters = tuple(c[0] for c in self.colors)
         either = "|".join((*self.colors, *SKIN_COLOURS))  # "red (R)" is "olive (R)" by then
         return (
@@ -472,7 +479,16 @@ class HanabiText(SeatRulesText[HanabiView]):
             Symbols("colour initial", letters, tuple(c[0] for c in SKIN_COLOURS),
                     case_sensitive=True, before=rf"(?i:{either}) \(", follows="colour"),
             Symbols("player", self.names, NAME_POOL, glued="s"),
+            Symbols("slot", tuple(str(i) for i in range(self.config.cards_per_hand)), SKIN_SLOTS,
+                    before=r"(?i:card\s+|play\s+|discard\s+)"),
         )  # fmt: skip
+
+    def skin_phrases(self) -> dict[str, str]:
+        """The parser's "(your cards are 0 to 4)" restated as a list of slots, so that a skin
+        can rename them."""
+        return {f"(your cards are 0 to {n - 1})":
+                "(your cards are " + ", ".join(f"Card {i}" for i in range(n)) + ")"
+                for n in range(1, self.config.cards_per_hand + 1)}  # fmt: skip
 
     def render_state(self, state: HanabiState) -> str:
         """A spectator's picture: every hand with its knowledge, the table, the last move."""
