@@ -114,10 +114,11 @@ def best_responses(game: str) -> list[TrainedBestResponse]:
     return out
 
 
-def find(game: str | GameSpec, partner: str, seat: int,
-         env_kwargs: Mapping[str, Any] | None = None) -> TrainedBestResponse | None:  # fmt: skip
+def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str, Any] | None = None,
+         sha256: str | None = None) -> TrainedBestResponse | None:  # fmt: skip
     """The cached BR for exactly this configuration (game, resolved arguments, seat, partner by
-    content), or ``None``. Several matches: the latest in manifest order (a rebuilt one)."""
+    content), or ``None``. Several matches: the largest training budget (steps), then the latest
+    in manifest order; never chosen by its results. ``sha256``: only the BR with that file."""
     from tom_envs.identity import resolved_env_kwargs
     from tom_envs.registration import game_spec
 
@@ -131,11 +132,13 @@ def find(game: str | GameSpec, partner: str, seat: int,
         pid = partner_id(spec.name, partner)
     except KeyError:  # not a member of this game's zoo
         return None
-    found = None
-    for br in best_responses(spec.name):
-        if br.seat == seat and br.partner_id == pid and _normal(dict(br.env_kwargs)) == want:
-            found = br
-    return found
+    found = [br for br in best_responses(spec.name)
+             if br.seat == seat and br.partner_id == pid and _normal(dict(br.env_kwargs)) == want
+             and sha256 in (None, br.sha256)]
+    if not found:
+        return None
+    budget = max(int(br.origin.get("steps") or 0) for br in found)
+    return [br for br in found if int(br.origin.get("steps") or 0) == budget][-1]
 
 
 def _file_of(spec: str) -> Path | None:
@@ -159,7 +162,8 @@ def load(br: TrainedBestResponse, game: GameSpec, build: Callable[..., Any]) -> 
                              "refused")  # fmt: skip
     agent = build(br.spec, game, None, trusted=True)  # the spec comes from the installed package
     config = getattr(agent, "config", None)
-    loaded = config().get("file_sha256") if callable(config) else None
+    settings: Any = config() if callable(config) else {}
+    loaded = settings.get("file_sha256") if isinstance(settings, dict) else None
     if loaded != br.sha256:
         raise TrainedBRError(f"trained BR {br.name}: the loaded bytes have SHA-256 {loaded}, "
                              f"the manifest declares {br.sha256}: refused")  # fmt: skip
@@ -176,11 +180,11 @@ class BestResponseAgent(BaseAgent):
 
     description = "a trained best response to a fixed partner: br/<partner> (a lower bound)"
 
-    def __init__(self, partner: str, build: Callable[..., Any]) -> None:
+    def __init__(self, partner: str, build: Callable[..., Any], sha256: str | None = None) -> None:
         super().__init__()
         if not partner:
             raise ValueError("br/<partner>: name the partner, e.g. br/zoo/mappo_s0")
-        self.partner, self.build = partner, build
+        self.partner, self.build, self.pinned = partner, build, sha256
         self.name = PREFIX + partner
         self.inner: Any = None
         self.br: TrainedBestResponse | None = None
@@ -190,7 +194,7 @@ class BestResponseAgent(BaseAgent):
 
         super().reset(info)
         spec = game_spec(info.env_id)
-        br = find(spec, self.partner, info.player, info.env_kwargs or {})
+        br = find(spec, self.partner, info.player, info.env_kwargs or {}, self.pinned)
         if br is None:
             have = [f"{b.partner} seat {b.seat} {dict(b.env_kwargs)}"
                     for b in best_responses(spec.name)]  # fmt: skip
@@ -219,7 +223,7 @@ def trained_values(game: GameSpec, br: TrainedBestResponse, partner: str, seeds:
 
     kwargs = {k: v for k, v in env_kwargs.items() if k != "render_mode"}
     objective = game.load().functional_objective(**{**game.kwargs, **kwargs})
-    agent = BestResponseAgent(partner, build)
+    agent = BestResponseAgent(partner, build, br.sha256)  # this BR, not another cached one
     n = game.load().make_bundle(**{**game.kwargs, **kwargs}).game.num_players
     out = {}
     for s in seeds:

@@ -43,19 +43,33 @@ from tom_experiments.zoo.build import RUNS, Job, file_sha256, run_record, strip_
 
 #: The manifest's name inside ``data/<Game>/``.
 BR_MANIFEST = "br.json"
-#: Seeds every BR is evaluated on (never a training, selection or cross-play seed).
+#: Seeds every BR is evaluated on (never a training, selection or cross-play seed); the room
+#: games' episodes are cheap, so they get ten times as many (the gap check's interval).
 BR_EVAL_SEEDS = tuple(range(700_000, 700_020))
+ROOM_EVAL_SEEDS = tuple(range(700_000, 700_200))
+
+
+def eval_seeds(game: str) -> tuple[int, ...]:
+    """The evaluation seeds of ``game``'s BRs."""
+    return ROOM_EVAL_SEEDS if game in ("CollabCapture", "CollabEscape") else BR_EVAL_SEEDS
+#: Selection seeds of the trained-versus-candidates choice (as ``functional_tom``'s).
+SELECTION_SEEDS = tuple(range(10_000, 10_005))
 _ROOMS = ("--num-envs 16 --n-steps 128 --batch-size 512 --n-epochs 5 --hidden 64 --lr 5e-4 "
           "--eval-episodes 100 --engine batched --no-progress")  # fmt: skip
 _OC = ("--kw layout=cramped_room observation=features --event-rewards potting_onion=3 "
        "useful_plate=3 soup_from_pot=5 --event-rewards-horizon {steps} --engine batched "
        "--num-envs 16 --n-steps 400 --batch-size 1600 --n-epochs 8 --lr 1e-3 --gae-lambda 0.98 "
        "--clip-range 0.05 --ent-coef 0.05 --hidden 128 --eval-episodes 10 --no-progress")  # fmt: skip
+#: Hanabi is turn-based: SB3 has no batched path with a fixed partner (the learner's turns fall on
+#: different engine steps in different copies), so its BRs train on the per-env path.
+_HANABI = ("--engine envs --num-envs 8 --n-steps 256 --batch-size 1024 --n-epochs 5 --hidden 128 "
+           "--lr 5e-4 --eval-episodes 100 --no-progress")  # fmt: skip
 #: Per game: the recipe (flags after ``--partners P --seat K``), default steps, game arguments.
 RECIPES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "CollabCapture": (_ROOMS, 300_000, {}),
     "CollabEscape": (_ROOMS, 300_000, {}),
     "Overcooked": (_OC, 1_000_000, {"layout": "cramped_room", "observation": "features"}),
+    "Hanabi": (_HANABI, 200_000, {}),
 }  # fmt: skip
 
 
@@ -148,7 +162,7 @@ def _exact(game: str, partner: str, seat: int, kwargs: dict[str, Any]) -> float 
 
 
 def evaluate(game: str, partner: str, seat: int, kwargs: dict[str, Any],
-             seeds: tuple[int, ...] = BR_EVAL_SEEDS) -> dict[str, Any]:  # fmt: skip
+             seeds: tuple[int, ...] | None = None, sha256: str | None = None) -> dict[str, Any]:  # fmt: skip
     """The cached BR's ``U`` on ``seeds`` (mean, bootstrap 95% interval), the exact value where a
     solver gives one, and ``exact - mean``."""
     from tom_envs import best_responses as brs
@@ -157,9 +171,12 @@ def evaluate(game: str, partner: str, seat: int, kwargs: dict[str, Any],
     from tom_envs.registration import game_spec
 
     spec = game_spec(game)
-    br = brs.find(spec, partner, seat, kwargs)
+    seeds = eval_seeds(spec.name) if seeds is None else seeds
+    br = brs.find(spec, partner, seat, kwargs, sha256)
     if br is None:
-        raise ZooDataError(f"{game}: no cached BR to {partner} in seat {seat} for {kwargs}")
+        have = [(b.name, b.partner_id[:20], b.seat) for b in brs.best_responses(game)]
+        raise ZooDataError(f"{game}: no cached BR to {partner} ({brs.partner_id(game, partner)[:20]}) "
+                           f"in seat {seat} for {kwargs}; cached: {have}")  # fmt: skip
     t0 = time.process_time()
     values = brs.trained_values(spec, br, partner, seeds, kwargs, make_agent)
     mean, lo, hi = bootstrap_ci(list(values.values()), 0, resamples=2000)
@@ -168,7 +185,39 @@ def evaluate(game: str, partner: str, seat: int, kwargs: dict[str, Any],
             "ci95": [round(lo, 6), round(hi, 6)],
             "exact": None if exact is None else round(exact, 6),
             "gap": None if exact is None else round(exact - mean, 6),
+            "versus_candidates": versus_candidates(spec, br, partner, seeds, kwargs, values),
             "cpu_s": round(time.process_time() - t0, 2)}  # fmt: skip
+
+
+def versus_candidates(spec: Any, br: Any, partner: str, seeds: tuple[int, ...],
+                      kwargs: dict[str, Any], trained: dict[int, float]) -> dict[str, Any]:  # fmt: skip
+    """The evaluation layer's choice between the trained BR and the best declared candidate (the
+    game's zoo members as focal, as ``functional_tom`` declares them), on
+    :data:`SELECTION_SEEDS`, then its mean ``U`` on ``seeds``: which reference a page gets."""
+    from tom_envs import zoo
+    from tom_envs.agents import make_agent
+    from tom_envs.best_responses import BestResponseAgent
+    from tom_envs.evaluation.references import candidate_reference
+    from tom_envs.runner import play_episode
+
+    objective = spec.load().functional_objective(**{**spec.kwargs, **kwargs})
+    n = spec.load().make_bundle(**{**spec.kwargs, **kwargs}).game.num_players
+
+    def play(who: str, on: Any) -> dict[int, float]:
+        if who == br.agent_spec and tuple(on) == tuple(seeds):
+            return dict(trained)  # already played
+        out = {}
+        for s in on:
+            agents = [make_agent(partner, spec) for _ in range(n)]
+            agents[br.seat] = (BestResponseAgent(partner, make_agent, br.sha256)  # this BR
+                               if who == br.agent_spec else make_agent(who, spec))  # fmt: skip
+            out[int(s)] = float(objective(play_episode(spec, agents, int(s), kwargs), (br.seat,)))
+        return out
+
+    names = [m.agent_spec for m in zoo.members(spec.name)]
+    ref = candidate_reference(play, names, SELECTION_SEEDS, seeds, trained=br.agent_spec)
+    return {"kind": ref.kind, "U_mean": round(ref.mean, 6), "source": ref.source,
+            "candidates": names}  # fmt: skip
 
 
 def build(game: str, partner: str, steps: int | None = None, seed: int = 0, seat: int = 0,
@@ -195,12 +244,13 @@ def build(game: str, partner: str, steps: int | None = None, seed: int = 0, seat
         "name": j.name, "partner": partner, "partner_id": partner_id(spec.name, partner),
         "seat": seat, "env_kwargs": resolved, "file": dst.name, "sha256": file_sha256(dst),
         "bytes": dst.stat().st_size,
-        "train": {**run_record(j, run), "algo": "SB3 PPO (MaskablePPO), batched engine",
-                  "curve": curve.name}}  # fmt: skip
+        "train": {**run_record(j, run), "curve": curve.name,
+                  "algo": "SB3 PPO (MaskablePPO), " + ("per-env path" if "--engine envs" in
+                                                      j.command else "batched engine")}}  # fmt: skip
     data = load_manifest(spec.name) or {"best_responses": []}
     others = [e for e in data["best_responses"] if e["name"] != j.name]
     _write(spec.name, [*others, entry])
-    entry["evaluation"] = evaluate(spec.name, partner, seat, kwargs)
+    entry["evaluation"] = evaluate(spec.name, partner, seat, kwargs, sha256=entry["sha256"])
     _write(spec.name, [*others, entry])
     return entry
 
@@ -212,9 +262,10 @@ def _fmt(x: Any, digits: int = 3) -> str:
 def table(games: list[str] | None = None) -> str:
     """The page's rows: per shipped BR its kind, value on the evaluation seeds, budget, seed,
     clocks, the exact value and the gap where a solver gives one."""
-    rows = ["| game | partner | seat | kind | U of the trained BR [95%] (seeds) | exact | exact − "
-            "trained | budget (steps) | seed | wall / CPU s | curve (first → last train return) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| game | partner | seat | kind | U of the trained BR [95%] (episodes) | exact | exact − "
+            "trained | the reference: max(trained, best declared candidate) | budget (steps) | "
+            "seed | wall / CPU s | curve (first → last train return) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for game in games or sorted(p.name for p in DATA.iterdir() if (p / BR_MANIFEST).is_file()):
         for e in (load_manifest(game) or {}).get("best_responses", []):
             t, ev = e["train"], e.get("evaluation", {})
@@ -222,9 +273,18 @@ def table(games: list[str] | None = None) -> str:
                 f"| {game} | `{e['partner']}` | {e['seat']} | trained lower bound | "
                 f"{_fmt(ev.get('U_mean'))} [{_fmt((ev.get('ci95') or [None])[0])}, "
                 f"{_fmt((ev.get('ci95') or [None, None])[1])}] ({ev.get('episodes', '?')}) | "
-                f"{_fmt(ev.get('exact'), 4)} | {_fmt(ev.get('gap'))} | {t['steps']:,} | "
+                f"{_fmt(ev.get('exact'), 4)} | {_fmt(ev.get('gap'))} | {_versus(ev)} | "
+                f"{t['steps']:,} | "
                 f"{t['seed']} | {t.get('wall_s')} / {t.get('cpu_s')} | {_curve(game, t)} |")  # fmt: skip
     return "\n".join(rows) + "\n"
+
+
+def _versus(ev: dict[str, Any]) -> str:
+    v = ev.get("versus_candidates")
+    if not v:
+        return "-"
+    who = "trained BR" if v["kind"] == "trained lower bound" else v["source"].split(" won")[0]
+    return f"{who}: {_fmt(v['U_mean'])} ({v['kind']})"
 
 
 def _curve(game: str, train_record: dict[str, Any]) -> str:
@@ -238,5 +298,5 @@ def _curve(game: str, train_record: dict[str, Any]) -> str:
     return f"`{path.name}` ({vals[0]:.2f} → {vals[-1]:.2f}, max {np.max(vals):.2f})"
 
 
-__all__ = ["BR_EVAL_SEEDS", "BR_MANIFEST", "RECIPES", "best_responses", "br_name", "build",
-           "evaluate", "job", "load_manifest", "manifest_path", "table", "train"]
+__all__ = ["BR_EVAL_SEEDS", "BR_MANIFEST", "RECIPES", "ROOM_EVAL_SEEDS", "best_responses",
+           "br_name", "build", "eval_seeds", "evaluate", "job", "load_manifest", "manifest_path", "table", "train"]

@@ -169,6 +169,6 @@ def test_shipped_brs_have_their_files_records_and_curves(game: str) -> None:
         with (suite.DATA / game / t["curve"]).open() as fh:
             assert 2 <= len(list(csv.DictReader(fh))) <= 200
         ev = e["evaluation"]
-        assert ev["episodes"] == len(brmod.BR_EVAL_SEEDS) and ev["ci95"][0] <= ev["U_mean"]
+        assert ev["episodes"] == len(brmod.eval_seeds(game)) and ev["ci95"][0] <= ev["U_mean"]
         if ev["exact"] is not None:  # the gap where a solver gives the exact value
             assert ev["gap"] == pytest.approx(ev["exact"] - ev["U_mean"], abs=1e-5)
