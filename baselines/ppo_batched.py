@@ -13,7 +13,10 @@ How the seats are played on the batched engine:
   CollabEscape, Overcooked) with ``--partners P``: ``--num-envs`` engine copies, one SB3 slot
   each; the learner plays ``--seat``, the vectorised version of partner ``P`` the other seat
   (``vector_partners``: every matrix bot, ``greedy`` in Capture and Escape, ``random``
-  everywhere), each checked action by action against its bot in ``tests/games/*/test_vector.py``.
+  everywhere), each checked action by action against its bot in ``tests/games/*/test_vector.py``;
+  and any learned zoo member ``zoo/<name>`` of the game (its checkpoint's actor on the batched
+  observations: :class:`~tom_baselines.vector_partner.CheckpointVectorPartner`, refused unless
+  its file has the SHA-256 its manifest declares and it was trained on these game arguments).
   The same transitions as the per-env path: against a deterministic partner and the same actions
   they are equal step for step (``tests/baselines/test_ppo_batched.py``).
 * **Simultaneous games, ``--self-play``**: every (copy, seat) is an SB3 slot (SuperSuit's
@@ -115,6 +118,8 @@ def batched_problem(args: Args, spec: GameSpec) -> str | None:
     if not args.self_play:
         name = _partner_name(spec, args)
         allowed = list(vector_partners(spec))
+        if name is not None and _learned_member(spec, name):
+            return None
         if name is None or name not in allowed:
             return (f"partner {args.partners} has no vectorised version in {spec.name} "
                     f"(vectorised: {allowed})")  # fmt: skip
@@ -134,10 +139,27 @@ def _build_engine(spec: GameSpec, args: Args, num_envs: int) -> Any:
     return engine_cls(num_envs, **options, **_engine_kwargs(spec, args))
 
 
-def _vector_partner(spec: GameSpec, engine: Any, name: str, seat: int, seed: int) -> Any:
+def _learned_member(spec: GameSpec, name: str) -> bool:
+    """Whether ``name`` is a learned (checkpoint) member of ``spec``'s zoo (``zoo/<name>``)."""
+    if not name.startswith("zoo/"):
+        return False
+    from tom_envs import zoo
+
+    try:
+        return zoo.member(name, spec.name).kind == "checkpoint"
+    except KeyError:
+        return False
+
+
+def _vector_partner(spec: GameSpec, engine: Any, name: str, seat: int, seed: int,
+                    kwargs: dict[str, Any] | None = None) -> Any:  # fmt: skip
     from tom_envs.core.vector import RandomPartner
 
     other = (1 - seat,)
+    if _learned_member(spec, name):
+        from tom_baselines.vector_partner import zoo_partner
+
+        return zoo_partner(spec, name, kwargs or dict(spec.kwargs), other, seed)
     if spec.name in MATRIX_GAMES:
         from tom_envs.games.matrix.vector import MatrixPartner
 
@@ -178,7 +200,8 @@ def make_batched_venv(args: Args, spec: GameSpec, observation_space: Any) -> tup
     else:
         name = _partner_name(spec, args)
         assert name is not None
-        partner = _vector_partner(spec, engine, name, args.seat, args.seed + 1)
+        partner = _vector_partner(spec, engine, name, args.seat, args.seed + 1,
+                                  _engine_kwargs(spec, args))  # fmt: skip
         venv = BatchedVecEnv(engine, "partner", seat=args.seat, partner=partner,
                              observation_space=observation_space)  # fmt: skip
         detail = f"{type(engine).__name__} x{args.num_envs}, seat {args.seat} vs vectorised {name}"

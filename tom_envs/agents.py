@@ -6,6 +6,8 @@ An agent spec is a string::
     <bot>                        a partner bot of the game (``tom-envs list`` shows them)
     population:<name>            a bot drawn from a named population at every episode (seeded)
     zoo/<member>                 a learned member of the game's partner zoo (:mod:`tom_envs.zoo`)
+    br/<partner>                 the cached best response trained against <partner>
+                                 (:mod:`tom_envs.best_responses`; a lower bound)
     switch:a=A:b=B:at=LO-HI:key=K
                                  a partner that plays A, then B from its decision t_s drawn
                                  uniformly in [LO, HI] from the episode seed and K (B runs in
@@ -256,6 +258,12 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
         from tom_envs.partners.switching import make_switching
 
         return make_switching(kwargs, lambda m: make_agent(m, game, bundle, trusted=trusted))
+    if head.startswith("br/"):  # a cached trained best response (tom_envs.best_responses)
+        if kwargs:
+            raise ValueError(f"trained best response {head!r} takes no arguments, got {kwargs}")
+        from tom_envs.best_responses import BestResponseAgent
+
+        return BestResponseAgent(head.removeprefix("br/"), make_agent)
     if head.startswith("zoo/"):
         if kwargs:
             raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")

@@ -22,6 +22,8 @@ reproduction above them, ``tom_experiments`` (the ``experiments/`` folder), decl
     bench = "my_package.cli:command"                #   command(parser) -> run(args) -> exit code
     [project.entry-points."tom_envs.zoo"]           # learned partners of the partner zoo
     suite = "tom_experiments.zoo:members"           #   members(game) -> list[tom_envs.zoo.Member]
+    [project.entry-points."tom_envs.best_responses"]  # trained best responses to zoo partners
+    suite = "tom_experiments.zoo.br:best_responses"  #   (game) -> list[TrainedBestResponse]
 
 A name is loaded only when it is used, so ``import tom_envs`` stays light (a command is loaded
 when the ``tom-envs`` parser is built: keep its module's imports inside ``run``). Entry points come
@@ -42,6 +44,7 @@ GROUPS = (
     "tom_envs.configs",
     "tom_envs.commands",
     "tom_envs.zoo",
+    "tom_envs.best_responses",
 )
 
 

@@ -10,7 +10,8 @@ seat, seed) and says what kind of number it is:
 | CollabCapture, CollabEscape | ``greedy``, ``optimal``, ``random``, any :class:`~tom_envs.games.joint_planner.MarkovPartner` | :class:`~tom_envs.games.joint_planner.BestResponsePlanner` on the joint planner's tables | ``exact`` |
 | BombDefusal | ``cbs`` (both partners) | the mission's centralised optimum (CBS plan; the focal's CBS part attains it, no focal policy beats it) | ``exact`` per mission |
 | BombDefusal | any other bot | upper: the centralised optimum (privileged, always valid); lower: the best declared candidate focal, chosen on selection seeds disjoint from the evaluation seeds and played on the evaluation seeds | ``bracket`` |
-| Hanabi, Overcooked, Guandan, CoBlock | - | none yet (trained or candidate references belong elsewhere) | raises :class:`NoReference` |
+| any game without one of the above (Hanabi, Overcooked, learned partners) | a partner with a cached trained best response for this exact configuration (:mod:`tom_envs.best_responses`) | the trained BR played on the seeds | ``lower_bound``, labelled ``"trained lower bound"`` (:attr:`Reference.label`) |
+| Guandan, CoBlock; any other partner | - | none yet (candidate references belong elsewhere) | raises :class:`NoReference` |
 
 The value is the game's functional objective ``U`` of one episode, from the focal seat:
 
@@ -89,6 +90,8 @@ class Reference:
         source: how the value was obtained, in words.
         details: further exact figures (success probability, expected turns, team optimum, ...).
         env_kwargs: the game arguments the values hold for.
+        trained: for a trained best response (a lower bound), what it is: its manifest name,
+            trainer, budget in steps, seed, file hash, curve (``None`` for a solver's value).
     """
 
     game: str
@@ -102,8 +105,11 @@ class Reference:
     upper: tuple[float, ...] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    trained: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if self.trained is not None and self.kind != "lower_bound":
+            raise ValueError(f"a trained best response is a lower bound, not {self.kind!r}")
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
         if len(self.values) != len(self.seeds):
@@ -123,6 +129,14 @@ class Reference:
         """The mean upper end over the seeds (brackets only)."""
         return None if self.upper is None else float(np.mean(self.upper))
 
+    @property
+    def label(self) -> str:
+        """What a page calls it: ``"exact"``, ``"bracket"``, ``"lower bound"`` or ``"trained
+        lower bound"`` (a trained best response: never exact)."""
+        if self.trained is not None:
+            return "trained lower bound"
+        return self.kind.replace("_", " ")
+
     def value(self, seed: int) -> float:
         """The value of one seed (the lower end of a bracket)."""
         return self.values[self.seeds.index(seed)]
@@ -133,6 +147,7 @@ def reference_for(
     partner: Any,
     seat: int = 0,
     seeds: Sequence[int] = (0,),
+    trained: bool = True,
     **kwargs: Any,
 ) -> Reference:
     """The best-response reference of ``seat`` against ``partner`` in ``game`` on ``seeds``.
@@ -154,6 +169,10 @@ def reference_for(
             deterministic members; ``bayes=True`` takes the window from the spec's ``at``);
             ``markov=True`` (room games: any agent spec, e.g. ``zoo/<member>``, vouched Markov in
             (state, turns left)); ``candidates`` and ``selection_seeds`` (BombDefusal brackets).
+        trained: where no solver gives a reference, use a cached best response trained against
+            this partner for exactly this configuration (game arguments, seat, partner by content:
+            :func:`tom_envs.best_responses.find`), played on ``seeds``: kind ``lower_bound``,
+            :attr:`Reference.label` ``"trained lower bound"``. ``False``: solvers only.
 
     The values are per seed. CollabCapture and CollabEscape start without chance, so every seed
     has the same exact (expected) value; in BombDefusal each seed is its own mission; in the
@@ -169,16 +188,49 @@ def reference_for(
         raise ValueError("seeds must name at least one episode seed")
     if isinstance(seat, bool) or not isinstance(seat, int):
         raise ValueError(f"seat must be an int, got {seat!r}")
-    if spec.name in MATRIX_GAMES:
-        return _matrix_reference(spec, partner, seat, seeds, **kwargs)
-    if spec.name in ROOM_GAMES:
-        return _room_reference(spec, partner, seat, seeds, **kwargs)
-    if spec.name == "BombDefusal":
-        return _bomb_reference(spec, partner, seat, seeds, **kwargs)
-    later = NOT_YET.get(spec.name, "none planned")
-    raise NoReference(
-        f"{spec.name} has no best-response reference here yet (planned: {later}); exact "
-        f"references exist for {', '.join((*MATRIX_GAMES, *ROOM_GAMES, 'BombDefusal'))}"
+    try:
+        if spec.name in MATRIX_GAMES:
+            return _matrix_reference(spec, partner, seat, seeds, **kwargs)
+        if spec.name in ROOM_GAMES:
+            return _room_reference(spec, partner, seat, seeds, **kwargs)
+        if spec.name == "BombDefusal":
+            return _bomb_reference(spec, partner, seat, seeds, **kwargs)
+        later = NOT_YET.get(spec.name, "none planned")
+        raise NoReference(
+            f"{spec.name} has no best-response reference here yet (planned: {later}); exact "
+            f"references exist for {', '.join((*MATRIX_GAMES, *ROOM_GAMES, 'BombDefusal'))}"
+        )
+    except NoReference:
+        ref = _trained_reference(spec, partner, seat, seeds, kwargs) if trained else None
+        if ref is None:
+            raise
+        return ref
+
+
+def _trained_reference(spec: GameSpec, partner: Any, seat: int, seeds: tuple[int, ...],
+                       kwargs: Mapping[str, Any]) -> Reference | None:  # fmt: skip
+    """The cached trained BR for this exact configuration played on ``seeds`` (``None``: none
+    matches): a lower bound, labelled "trained lower bound"."""
+    from tom_envs import best_responses as brs
+
+    if not isinstance(partner, str):
+        return None
+    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}
+    game_kwargs = {k: v for k, v in _game_kwargs(spec, kwargs).items() if k in params}
+    br = brs.find(spec, partner, seat, game_kwargs)
+    if br is None:
+        return None
+    from tom_envs.agents import make_agent
+
+    values = brs.trained_values(spec, br, partner, seeds, game_kwargs, make_agent)
+    objective = spec.load().functional_objective(**{**spec.kwargs, **game_kwargs})
+    o = br.origin
+    trained = {"name": br.name, "sha256": br.sha256, "algo": o.get("algo"),
+               "steps": o.get("steps"), "seed": o.get("seed"), "command": o.get("command"),
+               "curve": o.get("curve"), "agent_spec": br.agent_spec}  # fmt: skip
+    return Reference(
+        spec.name, partner, seat, "lower_bound", objective.name, seeds,
+        tuple(values[s] for s in seeds), br.describe(), env_kwargs=game_kwargs, trained=trained,
     )
 
 

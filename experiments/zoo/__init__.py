@@ -23,7 +23,9 @@ it was trained on (``env_kwargs``; the checkpoint refuses another).
 Commands (``tom-envs zoo ...``, or ``python -m tom_experiments.zoo ...``): ``list GAME``,
 ``describe GAME``, ``crossplay GAME`` (the cross-play matrix with 95% intervals, the evidence
 that the members differ), ``build GAME`` (turns finished training runs into the shipped files),
-``page GAME --crossplay FILE`` (the game's section of ``docs/results/zoo.md``).
+``page GAME --crossplay FILE`` (the game's section of ``docs/results/zoo.md``), ``br GAME PARTNER``
+(train and ship a best response to one fixed partner, a lower bound:
+:mod:`tom_experiments.zoo.br`, manifests ``data/<Game>/br.json``) and ``br-table``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@
     tom-envs zoo crossplay Overcooked --seeds 800000 800019 --json runs/zoo/crossplay_oc.json
     tom-envs zoo describe Hanabi
     tom-envs zoo build Overcooked [--train]
+    tom-envs zoo br Overcooked zoo/mappo_s0 [--steps 1000000 --seed 0 --seat 0]
+    tom-envs zoo br-table
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ def command(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], i
     p = sub.add_parser("build", help="ship finished training runs as learned members")
     p.add_argument("game")
     p.add_argument("--train", action="store_true", help="first train the missing runs")
+    p = sub.add_parser("br", help="train a best response to one fixed partner (a lower bound)")
+    p.add_argument("game")
+    p.add_argument("partner", help="the partner's agent spec: a bot or zoo/<member>")
+    p.add_argument("--steps", type=int, default=None, help="learner steps (default: the recipe's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seat", type=int, default=0, help="the focal seat")
+    p.add_argument("--no-train", action="store_true", help="ship an existing run only")
+    p = sub.add_parser("br-table", help="the shipped trained best responses (Markdown)")
+    p.add_argument("games", nargs="*")
 
     def run(args: argparse.Namespace) -> int:
         return _run(args)
@@ -55,6 +66,22 @@ def _kwargs(game: str, kw: list[str] | None) -> dict[str, object]:
     return parse_kv(kw) if kw is not None else env_kwargs(game)
 
 
+def _run_br(args: argparse.Namespace) -> int:
+    """``br`` (train and ship one best response) and ``br-table`` (the page's rows)."""
+    import json
+
+    from tom_envs.registration import game_spec
+    from tom_experiments.zoo.br import build, table
+
+    if args.zoo_command == "br-table":
+        print(table([game_spec(g).name for g in args.games] or None), end="")
+        return 0
+    entry = build(game_spec(args.game).name, args.partner, args.steps, args.seed, args.seat,
+                  do_train=not args.no_train)  # fmt: skip
+    print(json.dumps({k: entry[k] for k in ("name", "sha256", "evaluation")}, indent=1))
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     import json
     import sys
@@ -62,6 +89,8 @@ def _run(args: argparse.Namespace) -> int:
     from tom_envs import zoo
     from tom_envs.registration import game_spec
 
+    if args.zoo_command in ("br", "br-table"):
+        return _run_br(args)
     game = game_spec(args.game).name
     if args.zoo_command == "list":
         print(f"{zoo.version(game)}")

@@ -10,6 +10,11 @@ happens to evaluate (adding an agent that beats everything changes no reference)
    played as focal), chosen on *selection seeds* disjoint from the evaluation seeds and then played
    on the evaluation seeds (:func:`candidate_reference`). Some focal policy reaches it, so it is at
    most the best response's value: regret against it is a lower bound and may be negative;
+   A cached best response *trained* against this partner for exactly this configuration
+   (:func:`trained_spec`, :mod:`tom_envs.best_responses`) joins the candidates: the better of
+   it and the best declared candidate on the selection seeds is the reference, and the source
+   says which won; when the trained one wins the kind is ``"trained lower bound"`` (still a
+   lower bound, never exact);
 3. else none (``n/a``).
 """
 
@@ -21,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-#: The kinds a page prints: an exact value, both ends, a value some policy reaches.
-KINDS = ("exact", "bracket", "lower bound")
+#: The kinds a page prints: an exact value, both ends, a value some policy reaches (a declared
+#: candidate's, or a trained best response's).
+KINDS = ("exact", "bracket", "lower bound", "trained lower bound")
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,7 @@ def solver_reference(
     except ImportError:  # the solvers are not installed in this checkout
         return None
     try:
-        ref = reference_for(game, partner, seat, tuple(seeds), **dict(env_kwargs))
+        ref = reference_for(game, partner, seat, tuple(seeds), trained=False, **dict(env_kwargs))
     except (NoReference, KeyError, ValueError, TypeError):
         return None  # no reference for this partner (a learned member, a population, ...)
     kind = {"exact": "exact", "bracket": "bracket", "lower_bound": "lower bound"}[ref.kind]
@@ -68,17 +74,34 @@ def solver_reference(
     return PairReference(kind, dict(zip(ref.seeds, ref.values, strict=True)), ref.source, upper)
 
 
+def trained_spec(
+    game: str, partner: str, seat: int, env_kwargs: Mapping[str, Any]
+) -> str | None:
+    """The agent spec (``br/<partner>``) of the cached trained best response for exactly this
+    configuration, or ``None``."""
+    from tom_envs.best_responses import find
+
+    br = find(game, partner, seat, env_kwargs)
+    return None if br is None else br.agent_spec
+
+
 def candidate_reference(
     play: Callable[[str, Sequence[int]], Mapping[int, float]],
     candidates: Sequence[str],
     selection_seeds: Sequence[int],
     seeds: Sequence[int],
+    trained: str | None = None,
 ) -> PairReference:
     """The best declared candidate as focal: chosen by its mean ``U`` on ``selection_seeds``
     (ties: the first declared), then played on the evaluation ``seeds``: a lower bound.
 
     ``play(candidate, seeds) -> {seed: U}`` plays the candidate as focal against the partner.
+    ``trained``: the agent spec of a trained best response to the partner (:func:`trained_spec`),
+    compared with the best candidate on the same selection seeds (ties: the candidate); alone
+    (no candidates) it is played on ``seeds`` directly.
     """
+    if trained is not None:
+        return _with_trained(play, candidates, selection_seeds, seeds, trained)
     if not candidates:
         raise ValueError("candidates: declare at least one focal policy")
     overlap = sorted(set(selection_seeds) & set(seeds))
@@ -96,4 +119,29 @@ def candidate_reference(
                          f"{lo}..{hi}: {best}")  # fmt: skip
 
 
-__all__ = ["KINDS", "PairReference", "candidate_reference", "solver_reference"]
+def _with_trained(
+    play: Callable[[str, Sequence[int]], Mapping[int, float]],
+    candidates: Sequence[str],
+    selection_seeds: Sequence[int],
+    seeds: Sequence[int],
+    trained: str,
+) -> PairReference:
+    """max(trained best response, best declared candidate), chosen on the selection seeds."""
+    if not candidates:
+        return PairReference("trained lower bound", dict(play(trained, seeds)),
+                             f"trained best response {trained} (no declared candidates)")  # fmt: skip
+    best = candidate_reference(play, candidates, selection_seeds, seeds)
+    name = best.source.rsplit(": ", 1)[-1]
+    on_sel = {c: float(np.mean(list(play(c, selection_seeds).values()))) for c in (name, trained)}
+    lo, hi = min(selection_seeds), max(selection_seeds)
+    versus = (f"on selection seeds {lo}..{hi}: trained {on_sel[trained]:.4g}, best declared "
+              f"candidate {name} {on_sel[name]:.4g}")  # fmt: skip
+    if on_sel[trained] > on_sel[name]:
+        return PairReference("trained lower bound", dict(play(trained, seeds)),
+                             f"trained best response {trained} won {versus}")  # fmt: skip
+    return PairReference("lower bound", dict(best.values),
+                         f"declared candidate {name} won over the trained best response "
+                         f"{trained} {versus}")  # fmt: skip
+
+
+__all__ = ["KINDS", "PairReference", "candidate_reference", "solver_reference", "trained_spec"]

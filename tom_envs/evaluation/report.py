@@ -37,7 +37,12 @@ import numpy as np
 
 from tom_envs.evaluation.config import Cell
 from tom_envs.evaluation.plots import heatmap, line_plot, read_curve
-from tom_envs.evaluation.references import PairReference, candidate_reference, solver_reference
+from tom_envs.evaluation.references import (
+    PairReference,
+    candidate_reference,
+    solver_reference,
+    trained_spec,
+)
 from tom_envs.partners.regret import episode_regret
 from tom_envs.records import Episode, mean_ci95
 
@@ -224,7 +229,11 @@ def _reference(
         if ref is not None:
             return ref
     candidates = list(ft.get("candidates") or [])
-    if not candidates:
+    trained = None
+    if len(game.focal_seats) == 1:  # a cached trained best response for this configuration
+        trained = trained_spec(game.game, member, game.focal_seats[0],
+                               {**game.spec.kwargs, **game.kwargs})  # fmt: skip
+    if not candidates and trained is None:
         return None
     from tom_envs.agents import make_agent
     from tom_envs.runner import play_episode
@@ -238,7 +247,7 @@ def _reference(
                                      game, objective)[int(s)]  # fmt: skip
         return out
 
-    return candidate_reference(play, candidates, ft["selection_seeds"], seeds)
+    return candidate_reference(play, candidates, ft.get("selection_seeds") or [], seeds, trained)
 
 
 def functional_tom(res: Any, game: str, ft: Mapping[str, Any]) -> dict[str, Any]:
