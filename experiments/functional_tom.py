@@ -583,9 +583,47 @@ def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
     if _LAST and _LAST[0] == key:
         return _LAST[1]
     t0 = time.perf_counter()
-    out = [game_result(p, played, episodes) for p in _selected(games)]
+    out = _game_results(_selected(games), played, episodes)
     _LAST[:] = [key, out, time.perf_counter() - t0]
     return out
+
+
+#: The worker processes computing the games' results (references, known-groups sessions):
+#: two, like the cells' pool on this 2-core machine.
+RESULT_WORKERS = 2
+_SHARED: list[Any] = []  # (played, episodes) handed to forked workers without pickling
+
+
+def _one_result(index: int) -> GameResult:
+    plans, played, episodes = _SHARED
+    return game_result(plans[index], played, episodes)
+
+
+def _game_results(plans: Sequence[GamePlan], played: Mapping[str, list[Episode]],
+                  episodes: int | None) -> list[GameResult]:  # fmt: skip
+    """Every game's result, the games shared by :data:`RESULT_WORKERS` forked processes (each
+    game's figures depend only on its own seeds: the same digits however they are shared); the
+    pool ends with the call."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(RESULT_WORKERS, len(plans))
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [game_result(p, played, episodes) for p in plans]
+    _SHARED[:] = [list(plans), played, episodes]
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            # the longest first (sessions with Overcooked's planner, then bomb's and Hanabi's)
+            order = sorted(range(len(plans)), key=lambda i: -_COST.get(plans[i].game, 0))
+            futures = {i: pool.submit(_one_result, i) for i in order}
+            return [futures[i].result() for i in range(len(plans))]
+    finally:
+        _SHARED.clear()
+
+
+#: Relative cost of a game's result (the sessions' measured minutes), to start the longest first.
+_COST = {"Overcooked": 8, "BombDefusal": 3, "Hanabi": 2, "CoBlock": 1, "Guandan": 1}
 
 
 def _computed_seconds() -> float:
