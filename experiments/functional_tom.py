@@ -656,8 +656,9 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              f"(games: {', '.join(names)}). Evaluation seeds 0..N−1 per cell (N per game below); "
              f"lower-bound selection seeds {SELECTION_SEED}..{SELECTION_SEED + selection - 1}. "
              f"Episode play time (sum over episodes): {play_s:.0f} s; references, known-groups "
-             f"sessions and switches (computed once for the page and its figures): {ref_s:.0f} s, "
-             f"of which sessions {sessions_s:.0f} s. Zoo versions: {', '.join(zoo.version(g) for g in names)}.", "",
+             f"sessions and switches (computed once for the page and its figures, "
+             f"{RESULT_WORKERS} workers): {ref_s:.0f} s wall, the sessions' share "
+             f"{sessions_s:.0f} s summed over the workers. Zoo versions: {', '.join(zoo.version(g) for g in names)}.", "",
              "`U` is each game's functional objective (`tom_envs.core.functional`); ΔF = U_ref − "
              "U on the same seed, per episode and per step (/T, the game's fixed horizon); "
              "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
