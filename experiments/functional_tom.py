@@ -595,20 +595,34 @@ _SHARED: list[Any] = []  # (played, episodes) handed to forked workers without p
 
 
 def _one_result(index: int) -> GameResult:
+    import sys
+
+    if "torch" in sys.modules:  # a forked child runs torch on one thread (no inherited pool)
+        sys.modules["torch"].set_num_threads(1)
     plans, played, episodes = _SHARED
     return game_result(plans[index], played, episodes)
+
+
+def _fork_safe() -> bool:
+    """Forking is safe when torch is not loaded or runs one thread (``OMP_NUM_THREADS=1``, as
+    long runs here do): a child inheriting a multi-threaded pool can hang."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is None or torch.get_num_threads() == 1
 
 
 def _game_results(plans: Sequence[GamePlan], played: Mapping[str, list[Episode]],
                   episodes: int | None) -> list[GameResult]:  # fmt: skip
     """Every game's result, the games shared by :data:`RESULT_WORKERS` forked processes (each
     game's figures depend only on its own seeds: the same digits however they are shared); the
-    pool ends with the call."""
+    pool ends with the call. In one process when forking is not safe (:func:`_fork_safe`: run
+    the page with ``OMP_NUM_THREADS=1`` to get the workers)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     workers = min(RESULT_WORKERS, len(plans))
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or not _fork_safe():
         return [game_result(p, played, episodes) for p in plans]
     _SHARED[:] = [list(plans), played, episodes]
     try:
