@@ -26,10 +26,44 @@ renders:
 * a **plot** per game (inline SVG, no plotting dependency): literal (accuracy minus the best
   shortcut) against functional ToM (``ΔF/T``, lower is better); agents without predictions on a
   strip at the left.
+
+**Known groups: what is declared** (written before running, never chosen from results; the agents
+are :mod:`tom_envs.known_groups`). Matrix games: as before (cells, rmax adapts within the
+episode). Every other game plays the three groups in sessions of ``K = 8`` consecutive episodes
+with the same partner (``S = 10`` sessions, Overcooked 5 for its cost; seeds 20000.., the same for
+every group and member); the session is the bootstrap unit. The members checked are the zoo's
+non-random members whose reference names a policy (learned Capture/Escape members have none yet).
+
+* **oracle** of a member: its reference's policy (:func:`tom_envs.known_groups.reference_policy`):
+  exact in Capture/Escape (``BestResponsePlanner``) and against a ``cbs`` bomb team (its CBS
+  part); elsewhere the best zoo member as focal on the selection seeds (bomb ``heuristic``/
+  ``random``: the bracket's candidate), i.e. the reference *is* that policy's mean and the
+  oracle's 0 is by construction (plumbing and sampling only).
+* **fixed** (m0, the design study's 8.4 choices): Capture/Escape ``optimal`` (its reference is the
+  team's optimal plan); bomb ``zoo/ppo_s0`` (a learned team convention); Hanabi ``convention``
+  (the strongest rule convention); CoBlock ``cooperative``; Guandan ``heuristic``; Overcooked
+  ``zoo/mappo_s0`` (the learned convention).
+* **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
+  prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
+  one arm per distinct oracle policy of the members checked, one arm per episode (Guandan: per
+  deal).
+* **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs
+  whose references differ on the last page): Capture/Escape ``optimal`` -> ``greedy``; bomb
+  ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
+  ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
+  ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
+
+**Cost** (measured per episode on this machine, a few seeds, under load): bomb 9-30 ms,
+Hanabi 7-86, CoBlock 16-32, Guandan 16-61 per deal, Capture/Escape 1-50 (Escape ``greedy`` 290),
+Overcooked 14-544 (planner) and ~460 ms on average in the sessions' mixed pairs. Sessions:
+members x S x (8 adaptive + up to 16 oracle/fixed) + S x 30 switch episodes: Overcooked ~1,100
+episodes (~8 min), bomb ~1,500 (~3 min), Hanabi ~1,500 (~2 min), CoBlock/Guandan ~1 min each,
+Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import time
@@ -42,6 +76,16 @@ import numpy as np
 
 from tom_envs import zoo
 from tom_envs.evaluation.tables import PaperTable, TableCell
+from tom_envs.known_groups import (
+    GroupsPlan,
+    SelectorAgent,
+    SwitchResult,
+    TypeBasedAgent,
+    order_verdict,
+    play_groups,
+    play_switch,
+    reference_policy,
+)
 from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
 from tom_envs.records import Episode, bootstrap_ci
 from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
@@ -65,10 +109,20 @@ class GamePlan:
     others: str | None = None  # the remaining seats (Guandan's opponents)
     kwargs: tuple[tuple[str, Any], ...] = ()
     fixed_member: str | None = None  # the fixed-convention agent: the oracle of this member
-    adaptive: str | None = None  # the adaptive learner's spec
+    adaptive: str | None = None  # the adaptive learner's spec (matrix games: within an episode)
     switch: tuple[str, str, str] | None = None  # (A, B, at) of a within-episode switching partner
+    #: the known groups in sessions (every game but the matrix ones): the adaptive learner
+    #: ("selector" or "typebased"), K episodes per session, S sessions
+    session_learner: str | None = None
+    session_length: int = 8
+    sessions: int = 10
+    #: (A, B, at_episode) of a partner switching across a session's episodes (sessions of 10)
+    episode_switch: tuple[str, str, str] | None = None
+    switch_sessions: int = 10
 
 
+# Declared before running (never chosen by looking at results; the reasons in the module
+# docstring, "Known groups: what is declared"):
 PLANS: dict[str, GamePlan] = {
     "RockPaperScissors": GamePlan("RockPaperScissors", 30, fixed_member="always_0", adaptive=RMAX,
                                   switch=("always_0", "always_1", "30-70")),
@@ -76,14 +130,26 @@ PLANS: dict[str, GamePlan] = {
                               switch=("always_0", "always_1", "30-70")),
     "PrisonersDilemma": GamePlan("PrisonersDilemma", 30, fixed_member="always_0", adaptive=RMAX,
                                  switch=("tit_for_tat", "always_1", "30-70")),
-    "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal"),
-    "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal"),
+    "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal",
+                              session_learner="typebased",
+                              episode_switch=("optimal", "greedy", "3-6")),
+    "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal",
+                             session_learner="typebased",
+                             episode_switch=("optimal", "greedy", "3-6")),
     # the learned members' checkpoints refuse any other game arguments than they were trained with
-    "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"), ("shaping", True))),
-    "Hanabi": GamePlan("Hanabi", 10),
-    "CoBlock": GamePlan("CoBlock", 10),
-    "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic"),
-    "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400), ("observation", "features"))),
+    "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"), ("shaping", True)),
+                            fixed_member="zoo/ppo_s0", session_learner="selector",
+                            episode_switch=("cbs", "zoo/ppo_s0", "3-6")),
+    "Hanabi": GamePlan("Hanabi", 10, fixed_member="convention", session_learner="selector",
+                       episode_switch=("convention", "zoo/ppo_s0", "3-6")),
+    "CoBlock": GamePlan("CoBlock", 10, fixed_member="cooperative", session_learner="selector",
+                        episode_switch=("cooperative", "random", "3-6")),
+    "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic",
+                        fixed_member="heuristic", session_learner="selector",
+                        episode_switch=("heuristic", "recommender", "3-6")),
+    "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400), ("observation", "features")),
+                           fixed_member="zoo/mappo_s0", session_learner="selector", sessions=5,
+                           episode_switch=("greedy", "zoo/mappo_s1", "3-6"), switch_sessions=5),
 }  # fmt: skip
 #: The games with exact (or bracketed) references first, then the labelled lower bounds.
 ORDER = tuple(PLANS)
@@ -181,7 +247,7 @@ def table_cells(
                 cells.append(TableCell(_key(plan.game, agent, partner), plan.game,
                                        _seats(plan, _focal_spec(plan, agent, partner), partner),
                                        n, 0, kw, trusted=True))  # fmt: skip
-            if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES, "BombDefusal"):
+            if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES):
                 for cand in members:
                     cells.append(TableCell(_key(plan.game, "sel", cand, partner), plan.game,
                                            _seats(plan, cand, partner), selection, SELECTION_SEED,
@@ -215,21 +281,29 @@ class RefRow:
     upper: float | None
     source: str
     seconds: float
+    #: the agent spec that plays this reference (the known groups' oracle of this partner)
+    policy: str | None = None
+
+
+KIND_WORDS = {"exact": "exact", "bracket": "bracket", "lower_bound": "lower bound"}
 
 
 def _reference(plan: GamePlan, partner: str, seeds: Sequence[int],
                played: Mapping[str, list[Episode]]) -> RefRow | None:  # fmt: skip
-    """The reference of one partner: the solver's where it gives one, else the best member as
-    focal chosen on the selection seeds (a lower bound). Never an evaluated agent's result."""
+    """The reference of one partner: the solver's (or a trained best response's) where
+    :func:`reference_for` gives one, else the best member as focal chosen on the selection seeds
+    (a lower bound). Never an evaluated agent's result."""
     t0 = time.perf_counter()
-    if plan.game in (*MATRIX_GAMES, *ROOM_GAMES, "BombDefusal"):
-        try:
-            ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, **dict(plan.kwargs))
-        except LookupError as exc:  # NoReference: a learned member no solver covers
+    try:
+        ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, **dict(plan.kwargs))
+    except LookupError as exc:  # NoReference: a game or a learned member no solver covers
+        if plan.game in (*MATRIX_GAMES, *ROOM_GAMES):
             return RefRow(partner, "n/a", {}, None, str(exc)[:120], time.perf_counter() - t0)
-        kind = {"exact": "exact", "bracket": "bracket", "lower_bound": "lower bound"}[ref.kind]
+    else:
+        kind = KIND_WORDS.get(ref.kind, ref.kind.replace("_", " "))
         return RefRow(partner, kind, dict(zip(ref.seeds, ref.values, strict=True)),
-                      ref.upper_mean, ref.source, time.perf_counter() - t0)  # fmt: skip
+                      ref.upper_mean, ref.source, time.perf_counter() - t0,
+                      reference_policy(plan.game, partner, ref))  # fmt: skip
     scores = {}
     for cand in _members(plan.game):
         eps = played.get(_key(plan.game, "sel", cand, partner), [])
@@ -243,7 +317,7 @@ def _reference(plan: GamePlan, partner: str, seeds: Sequence[int],
     n_sel = len(played.get(_key(plan.game, "sel", best, partner), []))
     return RefRow(partner, "lower bound", values, None,
                   f"best zoo member as focal on selection seeds {lo}..{lo + n_sel - 1}: {best}",
-                  time.perf_counter() - t0)  # fmt: skip
+                  time.perf_counter() - t0, reference_policy(plan.game, partner, best))  # fmt: skip
 
 
 def _regret(ref: Mapping[int, float], mine: Mapping[int, float], salt: int) -> dict[int, float]:
@@ -300,6 +374,7 @@ class GameResult:
     adapt: list[dict[str, Any]]
     horizon: int
     play_seconds: float
+    episode_switch: SwitchResult | None = None
 
 
 def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: int | None) -> GameResult:
@@ -335,25 +410,98 @@ def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: i
         accs = [x["acc"] - x["best_acc"] for x in lits if not math.isnan(x["acc"])]
         per_agent[agent] = {"df_t": _ci([v / horizon for v in per_seed], 7),
                             "lit": float(np.mean(accs)) if accs else math.nan}  # fmt: skip
-    groups, missing = None, []
-    agents = _agents(plan)
-    if "oracle" not in agents:
+    if plan.session_learner:
+        groups, missing, episode_switch = _session_groups(plan, refs, horizon)
+        adapt = []
+    else:
+        groups, missing = _cell_groups(plan, regrets, per_agent, scored, seeds)
+        adapt = _adaptation(plan, played, seeds) if plan.switch else []
+        episode_switch = None
+    return GameResult(plan, members, refs, rows, per_agent, groups, missing, adapt, horizon, play,
+                      episode_switch)  # fmt: skip
+
+
+def _cell_groups(plan: GamePlan, regrets: Mapping[tuple[str, str], dict[int, float]],
+                 per_agent: Mapping[str, dict[str, Any]], scored: Sequence[str],
+                 seeds: Sequence[int]) -> tuple[dict[str, Any] | None, list[str]]:  # fmt: skip
+    """The matrix games' known groups from the table's cells (one-episode sessions: rmax adapts
+    within the episode)."""
+    missing = []
+    if "oracle" not in _agents(plan):
         missing.append("oracle (no exact best-response player for this game yet)")
     if not plan.fixed_member:
         missing.append("fixed convention (needs an oracle of one member)")
     if not plan.adaptive:
         missing.append("adaptive learner (none built for this game yet)")
-    if not missing and scored:
-        def seedwise(agent: str) -> dict[int, float]:
-            return {s: float(np.mean([regrets[(agent, m)][s] for m in scored])) for s in seeds}
+    if missing or not scored:
+        return None, missing
 
-        groups = known_groups(seedwise("oracle"), seedwise("rmax"),
-                              seedwise(f"fixed={plan.fixed_member}"), 35)  # fmt: skip
-        groups["oracle"] = per_agent["oracle"]["df_t"]
-        groups["adaptive"] = per_agent["rmax"]["df_t"]
-        groups["fixed"] = per_agent[f"fixed={plan.fixed_member}"]["df_t"]
-    adapt = _adaptation(plan, played, seeds) if plan.switch else []
-    return GameResult(plan, members, refs, rows, per_agent, groups, missing, adapt, horizon, play)
+    def seedwise(agent: str) -> dict[int, float]:
+        return {s: float(np.mean([regrets[(agent, m)][s] for m in scored])) for s in seeds}
+
+    groups = known_groups(seedwise("oracle"), seedwise("rmax"),
+                          seedwise(f"fixed={plan.fixed_member}"), 35)  # fmt: skip
+    groups["oracle"] = per_agent["oracle"]["df_t"]
+    groups["adaptive"] = per_agent["rmax"]["df_t"]
+    groups["fixed"] = per_agent[f"fixed={plan.fixed_member}"]["df_t"]
+    groups.update(adaptive_name="rmax", unit=f"{len(seeds)} episodes (seeds)", members=list(scored),
+                  verdict=order_verdict(groups), plumbing=False)  # fmt: skip
+    return groups, missing
+
+
+def _groups_plan(plan: GamePlan, refs: Mapping[str, RefRow], length: int | None = None,
+                 sessions: int | None = None) -> GroupsPlan | None:  # fmt: skip
+    """The known-groups plan of a game played in sessions: every non-random member whose
+    reference names a policy, the oracle of each, m0, and the adaptive learner."""
+    members = {m: r.policy for m, r in refs.items() if m != "random" and r.policy}
+    if plan.fixed_member not in members:
+        return None
+    if plan.session_learner == "typebased":
+        def adaptive() -> Any:
+            return TypeBasedAgent()
+    else:
+        arms = tuple(dict.fromkeys(members.values()))  # one arm per distinct oracle policy
+
+        def adaptive() -> Any:
+            return SelectorAgent(arms)
+    return GroupsPlan(plan.game, dict(plan.kwargs), _seats(plan, "{focal}", "{partner}"),
+                      plan.focal_seats, members, str(plan.fixed_member), adaptive,
+                      str(plan.session_learner), sessions or plan.sessions,
+                      length or plan.session_length)  # fmt: skip
+
+
+def _session_groups(plan: GamePlan, refs: Mapping[str, RefRow], horizon: int) -> tuple[
+        dict[str, Any] | None, list[str], SwitchResult | None]:  # fmt: skip
+    """Play the known groups in sessions (and the across-episode switch) on this game."""
+    gp = _groups_plan(plan, refs)
+    if gp is None:
+        return None, [f"fixed convention: m0 = {plan.fixed_member} has no reference policy"], None
+
+    def reference(member: str, seeds: Sequence[int]) -> Sequence[float] | None:
+        if refs[member].kind != "exact":
+            return None  # the reference is the oracle's own policy: its U on these seeds
+        return reference_for(plan.game, member, plan.focal_seats[0], seeds, **dict(plan.kwargs)).values
+
+    res = play_groups(gp, reference)
+    groups: dict[str, Any] = dict(res.order)
+    for g in ("oracle", "adaptive", "fixed"):
+        groups[g] = tuple(x / horizon for x in res.per_group[g])
+    for k in ("adaptive_minus_oracle", "fixed_minus_adaptive"):
+        groups[k] = tuple(x / horizon for x in groups[k])
+    groups.update(adaptive_name=res.plan.adaptive_name, members=list(gp.members),
+                  unit=f"{gp.sessions} sessions × {gp.length} episodes", verdict=res.verdict,
+                  plumbing=any(refs[m].kind != "exact" for m in gp.members),
+                  per_member=res.per_member, arms=res.arms, oracles=dict(gp.members),
+                  seconds=res.seconds, episodes=res.episodes)  # fmt: skip
+    switch = None
+    if plan.episode_switch:
+        a, b, at = plan.episode_switch
+        sp = _groups_plan(plan, refs, length=10, sessions=plan.switch_sessions)
+        policy_b = refs[b].policy if b in refs else None
+        if sp is not None and a in sp.members and policy_b:  # B may be random (CoBlock)
+            sp = dataclasses.replace(sp, members={**sp.members, b: policy_b})
+            switch = play_switch(sp, a, b, at, reference)
+    return groups, [], switch
 
 
 def _adaptation(plan: GamePlan, played: Mapping[str, list[Episode]], seeds: Sequence[int]) -> list[dict[str, Any]]:
@@ -434,9 +582,68 @@ def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
     key = (tuple(games or ()), episodes, tuple(sorted((k, len(v)) for k, v in played.items())))
     if _LAST and _LAST[0] == key:
         return _LAST[1]
-    out = [game_result(p, played, episodes) for p in _selected(games)]
-    _LAST[:] = [key, out]
+    t0 = time.perf_counter()
+    out = _game_results(_selected(games), played, episodes)
+    _LAST[:] = [key, out, time.perf_counter() - t0]
     return out
+
+
+#: The worker processes computing the games' results (references, known-groups sessions):
+#: two, like the cells' pool on this 2-core machine.
+RESULT_WORKERS = 2
+_SHARED: list[Any] = []  # (played, episodes) handed to forked workers without pickling
+
+
+def _one_result(index: int) -> GameResult:
+    import sys
+
+    if "torch" in sys.modules:  # a forked child runs torch on one thread (no inherited pool)
+        sys.modules["torch"].set_num_threads(1)
+    plans, played, episodes = _SHARED
+    return game_result(plans[index], played, episodes)
+
+
+def _fork_safe() -> bool:
+    """Forking is safe when torch is not loaded or runs one thread (``OMP_NUM_THREADS=1``, as
+    long runs here do): a child inheriting a multi-threaded pool can hang."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return torch is None or torch.get_num_threads() == 1
+
+
+def _game_results(plans: Sequence[GamePlan], played: Mapping[str, list[Episode]],
+                  episodes: int | None) -> list[GameResult]:  # fmt: skip
+    """Every game's result, the games shared by :data:`RESULT_WORKERS` forked processes (each
+    game's figures depend only on its own seeds: the same digits however they are shared); the
+    pool ends with the call. In one process when forking is not safe (:func:`_fork_safe`: run
+    the page with ``OMP_NUM_THREADS=1`` to get the workers)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(RESULT_WORKERS, len(plans))
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or not _fork_safe():
+        return [game_result(p, played, episodes) for p in plans]
+    _SHARED[:] = [list(plans), played, episodes]
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            # the longest first (sessions with Overcooked's planner, then bomb's and Hanabi's)
+            order = sorted(range(len(plans)), key=lambda i: -_COST.get(plans[i].game, 0))
+            futures = {i: pool.submit(_one_result, i) for i in order}
+            return [futures[i].result() for i in range(len(plans))]
+    finally:
+        _SHARED.clear()
+
+
+#: Relative cost of a game's result (the sessions' measured minutes), to start the longest first.
+_COST = {"Overcooked": 8, "BombDefusal": 3, "Hanabi": 2, "CoBlock": 1, "Guandan": 1}
+
+
+def _computed_seconds() -> float:
+    """The seconds the last page's computation took (references, known-groups sessions, figures'
+    data), whichever call (render or figures) computed it first."""
+    return float(_LAST[2]) if _LAST else 0.0
 
 
 def _tau(row: Mapping[str, Any]) -> str:
@@ -452,7 +659,9 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
     """The page from the cells' episodes (nothing replayed except the solvers' references)."""
     t0 = time.perf_counter()
     results = _results(played, games, episodes)
-    ref_s = time.perf_counter() - t0
+    ref_s = _computed_seconds() or time.perf_counter() - t0
+    sessions_s = sum((r.groups or {}).get("seconds", 0.0) for r in results) + sum(
+        r.episode_switch.seconds for r in results if r.episode_switch)
     play_s = sum(r.play_seconds for r in results) + sum(
         e.wall_time_s for k, eps in played.items() if ".sel." in k or ".switch" in k for e in eps)
     names = [r.plan.game for r in results]
@@ -460,33 +669,19 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              f"Command: `tom-envs reproduce functional_tom --out docs/results/functional_tom.md` "
              f"(games: {', '.join(names)}). Evaluation seeds 0..N−1 per cell (N per game below); "
              f"lower-bound selection seeds {SELECTION_SEED}..{SELECTION_SEED + selection - 1}. "
-             f"Episode play time (sum over episodes): {play_s:.0f} s; references and rendering: "
-             f"{ref_s:.0f} s. Zoo versions: {', '.join(zoo.version(g) for g in names)}.", "",
+             f"Episode play time (sum over episodes): {play_s:.0f} s; references, known-groups "
+             f"sessions and switches (computed once for the page and its figures, "
+             f"{RESULT_WORKERS} workers): {ref_s:.0f} s wall, the sessions' share "
+             f"{sessions_s:.0f} s summed over the workers. Zoo versions: {', '.join(zoo.version(g) for g in names)}.", "",
              "`U` is each game's functional objective (`tom_envs.core.functional`); ΔF = U_ref − "
              "U on the same seed, per episode and per step (/T, the game's fixed horizon); "
              "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
              "agent's volunteered next-action predictions (only agents that predict: rmax, the "
              "oracle), beside the best shortcut (repeat last, most frequent, majority in context) "
              "on the same items. LLM rows need an endpoint (`--agent`): none were run here.", "",
-             "## Known groups (read this first)", "",
-             "Regret per step, mean over the zoo's non-random members with a reference. The order "
-             "holds when the paired intervals of (adaptive − oracle) and (fixed − adaptive) both lie "
-             "above 0.", "",
-             "| game | oracle ΔF/T | adaptive (rmax) ΔF/T | fixed convention ΔF/T | order holds |",
-             "|---|---|---|---|---|"]  # fmt: skip
+             *_groups_head()]
     for r in results:
-        if r.groups is None:
-            why = "; ".join(r.groups_missing) or "no member with a reference"
-            lines.append(f"| {r.plan.game} | " + " | ".join(
-                _fmt(r.per_agent[a]["df_t"], 4) if a in r.per_agent else "missing"
-                for a in ("oracle", "rmax", f"fixed={r.plan.fixed_member}")) + f" | not checked: {why} |")
-            continue
-        g = r.groups
-        verdict = "✓" if g["holds"] else (
-            f"✗ (adaptive−oracle {_fmt(g['adaptive_minus_oracle'], 3)}, "
-            f"fixed−adaptive {_fmt(g['fixed_minus_adaptive'], 3)})")
-        lines.append(f"| {r.plan.game} | {_fmt(g['oracle'], 4)} | {_fmt(g['adaptive'], 4)} | "
-                     f"{_fmt(g['fixed'], 4)} (oracle of `{r.plan.fixed_member}`) | {verdict} |")
+        lines.append(_groups_row(r))
     lines += ["", "## References: what is exact", "",
               "| game | partner | kind | value (mean U) | upper end | how |", "|---|---|---|---|---|---|"]
     for r in results:
@@ -502,6 +697,87 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
     for r in results:
         lines += _game_section(r)
     return "\n".join(lines) + "\n"
+
+
+def _groups_head() -> list[str]:
+    return ["## Known groups (read this first)", "",
+            "Regret per step (ΔF/T), mean over the zoo's non-random members with a reference "
+            "policy. **oracle**: told the partner, plays its reference policy (matrix: the exact "
+            "dynamic programme; Capture/Escape: the exact `BestResponsePlanner`; bomb with a `cbs` "
+            "team: its CBS part; elsewhere the reference's own policy, the best declared candidate "
+            "chosen on the selection seeds). **fixed**: the oracle of one member m0 (declared in "
+            "the plan, `experiments/functional_tom.py`), against every member. **adaptive**: no "
+            "privileged input: `rmax` within the episode (matrix games), `typebased` (posterior "
+            "over the Markov members from the partner's moves, best response to the most probable; "
+            "Capture/Escape), `selector` (UCB1 over the oracle policies, one arm per distinct "
+            "reference policy, one arm per episode, from its own returns; the other games). "
+            "Outside the matrix games the groups play sessions of consecutive episodes with the "
+            "same partner (`tom_envs.sessions`); the unit of the intervals is the session (matrix: "
+            "the seed). ✓ when the paired 95% intervals of (adaptive − oracle) and (fixed − "
+            "adaptive) both lie above 0; ✗ names the failing inequality. Where the reference is "
+            "the mean of the oracle's own policy (\\*), the oracle's 0 is by construction: the check "
+            "is about plumbing and sampling only there, and a ✗ there means the zoo and its "
+            "reference do not separate the groups in that game (the game's ΔF is not validated).",
+            "",
+            "| game | oracle ΔF/T | adaptive ΔF/T | fixed convention ΔF/T | unit | order |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+
+
+def _groups_row(r: GameResult) -> str:
+    if r.groups is None:
+        why = "; ".join(r.groups_missing) or "no member with a reference"
+        return (f"| {r.plan.game} | " + " | ".join(
+            _fmt(r.per_agent[a]["df_t"], 4) if a in r.per_agent else "missing"
+            for a in ("oracle", "rmax", f"fixed={r.plan.fixed_member}")) + f" | | not checked: {why} |")  # fmt: skip
+    g = r.groups
+    star = " \\*" if g.get("plumbing") else ""
+    return (f"| {r.plan.game} | {_fmt(g['oracle'], 4)}{star} | {_fmt(g['adaptive'], 4)} "
+            f"(`{g['adaptive_name']}`) | {_fmt(g['fixed'], 4)} (oracle of `{r.plan.fixed_member}`) "
+            f"| {g['unit']} | {g['verdict']} |")  # fmt: skip
+
+
+def _sessions_section(r: GameResult) -> list[str]:
+    """The per-member known-groups figures and the across-episode switch of one game."""
+    g = r.groups or {}
+    lines: list[str] = []
+    if "per_member" in g:
+        lines += ["", "### Known groups in sessions", "",
+                  f"{g['unit']} (seeds from 20000, the same for every group and member), "
+                  f"{g['episodes']} episodes, {g['seconds']:.0f} s. Mean regret per episode (ΔF) "
+                  "per member; the adaptive learner's arm counts over all its episodes.", "",
+                  "| member | oracle policy | oracle ΔF | adaptive ΔF | fixed ΔF | adaptive's arms |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        arms = list(dict.fromkeys(g["oracles"].values()))
+        for m, v in g["per_member"].items():
+            counts = np.bincount(g["arms"].get(m, []), minlength=len(arms)) if g["arms"].get(m) else []
+            shown = ", ".join(f"`{a}` {int(c)}" for a, c in zip(arms, counts, strict=False)) or "n/a"
+            lines.append(f"| {m} | `{g['oracles'][m]}` | {v['oracle']:.3f} | {v['adaptive']:.3f} | "
+                         f"{v['fixed']:.3f} | {shown} |")  # fmt: skip
+    sw = r.episode_switch
+    if sw is not None:
+        n = r.plan.switch_sessions
+        lines += ["", f"### Adaptation across episodes: `switch:a={sw.a}:b={sw.b}:at_episode={sw.at_episode}`", "",
+                  f"{n} sessions of 10 episodes; the partner plays `{sw.a}`, then `{sw.b}` from a "
+                  f"seeded episode in {sw.at_episode} (invisible to the agent). Regret per episode "
+                  f"(ΔF, window = 1 episode) against the reference of the member playing it; oracle: "
+                  f"the reference policy of `{sw.a}`, then of `{sw.b}`; fixed: keeps the reference "
+                  f"policy of `{sw.a}`. τ: the first episode after the switch from which the agent "
+                  "stays, on average, within 10% of the fixed agent's loss (censored: never). "
+                  f"{sw.episodes} episodes, {sw.seconds:.0f} s.", "",
+                  "| agent | w₋₁ (before) | w₀ | w₁ | total after the switch [95%] | τ (episodes) |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for name, x in sw.rows.items():
+            w = x["windows"]
+            label = {"adaptive": f"adaptive (`{(r.groups or {}).get('adaptive_name', '?')}`)",
+                     "oracle": "oracle of the switching partner",
+                     "fixed": f"fixed (reference of `{sw.a}`)"}[name]  # fmt: skip
+            fixed_loss = np.mean([v for j, v in sw.rows["fixed"]["windows"].items() if j >= 0])
+            tau = ("— (the margin's own baseline)" if name == "fixed" else
+                   "n/a (the fixed agent loses nothing after the switch)" if fixed_loss <= 1e-9
+                   else _tau(x))  # fmt: skip
+            lines.append(f"| {label} | {w.get(-1, math.nan):.3f} | {w.get(0, math.nan):.3f} | "
+                         f"{w.get(1, math.nan):.3f} | {_fmt(x['post'])} | {tau} |")
+    return lines
 
 
 def _game_section(r: GameResult) -> list[str]:
@@ -546,6 +822,7 @@ def _game_section(r: GameResult) -> list[str]:
             w = x["w"]
             lines.append(f"| {x['agent']} | {w.get(-1, math.nan):.2f} | {w.get(0, math.nan):.2f} | "
                          f"{w.get(1, math.nan):.2f} | {_fmt(x['post'])} | {_tau(x)} |")
+    lines += _sessions_section(r)
     lines += ["", f"![{plan.game}: literal vs functional ToM]({_svg_name(plan.game)})", "",
               "*x: next-action accuracy minus the best shortcut's on the same items (agents "
               "without predictions on the strip at the left); y: ΔF/T, mean over the non-random "

@@ -9,6 +9,12 @@ switching partner with ``at_episode=LO-HI`` (:mod:`tom_envs.partners.switching`)
 session's episodes ``0 .. t_s - 1`` and B from episode ``t_s``, drawn from the session seed and its
 key. A session is a unit: an agent's cross-episode memory cannot be restored mid-session, so a
 session is replayed whole, never resumed from its middle.
+
+After each episode, a seated agent that defines ``session_feedback(episode_return)`` is given its
+own seat's return in that episode (the sum of its rewards, final reward included: the episode
+driver does not promise every seat a last turn once all seats end together). It is what a learner
+across episodes may use (:class:`tom_envs.known_groups.SelectorAgent`); nothing about the other
+seats is passed.
 """
 
 from __future__ import annotations
@@ -46,7 +52,12 @@ def play_session(
     for index, seed in enumerate(seeds):
         info = SessionInfo(name, index, len(seeds), seeds[0])
         driver = EpisodeDriver(game, agents, seed, env_kwargs, session=info, **driver_kwargs)
-        out.append(driver.run())
+        episode = driver.run()
+        out.append(episode)
+        for seat, agent in zip(episode.agents, agents, strict=True):
+            feedback = getattr(agent, "session_feedback", None)
+            if feedback is not None:
+                feedback(float(episode.returns.get(seat, 0.0)))
     return out
 
 

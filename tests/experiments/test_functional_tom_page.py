@@ -75,15 +75,23 @@ def test_lower_bound_reference_ignores_the_evaluated_agents(monkeypatch) -> None
     assert supers and all(r["df"][0] < 0 for r in supers)  # printed negative, never adopted
 
 
-def test_page_renders_from_a_tiny_run(tmp_path: Path) -> None:
+def test_page_renders_from_a_tiny_run(tmp_path: Path, monkeypatch) -> None:
     games = ["BattleOfSexes", "Hanabi"]
+    plans = {**ft.PLANS, "Hanabi": dataclasses.replace(ft.PLANS["Hanabi"], sessions=2,
+                                                       session_length=3, switch_sessions=2)}
+    monkeypatch.setattr(ft, "PLANS", plans)
     played = _tiny(games, keep=lambda k: k.startswith("Hanabi") or any(
         a in k for a in (*GROUP_AGENTS, ".random.")))  # fmt: skip
     page = ft.render(played, games=games, episodes=2, selection=2)
     assert page.startswith("# Functional beside literal ToM")
     head = page.split("## References")[0]
     assert "| BattleOfSexes | 0.0000 [0.0000, 0.0000] |" in head
-    assert "| Hanabi | missing | missing | missing | not checked: oracle" in head
+    hanabi = next(line for line in head.splitlines() if line.startswith("| Hanabi |"))
+    assert "(`selector`)" in hanabi and "(oracle of `convention`)" in hanabi
+    assert "2 sessions × 3 episodes" in hanabi and ("✓" in hanabi or "✗ (" in hanabi)
+    assert "| Hanabi | 0.0000 [0.0000, 0.0000] \\* |" in head  # the oracle's 0 by construction
+    assert "### Known groups in sessions" in page
+    assert "### Adaptation across episodes: `switch:a=convention:b=zoo/ppo_s0:at_episode=3-6`" in page
     assert "| BattleOfSexes | tit_for_tat | exact |" in page
     assert "| Hanabi | convention | lower bound |" in page and "best known" not in page
     assert "### Adaptation: `switch:a=always_0:b=always_1:at=30-70:key=1`" in page
