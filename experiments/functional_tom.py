@@ -88,7 +88,7 @@ from tom_envs.known_groups import (
 )
 from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
 from tom_envs.records import Episode, bootstrap_ci
-from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, OracleAgent, reference_for
+from tom_envs.references import MATRIX_GAMES, ROOM_GAMES, VIEW_OF_STATE, OracleAgent, reference_for
 from tom_envs.registration import game_spec
 
 ORACLE = "tom_envs.references:OracleAgent:partner="
@@ -242,8 +242,9 @@ def table_cells(
         members = _members(plan.game)
         for partner in members:
             for agent in _agents(plan):
-                if agent == "oracle" and plan.game in ROOM_GAMES and partner.startswith("zoo/"):
-                    continue  # the planner's oracle needs a Markov partner: no learned member yet
+                if (agent == "oracle" and plan.game in ROOM_GAMES and plan.game not in VIEW_OF_STATE
+                        and partner.startswith("zoo/")):  # fmt: skip
+                    continue  # the planner's oracle needs a Markov partner (Escape's read flags)
                 cells.append(TableCell(_key(plan.game, agent, partner), plan.game,
                                        _seats(plan, _focal_spec(plan, agent, partner), partner),
                                        n, 0, kw, trusted=True))  # fmt: skip
