@@ -66,9 +66,10 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,10 @@ class GamePlan:
     #: (A, B, at_episode) of a partner switching across a session's episodes (sessions of 10)
     episode_switch: tuple[str, str, str] | None = None
     switch_sessions: int = 10
+    #: (label, spec) of agents the page's config adds (an LLM preset with its endpoint, a
+    #: checkpoint): played as focal against every member like the built-in agents, their cells
+    #: built under the config file's trust rules (never trusted: a file's spec)
+    extra: tuple[tuple[str, str], ...] = ()
 
 
 # Declared before running (never chosen by looking at results; the reasons in the module
@@ -183,10 +188,12 @@ def _agents(plan: GamePlan) -> list[str]:
         out.append("oracle")
         if plan.fixed_member:
             out.append(f"fixed={plan.fixed_member}")
-    return out
+    return out + [label for label, _ in plan.extra]
 
 
 def _focal_spec(plan: GamePlan, agent: str, partner: str) -> str:
+    if agent in dict(plan.extra):
+        return dict(plan.extra)[agent]
     if agent == "oracle":
         if partner.startswith("switch:"):
             a, b, at = plan.switch  # type: ignore[misc]
@@ -219,12 +226,27 @@ def _key(*parts: str) -> str:
     return ".".join(p.replace(":", "+").replace("/", "+") for p in parts)[:120]
 
 
-def _selected(games: Sequence[str] | None) -> list[GamePlan]:
+#: Labels the page gives its own agents and cells (an added agent may not take one).
+BUILT_IN_LABELS = frozenset({"oracle", "random", "rmax", "sel", "switch", "fixed", "typebased", "selector"})
+
+
+def _selected(games: Sequence[str] | None, agents: Mapping[str, str] | None = None) -> list[GamePlan]:
     names = list(games) if games else list(ORDER)
     bad = [g for g in names if g not in PLANS]
     if bad:
         raise ValueError(f"games: {bad} not on the page; choose from {list(PLANS)}")
-    return [PLANS[g] for g in names]
+    extra = tuple((str(k), str(v)) for k, v in (agents or {}).items())
+    for label, spec in extra:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,39}", label) or label in BUILT_IN_LABELS:
+            raise ValueError(f"agents: label {label!r} must be a name (a letter, then letters, "
+                             f"digits or _; at most 40) other than {sorted(BUILT_IN_LABELS)}")  # fmt: skip
+        if not spec.strip():
+            raise ValueError(f"agents: {label!r} has an empty spec")
+    for g in names:
+        taken = sorted({label for label, _ in extra} & set(_members(g)))
+        if taken:
+            raise ValueError(f"agents: {taken} name members of {g}'s zoo; choose other labels")
+    return [replace(PLANS[g], extra=extra) for g in names]
 
 
 def _episodes(plan: GamePlan, episodes: int | None) -> int:
@@ -232,12 +254,17 @@ def _episodes(plan: GamePlan, episodes: int | None) -> int:
 
 
 def table_cells(
-    games: Sequence[str] | None = None, episodes: int | None = None, selection: int = 5
+    games: Sequence[str] | None = None, episodes: int | None = None, selection: int = 5,
+    agents: Mapping[str, str] | None = None,
 ) -> list[TableCell]:
     """Every cell the page needs: agents x members, the switch cells, and the lower-bound
-    candidates (each member as focal) on the selection seeds where no solver gives a reference."""
+    candidates (each member as focal) on the selection seeds where no solver gives a reference.
+    ``agents`` (``{label: spec}``, from the config's table arguments) adds focal agents, e.g. an
+    LLM preset given an endpoint: their cells are untrusted (a file's specs), and the command
+    prints their calls and tokens before the first call, as for any evaluation."""
     cells: list[TableCell] = []
-    for plan in _selected(games):
+    for plan in _selected(games, agents):
+        added = dict(plan.extra)
         n, kw = _episodes(plan, episodes), dict(plan.kwargs)
         members = _members(plan.game)
         for partner in members:
@@ -247,7 +274,7 @@ def table_cells(
                     continue  # the planner's oracle needs a Markov partner (Escape's read flags)
                 cells.append(TableCell(_key(plan.game, agent, partner), plan.game,
                                        _seats(plan, _focal_spec(plan, agent, partner), partner),
-                                       n, 0, kw, trusted=True))  # fmt: skip
+                                       n, 0, kw, trusted=agent not in added))  # fmt: skip
             if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES):
                 for cand in members:
                     cells.append(TableCell(_key(plan.game, "sel", cand, partner), plan.game,
@@ -260,7 +287,7 @@ def table_cells(
             ]:
                 cells.append(TableCell(_key(plan.game, agent, "switch"), plan.game,
                                        _seats(plan, _focal_spec(plan, agent, sw), sw), n, 0, kw,
-                                       trusted=True))  # fmt: skip
+                                       trusted=agent not in added))  # fmt: skip
     return list({c.key: c for c in cells}.values())
 
 
@@ -579,12 +606,13 @@ _LAST: list[Any] = []  # the last page's results: render and figures share one c
 
 
 def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
-             episodes: int | None) -> list[GameResult]:  # fmt: skip
-    key = (tuple(games or ()), episodes, tuple(sorted((k, len(v)) for k, v in played.items())))
+             episodes: int | None, agents: Mapping[str, str] | None = None) -> list[GameResult]:  # fmt: skip
+    key = (tuple(games or ()), episodes, tuple(sorted((agents or {}).items())),
+           tuple(sorted((k, len(v)) for k, v in played.items())))  # fmt: skip
     if _LAST and _LAST[0] == key:
         return _LAST[1]
     t0 = time.perf_counter()
-    out = _game_results(_selected(games), played, episodes)
+    out = _game_results(_selected(games, agents), played, episodes)
     _LAST[:] = [key, out, time.perf_counter() - t0]
     return out
 
@@ -656,10 +684,11 @@ def _tau(row: Mapping[str, Any]) -> str:
 
 
 def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = None,
-           episodes: int | None = None, selection: int = 5) -> str:  # fmt: skip
+           episodes: int | None = None, selection: int = 5,
+           agents: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """The page from the cells' episodes (nothing replayed except the solvers' references)."""
     t0 = time.perf_counter()
-    results = _results(played, games, episodes)
+    results = _results(played, games, episodes, agents)
     ref_s = _computed_seconds() or time.perf_counter() - t0
     sessions_s = sum((r.groups or {}).get("seconds", 0.0) for r in results) + sum(
         r.episode_switch.seconds for r in results if r.episode_switch)
@@ -679,7 +708,11 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
              "agent's volunteered next-action predictions (only agents that predict: rmax, the "
              "oracle), beside the best shortcut (repeat last, most frequent, majority in context) "
-             "on the same items. LLM rows need an endpoint (`--agent`): none were run here.", "",
+             "on the same items. LLM rows need an endpoint: in a copy of "
+             "`experiments/configs/functional_tom.toml`, give the table `kwargs = { agents = { "
+             "LABEL = \"llm:...\" } }` and run `tom-envs eval` on it (it prints the calls and "
+             "tokens it expects before the first call, `--estimate` alone stops there); none "
+             "were run here.", "",
              *_groups_head()]
     for r in results:
         lines.append(_groups_row(r))
@@ -832,10 +865,11 @@ def _game_section(r: GameResult) -> list[str]:
 
 
 def figures(played: Mapping[str, list[Episode]], page: Path, games: Sequence[str] | None = None,
-            episodes: int | None = None, selection: int = 5) -> list[Path]:  # fmt: skip
+            episodes: int | None = None, selection: int = 5,
+            agents: Mapping[str, str] | None = None) -> list[Path]:  # fmt: skip
     """One SVG per game next to ``page``."""
     out = []
-    for r in _results(played, games, episodes):
+    for r in _results(played, games, episodes, agents):
         path = Path(page).parent / _svg_name(r.plan.game)
         path.write_text(_svg(r))
         out.append(path)

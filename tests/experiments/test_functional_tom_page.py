@@ -100,3 +100,22 @@ def test_page_renders_from_a_tiny_run(tmp_path: Path, monkeypatch) -> None:
     assert all(p.read_text().startswith("<svg") and "</svg>" in p.read_text() for p in svgs)
     with pytest.raises(ValueError, match="not on the page"):
         ft.table_cells(games=["Nope"])
+
+
+def test_added_agents_get_rows_untrusted_cells_and_clear_errors() -> None:
+    """A config's ``agents = {LABEL = SPEC}`` (e.g. an LLM preset with its endpoint) adds a focal
+    agent against every member: its cells are untrusted (a file's specs), it gets a row on the
+    page, and a label that could collide with the page's own or a zoo member's is refused."""
+    agents = {"other": "win_stay_lose_shift"}
+    cells = ft.table_cells(games=["PrisonersDilemma"], episodes=2, agents=agents)
+    added = [c for c in cells if ".other." in c.key]
+    members = ft._members("PrisonersDilemma")
+    assert len([c for c in added if not c.key.endswith(".switch")]) == len(members)
+    assert all(not c.trusted and c.seats[0] == "win_stay_lose_shift" for c in added)
+    assert all(c.trusted for c in cells if c not in added)
+    played = _play(cells)
+    page = ft.render(played, games=["PrisonersDilemma"], episodes=2, agents=agents)
+    assert "| other | tit_for_tat |" in page
+    for bad in ({"oracle": "random"}, {"tit_for_tat": "random"}, {"a b": "random"}, {"x": " "}):
+        with pytest.raises(ValueError, match="agents"):
+            ft.table_cells(games=["PrisonersDilemma"], agents=bad)
