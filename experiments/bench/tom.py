@@ -273,16 +273,16 @@ def asked(g: SuiteGame) -> bool:
 
 def cell_items(g: SuiteGame, eps: Sequence[Any]) -> list[Any]:
     """The focal seats' predictions about the partner seats in one cell, with the shortcuts
-    filled in on the same items (asked questions when the agent answered any, else its
-    volunteered predictions)."""
+    filled in on the same items (the asked questions when the agent was asked any, an
+    unparsable reply counting as a wrong answer; else its volunteered predictions)."""
     from tom_envs.partners.prediction import prediction_items, shortcut_items
 
     focal = {f"player_{i}" for i in g.focal_seats}
     partner = {f"player_{i}" for i in g.partner_seats}
     items = [it for ep in eps for it in prediction_items(ep)
              if it.asker in focal and it.target in partner]  # fmt: skip
-    answered = [it for it in items if it.source == "probe" and it.predicted is not None]
-    source = "probe" if answered else "volunteered"
+    asked_any = any(it.source == "probe" for it in items)
+    source = "probe" if asked_any else "volunteered"
     return shortcut_items([it for it in items if it.source == source])
 
 
@@ -326,7 +326,7 @@ def literal_game(g: SuiteGame, by_cell: Mapping[str, Sequence[Any]], seed: int, 
         cell = cell_items(g, by_cell.get(f"{g.game}/{p}", []))
         items += cell
         rows += list(_counts(cell).values())
-    if not rows or not any(it.predicted is not None for it in items):
+    if not rows:  # never asked (no ``predict_partner``) and nothing volunteered
         return NOT_ANSWERED
     total = {k: sum(r[k] for r in rows) for k in ("n", "agent", *SHORTCUTS)}
     best = max(SHORTCUTS, key=lambda s: total[s])  # ties: the first listed

@@ -252,3 +252,29 @@ def test_predict_every_k_asks_at_fixed_decisions_only() -> None:
     for bad in ("every:0", "some", "every:x"):
         with pytest.raises(ValueError, match="'off', 'all' or 'every:K'"):
             play_episode(spec, [_RepeatLast(), make_agent("alternating", spec)], 0, {}, predict=bad)
+
+
+class _Mumbler:
+    """Acts like always_0 and replies to every next-action question with text naming no option."""
+
+    name = "mumbler"
+
+    def __init__(self) -> None:
+        self.inner = make_agent("always_0", game_spec("RockPaperScissors"))
+
+    def reset(self, info):
+        self.inner.reset(info)
+
+    def act(self, turn):
+        return self.inner.act(turn)
+
+    def predict_partner(self, turn, question):
+        return "You will play round 2 and the other player will choose something."
+
+
+def test_an_agent_asked_whose_replies_never_parse_scores_zero_not_not_answered() -> None:
+    """Asked and failing is a measured 0 with every item unanswered, never "not answered" (that
+    status is for agents that are never asked and volunteer nothing)."""
+    cell = _cell(_Mumbler(), "alternating", (0,))
+    assert cell != tom.NOT_ANSWERED and cell["source"] == "probe"
+    assert cell["acc_pct"]["mean"] == 0.0 and cell["unanswered"] == cell["items"] > 0
