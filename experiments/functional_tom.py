@@ -323,7 +323,10 @@ def _reference(plan: GamePlan, partner: str, seeds: Sequence[int],
     (a lower bound). Never an evaluated agent's result."""
     t0 = time.perf_counter()
     try:
-        ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, **dict(plan.kwargs))
+        # the solvers only: a trained best response is weighed against the candidates on the
+        # selection seeds where it is used (docs/results/functional_references.md), never alone
+        ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, trained=False,
+                            **dict(plan.kwargs))  # fmt: skip
     except LookupError as exc:  # NoReference: a game or a learned member no solver covers
         if plan.game in (*MATRIX_GAMES, *ROOM_GAMES):
             return RefRow(partner, "n/a", {}, None, str(exc)[:120], time.perf_counter() - t0)
@@ -508,7 +511,8 @@ def _session_groups(plan: GamePlan, refs: Mapping[str, RefRow], horizon: int) ->
     def reference(member: str, seeds: Sequence[int]) -> Sequence[float] | None:
         if refs[member].kind != "exact":
             return None  # the reference is the oracle's own policy: its U on these seeds
-        return reference_for(plan.game, member, plan.focal_seats[0], seeds, **dict(plan.kwargs)).values
+        return reference_for(plan.game, member, plan.focal_seats[0], seeds, trained=False,
+                             **dict(plan.kwargs)).values  # fmt: skip
 
     res = play_groups(gp, reference)
     groups: dict[str, Any] = dict(res.order)
@@ -717,6 +721,11 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
     for r in results:
         lines.append(_groups_row(r))
     lines += ["", "## References: what is exact", "",
+              "The solvers' references (exact or bracketed), else the best zoo member as focal "
+              "chosen on the selection seeds (a lower bound). Trained best responses are not "
+              "used alone: they are listed with their budgets, curves and exact gaps in "
+              "[functional_references.md](functional_references.md) and weighed against declared "
+              "candidates on selection seeds where an evaluation uses them.", "",
               "| game | partner | kind | value (mean U) | upper end | how |", "|---|---|---|---|---|---|"]
     for r in results:
         for m in r.members:
