@@ -39,7 +39,6 @@ switching partner and the fixed agent that keeps the best response to A, with th
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -256,19 +255,15 @@ class TypeBasedAgent(BaseAgent):
 
     def reset(self, info: EpisodeInfo) -> None:
         """Build (from the process cache) each type's exact best-response planner."""
-        from tom_envs.references import ROOM_GAMES, _info_config, best_response_planner
+        from tom_envs.references import ROOM_GAMES, best_response_planner, room_setup
 
         super().reset(info)
         spec = game_spec(info.env_id)
         if spec.name not in ROOM_GAMES:
             raise ValueError(f"TypeBasedAgent plays {ROOM_GAMES}, not {spec.name}")
-        module = importlib.import_module(spec.module.rpartition(".")[0] + ".rules")
-        cls = {"CollabCapture": "CaptureConfig", "CollabEscape": "EscapeConfig"}[spec.name]
-        config = _info_config(info, spec, getattr(module, cls))
+        config, self._from_view = room_setup(info, spec)
         self._planners = [best_response_planner(spec.name, config, t, info.player)
                           for t in self.types]  # fmt: skip
-        bots = importlib.import_module(spec.module.rpartition(".")[0] + ".bots")
-        self._from_view = bots.state_from_view
         session = info.session
         key = None if session is None else f"{session.id}/{session.seed}"
         if key is None or key != self.session or session is None or session.index == 0:

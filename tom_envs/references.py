@@ -746,12 +746,8 @@ class OracleAgent(BaseAgent):
         else:
             if self.b is not None:
                 raise ValueError("switching oracles exist only in the matrix games")
-            module = importlib.import_module(spec.module.rpartition(".")[0] + ".rules")
-            cls = {"CollabCapture": "CaptureConfig", "CollabEscape": "EscapeConfig"}[spec.name]
-            config = _info_config(info, spec, getattr(module, cls))
+            config, self._from_view = room_setup(info, spec)
             self._solver = best_response_planner(spec.name, config, self.partner, info.player)
-            bots = importlib.import_module(spec.module.rpartition(".")[0] + ".bots")
-            self._from_view: Callable[[Any], Any] = bots.state_from_view
 
     def act(self, turn: Turn) -> int | AgentAction:
         """The best-response action now."""
@@ -780,6 +776,19 @@ def _likeliest(probs: Mapping[int, float]) -> dict[str, int]:
     policy."""
     top = max(probs.values())
     return {"partner_action": min(a for a, p in probs.items() if p >= top - 1e-12)}
+
+
+def room_setup(info: EpisodeInfo, spec: GameSpec) -> tuple[Any, Callable[[Any], Any]]:
+    """A room game's configuration of the episode and its ``state_from_view`` (the planners'
+    state read from a view: both games are fully observable), for the agents that plan in it.
+    ``spec`` is a registered game's (never a name read from a file)."""
+    if spec.name not in ROOM_GAMES:
+        raise ValueError(f"a room game's planner plays {ROOM_GAMES}, not {spec.name}")
+    package = spec.module.rpartition(".")[0]
+    module = importlib.import_module(package + ".rules")
+    cls = {"CollabCapture": "CaptureConfig", "CollabEscape": "EscapeConfig"}[spec.name]
+    bots = importlib.import_module(package + ".bots")
+    return _info_config(info, spec, getattr(module, cls)), bots.state_from_view
 
 
 def _info_config(info: EpisodeInfo, spec: GameSpec, cls: type) -> Any:

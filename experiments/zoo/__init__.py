@@ -53,18 +53,23 @@ def manifest_path(game: str) -> Path:
     return DATA / game / MANIFEST
 
 
-def load_manifest(game: str) -> dict[str, Any] | None:
-    """The manifest of ``game``, or ``None`` when the suite ships no learned member for it."""
-    path = manifest_path(game)
+def read_manifest(path: Path, game: str, what: str = "zoo manifest") -> dict[str, Any] | None:
+    """A shipped manifest (``what``: how errors name it) of ``game``, or ``None`` when the file is
+    absent; :class:`ZooDataError` when it cannot be read or is not this format's for ``game``."""
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise ZooDataError(f"zoo manifest {path} cannot be read: {exc}") from None
+        raise ZooDataError(f"{what} {path} cannot be read: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("game") != game:
-        raise ZooDataError(f"zoo manifest {path}: expected format {FORMAT} for game {game!r}")
+        raise ZooDataError(f"{what} {path}: expected format {FORMAT} for game {game!r}")
     return data
+
+
+def load_manifest(game: str) -> dict[str, Any] | None:
+    """The manifest of ``game``, or ``None`` when the suite ships no learned member for it."""
+    return read_manifest(manifest_path(game), game)
 
 
 def env_kwargs(game: str) -> dict[str, Any]:

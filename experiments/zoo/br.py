@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs.best_responses import TrainedBestResponse
-from tom_experiments.zoo import DATA, FORMAT, ZooDataError
+from tom_experiments.zoo import DATA, FORMAT, ZooDataError, read_manifest
 from tom_experiments.zoo.build import RUNS, Job, file_sha256, run_record, strip_sb3, thin_curve
 
 #: The manifest's name inside ``data/<Game>/``.
@@ -116,16 +116,7 @@ def manifest_path(game: str) -> Path:
 
 def load_manifest(game: str) -> dict[str, Any] | None:
     """The BR manifest of ``game`` (``None``: none shipped)."""
-    path = manifest_path(game)
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise ZooDataError(f"best-response manifest {path} cannot be read: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("game") != game:
-        raise ZooDataError(f"best-response manifest {path}: expected format {FORMAT} for {game!r}")
-    return data
+    return read_manifest(manifest_path(game), game, "best-response manifest")
 
 
 def best_responses(game: str) -> list[TrainedBestResponse]:

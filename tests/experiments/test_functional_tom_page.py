@@ -119,3 +119,22 @@ def test_added_agents_get_rows_untrusted_cells_and_clear_errors() -> None:
     for bad in ({"oracle": "random"}, {"tit_for_tat": "random"}, {"a b": "random"}, {"x": " "}):
         with pytest.raises(ValueError, match="agents"):
             ft.table_cells(games=["PrisonersDilemma"], agents=bad)
+
+
+def test_the_page_never_takes_a_trained_best_response_alone(monkeypatch) -> None:
+    """The page asks the solvers only (a cached trained BR is weaker than the candidates in
+    Hanabi and Overcooked and has no playable policy as a bare reference): without a solver the
+    reference is the best member as focal on the selection seeds, with that member's policy."""
+    asked = []
+
+    def solver_only(*args, **kwargs):
+        asked.append(kwargs.get("trained", True))
+        raise ft.reference_for.__globals__["NoReference"]("no solver")
+
+    monkeypatch.setattr(ft, "reference_for", solver_only)
+    plan = ft.PLANS["Hanabi"]
+    members = ft._members("Hanabi")
+    played = _tiny(["Hanabi"], keep=lambda key: key.endswith(".convention"))
+    ref = ft._reference(plan, "convention", [0, 1], played)
+    assert asked == [False]
+    assert ref is not None and ref.kind == "lower bound" and ref.policy in members
