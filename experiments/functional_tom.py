@@ -149,6 +149,9 @@ PLANS: dict[str, GamePlan] = {
                        episode_switch=("convention", "zoo/ppo_s0", "3-6")),
     "CoBlock": GamePlan("CoBlock", 10, fixed_member="cooperative", session_learner="selector",
                         episode_switch=("cooperative", "random", "3-6")),
+    # m0 re-declared once, before the check with the conventions pair: `heuristic` stays, the
+    # candidate that is a best response (within noise) to every member on selection seeds
+    # 10000..10059, i.e. the one convention a fixed Guandan player most plausibly holds
     "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic",
                         fixed_member="heuristic", session_learner="selector",
                         episode_switch=("heuristic", "recommender", "3-6")),

@@ -6,6 +6,16 @@
 | ``bestp_lowv`` | the paper's 'bestP_lowV' (§4): the legal combination with the best pattern priority, then the fewest wild cards, then the lowest value; never overtakes its teammate; bombs only when the opponent on the table has 6 cards or fewer |
 | ``heuristic`` | a stronger rule-based player after the competition agents (specs §4.8): decomposes its hand, leads low singles then sequences, full houses, trips, pairs; follows with the smallest combination that does not break a group; does not overtake its teammate; bombs when an opponent is close to going out; goes out whenever one play empties its hand |
 | ``recommender`` | plays the top action of the action recommender (:mod:`recommender`) |
+| ``leader`` | the lead convention: plays to go out itself. The recommender's scores without its two teammate terms (no bonus for passing on its teammate's trick, no malus for beating it): it overtakes its teammate's play whenever that helps its own hand, e.g. takes a low single its teammate leads |
+| ``supporter`` | the support convention: lets its teammate go out first. Goes out whenever one play empties its hand; while its teammate holds cards it leads its lowest single (a low lead its teammate can take over) and never beats its teammate's play; against an opponent's play it follows the recommender (fights with its scores, bombs near the end) |
+
+``leader`` and ``supporter`` are the two halves of one division of labour (issue #35's zoo
+members meant to have different best responses), written before any check was run: with a
+``supporter`` teammate the focal should run and take the low singles it is fed (``leader`` does,
+the recommender and ``heuristic`` pass on their teammate's play); with a ``leader`` teammate the
+focal should support (feed it low leads, never block it). Measured on selection seeds
+10000..10059 (``python -m tom_experiments.guandan_conventions``), ``heuristic`` stays a best
+response to both within noise: the design's difference is smaller than one deal's noise.
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ from tom_envs.games.guandan.combos import (
     strength,
 )
 from tom_envs.games.guandan.recommender import (
+    PARTNER_PASS_BONUS,
+    PARTNER_PLAY_MALUS,
     after_play,
     counts_of,
     hand_cost,
@@ -244,6 +256,49 @@ class HeuristicAgent(_RuleBot):
         return PASS
 
 
+def _low(view: GuandanView, cands: dict[int, Shape]) -> int:
+    """The weakest of ``cands`` (ties: the lower action)."""
+    return min(cands, key=lambda a: (strength(cands[a], view.level), a))
+
+
+class LeaderAgent(BaseAgent):
+    """The lead convention: runs for going out first and expects its teammate to support it."""
+
+    name = "leader"
+
+    def act(self, turn: Turn) -> int:
+        """The recommender's scores without its teammate terms: the teammate's trick is fair game."""
+        view: GuandanView = turn.view
+        scores = score_actions(view)
+        if view.phase == "play" and view.lead is not None and view.lead[0] == PARTNER:
+            scores = {a: s - PARTNER_PASS_BONUS if a == PASS else s + PARTNER_PLAY_MALUS
+                      for a, s in scores.items()}  # fmt: skip
+        return min(scores, key=lambda a: (-scores[a], a))
+
+
+class SupporterAgent(BaseAgent):
+    """The support convention: hands the lead to its teammate and fights the opponents."""
+
+    name = "supporter"
+
+    def act(self, turn: Turn) -> int:
+        """Go out if one play does it; lead the lowest single; never beat the teammate; else the
+        recommender's choice against an opponent's play."""
+        view: GuandanView = turn.view
+        if view.phase == "play":
+            done = _finisher(view)
+            if done is not None:
+                return done
+            if view.lead is None and view.cards_left[PARTNER] > 0:
+                singles = {a: s for a, s in _plays(view) if s.type == ComboType.SINGLE}
+                if singles:
+                    return _low(view, singles)
+            if view.lead is not None and view.lead[0] == PARTNER:
+                return PASS
+        scores = score_actions(view)
+        return min(scores, key=lambda a: (-scores[a], a))
+
+
 class RecommenderAgent(BaseAgent):
     """Plays the action recommender's top-scored action."""
 
@@ -267,6 +322,16 @@ BOTS: dict[str, tuple[type[BaseAgent], str]] = {
         "stronger rule-based player (competition agents, specs §4.8): hand decomposition",
     ),
     "recommender": (RecommenderAgent, "plays the action recommender's top-scored action"),
+    "leader": (
+        LeaderAgent,
+        "lead convention: plays to go out itself (recommender scores without teammate terms): "
+        "overtakes its teammate's play when that helps its own hand",
+    ),
+    "supporter": (
+        SupporterAgent,
+        "support convention: never beats its teammate, leads its lowest single while its "
+        "teammate holds cards, fights opponents' plays with the recommender's scores",
+    ),
 }
 
 

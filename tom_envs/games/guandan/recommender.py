@@ -102,6 +102,10 @@ def _plan(counts: Counts, level: int) -> tuple[float, tuple[tuple[int, int, int]
 
 #: Value of taking a trick (when following): the winner of a trick leads the next one.
 TEMPO = 0.8
+#: Passing on the teammate's trick is worth this much (it keeps the lead in the team) ...
+PARTNER_PASS_BONUS = 1.5
+#: ... and overtaking it costs this much (the teammate's groups are left to it).
+PARTNER_PLAY_MALUS = 3.0
 #: How many groups one wild card is worth (spending it must save more than this).
 WILD_VALUE = 1.5
 
@@ -200,7 +204,7 @@ def score_actions(view: GuandanView) -> dict[int, float]:
         if a == PASS:
             s = -base
             if owner == PARTNER:
-                s += 1.5
+                s += PARTNER_PASS_BONUS
             elif owner is not None and left[owner] <= 5:
                 s -= 2.5
             out[a] = s
@@ -221,7 +225,7 @@ def score_actions(view: GuandanView) -> dict[int, float]:
         else:
             s -= 0.03 * st
         if owner == PARTNER:
-            s -= 3.0
+            s -= PARTNER_PLAY_MALUS
         if lead is None and danger == 1 and shape.type == ComboType.SINGLE:
             s -= 1.5 - 0.05 * st  # the next opponent could go out on a low single
         out[a] = s
