@@ -72,7 +72,7 @@ def render(m: dict[tuple[str, str], np.ndarray], seeds: Sequence[int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the matrix on ``--seeds`` selection seeds."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Guandan's best-response matrix on selection seeds")
     ap.add_argument("--seeds", type=int, default=60, help="deals per cell (from 10000)")
     args = ap.parse_args(argv)
     if args.seeds < 2:

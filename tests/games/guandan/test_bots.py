@@ -9,7 +9,7 @@ from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
 SPEC = game_spec("Guandan")
-BOTS = ("random", "bestp_lowv", "heuristic", "recommender")
+BOTS = ("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter")
 
 
 @pytest.mark.parametrize("bot", BOTS)

@@ -14,7 +14,7 @@ members meant to have different best responses), written before any check was ru
 ``supporter`` teammate the focal should run and take the low singles it is fed (``leader`` does,
 the recommender and ``heuristic`` pass on their teammate's play); with a ``leader`` teammate the
 focal should support (feed it low leads, never block it). Measured on selection seeds
-10000..10059 (``python -m tom_experiments.guandan_conventions``), ``heuristic`` stays a best
+10000..10059 (docs/results/guandan_conventions.md), ``heuristic`` stays a best
 response to both within noise: the design's difference is smaller than one deal's noise.
 """
 
