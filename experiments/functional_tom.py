@@ -718,7 +718,7 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              "on the same items. LLM rows need an endpoint: in a copy of "
              "`experiments/configs/functional_tom.toml`, give the table `kwargs = { agents = { "
              "LABEL = \"llm:...\" } }` and run `tom-envs eval` on it (it prints the calls and "
-             "tokens it expects before the first call, `--estimate` alone stops there); none "
+             "tokens it expects before the first call, `--validate` alone stops there); none "
              "were run here.", "",
              *_groups_head()]
     for r in results:

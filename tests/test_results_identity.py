@@ -495,3 +495,29 @@ def test_the_source_digest_follows_every_source_file(tmp_path: Path, monkeypatch
     (pkg / "__pycache__" / "x.pyc").write_bytes(b"\x00")
     assert _package_digest("pkg_digest_probe") == after
     assert _package_digest("no_such_package_here") == "absent"
+
+
+@pytest.mark.parametrize("name", [spec.name for spec in __import__("tom_envs.registration",
+                                                                  fromlist=["GAMES"]).GAMES])
+def test_resolving_a_resolved_configuration_gives_the_same_configuration(name: str) -> None:
+    """An episode records its resolved game arguments; a result (a trained best response, a
+    cached reference) is matched by resolving them again, so resolution must be idempotent.
+    BombDefusal's explicit ``tools`` were sorted while the default keeps the paper's order
+    (charlie holds blue+red), so a bomb best response never matched its own episodes."""
+    from tom_envs.best_responses import _normal
+    from tom_envs.identity import resolved_env_kwargs
+    from tom_envs.registration import game_spec
+
+    spec = game_spec(name)
+    once = resolved_env_kwargs(spec)
+    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}
+    twice = resolved_env_kwargs(spec, {k: v for k, v in once.items() if k in params})
+    assert _normal(twice) == _normal(once)
+
+
+def test_bomb_tools_keep_their_given_order() -> None:
+    from tom_envs.games.bomb_defusal.state import BombConfig
+
+    cfg = BombConfig(tools=(("blue", "red", "blue"), ("green",), ("red", "green")))
+    assert cfg.tools == (("blue", "red"), ("green",), ("red", "green"))
+    assert cfg.tool_colors == ((2, 0), (1,), (0, 1))

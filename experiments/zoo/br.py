@@ -64,12 +64,18 @@ _OC = ("--kw layout=cramped_room observation=features --event-rewards potting_on
 #: different engine steps in different copies), so its BRs train on the per-env path.
 _HANABI = ("--engine envs --num-envs 8 --n-steps 256 --batch-size 1024 --n-epochs 5 --hidden 128 "
            "--lr 5e-4 --eval-episodes 100 --no-progress")  # fmt: skip
+#: BombDefusal is turn-based too (the batched path is self-play only), so its BRs train on the
+#: per-env path with Hanabi's settings; ``shaping`` and ``probes`` are the page's game arguments
+#: (and the zoo members'), so the BR's configuration is the one the page evaluates.
+_BOMB = ("--kw shaping=true \"probes='none'\" " + _HANABI).replace("--eval-episodes 100",
+                                                                  "--eval-episodes 200")
 #: Per game: the recipe (flags after ``--partners P --seat K``), default steps, game arguments.
 RECIPES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "CollabCapture": (_ROOMS, 300_000, {}),
     "CollabEscape": (_ROOMS, 300_000, {}),
     "Overcooked": (_OC, 1_000_000, {"layout": "cramped_room", "observation": "features"}),
     "Hanabi": (_HANABI, 200_000, {}),
+    "BombDefusal": (_BOMB, 200_000, {"shaping": True, "probes": "none"}),
 }  # fmt: skip
 
 

@@ -135,7 +135,9 @@ class BombConfig:
                 raw = tuple(tuple(part.split("+")) for part in raw.split(","))
             if len(raw) != len(agents):
                 raise ValueError(f"tools needs one colour list per agent, got {len(raw)}")
-            tools = tuple(tuple(sorted({self._color(c) for c in t})) for t in raw)
+            # the given order, duplicates dropped: re-reading a resolved configuration (the
+            # default's charlie holds blue+red, the paper's words) gives the same game
+            tools = tuple(tuple(dict.fromkeys(self._color(c) for c in t)) for t in raw)
         set_(self, "tools", tuple(tuple(self.colors[c] for c in t) for t in tools))
         set_(self, "tool_colors", tools)
         held = {c for t in tools for c in t}
