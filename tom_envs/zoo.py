@@ -120,13 +120,23 @@ def agent_spec(name: str, game: str) -> str:
     return member(name, game).agent_spec
 
 
-def version(game: str) -> str:
-    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes.
+def identity_rows(game: str) -> list[list[str]]:
+    """One row per member, ``[name, kind, spec, sha256]``: what the zoo's version is a digest of.
     A learned member counts by its file's SHA-256, not its spec (which names where the package
-    is installed), so the same zoo has the same version on every machine."""
-    rows = [[m.name, m.kind, "" if m.sha256 else m.spec, m.sha256] for m in members(game)]
+    is installed), so the same zoo has the same rows on every machine."""
+    return [[m.name, m.kind, "" if m.sha256 else m.spec, m.sha256] for m in members(game)]
+
+
+def version_of(game: str, rows: list[list[str]]) -> str:
+    """``"<game>/z<format>-<digest>"`` of ``rows`` (:func:`identity_rows`)."""
     digest = hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:8]
     return f"{game}/z{ZOO_FORMAT}-{digest}"
+
+
+def version(game: str) -> str:
+    """``"<game>/z<format>-<digest>"``: changes whenever any member of the game's zoo changes
+    (a member added, removed, renamed or retrained)."""
+    return version_of(game, identity_rows(game))
 
 
 class ZooIntegrityError(ValueError):
@@ -178,5 +188,5 @@ def make_member(
     return agent
 
 
-__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "ZooIntegrityError", "agent_spec", "make_member",
-           "member", "members", "version"]
+__all__ = ["PREFIX", "ZOO_FORMAT", "Member", "ZooIntegrityError", "agent_spec", "identity_rows",
+           "make_member", "member", "members", "version", "version_of"]

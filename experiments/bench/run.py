@@ -398,13 +398,16 @@ def suite_record(suite: Suite) -> dict[str, Any]:
         for name in g.partners:
             m = zoo.member(name, g.game)
             partners[g.game][name] = {"kind": m.kind, "spec": m.spec, "sha256": m.sha256}
+    frozen = {g.game: (suite.anchors[g.game].zoo if g.game in suite.anchors
+                       else zoo.version(g.game)) for g in suite.games}  # fmt: skip
     return {
         "name": suite.name,
         "version": suite.version,
         "sha256": suite.sha256,
         "file": suite.path.name if suite.path else None,
         "anchors_command": suite.anchors_command,
-        "zoo": {g.game: zoo.version(g.game) for g in suite.games},
+        # the zoo the anchors froze (its members the suite plays are checked to be unchanged)
+        "zoo": frozen,
         "partners": partners,
     }
 

@@ -7,8 +7,11 @@ a list of names, or ``"zoo"`` for every member), the episode seeds of every (gam
 and the reference agents whose best mean return is the game's ``high`` anchor (measured on
 ``anchor_seeds``, by default the cells' seeds). The ``[anchors]``
 section at the end is written by ``tom-envs bench --build-anchors NAME`` (the command is frozen
-beside the values), with each game's zoo version (:func:`tom_envs.zoo.version`): a suite whose
-zoo has changed since is refused, never run against other partners under the same name.
+beside the values), with each game's zoo version (:func:`tom_envs.zoo.version`). The suite's
+partners are those of that zoo (``"zoo"`` means the members it had): a suite whose partners have
+changed since (another file, another spec) is refused, never run against other partners under the
+same name; members added to the zoo later are not in it (the earlier zoos' member lists ship in
+``suites/zoos.json``, each checked against its version's digest).
 
 The suite's identity is the SHA-256 of its file bytes (anchors included): a row records it, and
 rows of different suites are never put in one table.
@@ -156,7 +159,10 @@ class Suite:
         raise SuiteError(f"suite {self.key} has no game {name!r}")
 
     def check_zoo(self) -> None:
-        """Refuse to run when a game's zoo differs from the one the anchors were built with."""
+        """Refuse to run when a partner of the suite differs from the member the anchors were
+        built with (its kind, spec or file's SHA-256), or when the zoo the anchors were built
+        with is not known (neither installed nor in :data:`ZOO_HISTORY`). Members added to a
+        zoo since do not touch a suite that does not name them: its partners are frozen."""
         from tom_envs import zoo
 
         if not self.anchors:
@@ -164,18 +170,25 @@ class Suite:
                 f"suite {self.key} has no anchors yet: run `tom-envs bench "
                 f"--build-anchors {self.name}`"
             )
-        changed = [
-            f"{g.game}: frozen {self.anchors[g.game].zoo}, installed {zoo.version(g.game)}"
-            for g in self.games
-            if g.game in self.anchors and self.anchors[g.game].zoo != zoo.version(g.game)
-        ]
         missing = [g.game for g in self.games if g.game not in self.anchors]
         if missing:
             raise SuiteError(f"suite {self.key}: no anchors for {', '.join(missing)}")
+        changed = []
+        for g in self.games:
+            frozen = frozen_rows(g.game, self.anchors[g.game].zoo)
+            if frozen is None:
+                changed.append(f"{g.game}: frozen {self.anchors[g.game].zoo} is unknown here "
+                               f"(installed {zoo.version(g.game)})")  # fmt: skip
+                continue
+            now = {row[0]: row for row in zoo.identity_rows(g.game)}
+            moved = [p for p in g.partners if now.get(p) != frozen.get(p)]
+            if moved:
+                changed.append(f"{g.game}: partners {moved} differ from the frozen "
+                               f"{self.anchors[g.game].zoo}")  # fmt: skip
         if changed:
             raise SuiteError(
-                f"suite {self.key} was frozen with other partner zoos ({'; '.join(changed)}): "
-                "its numbers would not be comparable; a changed zoo needs a new suite version"
+                f"suite {self.key} was frozen with other partners ({'; '.join(changed)}): "
+                "its numbers would not be comparable; a changed partner needs a new suite version"
             )
 
     def describe(self) -> str:
@@ -187,6 +200,28 @@ class Suite:
                 f"seeds {list(g.seeds)}, args {g.kwargs or 'defaults'}"
             )
         return "\n".join(lines)
+
+
+#: Earlier zoos, by version: ``{"<game>/z1-<digest>": [[name, kind, spec, sha256], ...]}``
+#: (:func:`tom_envs.zoo.identity_rows`), so a suite frozen with a zoo that has since grown still
+#: resolves its partners. Each entry is checked against its own digest when read.
+ZOO_HISTORY = "zoos.json"
+
+
+def frozen_rows(game: str, version: str) -> dict[str, list[str]] | None:
+    """The members (name -> identity row) of ``game``'s zoo at ``version``: the installed zoo's
+    when that is the version, else the digest-checked entry of :data:`ZOO_HISTORY`; ``None``
+    when neither."""
+    from tom_envs import zoo
+
+    rows = zoo.identity_rows(game)
+    if zoo.version_of(game, rows) != version:
+        path = suites_dir() / ZOO_HISTORY
+        history = json.loads(path.read_text()) if path.is_file() else {}
+        rows = history.get(version)
+        if not isinstance(rows, list) or zoo.version_of(game, rows) != version:
+            return None
+    return {str(row[0]): list(row) for row in rows}
 
 
 def suites_dir() -> Path:
@@ -225,7 +260,7 @@ def _names(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _game(i: int, g: Any) -> SuiteGame:
+def _game(i: int, g: Any, frozen: str = "") -> SuiteGame:
     from tom_envs import zoo
     from tom_envs.registration import game_spec
 
@@ -237,8 +272,12 @@ def _game(i: int, g: Any) -> SuiteGame:
         raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(GAME_KEYS)}")
     spec = game_spec(g["game"])
     members = [m.name for m in zoo.members(spec.name)]
+    then = frozen_rows(spec.name, frozen) if frozen else None
+    if then is not None:  # "zoo" is the zoo the anchors were built with
+        members = [m for m in then if m in members] + [m for m in members if m not in then]
     partners = g.get("partners", "zoo")
-    resolved = tuple(members) if partners == "zoo" else _names(partners, f"{where}.partners")
+    resolved = (tuple(m for m in members if then is None or m in then) if partners == "zoo"
+                else _names(partners, f"{where}.partners"))  # fmt: skip
     bad = [p for p in resolved if p not in members]
     if bad:
         raise SuiteError(f"{where}: {bad} are not members of the {spec.name} zoo ({members})")
@@ -256,6 +295,18 @@ def _game(i: int, g: Any) -> SuiteGame:
         references=_names(g.get("references"), f"{where}.references"),
         anchor_seeds=_ints(g.get("anchor_seeds", g.get("seeds")), f"{where}.anchor_seeds"),
     )
+
+
+def _frozen_zoo(anchors: Mapping[str, Anchor], g: Any) -> str:
+    """The zoo version the anchors froze for the game of table ``g`` ("" when none)."""
+    from tom_envs.registration import game_spec
+
+    name = g.get("game") if isinstance(g, dict) else None
+    try:
+        a = anchors.get(game_spec(name).name) if isinstance(name, str) else None
+    except KeyError:  # _game names the unknown game
+        return ""
+    return a.zoo if a is not None else ""
 
 
 def _anchors(data: Any) -> tuple[dict[str, Anchor], str]:
@@ -330,11 +381,11 @@ def parse_suite(path: Path) -> Suite:
     unknown = set(data) - SUITE_KEYS
     if unknown:
         raise SuiteError(f"{path}: unknown keys {sorted(unknown)}; allowed: {sorted(SUITE_KEYS)}")
-    games = [_game(i, g) for i, g in enumerate(data.get("games", []))]
+    anchors, command = _anchors(data.get("anchors"))
+    games = [_game(i, g, _frozen_zoo(anchors, g)) for i, g in enumerate(data.get("games", []))]
     if not games:
         raise SuiteError(f"{path}: no [[games]]")
     boot = data.get("bootstrap", {})
-    anchors, command = _anchors(data.get("anchors"))
     v2 = _v2_settings(data, Path(path))
     clash = sorted(
         set(v2["selection_seeds"]) & {s for g in games for s in (*g.seeds, *g.anchor_seeds)}

@@ -358,9 +358,58 @@ def test_shipped_suites_parse_and_cover_every_game_but_example() -> None:
             s = suite_mod.load_suite(name, version)
             assert {g.game for g in s.games} == games and s.version == version
             assert set(s.anchors) == games, f"{name}: anchors missing"
-            s.check_zoo()  # frozen with the installed zoo
+            s.check_zoo()  # frozen with the installed zoo or one in the history, same partners
             assert "--build-anchors" in s.anchors_command
             assert (s.skin, s.objective) == ((None, "return") if version == 1 else ("s1", "U"))
+
+
+def test_a_grown_zoo_keeps_a_frozen_suite_and_a_changed_partner_is_refused(monkeypatch) -> None:
+    """Members added to a zoo leave a frozen suite as it was ("zoo" is the zoo the anchors were
+    built with); a partner the suite plays that changed (another file, another spec) refuses it."""
+    from tom_envs import zoo
+
+    real = zoo.identity_rows
+    full = suite_mod.load_suite("full", 2)
+    frozen = [g.partners for g in full.games]
+    grown = lambda game: [*real(game), ["newcomer", "bot", "newcomer", ""]]  # noqa: E731
+    monkeypatch.setattr(zoo, "identity_rows", grown)
+    monkeypatch.setattr(zoo, "members", lambda game, _m=zoo.members: [
+        *_m(game), zoo.Member("newcomer", game, "bot", "a new member", spec="newcomer")])
+    again = suite_mod.load_suite("full", 2)
+    again.check_zoo()
+    assert [g.partners for g in again.games] == frozen  # the newcomer is not in the frozen suite
+    hanabi = again.game("Hanabi").partners[0]
+
+    def retrained(game: str) -> list[list[str]]:
+        return [[n, k, s, "0" * 64] if (game, n) == ("Hanabi", hanabi) else [n, k, s, h]
+                for n, k, s, h in real(game)]  # fmt: skip
+
+    monkeypatch.setattr(zoo, "identity_rows", retrained)
+    with pytest.raises(suite_mod.SuiteError, match=rf"Hanabi: partners \['{hanabi}'\] differ"):
+        again.check_zoo()
+
+
+def test_every_frozen_zoo_is_known_and_a_forged_history_entry_is_not(monkeypatch,
+                                                                      tmp_path: Path) -> None:
+    """Each zoo version frozen in a shipped suite is the installed one or a history entry whose
+    rows hash to it; an entry whose rows do not is ignored (the suite is then refused)."""
+    import json
+
+    for name in suite_mod.SUITE_NAMES:
+        for version in (1, 2):
+            s = suite_mod.load_suite(name, version)
+            for game, a in s.anchors.items():
+                assert suite_mod.frozen_rows(game, a.zoo) is not None, (name, version, game)
+    history = json.loads((suite_mod.suites_dir() / suite_mod.ZOO_HISTORY).read_text())
+    version, rows = next(iter(history.items()))
+    game = version.split("/")[0]
+    forged = {version: [[*rows[0][:3], "f" * 64], *rows[1:]]}
+    (tmp_path / suite_mod.ZOO_HISTORY).write_text(json.dumps(forged))
+    monkeypatch.setattr(suite_mod, "suites_dir", lambda: tmp_path)
+    from tom_envs import zoo
+
+    monkeypatch.setattr(zoo, "identity_rows", lambda g: [["other", "bot", "other", ""]])
+    assert suite_mod.frozen_rows(game, version) is None
 
 
 def test_commit_is_read_without_running_git(tmp_path: Path) -> None:
