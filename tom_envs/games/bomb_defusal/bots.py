@@ -216,7 +216,8 @@ class HeuristicAgent(BaseAgent):
             waits = [
                 self.where_bomb[b]
                 for b, rem in sorted(self.remaining.items())
-                if b not in self.gone and b in self.where_bomb
+                if b not in self.gone
+                and b in self.where_bomb
                 and any(self._may_cut(view, view.player, self.where_bomb[b], c) for c in rem)
             ]
             unknown = [
