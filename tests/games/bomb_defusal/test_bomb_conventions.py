@@ -239,3 +239,15 @@ def test_passive_agent_waits_in_a_room_without_a_bomb() -> None:
         kind == ActionKind.USE and target in game.config.tool_colors[0]
     )  # no bomb here: no effect
     assert message is None
+
+
+def test_the_best_response_matrix_marks_each_columns_best_focal() -> None:
+    bc = pytest.importorskip("tom_experiments.bomb_conventions")
+    members = ["random", "split_even", "split_odd"]
+    m = {("split_even", "random"): 1.0, ("split_odd", "random"): 1.0,
+         ("split_even", "split_even"): 86.8, ("split_odd", "split_even"): 33.0,
+         ("split_even", "split_odd"): 43.0, ("split_odd", "split_odd"): 86.8}  # fmt: skip
+    text = bc.render(members, m)
+    assert "| split_even | **1.0** | **86.8** | 43.0 |" in text  # ties: the first declared
+    assert "| split_odd | 1.0 | 33.0 | **86.8** |" in text
+    assert text.endswith("random: split_even, split_even: split_even, split_odd: split_odd")
