@@ -40,7 +40,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   ``random``: the bracket's candidate), i.e. the reference *is* that policy's mean and the
   oracle's 0 is by construction (plumbing and sampling only).
 * **fixed** (m0, the design study's 8.4 choices): Capture/Escape ``optimal`` (its reference is the
-  team's optimal plan); bomb ``zoo/ppo_s0`` (a learned team convention); Hanabi ``convention``
+  team's optimal plan); bomb ``split_even`` (role split A: one fixed work split, re-declared
+  before the check from the zoo's design; ``zoo/ppo_s0`` was a learned generalist close to every
+  member's best response); Hanabi ``convention``
   (the strongest rule convention); CoBlock ``cooperative``; Guandan ``heuristic``; Overcooked
   ``zoo/mappo_s0`` (the learned convention).
 * **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
@@ -143,7 +145,7 @@ PLANS: dict[str, GamePlan] = {
                              episode_switch=("optimal", "greedy", "3-6")),
     # the learned members' checkpoints refuse any other game arguments than they were trained with
     "BombDefusal": GamePlan("BombDefusal", 10, kwargs=(("probes", "none"), ("shaping", True)),
-                            fixed_member="zoo/ppo_s0", session_learner="selector",
+                            fixed_member="split_even", session_learner="selector",
                             episode_switch=("cbs", "zoo/ppo_s0", "3-6")),
     "Hanabi": GamePlan("Hanabi", 10, fixed_member="convention", session_learner="selector",
                        episode_switch=("convention", "zoo/ppo_s0", "3-6")),

@@ -62,8 +62,10 @@ NOT_YET = {
 }
 #: BombDefusal's ``U = team_score - BOMB_ROUND_WEIGHT * rounds`` (the game's own objective).
 BOMB_ROUND_WEIGHT = bomb_metrics.ROUND_WEIGHT
-#: BombDefusal's default candidate focals for the lower end of a bracket.
-BOMB_CANDIDATES = ("heuristic", "cbs")
+#: BombDefusal's default candidate focals for the lower end of a bracket: every rule member of the
+#: zoo but ``random`` (the role splits best-respond to their own convention, issue #35), in
+#: declared order (the first of equal selection means wins).
+BOMB_CANDIDATES = ("heuristic", "cbs", "split_even", "split_odd", "heuristic_silent", "passive")
 #: Default selection seeds of the bracket's candidate (disjoint from the usual evaluation seeds).
 BOMB_SELECTION_SEEDS = tuple(range(10_000, 10_010))
 

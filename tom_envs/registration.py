@@ -155,7 +155,7 @@ GAMES: tuple[GameSpec, ...] = (
         module="tom_envs.games.bomb_defusal.env",
         summary="3-player search & rescue bomb defusal with chat and ToM probes (paper 000)",
         demo_agents=("heuristic",),
-        bots=("random", "heuristic", "cbs"),
+        bots=("random", "heuristic", "cbs", "split_even", "split_odd", "heuristic_silent", "passive"),
         vector="tom_envs.games.bomb_defusal.vector:BombVectorEnv",
     ),
     _maze_game(

@@ -24,6 +24,20 @@ bomb's remaining sequence after inspecting or cutting, a defusal) and where it w
 action. Its messages are free text, so it plays alongside LLM agents unchanged, with or without
 ``symbolic_messages``.
 
+**Members with different work splits** (the partner zoo of issue #35; designed from the rules,
+each with the reason its best response differs, written before any cross-play was measured):
+
+| name | what it does | why its best response differs |
+|---|---|---|
+| ``split_even`` | role split A: alpha (seat 0) owns the phases in its own colours (red, green) of the bombs in *even*-index rooms and explores/inspects only those rooms; bravo and charlie own every other phase and never touch alpha's | with it as partner, alpha's phases are left entirely to the focal: a focal that leaves them (``split_odd``; ``heuristic`` or ``cbs`` when a partner is closer) loses those bombs (10 points a phase); one that takes exactly them (``split_even``) completes without duplicated work |
+| ``split_odd`` | role split B, the mirror: alpha owns its colours' phases in the *odd*-index rooms | the same with the other half: ``split_even`` as focal never cuts red/green in odd rooms and these partners never do, so those bombs are lost |
+| ``heuristic_silent`` | ``heuristic`` that never chats (the design study's ``heuristic_silent``) | a teammate must watch rather than read: a focal that waits for reports (``cbs``'s plan breaks, ``heuristic`` skips rooms it believes reported) must explore and inspect itself |
+| ``passive`` | never moves, cuts or talks: waits in the start room | the focal must do alone every phase it can: a focal that leaves work to a closer or convention-bound teammate loses it |
+
+A split's roles are tied to seats (alpha is seat 0), so one policy plays both sides: as focal in
+seat 0 it takes alpha's half, as partner in seats 1-2 it takes the rest. With ``wrong_tool=
+"explode"``, the convention applies to the safe-cut rule too (only permitted cutters count).
+
 ``cbs`` rebuilds the full mission from the episode seed (exactly as ``reset(seed)`` draws it), so it
 has information no player has; it is a planning upper bound, not a fair partner. All seats share
 one plan (cached). If reality departs from the plan (a partner does not play its part) it hands
@@ -134,8 +148,17 @@ class HeuristicAgent(BaseAgent):
         the lowest seat holding the colour cuts."""
         if not self._fresh(view, bomb):
             return False
-        rivals = [p for p in self.prev_here if colour in view.tools[p]]
+        rivals = [p for p in self.prev_here if self._may_cut(view, p, view.room, colour)]
         return all(p > view.player for p in rivals)
+
+    # ------------------------------------------------- the work split (one convention per team)
+    def _may_cut(self, view: BombView, player: int, room: int, colour: int) -> bool:
+        """Whether ``player`` cuts ``colour`` phases in ``room`` (here: whoever holds it)."""
+        return colour in view.tools[player]
+
+    def _may_inspect(self, view: BombView, player: int, room: int) -> bool:
+        """Whether ``player`` inspects bombs in ``room`` (here: everyone everywhere)."""
+        return True
 
     def _tasks(self, view: BombView) -> dict[int, int]:
         """Player -> room of the next phase it should cut (greedy, same for all who agree)."""
@@ -147,7 +170,8 @@ class HeuristicAgent(BaseAgent):
                 continue
             room = self.where_bomb[bomb]
             colour = self.remaining[bomb][0]
-            free = [p for p in range(len(pos)) if colour in view.tools[p] and p not in busy]
+            free = [p for p in range(len(pos))
+                    if self._may_cut(view, p, room, colour) and p not in busy]  # fmt: skip
             if free:
                 busy[min(free, key=lambda p: (dist[pos[p]][room], p))] = room
         return busy
@@ -157,7 +181,8 @@ class HeuristicAgent(BaseAgent):
         pos = self._positions(view)
         taken = {r for p, r in enumerate(pos) if p != view.player}
         taken |= {r for p, r in self.heading.items() if p != view.player}
-        unknown = [r for r in range(view.game_map.num_rooms) if r not in self.rooms]
+        unknown = [r for r in range(view.game_map.num_rooms)
+                   if r not in self.rooms and self._may_inspect(view, view.player, r)]  # fmt: skip
         choices = [r for r in unknown if r not in taken] or unknown
         if not choices:
             return None
@@ -171,11 +196,13 @@ class HeuristicAgent(BaseAgent):
             if rem is None:
                 # one inspector per bomb: the lowest seat here; the others move on, unless the
                 # answer has not come by a round later
-                lower = [p for p in view.room_agents if p < view.player]
-                if not lower or self.deferred.get(here, 0) >= 1:
-                    return ActionKind.INSPECT, None
-                self.deferred[here] = self.deferred.get(here, 0) + 1
-            elif rem[0] in view.my_tools:
+                if self._may_inspect(view, view.player, view.room):
+                    lower = [p for p in view.room_agents
+                             if p < view.player and self._may_inspect(view, p, view.room)]  # fmt: skip
+                    if not lower or self.deferred.get(here, 0) >= 1:
+                        return ActionKind.INSPECT, None
+                    self.deferred[here] = self.deferred.get(here, 0) + 1
+            elif self._may_cut(view, view.player, view.room, rem[0]):
                 if self.game_config.wrong_tool != "explode":
                     return ActionKind.USE, rem[0]
                 if self._safe_to_cut(view, here, rem[0]):
@@ -189,11 +216,14 @@ class HeuristicAgent(BaseAgent):
             waits = [
                 self.where_bomb[b]
                 for b, rem in sorted(self.remaining.items())
-                if b not in self.gone and b in self.where_bomb and set(rem) & set(view.my_tools)
+                if b not in self.gone
+                and b in self.where_bomb
+                and any(self._may_cut(view, view.player, self.where_bomb[b], c) for c in rem)
             ]
             unknown = [
                 r for b, r in sorted(self.where_bomb.items())
                 if b not in self.gone and b not in self.remaining
+                and self._may_inspect(view, view.player, r)
             ]  # fmt: skip
             options = waits or unknown
             if options:
@@ -242,6 +272,64 @@ class HeuristicAgent(BaseAgent):
         action = encode_action(self.game_config, kind, target)
         text = self.message(view, kind, target) if self.chat else None
         return AgentAction(action=action, message=text)
+
+
+class SplitAgent(HeuristicAgent):
+    """A role-split team member (``split_even`` / ``split_odd``, see the module docstring):
+    ``heuristic`` with the work split by a fixed convention instead of by distance.
+
+    Args:
+        config: the game's configuration.
+        parity: alpha's rooms are those whose index has this parity (0: even, 1: odd).
+        chat: whether it reports by chat (like ``heuristic``).
+
+    Alpha (seat 0) owns the phases of its own colours in its rooms and inspects and explores only
+    there; every other seat owns every other phase (a colour alpha lacks, anywhere; alpha's
+    colours outside alpha's rooms) and inspects and explores everywhere. Nobody cuts a phase it
+    does not own, whoever holds the tool, and each seat assumes its teammates keep the same
+    convention when it assigns tasks.
+    """
+
+    name = "split"
+
+    def __init__(self, config: BombConfig, parity: int, chat: bool = True) -> None:
+        if parity not in (0, 1):
+            raise ValueError(f"parity must be 0 (even rooms) or 1 (odd rooms), got {parity!r}")
+        super().__init__(config, chat=chat)
+        self.parity = parity
+        self.name = ("split_even", "split_odd")[parity]
+
+    def alphas_room(self, room: int) -> bool:
+        """Whether ``room`` (an index) is one of alpha's rooms under this convention."""
+        return room % 2 == self.parity
+
+    def _may_cut(self, view: BombView, player: int, room: int, colour: int) -> bool:
+        if colour not in view.tools[player]:
+            return False
+        if colour not in view.tools[ALPHA]:
+            return True  # only the others hold it
+        return (player == ALPHA) == self.alphas_room(room)
+
+    def _may_inspect(self, view: BombView, player: int, room: int) -> bool:
+        return player != ALPHA or self.alphas_room(room)
+
+
+class PassiveAgent(BaseAgent):
+    """Never moves, cuts or talks: waits where it starts (the ``passive`` member)."""
+
+    name = "passive"
+
+    def __init__(self, config: BombConfig) -> None:
+        super().__init__()
+        self.game_config = config
+
+    def act(self, turn: Turn) -> int:
+        """The waiting action (:func:`wait_action`)."""
+        return encode_action(self.game_config, *wait_action(turn.view))
+
+
+#: The seat whose share a role split fixes (alpha: the focal seat of the functional-ToM page).
+ALPHA = 0
 
 
 @lru_cache(maxsize=32)
@@ -345,6 +433,16 @@ def bot_table(**config: Any) -> BotTable:
         Bot("cbs", lambda bundle: CBSAgent(_config(bundle)),
             "PRIVILEGED centralised CBS plan (rebuilds the mission from the episode seed); "
             "falls back to heuristic if partners leave the plan"),
+        Bot("split_even", lambda bundle: SplitAgent(_config(bundle), 0),
+            "role split A: alpha cuts red/green only in even-index rooms and explores only "
+            "those; the others cut everything else and never alpha's phases; chats"),
+        Bot("split_odd", lambda bundle: SplitAgent(_config(bundle), 1),
+            "role split B (mirror of A): alpha cuts red/green only in odd-index rooms; the "
+            "others everything else; chats"),
+        Bot("heuristic_silent", lambda bundle: HeuristicAgent(_config(bundle), chat=False),
+            "heuristic that never chats: teammates must watch, not read"),
+        Bot("passive", lambda bundle: PassiveAgent(_config(bundle)),
+            "never moves, cuts or talks: waits in the start room"),
     )  # fmt: skip
     populations = {"heuristic": ("heuristic",), "all": ("random", "heuristic", "cbs")}
     return BotTable(bots, populations, game="bomb-defusal")

@@ -158,7 +158,11 @@ its findings in canonical sentences and defuses; a realistic partner for LLM age
 (**privileged**: plays its part of the centralised Conflict-Based Search plan of `tom_envs/games/bomb_defusal/planner.py`,
 rebuilt from the episode seed; optimal rounds; it falls back to `heuristic` if partners leave the
 plan). Populations: `heuristic`, `all`. `tom_envs.games.bomb_defusal.planner.exhaustive_optimum` gives the fewest rounds
-any plan can achieve (breadth-first search over the joint state).
+any plan can achieve (breadth-first search over the joint state). Zoo members with other work
+splits (issue #35; `bots.py` says why each one's best response differs): `split_even` and
+`split_odd` (role splits: alpha cuts its colours only in the even- or odd-index rooms, the others
+everything else and never alpha's phases), `heuristic_silent` (`heuristic` without chat) and
+`passive` (waits where it starts).
 
 ## Version History
 * v0: initial release.
