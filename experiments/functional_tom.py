@@ -52,13 +52,29 @@ non-random members whose reference names a policy (learned Capture/Escape member
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
   ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
+* **switch within the episode** (the long games, seeds 0..29, key 1; the learner and the windows
+  declared before running): Overcooked ``zoo/mappo_s0`` -> ``role_onions`` at a joint step in
+  100-200 of 400 (``role_onions`` only fetches onions, so its teammate must plate and serve every
+  soup: the learned convention's reference ``zoo/mappo_s2`` does not, ``greedy`` does whatever
+  is missing; on the selection seeds 10000..10004 ``zoo/mappo_s2`` makes 104 with it and
+  ``greedy`` 220, while ``greedy`` -> ``zoo/mappo_s1`` changes the best response by only 12);
+  windows W = 50 steps (two before the earliest switch, four after the latest); SW-UCB arm
+  window 25 steps (16 per episode, under one soup cycle of about 40), memory 8 arm windows (200
+  steps: A's windows leave it within the rest of the episode). Hanabi ``convention`` ->
+  ``zoo/ppo_s0`` (as across episodes: on the selection seeds ``convention`` makes 2.6 with
+  ``zoo/ppo_s0``, its own reference 4.6) at a partner decision in 10-16 (a ``convention`` pair's
+  game lasts 30-33 partner decisions: 3 windows after the latest switch); W = 4 partner decisions; arm window 3 own decisions (about one successful play
+  each), memory 6. Every game's learner: ξ = 0.6 (above the 1/2 of Garivier & Moulines's
+  bound), the arms the session selector's.
 
 **Cost** (measured per episode on this machine, a few seeds, under load): bomb 9-30 ms,
 Hanabi 7-86, CoBlock 16-32, Guandan 16-61 per deal, Capture/Escape 1-50 (Escape ``greedy`` 290),
 Overcooked 14-544 (planner) and ~460 ms on average in the sessions' mixed pairs. Sessions:
 members x S x (8 adaptive + up to 16 oracle/fixed) + S x 30 switch episodes: Overcooked ~1,100
 episodes (~8 min), bomb ~1,500 (~3 min), Hanabi ~1,500 (~2 min), CoBlock/Guandan ~1 min each,
-Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process.
+Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process. The switch
+within the episode: 90 episodes per game (Overcooked ~0.3-0.6 s each with the learner's three
+arms in shadow, Hanabi ~0.05 s).
 """
 
 from __future__ import annotations

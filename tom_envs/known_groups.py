@@ -34,6 +34,13 @@ a seeded episode of a session (``switch:...:at_episode=LO-HI``, invisible to the
 returns the per-episode regret after the switch of the adaptive learner, the oracle of the
 switching partner and the fixed agent that keeps the best response to A, with the time to recover
 (:func:`tom_envs.partners.regret.adaptation`, one episode per window).
+
+In the long games (Overcooked, Hanabi) the partner switches **within the episode**
+(:func:`play_within_switch`, ``switch:a=A:b=B:at=LO-HI:key=K``): the adaptive learner there is
+:class:`SlidingUCBAgent` (sliding-window UCB, Garivier & Moulines 2011, over the reference
+policies, one arm per window of its own decisions, every arm acting in shadow on every turn),
+and the window regret is per partner decision against the oracle of the switching partner's own
+reward curve on the same seeds (:func:`tom_envs.partners.regret.round_rewards`).
 """
 
 from __future__ import annotations
@@ -715,6 +722,20 @@ def _play_episode(plan: GroupsPlan, focal: Agent | str, partner: str, seed: int)
     return ep
 
 
+def _arm_shares(learner: Any, oa: str, ob: str, t_sw: int, share: dict[str, list[float]]) -> None:
+    """Add the learner's share of own decisions on A's reference arm before the switch point and
+    on B's from it (a learner with ``arms`` and ``played``)."""
+    played = list(getattr(learner, "played", []))
+    arms = list(getattr(learner, "arms", ()))
+    if not played or oa not in arms or ob not in arms:
+        return
+    pre, post = played[:t_sw], played[t_sw:]
+    if pre:
+        share["a_before"].append(float(np.mean([x == arms.index(oa) for x in pre])))
+    if post:
+        share["b_after"].append(float(np.mean([x == arms.index(ob) for x in post])))
+
+
 def _pad(series: Sequence[float], n: int) -> list[float]:
     return [*map(float, series), *([0.0] * (n - len(series)))]
 
@@ -749,7 +770,7 @@ def play_within_switch(
     the agent stays within ``margin`` of the fixed agent's loss
     (:func:`tom_envs.partners.regret.adaptation`); the total sums the first ``windows_after``
     windows every episode has."""
-    from tom_envs.partners.regret import round_rewards, window_sums
+    from tom_envs.partners.regret import mean_windows, round_rewards, window_sums
 
     t0 = time.perf_counter()
     lo, hi = parse_at(at)
@@ -778,14 +799,7 @@ def play_within_switch(
             loss = [o - x for o, x in zip(series["oracle"], series[g], strict=True)]
             losses[g].append(window_sums(loss, t_sw, width, before))
             rewards[g].append(window_sums(series[g], t_sw, width, before))
-        played = list(getattr(adaptive, "played", []))
-        arms = list(getattr(adaptive, "arms", ()))
-        if played and oa in arms and ob in arms:
-            pre, post = played[:t_sw], played[t_sw:]
-            if pre:
-                share["a_before"].append(float(np.mean([x == arms.index(oa) for x in pre])))
-            if post:
-                share["b_after"].append(float(np.mean([x == arms.index(ob) for x in post])))
+        _arm_shares(adaptive, oa, ob, t_sw, share)
         failures += int(getattr(adaptive, "shadow_failures", 0))
     k = min(sum(1 for j in w if j >= 0) for w in losses["fixed"])
     rows = {}
@@ -794,8 +808,6 @@ def play_within_switch(
         post = [sum(w[j] for j in range(k)) for w in losses[g]]
         rows[g] = {"windows": ad.windows, "tau": ad.tau, "tau_ci": ad.tau_ci,
                    "censored": ad.censored_share, "post": _ci(post, seed + 1)}  # fmt: skip
-    from tom_envs.partners.regret import mean_windows
-
     reward = {g: mean_windows(v) for g, v in rewards.items()}
     arm_share = {k2: float(np.mean(v)) if v else math.nan for k2, v in share.items()}
     return WithinSwitchResult(a, b, at, width, [int(x) for x in seeds],
