@@ -94,6 +94,7 @@ import numpy as np
 from tom_envs import zoo
 from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.known_groups import (
+    SW_UCB_XI,
     GroupsPlan,
     SelectorAgent,
     SlidingUCBAgent,
@@ -899,14 +900,14 @@ def _within_section(r: GameResult) -> list[str]:
              "decision t_s, both run every turn: the reference is its own per-window reward curve on "
              "the same seeds, so its row is 0 by construction. **fixed**: keeps the reference "
              f"policy of `{a}`. **adaptive** (`{sw.learner}`, no privileged input, forgets at every "
-             f"episode): sliding-window UCB over the arms {', '.join(f'`{x}`' for x in dict.fromkeys(r.groups['oracles'].values()))} "
+             f"episode): sliding-window UCB over the arms {', '.join(f'`{x}`' for x in sw.arms)} "
              f"(the distinct reference policies of the members checked), one arm per {arm_window} "
-             f"of its own decisions, SW-UCB memory τ = {memory} arm windows, ξ = 0.6, every arm "
+             f"of its own decisions, SW-UCB memory τ = {memory} arm windows, ξ = {SW_UCB_XI}, every arm "
              "acting on every turn (shadows) so its memory is current; it learns from the team "
              "reward in its windows. τ (time to recover, partner decisions after t_s): the first "
              "window from which the agent stays, on average, within 10% of the fixed agent's loss "
              f"(censored: never). Total: the first {sw.windows_after} windows after t_s (every "
-             "episode has them), 95% bootstrap over seeds.", "",
+             "episode has them; — a window not every episode has), 95% bootstrap over seeds.", "",
              "| agent | w₋₂ | w₋₁ (before) | w₀ | w₁ | w₂ | w₃ | total after the switch [95%] | τ (partner decisions) |",
              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for name, x in sw.rows.items():
@@ -917,7 +918,7 @@ def _within_section(r: GameResult) -> list[str]:
         tau = ("— (the margin's own baseline)" if name == "fixed" else
                "n/a (the fixed agent loses nothing after the switch)" if fixed_loss <= 1e-9
                else _tau(x))  # fmt: skip
-        cells = " | ".join(f"{w.get(j, math.nan):.2f}" for j in (-2, -1, 0, 1, 2, 3))
+        cells = " | ".join(f"{w[j]:.2f}" if j in w else "—" for j in (-2, -1, 0, 1, 2, 3))
         lines.append(f"| {label} | {cells} | {_fmt(x['post'])} | {tau} |")
     curve = ", ".join(f"w{j}: {v:.2f}" for j, v in ref.items())
     lines += ["", f"The reference curve (the oracle's mean team reward per window): {curve}. "

@@ -711,6 +711,7 @@ class WithinSwitchResult:
     episodes: int
     seconds: float
     shadow_failures: int = 0
+    arms: tuple[str, ...] = ()
 
 
 def _play_episode(plan: GroupsPlan, focal: Agent | str, partner: str, seed: int) -> Any:
@@ -812,7 +813,8 @@ def play_within_switch(
     arm_share = {k2: float(np.mean(v)) if v else math.nan for k2, v in share.items()}
     return WithinSwitchResult(a, b, at, width, [int(x) for x in seeds],
                               str(getattr(adaptive, "name", "adaptive")), rows, reward, k,
-                              arm_share, 3 * len(seeds), time.perf_counter() - t0, failures)  # fmt: skip
+                              arm_share, 3 * len(seeds), time.perf_counter() - t0, failures,
+                              tuple(getattr(adaptive, "arms", ())))  # fmt: skip
 
 
 __all__ = ["ORACLE_SPEC", "ROOM_TYPES", "SW_UCB_XI", "UCB_C", "GroupsPlan", "GroupsResult",

@@ -162,15 +162,21 @@ def test_round_rewards_and_window_regret_on_a_tiny_known_case() -> None:
     assert window_sums(loss, at=1, width=2, before=1) == {0: 20.0}
 
 
-def test_play_within_switch_on_hanabi_is_paired_on_the_oracle() -> None:
-    """Three seeds: the partner's switch point is the same for the three agents of a seed; the
-    oracle's regret is 0 by construction; each agent's window regret is the oracle's mean window
-    reward minus its own."""
+@pytest.fixture(scope="module")
+def tiny() -> Any:
     members = {"convention": "convention", "zoo/ppo_s0": "zoo/ppo_s0"}
     plan = GroupsPlan("Hanabi", {}, ("{focal}", "{partner}"), (0,), members, "convention",
                       lambda: None, "-", 1, 1)  # fmt: skip
-    res = play_within_switch(plan, "convention", "zoo/ppo_s0", "6-9",
-                             lambda: SlidingUCBAgent(HANABI_ARMS, 2, 3), [0, 1, 2], 3)  # fmt: skip
+    return play_within_switch(plan, "convention", "zoo/ppo_s0", "6-9",
+                              lambda: SlidingUCBAgent(HANABI_ARMS, 2, 3), [0, 1, 2], 3)  # fmt: skip
+
+
+def test_play_within_switch_on_hanabi_is_paired_on_the_oracle(tiny: Any) -> None:
+    """Three seeds: the partner's switch point is the same for the three agents of a seed; the
+    oracle's regret is 0 by construction; each agent's window regret is the oracle's mean window
+    reward minus its own."""
+    res = tiny
+    assert res.arms == HANABI_ARMS
     assert res.episodes == 9 and res.learner == "swucb" and res.windows_after >= 1
     assert all(v == 0.0 for v in res.rows["oracle"]["windows"].values())
     assert res.rows["oracle"]["post"][0] == 0.0
@@ -212,3 +218,23 @@ def test_the_switch_changes_the_best_response(game: str, kwargs: dict[str, Any],
     """On selection seeds, B's reference beats A's reference against B (why the pair measures
     adaptation: the fixed agent that keeps A's reference loses after the switch)."""
     assert _mean_u(game, kwargs, b_ref, b, seeds) > _mean_u(game, kwargs, a_ref, b, seeds)
+
+
+def test_the_page_renders_the_within_switch_section(tiny: Any) -> None:
+    """The section names the pair, its windows and the three agents; a window not every
+    episode has prints as —, never nan."""
+    from tom_experiments.functional_tom import GamePlan, _within_section
+
+    plan = GamePlan("Hanabi", 1, within_switch=("convention", "zoo/ppo_s0", "6-9"),
+                    within_windows=(3, 2, 3))  # fmt: skip
+    refs = {m: SimpleNamespace(policy=m) for m in ("convention", "zoo/ppo_s0")}
+    r = SimpleNamespace(plan=plan, within_switch=tiny, within_missing="", refs=refs)
+    text = "\n".join(_within_section(r))  # type: ignore[arg-type]
+    assert "`switch:a=convention:b=zoo/ppo_s0:at=6-9:key=1`" in text
+    assert "W = 3 partner decisions" in text and "one arm per 2 of its own decisions" in text
+    for label in ("adaptive (`swucb`)", "oracle of the switching partner",
+                  "fixed (reference of `convention`)"):  # fmt: skip
+        assert f"| {label} |" in text
+    assert "nan" not in text
+    missing = SimpleNamespace(plan=plan, within_switch=None, within_missing="B has no policy", refs={})
+    assert "Not played: B has no policy." in "\n".join(_within_section(missing))  # type: ignore[arg-type]
