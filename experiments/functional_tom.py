@@ -54,13 +54,29 @@ non-random members whose reference names a policy (learned Capture/Escape member
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
   ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
+* **switch within the episode** (the long games, seeds 0..29, key 1; the learner and the windows
+  declared before running): Overcooked ``zoo/mappo_s0`` -> ``role_onions`` at a joint step in
+  100-200 of 400 (``role_onions`` only fetches onions, so its teammate must plate and serve every
+  soup: the learned convention's reference ``zoo/mappo_s2`` does not, ``greedy`` does whatever
+  is missing; on the selection seeds 10000..10004 ``zoo/mappo_s2`` makes 104 with it and
+  ``greedy`` 220, while ``greedy`` -> ``zoo/mappo_s1`` changes the best response by only 12);
+  windows W = 50 steps (two before the earliest switch, four after the latest); SW-UCB arm
+  window 25 steps (16 per episode, under one soup cycle of about 40), memory 8 arm windows (200
+  steps: A's windows leave it within the rest of the episode). Hanabi ``convention`` ->
+  ``zoo/ppo_s0`` (as across episodes: on the selection seeds ``convention`` makes 2.6 with
+  ``zoo/ppo_s0``, its own reference 4.6) at a partner decision in 10-16 (a ``convention`` pair's
+  game lasts 30-33 partner decisions: 3 windows after the latest switch); W = 4 partner decisions; arm window 3 own decisions (about one successful play
+  each), memory 6. Every game's learner: ξ = 0.6 (above the 1/2 of Garivier & Moulines's
+  bound), the arms the session selector's.
 
 **Cost** (measured per episode on this machine, a few seeds, under load): bomb 9-30 ms,
 Hanabi 7-86, CoBlock 16-32, Guandan 16-61 per deal, Capture/Escape 1-50 (Escape ``greedy`` 290),
 Overcooked 14-544 (planner) and ~460 ms on average in the sessions' mixed pairs. Sessions:
 members x S x (8 adaptive + up to 16 oracle/fixed) + S x 30 switch episodes: Overcooked ~1,100
 episodes (~8 min), bomb ~1,500 (~3 min), Hanabi ~1,500 (~2 min), CoBlock/Guandan ~1 min each,
-Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process.
+Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process. The switch
+within the episode: 90 episodes per game (Overcooked ~0.3-0.6 s each with the learner's three
+arms in shadow, Hanabi ~0.05 s).
 """
 
 from __future__ import annotations
@@ -80,13 +96,17 @@ import numpy as np
 from tom_envs import zoo
 from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.known_groups import (
+    SW_UCB_XI,
     GroupsPlan,
     SelectorAgent,
+    SlidingUCBAgent,
     SwitchResult,
     TypeBasedAgent,
+    WithinSwitchResult,
     order_verdict,
     play_groups,
     play_switch,
+    play_within_switch,
     reference_policy,
 )
 from tom_envs.partners.regret import adaptation, decision_losses, known_groups, switch_windows
@@ -122,6 +142,14 @@ class GamePlan:
     #: (A, B, at_episode) of a partner switching across a session's episodes (sessions of 10)
     episode_switch: tuple[str, str, str] | None = None
     switch_sessions: int = 10
+    #: (A, B, at) of a partner switching within the episode (the long games: ``at`` in partner
+    #: decisions), against the oracle of the switching partner, the fixed agent (A's reference)
+    #: and a within-episode SW-UCB learner (:func:`tom_envs.known_groups.play_within_switch`)
+    within_switch: tuple[str, str, str] | None = None
+    #: (W: partner decisions per regret window, L: the learner's own decisions per arm window,
+    #: τ: SW-UCB's memory in arm windows), and the seeds 0..N-1 it plays
+    within_windows: tuple[int, int, int] = (0, 0, 0)
+    within_seeds: int = 30
     #: (label, spec) of agents the page's config adds (an LLM preset with its endpoint, a
     #: checkpoint): played as focal against every member like the built-in agents, their cells
     #: built under the config file's trust rules (never trusted: a file's spec)
@@ -148,7 +176,8 @@ PLANS: dict[str, GamePlan] = {
                             fixed_member="split_even", session_learner="selector",
                             episode_switch=("cbs", "zoo/ppo_s0", "3-6")),
     "Hanabi": GamePlan("Hanabi", 10, fixed_member="convention", session_learner="selector",
-                       episode_switch=("convention", "zoo/ppo_s0", "3-6")),
+                       episode_switch=("convention", "zoo/ppo_s0", "3-6"),
+                       within_switch=("convention", "zoo/ppo_s0", "10-16"), within_windows=(4, 3, 6)),
     "CoBlock": GamePlan("CoBlock", 10, fixed_member="cooperative", session_learner="selector",
                         episode_switch=("cooperative", "random", "3-6")),
     # m0 re-declared once, before the check with the conventions pair: `heuristic` stays, the
@@ -159,7 +188,9 @@ PLANS: dict[str, GamePlan] = {
                         episode_switch=("heuristic", "recommender", "3-6")),
     "Overcooked": GamePlan("Overcooked", 3, kwargs=(("horizon", 400), ("observation", "features")),
                            fixed_member="zoo/mappo_s0", session_learner="selector", sessions=5,
-                           episode_switch=("greedy", "zoo/mappo_s1", "3-6"), switch_sessions=5),
+                           episode_switch=("greedy", "zoo/mappo_s1", "3-6"), switch_sessions=5,
+                           within_switch=("zoo/mappo_s0", "role_onions", "100-200"),
+                           within_windows=(50, 25, 8)),
 }  # fmt: skip
 #: The games with exact (or bracketed) references first, then the labelled lower bounds.
 ORDER = tuple(PLANS)
@@ -411,6 +442,8 @@ class GameResult:
     horizon: int
     play_seconds: float
     episode_switch: SwitchResult | None = None
+    within_switch: WithinSwitchResult | None = None
+    within_missing: str = ""
 
 
 def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: int | None) -> GameResult:
@@ -446,15 +479,18 @@ def game_result(plan: GamePlan, played: Mapping[str, list[Episode]], episodes: i
         accs = [x["acc"] - x["best_acc"] for x in lits if not math.isnan(x["acc"])]
         per_agent[agent] = {"df_t": _ci([v / horizon for v in per_seed], 7),
                             "lit": float(np.mean(accs)) if accs else math.nan}  # fmt: skip
+    within, within_missing = None, ""
     if plan.session_learner:
         groups, missing, episode_switch = _session_groups(plan, refs, horizon)
         adapt = []
+        if plan.within_switch:
+            within, within_missing = _within_switch(plan, refs)
     else:
         groups, missing = _cell_groups(plan, regrets, per_agent, scored, seeds)
         adapt = _adaptation(plan, played, seeds) if plan.switch else []
         episode_switch = None
     return GameResult(plan, members, refs, rows, per_agent, groups, missing, adapt, horizon, play,
-                      episode_switch)  # fmt: skip
+                      episode_switch, within, within_missing)  # fmt: skip
 
 
 def _cell_groups(plan: GamePlan, regrets: Mapping[tuple[str, str], dict[int, float]],
@@ -539,6 +575,22 @@ def _session_groups(plan: GamePlan, refs: Mapping[str, RefRow], horizon: int) ->
             sp = dataclasses.replace(sp, members={**sp.members, b: policy_b})
             switch = play_switch(sp, a, b, at, reference)
     return groups, [], switch
+
+
+def _within_switch(plan: GamePlan, refs: Mapping[str, RefRow]) -> tuple[WithinSwitchResult | None, str]:
+    """The long games' switch within the episode: A's and B's reference policies from the page's
+    references, the learner's arms the distinct reference policies of the members checked (the
+    session selector's arms), seeds 0..N-1."""
+    assert plan.within_switch is not None
+    a, b, at = plan.within_switch
+    gp = _groups_plan(plan, refs)
+    if gp is None or a not in gp.members or b not in gp.members:
+        return None, f"A = {a} or B = {b} has no reference policy"
+    width, arm_window, memory = plan.within_windows
+    arms = tuple(dict.fromkeys(gp.members.values()))
+    res = play_within_switch(gp, a, b, at, lambda: SlidingUCBAgent(arms, arm_window, memory),
+                             list(range(plan.within_seeds)), width)  # fmt: skip
+    return res, ""
 
 
 def _adaptation(plan: GamePlan, played: Mapping[str, list[Episode]], seeds: Sequence[int]) -> list[dict[str, Any]]:
@@ -828,6 +880,59 @@ def _sessions_section(r: GameResult) -> list[str]:
     return lines
 
 
+def _within_section(r: GameResult) -> list[str]:
+    """The long games' adaptation within the episode (:func:`_within_switch`)."""
+    sw, plan = r.within_switch, r.plan
+    if plan.within_switch is None:
+        return []
+    a, b, at = plan.within_switch
+    head = f"### Adaptation within the episode: `switch:a={a}:b={b}:at={at}:key=1`"
+    if sw is None:
+        return ["", head, "", f"Not played: {r.within_missing}."]
+    width, arm_window, memory = plan.within_windows
+    ref = sw.reward["oracle"]
+    lines = ["", head, "",
+             f"Seeds 0..{len(sw.seeds) - 1}, one episode each per agent ({sw.episodes} episodes, "
+             f"{sw.seconds:.0f} s). The partner plays `{a}`, then `{b}` from its decision t_s, "
+             f"uniform in {at} from the episode seed (invisible to the agent; B runs in shadow from "
+             "the start). **Window regret**: per partner decision d, the team's reward from that "
+             "decision up to the partner's next one (one joint step in simultaneous games; the "
+             "partner's move and the moves after it in turn-based ones; 0 once the game is over); "
+             "the loss at d is the **oracle of the switching partner**'s reward minus the agent's "
+             f"on the same seed, summed over windows of W = {width} partner decisions aligned on "
+             "t_s (w₋₁ the window before). The oracle (told the switch) plays the reference policy "
+             f"of `{a}` (`{r.refs[a].policy}`), then of `{b}` (`{r.refs[b].policy}`) from its own "
+             "decision t_s, both run every turn: the reference is its own per-window reward curve on "
+             "the same seeds, so its row is 0 by construction. **fixed**: keeps the reference "
+             f"policy of `{a}`. **adaptive** (`{sw.learner}`, no privileged input, forgets at every "
+             f"episode): sliding-window UCB over the arms {', '.join(f'`{x}`' for x in sw.arms)} "
+             f"(the distinct reference policies of the members checked), one arm per {arm_window} "
+             f"of its own decisions, SW-UCB memory τ = {memory} arm windows, ξ = {SW_UCB_XI}, every arm "
+             "acting on every turn (shadows) so its memory is current; it learns from the team "
+             "reward in its windows. τ (time to recover, partner decisions after t_s): the first "
+             "window from which the agent stays, on average, within 10% of the fixed agent's loss "
+             f"(censored: never). Total: the first {sw.windows_after} windows after t_s (every "
+             "episode has them; — a window not every episode has), 95% bootstrap over seeds.", "",
+             "| agent | w₋₂ | w₋₁ (before) | w₀ | w₁ | w₂ | w₃ | total after the switch [95%] | τ (partner decisions) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, x in sw.rows.items():
+        w = x["windows"]
+        label = {"adaptive": f"adaptive (`{sw.learner}`)", "oracle": "oracle of the switching partner",
+                 "fixed": f"fixed (reference of `{a}`)"}[name]  # fmt: skip
+        fixed_loss = np.mean([v for j, v in sw.rows["fixed"]["windows"].items() if j >= 0])
+        tau = ("— (the margin's own baseline)" if name == "fixed" else
+               "n/a (the fixed agent loses nothing after the switch)" if fixed_loss <= 1e-9
+               else _tau(x))  # fmt: skip
+        cells = " | ".join(f"{w[j]:.2f}" if j in w else "—" for j in (-2, -1, 0, 1, 2, 3))
+        lines.append(f"| {label} | {cells} | {_fmt(x['post'])} | {tau} |")
+    curve = ", ".join(f"w{j}: {v:.2f}" for j, v in ref.items())
+    lines += ["", f"The reference curve (the oracle's mean team reward per window): {curve}. "
+              f"The adaptive learner played A's reference arm in {sw.arm_share['a_before']:.0%} of "
+              f"its decisions before t_s and B's in {sw.arm_share['b_after']:.0%} after it; "
+              f"shadow failures: {sw.shadow_failures}."]  # fmt: skip
+    return lines
+
+
 def _game_section(r: GameResult) -> list[str]:
     plan = r.plan
     n = max((len(x["u"]) and 1) for x in r.rows) if r.rows else 0
@@ -871,6 +976,7 @@ def _game_section(r: GameResult) -> list[str]:
             lines.append(f"| {x['agent']} | {w.get(-1, math.nan):.2f} | {w.get(0, math.nan):.2f} | "
                          f"{w.get(1, math.nan):.2f} | {_fmt(x['post'])} | {_tau(x)} |")
     lines += _sessions_section(r)
+    lines += _within_section(r)
     lines += ["", f"![{plan.game}: literal vs functional ToM]({_svg_name(plan.game)})", "",
               "*x: next-action accuracy minus the best shortcut's on the same items (agents "
               "without predictions on the strip at the left); y: ΔF/T, mean over the non-random "

@@ -34,6 +34,13 @@ a seeded episode of a session (``switch:...:at_episode=LO-HI``, invisible to the
 returns the per-episode regret after the switch of the adaptive learner, the oracle of the
 switching partner and the fixed agent that keeps the best response to A, with the time to recover
 (:func:`tom_envs.partners.regret.adaptation`, one episode per window).
+
+In the long games (Overcooked, Hanabi) the partner switches **within the episode**
+(:func:`play_within_switch`, ``switch:a=A:b=B:at=LO-HI:key=K``): the adaptive learner there is
+:class:`SlidingUCBAgent` (sliding-window UCB, Garivier & Moulines 2011, over the reference
+policies, one arm per window of its own decisions, every arm acting in shadow on every turn),
+and the window regret is per partner decision against the oracle of the switching partner's own
+reward curve on the same seeds (:func:`tom_envs.partners.regret.round_rewards`).
 """
 
 from __future__ import annotations
@@ -312,6 +319,120 @@ class TypeBasedAgent(BaseAgent):
         return AgentAction(action, prediction={"partner_action": int(guess)})
 
 
+#: SW-UCB's exploration exponent: ``ξ > 1/2`` is the condition of Garivier & Moulines's bound
+#: (2011); 0.6 is the smallest round value above it.
+SW_UCB_XI = 0.6
+
+
+class SlidingUCBAgent(BaseAgent):
+    """Sliding-window UCB (Garivier & Moulines 2011) over a fixed set of policies (arms) within
+    one episode: the episode is cut into windows of ``window`` of its own decisions; each window
+    is played by one arm, chosen by SW-UCB from the team reward of the last ``memory`` windows.
+
+    Args:
+        arms: the policies' agent specs (the game's reference policies, declared by the page's
+            own code; built with :func:`tom_envs.agents.make_agent` for the episode's game).
+        window: own decisions per arm window (``>= 1``).
+        memory: SW-UCB's ``τ``, in windows: only the last ``memory`` windows count (``>= 1``).
+        xi: the exploration exponent ``ξ``.
+
+    Index of arm ``i`` after ``t`` windows: ``mean_i / B + sqrt(ξ · log(min(t, τ)) / N_i)``
+    over the last ``τ`` windows (``N_i`` of them played by ``i``; an arm absent from them goes
+    first, in the declared order; ties go to the lower index); ``B`` is the spread (max − min) of
+    the window rewards seen so far in the episode (1 while it is 0). A window's reward is the
+    sum of :attr:`Turn.reward` received from its first decision's next turn up to the next
+    window's first turn (its own seat's reward: the team reward in Overcooked and Hanabi).
+
+    **Every arm acts on every turn** (the non-playing arms in shadow, their answers discarded,
+    like :class:`~tom_envs.partners.switching.SwitchingAgent`'s B), so an arm's memory (a Hanabi
+    bot's card knowledge read from the public history, a recurrent policy's state) is that of an
+    arm fed the same turns from the start. A shadow arm's failure never changes the game; it is
+    counted in :attr:`shadow_failures`. It is told nothing about its partner, and forgets its
+    statistics at every episode (it adapts within the episode only).
+    """
+
+    name = "swucb"
+    description = "sliding-window UCB over the reference policies, one arm per window of steps"
+
+    def __init__(self, arms: Sequence[str], window: int, memory: int, xi: float = SW_UCB_XI) -> None:
+        super().__init__()
+        arms = tuple(str(a) for a in arms)
+        if not arms or len(set(arms)) != len(arms):
+            raise ValueError(f"arms must name one or more different policies, got {arms!r}")
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a whole number >= 1 (decisions), got {window!r}")
+        if isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
+            raise ValueError(f"memory must be a whole number >= 1 (windows), got {memory!r}")
+        if not xi > 0.0:
+            raise ValueError(f"xi must be > 0, got {xi!r}")
+        self.arms, self.window, self.memory, self.xi = arms, window, memory, float(xi)
+        self.history: list[tuple[int, float]] = []  # (arm, window reward), this episode
+        self.played: list[int] = []  # the arm of each own decision, this episode
+        self.arm = 0
+        self.shadow_failures = 0
+        self._pending = 0.0
+        self._agents: list[Agent] = []
+        self._env: str | None = None
+
+    def choose(self) -> int:
+        """The arm of the next window from the last ``memory`` windows."""
+        recent = self.history[-self.memory:]
+        counts = np.zeros(len(self.arms))
+        sums = np.zeros(len(self.arms))
+        for arm, r in recent:
+            counts[arm] += 1
+            sums[arm] += r
+        untried = [i for i in range(len(self.arms)) if counts[i] == 0]
+        if untried:
+            return untried[0]
+        rets = [r for _, r in self.history]
+        scale = (max(rets) - min(rets)) or 1.0
+        t = min(len(self.history), self.memory)
+        bonus = np.sqrt(self.xi * np.log(t) / counts)
+        return int(np.argmax(sums / counts / scale + bonus))
+
+    def reset(self, info: EpisodeInfo) -> None:
+        """Start an episode: forget the statistics, reset every arm with the same info."""
+        super().reset(info)
+        if self._env != info.env_id or not self._agents:
+            factory = _factory_from_info(info)
+            self._agents, self._env = [factory(a) for a in self.arms], info.env_id
+        for agent in self._agents:
+            agent.reset(info)
+        self.history, self.played, self._pending, self.shadow_failures = [], [], 0.0, 0
+        self.arm = self.choose()
+
+    def act(self, turn: Turn) -> int | AgentAction:
+        """Credit the reward, close the window at its end, then every arm acts; the playing
+        arm's action is returned (no prediction, no message)."""
+        decision = len(self.played)
+        if decision:
+            self._pending += float(turn.reward)
+            if decision % self.window == 0:
+                self.history.append((self.arm, self._pending))
+                self._pending = 0.0
+                self.arm = self.choose()
+        choice = None
+        for i, agent in enumerate(self._agents):
+            if i == self.arm:
+                choice = as_agent_action(agent.act(turn))
+                continue
+            try:
+                agent.act(turn)
+            except Exception:  # a shadow arm's failure never changes the game; it is counted
+                self.shadow_failures += 1
+        self.played.append(self.arm)
+        assert choice is not None
+        return AgentAction(choice.action)
+
+    def end_episode(self, turn: Turn) -> None:
+        """Forward to every arm."""
+        for agent in self._agents:
+            end = getattr(agent, "end_episode", None)
+            if end is not None:
+                end(turn)
+
+
 class SessionSwitchOracle(BaseAgent):
     """The clairvoyant oracle of a partner switching across a session's episodes: plays ``a``
     (an agent spec: the reference policy of member A) before the switch episode and ``b`` from it
@@ -569,6 +690,134 @@ def play_switch(
     return SwitchResult(a, b, at_episode, rows, episodes, time.perf_counter() - t0)
 
 
-__all__ = ["ORACLE_SPEC", "ROOM_TYPES", "UCB_C", "GroupsPlan", "GroupsResult", "SelectorAgent",
-           "SessionSwitchOracle", "SwitchResult", "TypeBasedAgent", "order_verdict", "play_groups",
-           "play_switch", "play_u", "reference_policy"]  # fmt: skip
+# ------------------------------------------------------------------------ switch within an episode
+@dataclass
+class WithinSwitchResult:
+    """One (A, B) pair switching within the episode: per group (``adaptive``, ``oracle``,
+    ``fixed``) the window regrets after the switch, ``τ`` and the total over the first
+    ``windows_after`` windows; ``reward`` is each group's mean team reward per window (the
+    oracle's row is the reference curve)."""
+
+    a: str
+    b: str
+    at: str
+    width: int
+    seeds: list[int]
+    learner: str
+    rows: dict[str, dict[str, Any]]
+    reward: dict[str, dict[int, float]]
+    windows_after: int
+    arm_share: dict[str, float]
+    episodes: int
+    seconds: float
+    shadow_failures: int = 0
+    arms: tuple[str, ...] = ()
+
+
+def _play_episode(plan: GroupsPlan, focal: Agent | str, partner: str, seed: int) -> Any:
+    from tom_envs.driver import EpisodeDriver
+
+    ep = EpisodeDriver(_spec(plan), _seat_agents(plan, focal, partner), seed, dict(plan.kwargs)).run()
+    if ep.status != "ok":
+        raise RuntimeError(f"{plan.game}: episode {seed} did not finish ({ep.status})")
+    return ep
+
+
+def _arm_shares(learner: Any, oa: str, ob: str, t_sw: int, share: dict[str, list[float]]) -> None:
+    """Add the learner's share of own decisions on A's reference arm before the switch point and
+    on B's from it (a learner with ``arms`` and ``played``)."""
+    played = list(getattr(learner, "played", []))
+    arms = list(getattr(learner, "arms", ()))
+    if not played or oa not in arms or ob not in arms:
+        return
+    pre, post = played[:t_sw], played[t_sw:]
+    if pre:
+        share["a_before"].append(float(np.mean([x == arms.index(oa) for x in pre])))
+    if post:
+        share["b_after"].append(float(np.mean([x == arms.index(ob) for x in post])))
+
+
+def _pad(series: Sequence[float], n: int) -> list[float]:
+    return [*map(float, series), *([0.0] * (n - len(series)))]
+
+
+def play_within_switch(
+    plan: GroupsPlan,
+    a: str,
+    b: str,
+    at: str,
+    learner: Callable[[], Agent],
+    seeds: Sequence[int],
+    width: int,
+    *,
+    key: int = 1,
+    seed: int = 37,
+    margin: float = 0.1,
+    before: int = 2,
+) -> WithinSwitchResult:
+    """A partner that plays member ``a`` then ``b`` from a seeded decision of the episode
+    (``switch:a=A:b=B:at=LO-HI:key=K``, invisible to the agent), against three focal agents on
+    the same seeds: the **adaptive** ``learner()`` (built once; it must forget at every episode's
+    reset: no privileged input, no memory across seeds), the
+    **oracle** of the switching partner (A's reference policy, then B's from its own decision
+    ``t_s``: told the switch, both run every turn as in :class:`SwitchingAgent`) and the
+    **fixed** agent that keeps A's reference policy.
+
+    Window regret (:func:`tom_envs.partners.regret.round_rewards`): per partner decision ``d``,
+    the team reward from that decision up to the partner's next one; the loss of a group at ``d``
+    is the oracle's reward minus the group's on the same seed (a game over early scores 0 in
+    the rest of the rounds); windows of ``width`` partner decisions aligned on the switch
+    (``j = -before .. -1`` before it). ``τ`` (partner decisions) is the first window from which
+    the agent stays within ``margin`` of the fixed agent's loss
+    (:func:`tom_envs.partners.regret.adaptation`); the total sums the first ``windows_after``
+    windows every episode has."""
+    from tom_envs.partners.regret import mean_windows, round_rewards, window_sums
+
+    t0 = time.perf_counter()
+    lo, hi = parse_at(at)
+    partner = f"switch:a={a}:b={b}:at={lo}-{hi}:key={key}"
+    oa, ob = plan.members[a], plan.members[b]
+    pseat = f"player_{plan.seats.index('{partner}')}"
+    fseats = [f"player_{i}" for i in plan.focal_seats]
+    groups = ("adaptive", "oracle", "fixed")
+    losses: dict[str, list[dict[int, float]]] = {g: [] for g in groups}
+    rewards: dict[str, list[dict[int, float]]] = {g: [] for g in groups}
+    share: dict[str, list[float]] = {"a_before": [], "b_after": []}
+    failures = 0
+    adaptive = learner()  # one object (its arms built once); it forgets at every episode
+    for s in seeds:
+        focal = {"adaptive": adaptive, "oracle": f"switch:a={oa}:b={ob}:at={lo}-{hi}:key={key}",
+                 "fixed": oa}  # fmt: skip
+        eps = {g: _play_episode(plan, focal[g], partner, s) for g in groups}
+        t_s = {int(e.switch[pseat]["at_decision"]) for e in eps.values()}
+        if len(t_s) != 1:
+            raise RuntimeError(f"seed {s}: the partner's switch point differs between groups {t_s}")
+        t_sw = t_s.pop()
+        series = {g: round_rewards(e, pseat, fseats) for g, e in eps.items()}
+        n = max(len(v) for v in series.values())
+        series = {g: _pad(v, n) for g, v in series.items()}
+        for g in groups:
+            loss = [o - x for o, x in zip(series["oracle"], series[g], strict=True)]
+            losses[g].append(window_sums(loss, t_sw, width, before))
+            rewards[g].append(window_sums(series[g], t_sw, width, before))
+        _arm_shares(adaptive, oa, ob, t_sw, share)
+        failures += int(getattr(adaptive, "shadow_failures", 0))
+    k = min(sum(1 for j in w if j >= 0) for w in losses["fixed"])
+    rows = {}
+    for g in groups:
+        ad = adaptation(losses[g], losses["fixed"], width, seed, margin=margin)
+        post = [sum(w[j] for j in range(k)) for w in losses[g]]
+        rows[g] = {"windows": ad.windows, "tau": ad.tau, "tau_ci": ad.tau_ci,
+                   "censored": ad.censored_share, "post": _ci(post, seed + 1)}  # fmt: skip
+    reward = {g: mean_windows(v) for g, v in rewards.items()}
+    arm_share = {k2: float(np.mean(v)) if v else math.nan for k2, v in share.items()}
+    return WithinSwitchResult(a, b, at, width, [int(x) for x in seeds],
+                              str(getattr(adaptive, "name", "adaptive")), rows, reward, k,
+                              arm_share, 3 * len(seeds), time.perf_counter() - t0, failures,
+                              tuple(getattr(adaptive, "arms", ())))  # fmt: skip
+
+
+__all__ = ["ORACLE_SPEC", "ROOM_TYPES", "SW_UCB_XI", "UCB_C", "GroupsPlan", "GroupsResult",
+           "SelectorAgent", "SessionSwitchOracle", "SlidingUCBAgent", "SwitchResult",
+           "TypeBasedAgent", "WithinSwitchResult", "order_verdict", "play_groups", "play_switch",
+           "play_u", "play_within_switch", "reference_policy"]  # fmt: skip

@@ -250,5 +250,26 @@ def decision_losses(
     return out
 
 
+def round_rewards(episode: Any, partner: str, focal: Sequence[str]) -> list[float]:
+    """The team's reward per decision of the ``partner`` seat: entry ``d`` sums the rewards of the
+    ``focal`` seats over the steps from the partner's decision ``d`` up to (not including) its
+    decision ``d + 1`` (steps before its first decision count in entry 0). One entry per
+    partner decision, so windows of these rounds align on a switch recorded in partner decisions
+    (simultaneous games: one entry per joint step; turn-based games: a round of the partner's
+    move and the moves after it)."""
+    out: list[float] = []
+    lead = 0.0  # the rewards before the partner's first decision
+    for step in episode.steps:
+        if step["agent"] == partner:
+            out.append(lead if not out else 0.0)
+        rewards = step.get("rewards") or {}
+        r = sum(float(rewards.get(seat, 0.0)) for seat in focal)
+        if out:
+            out[-1] += r
+        else:
+            lead += r
+    return out
+
+
 __all__ = ["Adaptation", "adaptation", "decision_losses", "episode_regret", "known_groups",
-           "mean_windows", "switch_windows", "time_to_recover", "window_sums"]  # fmt: skip
+           "mean_windows", "round_rewards", "switch_windows", "time_to_recover", "window_sums"]  # fmt: skip
