@@ -41,7 +41,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   oracle's 0 is by construction (plumbing and sampling only).
 * **fixed** (m0, the design study's 8.4 choices): Capture/Escape ``optimal`` (its reference is the
   team's optimal plan); bomb ``zoo/ppo_s0`` (a learned team convention); Hanabi ``convention``
-  (the strongest rule convention); CoBlock ``cooperative``; Guandan ``heuristic``; Overcooked
+  (the strongest rule convention); CoBlock ``cooperative`` (the convention-A self-play member: the
+  zoo holds every persona in two conventions, A and its mirror B, whose best responses differ by
+  design); Guandan ``heuristic``; Overcooked
   ``zoo/mappo_s0`` (the learned convention).
 * **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
   prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
@@ -50,7 +52,7 @@ non-random members whose reference names a policy (learned Capture/Escape member
 * **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs
   whose references differ on the last page): Capture/Escape ``optimal`` -> ``greedy``; bomb
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
-  ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
+  ``mirror`` (convention A, then its mirror B); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
 
 **Cost** (measured per episode on this machine, a few seeds, under load): bomb 9-30 ms,
@@ -148,7 +150,7 @@ PLANS: dict[str, GamePlan] = {
     "Hanabi": GamePlan("Hanabi", 10, fixed_member="convention", session_learner="selector",
                        episode_switch=("convention", "zoo/ppo_s0", "3-6")),
     "CoBlock": GamePlan("CoBlock", 10, fixed_member="cooperative", session_learner="selector",
-                        episode_switch=("cooperative", "random", "3-6")),
+                        episode_switch=("cooperative", "mirror", "3-6")),
     "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic",
                         fixed_member="heuristic", session_learner="selector",
                         episode_switch=("heuristic", "recommender", "3-6")),
