@@ -62,7 +62,7 @@ def render(m: dict[tuple[str, str], float], members: Sequence[str], seeds: Seque
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tom_experiments.coblock_conventions",
-                                     description=__doc__.split("\n\n")[0])  # fmt: skip
+                                     description="CoBlock's best-response matrix on the selection seeds")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=10, help="selection seeds from 10000 (default 10)")
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
