@@ -21,35 +21,18 @@ from tom_envs.games.coblock.bots import (
     parse_request,
     request_text,
 )
-from tom_envs.games.coblock.metrics import replay
 from tom_envs.games.coblock.planner import optimal_assignment, optimal_counts, target_blocks
-from tom_envs.games.coblock.rules import ActionKind, CoBlockConfig, CoBlockGame, decode_action
 from tom_envs.games.coblock.structures import pos_of
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
+from .conftest import bot_episode, placements
+
 SPEC = game_spec("CoBlock")
 MIRRORS = ("mirror", "mirror_helper", "mirror_egoist", "mirror_passive", "mirror_error_prone")
 GOAL = ((1, 0, 1, 0), (1, 1, 1, 2))
 INV = (7, 0, 5, 0, 0, 0)
-
-
-def _episode(a0: str, a1: str, task_type: str, index: int, seed: int = 0):
-    agents = [make_agent(a0, SPEC), make_agent(a1, SPEC)]
-    kwargs = {"task_type": task_type, "task_index": index}
-    ep = play_episode(SPEC, agents, seed, env_kwargs=kwargs)
-    game = CoBlockGame(CoBlockConfig(**kwargs))
-    return ep, replay(game, seed, ep.steps), game
-
-
-def _placements(state, game, player: int) -> list[tuple[int, int, int, int]]:
-    out = []
-    for r in state.records():
-        act = decode_action(game.config, r.action)
-        if r.player == player and r.ok and act.kind == ActionKind.PLACE:
-            out.append((*act.pos, act.color))
-    return out
 
 
 # ------------------------------------------------------------------------------ protocol
@@ -132,7 +115,7 @@ def test_every_persona_exists_in_both_conventions() -> None:
 def test_mirror_pair_meets_the_cooperative_pairs_targets(task_type) -> None:
     """Two mirror bots agree on their own plan: success on every built-in task, γ = 0.5."""
     for i in range(len(builtin_tasks(task_type))):
-        ep, _, _ = _episode("mirror", "mirror", task_type, i, seed=i)
+        ep, _, _ = bot_episode("mirror", "mirror", task_type, i, seed=i)
         assert ep.metrics["success"] == 1.0, (task_type, i)
         assert ep.metrics["gamma"] == pytest.approx(0.5), (task_type, i)
         assert ep.invalid == {"player_0": 0, "player_1": 0}
@@ -141,7 +124,7 @@ def test_mirror_pair_meets_the_cooperative_pairs_targets(task_type) -> None:
 def test_golden_mirror_pair_and_its_split() -> None:
     """Seeded golden: the mirror pair on independent task 1 (seed 0) says its goals in its own
     format and player_1 places goal 0's lowest yellow block (the cooperative pair: its last)."""
-    _, state, game = _episode("mirror", "mirror", "independent", 1)
+    _, state, game = bot_episode("mirror", "mirror", "independent", 1)
     assert state.outcome == "success" and state.round == 8
     assert [t for _, _, t in state.dialogue] == [
         "Building: (0, 0, 1) yellow, (1, 0, 1) yellow, (2, 0, 1) yellow, (3, 0, 1) yellow, "
@@ -149,29 +132,29 @@ def test_golden_mirror_pair_and_its_split() -> None:
         "Building: (3, 0, 4) green, (3, 1, 4) green, (3, 2, 4) green, (2, 2, 4) green, "
         "(4, 2, 4) green. Holding: 11 yellow, 8 green.",
     ]
-    assert _placements(state, game, 1) == [(0, 0, 1, 2), (3, 0, 4, 3), (3, 1, 4, 3), (3, 2, 4, 3),
+    assert placements(state, game, 1) == [(0, 0, 1, 2), (3, 0, 4, 3), (3, 1, 4, 3), (3, 2, 4, 3),
                                            (2, 2, 4, 3), (4, 2, 4, 3)]  # fmt: skip
-    _, coop, game = _episode("cooperative", "cooperative", "independent", 1)
+    _, coop, game = bot_episode("cooperative", "cooperative", "independent", 1)
     assert coop.outcome == "success" and coop.round == 8
-    assert [b for b in _placements(coop, game, 1) if b[3] == 2] == [(3, 1, 1, 2)]
+    assert [b for b in placements(coop, game, 1) if b[3] == 2] == [(3, 1, 1, 2)]
 
 
 @pytest.mark.parametrize(("focal", "partner"), [("cooperative", "mirror_passive"), ("mirror", "passive")])
 def test_a_passive_partner_of_the_other_convention_never_hears_the_focal(focal, partner) -> None:
     """A passive bot answers only a disclosure in its own format: across conventions it never
     speaks or builds, and the skill-dependent task times out."""
-    _, state, game = _episode(focal, partner, "skill_dependent", 0)
+    _, state, game = bot_episode(focal, partner, "skill_dependent", 0)
     assert state.outcome == "timeout"
-    assert [who for _, who, _ in state.dialogue] == [0] and _placements(state, game, 1) == []
+    assert [who for _, who, _ in state.dialogue] == [0] and placements(state, game, 1) == []
 
 
 def test_across_conventions_the_partners_needs_go_unheard() -> None:
     """cooperative and mirror each build from their own goal and never read the other's
     disclosure: on goal-dependent task 1 (player_1's goal needs yellow it lacks) the yellow blocks of
     player_1's goal are never placed."""
-    _, state, game = _episode("cooperative", "mirror", "goal_dependent", 1)
+    _, state, game = bot_episode("cooperative", "mirror", "goal_dependent", 1)
     assert state.outcome == "timeout"
-    world = {pos_of(b) for b in _placements(state, game, 0) + _placements(state, game, 1)}
+    world = {pos_of(b) for b in placements(state, game, 0) + placements(state, game, 1)}
     missing = [b for b in state.task.goals[1].blocks if pos_of(b) not in world]
     assert missing and all(b[3] == 2 for b in missing)
 
