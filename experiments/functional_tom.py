@@ -43,7 +43,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   team's optimal plan); bomb ``split_even`` (role split A: one fixed work split, re-declared
   before the check from the zoo's design; ``zoo/ppo_s0`` was a learned generalist close to every
   member's best response); Hanabi ``convention``
-  (the strongest rule convention); CoBlock ``cooperative``; Guandan ``heuristic``; Overcooked
+  (the strongest rule convention); CoBlock ``cooperative`` (the convention-A self-play member: the
+  zoo holds every persona in two conventions, A and its mirror B, whose best responses differ by
+  design); Guandan ``heuristic``; Overcooked
   ``zoo/mappo_s0`` (the learned convention).
 * **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
   prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
@@ -52,7 +54,7 @@ non-random members whose reference names a policy (learned Capture/Escape member
 * **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs
   whose references differ on the last page): Capture/Escape ``optimal`` -> ``greedy``; bomb
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
-  ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
+  ``mirror`` (convention A, then its mirror B); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
 * **switch within the episode** (the long games, seeds 0..29, key 1; the learner and the windows
   declared before running): Overcooked ``zoo/mappo_s0`` -> ``role_onions`` at a joint step in
@@ -179,7 +181,7 @@ PLANS: dict[str, GamePlan] = {
                        episode_switch=("convention", "zoo/ppo_s0", "3-6"),
                        within_switch=("convention", "zoo/ppo_s0", "10-16"), within_windows=(4, 3, 6)),
     "CoBlock": GamePlan("CoBlock", 10, fixed_member="cooperative", session_learner="selector",
-                        episode_switch=("cooperative", "random", "3-6")),
+                        episode_switch=("cooperative", "mirror", "3-6")),
     # m0 re-declared once, before the check with the conventions pair: `heuristic` stays, the
     # candidate that is a best response (within noise) to every member on selection seeds
     # 10000..10059, i.e. the one convention a fixed Guandan player most plausibly holds

@@ -195,7 +195,8 @@ GAMES: tuple[GameSpec, ...] = (
         summary="collaborative 3D blocks world, private goals and inventories, chat; "
         "task_type=independent|skill_dependent|goal_dependent (paper 003)",
         demo_agents=("cooperative", "cooperative"),
-        bots=("cooperative", "helper", "egoist", "passive", "error_prone"),
+        bots=("cooperative", "helper", "egoist", "passive", "error_prone", "mirror",
+              "mirror_helper", "mirror_egoist", "mirror_passive", "mirror_error_prone"),
     ),
     GameSpec(
         name="Overcooked",

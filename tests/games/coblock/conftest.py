@@ -77,3 +77,29 @@ def step(game: CoBlockGame, state: CoBlockState, a0: int, a1: int, messages=None
 def last(state: CoBlockState, player: int):
     """``player``'s record in the last round."""
     return next(r for r in reversed(state.records()) if r.player == player)
+
+
+def bot_episode(a0: str, a1: str, task_type: str, index: int, seed: int = 0):
+    """``(episode, final state, game)`` of two agents on built-in task ``index``."""
+    from tom_envs.agents import make_agent
+    from tom_envs.games.coblock.metrics import replay
+    from tom_envs.registration import game_spec
+    from tom_envs.runner import play_episode
+
+    spec = game_spec("CoBlock")
+    kwargs = {"task_type": task_type, "task_index": index}
+    ep = play_episode(spec, [make_agent(a0, spec), make_agent(a1, spec)], seed, env_kwargs=kwargs)
+    game = CoBlockGame(CoBlockConfig(**kwargs))
+    return ep, replay(game, seed, ep.steps), game
+
+
+def placements(state: CoBlockState, game: CoBlockGame, player: int) -> list[tuple[int, ...]]:
+    """``player``'s successful placements, as blocks ``(x, y, z, colour)``, in order."""
+    from tom_envs.games.coblock.rules import decode_action
+
+    out = []
+    for r in state.records():
+        act = decode_action(game.config, r.action)
+        if r.player == player and r.ok and act.kind == ActionKind.PLACE and act.pos is not None:
+            out.append((*act.pos, act.color))
+    return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tom_envs.agents import make_agent
 from tom_envs.games.coblock.bots import (
     PERSONAS,
     disclosure_text,
@@ -12,22 +11,11 @@ from tom_envs.games.coblock.bots import (
     parse_request,
     request_text,
 )
-from tom_envs.games.coblock.metrics import replay
-from tom_envs.games.coblock.rules import ActionKind, CoBlockConfig, CoBlockGame, decode_action
+from tom_envs.games.coblock.rules import ActionKind, decode_action
 from tom_envs.games.coblock.structures import pos_of
 from tom_envs.games.coblock.tasks import TASK_TYPES, builtin_tasks
-from tom_envs.registration import game_spec
-from tom_envs.runner import play_episode
 
-SPEC = game_spec("CoBlock")
-
-
-def _episode(a0: str, a1: str, task_type: str, index: int, seed: int = 0):
-    agents = [make_agent(a0, SPEC), make_agent(a1, SPEC)]
-    kwargs = {"task_type": task_type, "task_index": index}
-    ep = play_episode(SPEC, agents, seed, env_kwargs=kwargs)
-    game = CoBlockGame(CoBlockConfig(**kwargs))
-    return ep, replay(game, seed, ep.steps), game
+from .conftest import bot_episode, placements
 
 
 def test_protocol_round_trips() -> None:
@@ -46,7 +34,7 @@ def test_protocol_round_trips() -> None:
 def test_cooperative_pair_meets_the_issue_targets(task_type) -> None:
     """100% success on every built-in task, γ within 0.05 of 0.5 (exactly 0.5 here)."""
     for i in range(len(builtin_tasks(task_type))):
-        ep, _, _ = _episode("cooperative", "cooperative", task_type, i, seed=i)
+        ep, _, _ = bot_episode("cooperative", "cooperative", task_type, i, seed=i)
         assert ep.metrics["success"] == 1.0, (task_type, i)
         assert ep.metrics["gamma"] == pytest.approx(0.5), (task_type, i)
         assert ep.invalid == {"player_0": 0, "player_1": 0}
@@ -57,35 +45,27 @@ def test_bots_play_legally_from_both_seats(persona) -> None:
     for seat in (0, 1):
         for task_type, index in (("skill_dependent", 5), ("goal_dependent", 1)):
             pair = ("random", persona) if seat else (persona, "random")
-            ep, _, _ = _episode(*pair, task_type, index, seed=seat)
+            ep, _, _ = bot_episode(*pair, task_type, index, seed=seat)
             agent = f"player_{seat}"
             assert ep.invalid[agent] == 0
             assert all(s.get("error") is None for s in ep.steps if s["agent"] == agent)
 
 
 def test_bots_are_deterministic_given_the_seed() -> None:
-    a, _, _ = _episode("error_prone", "cooperative", "independent", 7, seed=3)
-    b, _, _ = _episode("error_prone", "cooperative", "independent", 7, seed=3)
+    a, _, _ = bot_episode("error_prone", "cooperative", "independent", 7, seed=3)
+    b, _, _ = bot_episode("error_prone", "cooperative", "independent", 7, seed=3)
     assert [s["action"] for s in a.steps] == [s["action"] for s in b.steps]
 
 
-def _placements(state, game, player):
-    out = []
-    for r in state.records():
-        act = decode_action(game.config, r.action)
-        if r.player == player and r.ok and act.kind == ActionKind.PLACE:
-            out.append((*act.pos, act.color))
-    return out
-
 
 def test_passive_waits_for_requests() -> None:
-    _, state, game = _episode("passive", "passive", "independent", 0)
+    _, state, game = bot_episode("passive", "passive", "independent", 0)
     assert state.outcome == "timeout" and state.world == () and state.dialogue == ()
-    _, state, game = _episode("cooperative", "passive", "skill_dependent", 0)
+    _, state, game = bot_episode("cooperative", "passive", "skill_dependent", 0)
     assert state.outcome == "success"
     # the passive bot placed blocks only after being asked to place them
     asked = {b for _, sender, text in state.dialogue if sender == 0 for b in parse_request(text)}
-    assert set(_placements(state, game, 1)) <= asked
+    assert set(placements(state, game, 1)) <= asked
 
 
 def test_helper_builds_the_partners_goal_not_its_own() -> None:
@@ -93,9 +73,9 @@ def test_helper_builds_the_partners_goal_not_its_own() -> None:
     of its own goal on its own initiative."""
     helped = 0
     for index in range(8):
-        _, state, game = _episode("helper", "cooperative", "skill_dependent", index)
+        _, state, game = bot_episode("helper", "cooperative", "skill_dependent", index)
         asked = {b for _, who, text in state.dialogue if who == 1 for b in parse_request(text)}
-        placed = set(_placements(state, game, 0))
+        placed = set(placements(state, game, 0))
         assert placed <= set(state.task.goals[1].blocks) | asked
         helped += len(placed & set(state.task.goals[1].blocks))
         assert state.outcome == "success"
@@ -104,16 +84,16 @@ def test_helper_builds_the_partners_goal_not_its_own() -> None:
 
 def test_egoist_builds_only_its_own_goal() -> None:
     for index in range(4):
-        _, state, game = _episode("egoist", "cooperative", "skill_dependent", index)
+        _, state, game = bot_episode("egoist", "cooperative", "skill_dependent", index)
         own = {pos_of(b) for b in state.task.goals[0].blocks}
-        assert {b[:3] for b in _placements(state, game, 0)} <= own
+        assert {b[:3] for b in placements(state, game, 0)} <= own
 
 
 def test_cooperative_repairs_wrong_blocks() -> None:
     """Against the error-prone bot, wrong colours on target cells get broken and rebuilt."""
     repaired = 0
     for index in range(6):
-        _, state, game = _episode("cooperative", "error_prone", "independent", index, seed=index)
+        _, state, game = bot_episode("cooperative", "error_prone", "independent", index, seed=index)
         breaks = [
             r
             for r in state.records()

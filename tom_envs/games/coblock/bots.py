@@ -19,6 +19,27 @@ work exactly as Alg. 1 does and reach the optimal workload balance γ = 0.5 with
 | ``egoist`` | builds only its own goal, asks the partner for the colours it lacks, ignores requests |
 | ``passive`` | never speaks first and never builds on its own; answers a disclosure with its own and places exactly what it is asked for |
 | ``error_prone`` | the cooperative policy, but one placement in five goes wrong (another colour it holds, or a neighbouring cell) and it never repairs its own mistakes |
+| ``mirror``, ``mirror_helper``, ``mirror_egoist``, ``mirror_passive``, ``mirror_error_prone`` | the same five personas in the *mirror convention* B (below) |
+
+**Two conventions** (:data:`CONVENTIONS`; every persona exists in both, so a convention is never
+confounded with a persona). A convention is what two builders must share to split the work,
+since the rules make each goal private and give some colours to one agent only (its blocks on
+the partner's goal can only be placed by it, once the partner has said where):
+
+* **A** (``cooperative`` and the original personas): the message format above, and the joint plan
+  of Alg. 1 with each agent taking its *own* goal's mutual blocks first.
+* **B** (the ``mirror`` personas): its own message format,
+  ``"Building: (1, 0, 1) red, (1, 1, 1) red. Holding: 7 red, 5 yellow."`` and
+  ``"Your blocks: (4, 0, 4) yellow."``, and the mirrored plan: the same counts, each agent taking
+  its *partner's* goal's mutual blocks first (:func:`optimal_assignment` with
+  ``first="partner"``).
+
+A bot reads only its own convention's messages. Across conventions neither learns the other's
+goal or its requests, so neither places the blocks only it can place on the other's goal and
+the task fails unless no goal needs such help. So, by design, the best response to a member of
+one convention is a member of the same convention (``cooperative`` for A, ``mirror`` for B), and
+playing one convention's best response against the other's members fails most tasks (measured
+on the selection seeds in ``tests/games/coblock/test_conventions.py``).
 
 Every bot always returns a legal action and never ends the task (success ends the episode).
 """
@@ -26,8 +47,8 @@ Every bot always returns a legal action and never ends the task (success ends th
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -57,6 +78,10 @@ from tom_envs.games.coblock.structures import (
 from tom_envs.games.coblock.view import CoBlockView
 
 _ITEM = re.compile(rf"\b({'|'.join(COLORS)})\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\)", re.I)
+_ITEM_B = re.compile(rf"\(\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*({'|'.join(COLORS)})\b", re.I)
+_COUNT_B = re.compile(rf"\b(\d+)\s+({'|'.join(COLORS)})\b", re.I)
+_DISCLOSURE_B = re.compile(r"building:\s*(.*?)\.\s*holding:\s*(.*?)(?:\.|$)", re.I | re.S)
+_REQUEST_B = re.compile(r"your blocks:\s*(.*?)(?:\.|$)", re.I | re.S)
 _COUNT = re.compile(rf"\b({'|'.join(COLORS)})\s+(\d+)\b", re.I)
 _DISCLOSURE = re.compile(r"my goal:\s*(.*?)\.\s*my inventory:\s*(.*?)(?:\.|$)", re.I | re.S)
 _REQUEST = re.compile(r"please place:\s*(.*?)(?:\.|$)", re.I | re.S)
@@ -106,6 +131,63 @@ def parse_request(text: str) -> tuple[Block, ...]:
     return _blocks_in(m.group(1)) if m else ()
 
 
+# ----------------------------------------------------------------- the mirror convention B
+def mirror_disclosure_text(goal: Sequence[Block], inventory: Sequence[int]) -> str:
+    """Convention B's disclosure: ``"Building: (1, 0, 1) red. Holding: 7 red."``."""
+    blocks = ", ".join(f"({b[0]}, {b[1]}, {b[2]}) {COLORS[b[3]]}" for b in goal) or "nothing"
+    items = ", ".join(f"{n} {COLORS[c]}" for c, n in enumerate(inventory) if n) or "nothing"
+    return f"Building: {blocks}. Holding: {items}."
+
+
+def mirror_request_text(blocks: Sequence[Block]) -> str:
+    """Convention B's request: ``"Your blocks: (4, 0, 4) yellow."``."""
+    return "Your blocks: " + ", ".join(f"({b[0]}, {b[1]}, {b[2]}) {COLORS[b[3]]}" for b in blocks) + "."
+
+
+def _mirror_blocks_in(text: str) -> tuple[Block, ...]:
+    return tuple(
+        (int(m.group(1)), int(m.group(2)), int(m.group(3)), COLOR_INDEX[m.group(4).lower()])
+        for m in _ITEM_B.finditer(text)
+    )
+
+
+def parse_mirror_disclosure(text: str) -> tuple[tuple[Block, ...], tuple[int, ...]] | None:
+    """``(goal blocks, inventory)`` from a convention-B disclosure, or ``None``."""
+    m = _DISCLOSURE_B.search(text)
+    if m is None:
+        return None
+    inventory = [0] * len(COLORS)
+    for c in _COUNT_B.finditer(m.group(2)):
+        inventory[COLOR_INDEX[c.group(2).lower()]] = int(c.group(1))
+    return _mirror_blocks_in(m.group(1)), tuple(inventory)
+
+
+def parse_mirror_request(text: str) -> tuple[Block, ...]:
+    """The blocks a convention-B request asks for (empty if it is not one)."""
+    m = _REQUEST_B.search(text)
+    return _mirror_blocks_in(m.group(1)) if m else ()
+
+
+@dataclass(frozen=True)
+class Convention:
+    """What two builders share: how they say their goal and inventory and ask for blocks, and
+    how the joint plan splits the mutual blocks (``first``, :func:`optimal_assignment`)."""
+
+    name: str
+    first: str
+    disclose: Callable[[Sequence[Block], Sequence[int]], str]
+    request: Callable[[Sequence[Block]], str]
+    read_disclosure: Callable[[str], tuple[tuple[Block, ...], tuple[int, ...]] | None]
+    read_request: Callable[[str], tuple[Block, ...]]
+
+
+CONVENTIONS: dict[str, Convention] = {
+    "A": Convention("A", "own", disclosure_text, request_text, parse_disclosure, parse_request),
+    "B": Convention("B", "partner", mirror_disclosure_text, mirror_request_text,
+                    parse_mirror_disclosure, parse_mirror_request),
+}  # fmt: skip
+
+
 # ------------------------------------------------------------------------------ personas
 @dataclass(frozen=True)
 class Persona:
@@ -123,11 +205,10 @@ class Persona:
     takes_over: bool = True
     fixes_errors: bool = True
     error_rate: float = 0.0
+    convention: str = "A"
 
 
-PERSONAS: dict[str, Persona] = {
-    p.name: p
-    for p in (
+_CONVENTION_A: tuple[Persona, ...] = (
         Persona(
             "cooperative",
             "tells its goal and inventory, follows the balanced joint plan (Alg. 1), answers "
@@ -171,7 +252,18 @@ PERSONAS: dict[str, Persona] = {
             fixes_errors=False,
             error_rate=0.2,
         ),
-    )
+)
+
+
+def _mirror(p: Persona) -> Persona:
+    name = "mirror" if p.name == "cooperative" else f"mirror_{p.name}"
+    return replace(p, name=name, convention="B",
+                   description=f"{p.description}; in the mirror convention B (its own message "
+                   "format, each takes the partner's goal first among shared colours)")  # fmt: skip
+
+
+PERSONAS: dict[str, Persona] = {
+    p.name: p for p in (*_CONVENTION_A, *map(_mirror, _CONVENTION_A))
 }
 
 
@@ -192,6 +284,7 @@ class CoBlockBot(BaseAgent):
         super().__init__()
         self.persona = PERSONAS[persona] if isinstance(persona, str) else persona
         self.name = self.persona.name
+        self.convention = CONVENTIONS[self.persona.convention]
         self.game_config = config
         self._reset_memory()
 
@@ -222,15 +315,16 @@ class CoBlockBot(BaseAgent):
         self._read_key = key
         partner = _Partner()
         requests: list[Block] = []
+        conv = self.convention
         for m in view.chat():
-            found = parse_disclosure(m.text)
+            found = conv.read_disclosure(m.text)
             if m.mine:
                 if found is not None:
                     self._mine = m.text
                 continue
             if found is not None:
                 partner.goal, partner.inventory, partner.disclosure = found[0], found[1], m.text
-            requests.extend(parse_request(m.text))
+            requests.extend(conv.read_request(m.text))
         partner.requests = tuple(dict.fromkeys(requests))
         self._partner = partner
 
@@ -245,7 +339,7 @@ class CoBlockBot(BaseAgent):
         self._plan = None
         if self._mine is None or self._partner.disclosure is None:
             return None
-        mine = parse_disclosure(self._mine)
+        mine = self.convention.read_disclosure(self._mine)
         if mine is None or self._partner.inventory is None:
             return None
         me = view.player
@@ -255,7 +349,7 @@ class CoBlockBot(BaseAgent):
         goals[1 - me], invs[1 - me] = self._partner.goal, self._partner.inventory
         if set(map(pos_of, goals[0])) & set(map(pos_of, goals[1])):
             return None  # inconsistent claims: no shared plan
-        self._plan = optimal_assignment(goals, invs)
+        self._plan = optimal_assignment(goals, invs, first=self.convention.first)
         return self._plan
 
     def _track_partner(
@@ -317,7 +411,7 @@ class CoBlockBot(BaseAgent):
         can_send = int(ActionKind.SEND_MESSAGE) in legal
         if self._mine is None and self.send_attempts < 2 and can_send and speaks:
             self.send_attempts += 1
-            text = disclosure_text(view.goal_blocks, view.inventory)
+            text = self.convention.disclose(view.goal_blocks, view.inventory)
             return AgentAction(int(ActionKind.SEND_MESSAGE), message=text)
 
         # 2. repair wrong blocks on target cells
@@ -443,7 +537,7 @@ class CoBlockBot(BaseAgent):
         if not ready:
             return None
         self.last_request = view.round
-        return AgentAction(int(ActionKind.SEND_MESSAGE), message=request_text(needs[:10]))
+        return AgentAction(int(ActionKind.SEND_MESSAGE), message=self.convention.request(needs[:10]))
 
 
 def _placeable(pos: Pos, cells: dict[Pos, int], grid: Sequence[int]) -> bool:
@@ -455,13 +549,16 @@ def _persona_bot(persona: str, bundle: GameBundle) -> CoBlockBot:
 
 
 def bot_table(**config: Any) -> BotTable:
-    """A bot per persona (``cooperative`` first; the same for every configuration) and the
-    populations ``personas`` (helper, egoist, passive, error_prone) and ``all``."""
+    """A bot per persona (``cooperative`` first, then the convention-A personas, then their
+    convention-B mirrors; the same for every configuration) and the populations ``personas``
+    (helper, egoist, passive, error_prone: the paper's), ``mirror`` (the five convention-B
+    personas) and ``all``."""
     bots = tuple(
         Bot(p.name, partial(_persona_bot, p.name), p.description) for p in PERSONAS.values()
     )
     populations = {
         "personas": ("helper", "egoist", "passive", "error_prone"),
+        "mirror": tuple(p.name for p in PERSONAS.values() if p.convention == "B"),
         "all": tuple(PERSONAS),
     }
     return BotTable(bots, populations, game="CoBlock")

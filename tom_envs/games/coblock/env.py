@@ -93,8 +93,14 @@ what it is asked for, takes over or asks when the partner stalls and repairs wro
 them complete every built-in task with γ = 0.5. Personas for functional ToM: `helper`
 (helper-only: builds the partner's goal, never its own unless asked), `egoist` (builds only its
 own goal and asks for what it lacks), `passive` (never starts; answers and does what it is asked)
-and `error_prone` (cooperative, 1 placement in 5 wrong, never repairs its own). Populations:
-`personas` (the four), `all`.
+and `error_prone` (cooperative, 1 placement in 5 wrong, never repairs its own). Every persona
+also exists in the *mirror convention* B (`mirror`, `mirror_helper`, `mirror_egoist`,
+`mirror_passive`, `mirror_error_prone`): its own message format ("Building: (1, 0, 1) red.
+Holding: 7 red." and "Your blocks: (4, 0, 4) yellow.") and the mirrored plan (each takes the
+partner's goal first among the shared colours). A bot reads only its own convention's messages,
+so across conventions the blocks only one agent can place on the other's goal stay unplaced: the
+best response to a B member is a B member (the zoo's two conventions, issue #35). Populations:
+`personas` (the four), `mirror` (the five B personas), `all`.
 
 ## Probes
 Theory-of-Mind probes (`env.probes(agent)`, scored by the runner for agents with

@@ -11,6 +11,9 @@ the agent with fewer blocks so far (ties to player_0, the paper's "Agent 1"). Tw
 documented choices: the count of a colour in an inventory is respected (a block never goes to an
 agent that has run out of that colour), and among the mutual blocks each agent keeps blocks of its
 own goal first (the *number* each agent gets is exactly Alg. 1's, so ``N*`` is unchanged).
+``first="partner"`` is the *mirror* convention (the ``mirror`` partner bots): the same counts, but
+each agent takes the blocks of its *partner's* goal first among the mutual blocks, so the two
+conventions give the same agent different cells wherever both goals hold a mutual colour.
 
 **Schedule** (:func:`schedule`): every round, each agent places the first block of its assignment
 (in build order) that is placeable in the world as it was at the start of the round; the round's
@@ -58,10 +61,18 @@ def target_blocks(goals: Goals) -> tuple[Block, ...]:
     return build_order(b for g in goals for b in g)
 
 
+#: Which goal's mutual blocks each agent takes first: ``"own"`` (Alg. 1 as the cooperative bots
+#: play it) or ``"partner"`` (the mirror convention).
+FIRSTS = ("own", "partner")
+
+
 def optimal_assignment(
-    goals: Goals, inventories: Inventories
+    goals: Goals, inventories: Inventories, first: str = "own"
 ) -> tuple[tuple[Block, ...], tuple[Block, ...]] | None:
-    """Alg. 1 (count-aware, own-goal first among mutual blocks); ``None`` if colours run short."""
+    """Alg. 1 (count-aware; among mutual blocks each agent takes its own goal's first, or its
+    partner's with ``first="partner"``); ``None`` if colours run short."""
+    if first not in FIRSTS:
+        raise ValueError(f"first must be one of {FIRSTS}, got {first!r}")
     target = target_blocks(goals)
     owner = {pos_of(b): g for g, goal in enumerate(goals) for b in goal}
     remaining = [list(inv) for inv in inventories]
@@ -93,6 +104,8 @@ def optimal_assignment(
         left[p][c] -= 1
         counts[p] += 1
         alg1[p].append(b)
+    if first == "partner":  # the mirror: each agent's "own" blocks are its partner's goal
+        owner = {pos: 1 - g for pos, g in owner.items()}
     split = _own_goal_first(mutual, owner, (len(alg1[0]), len(alg1[1])), remaining) or alg1
     order = {b: i for i, b in enumerate(target)}
     return (
