@@ -43,8 +43,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   team's optimal plan); bomb ``zoo/ppo_s0`` (a learned team convention); Hanabi ``convention``
   (the strongest rule convention); CoBlock ``cooperative``; Guandan ``heuristic``; Overcooked
   ``zoo/mappo_s0`` (the learned convention).
-* **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
-  prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
+* **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` and the
+  game's conventions (Capture ``lazy``/``guard``/``opener``, Escape ``lazy``/``far_first``/
+  ``split``: :func:`tom_envs.known_groups.room_types`; uniform prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
   one arm per distinct oracle policy of the members checked, one arm per episode (Guandan: per
   deal).
 * **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs

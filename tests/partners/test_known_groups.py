@@ -56,7 +56,7 @@ def test_typebased_update_is_bayes_on_a_scripted_transition() -> None:
     game = bundle.game
     learner = TypeBasedAgent(epsilon=0.05)
     eps = play_session(spec, [learner, make_agent("random", spec)], [3])
-    learner.log_post = np.zeros(3)
+    learner.log_post = np.zeros(len(learner.types))
     state = game.initial_state(np.random.default_rng(0))
     mine = game.options(state, 0)[0]
     theirs = game.options(state, 1)[-1]

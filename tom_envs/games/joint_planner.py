@@ -399,12 +399,31 @@ class JointPlannerAgent(BaseAgent):
 
 
 
+class RuleBot(BaseAgent):
+    """A deterministic room-game bot of one rule ``(view) -> action`` (no memory)."""
+
+    def __init__(self, name: str, rule: Callable[[Any], int]) -> None:
+        super().__init__()
+        self.name, self.rule = name, rule
+
+    def act(self, turn: Turn) -> int:
+        """The rule's action in this view."""
+        return int(self.rule(turn.view))
+
+
+def rule_bot(name: str, rule: Callable[[Any], int], description: str) -> Bot:
+    """A :class:`Bot` playing :class:`RuleBot` ``rule`` (for rules that need no configuration)."""
+    return Bot(name, lambda bundle: RuleBot(name, rule), description)
+
+
 def planner_bot_table(
-    greedy: Bot, state_from_view: Callable[[Any], Any], game: str, search: str = ""
-) -> Callable[..., BotTable]:
+    greedy: Bot, state_from_view: Callable[[Any], Any], game: str, search: str = "",
+    conventions: Sequence[Bot] = (),
+) -> Callable[..., BotTable]:  # fmt: skip
     """A room game's ``bot_table(**config)``: its ``greedy`` bot and :class:`JointPlannerAgent`
-    as ``optimal`` (``search``: what its description adds about the search), the same for every
-    scenario, both in the population ``all``."""
+    as ``optimal`` (``search``: what its description adds about the search), both in the
+    population ``all``, then its ``conventions`` (rule bots that split the work differently, in
+    the population ``conventions``), the same for every scenario."""
     optimal = Bot(
         "optimal",
         lambda bundle: JointPlannerAgent(bundle.game, state_from_view),
@@ -414,7 +433,10 @@ def planner_bot_table(
 
     def bot_table(**config: Any) -> BotTable:
         """The bots (the same for every scenario) and the population ``all``."""
-        return BotTable((greedy, optimal), {"all": ("greedy", "optimal")}, game=game)
+        pops = {"all": ("greedy", "optimal")}
+        if conventions:
+            pops["conventions"] = tuple(b.name for b in conventions)
+        return BotTable((greedy, optimal, *conventions), pops, game=game)
 
     return bot_table
 
