@@ -49,7 +49,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   one arm per distinct oracle policy of the members checked, one arm per episode (Guandan: per
   deal).
 * **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs
-  whose references differ on the last page): Capture/Escape ``optimal`` -> ``greedy``; bomb
+  whose references differ on the last page): Capture ``optimal`` -> ``lazy`` (greedy's
+  best response is optimal's there; lazy's is not, on the selection seeds); Escape ``optimal``
+  -> ``greedy``; bomb
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
   ``random`` (every non-random CoBlock member has the reference ``cooperative``); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
@@ -138,7 +140,7 @@ PLANS: dict[str, GamePlan] = {
                                  switch=("tit_for_tat", "always_1", "30-70")),
     "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal",
                               session_learner="typebased",
-                              episode_switch=("optimal", "greedy", "3-6")),
+                              episode_switch=("optimal", "lazy", "3-6")),
     "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal",
                              session_learner="typebased",
                              episode_switch=("optimal", "greedy", "3-6")),

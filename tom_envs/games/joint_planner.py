@@ -1036,14 +1036,19 @@ class BestResponsePlanner:
             raise ValueError("no action in a terminal state")
         return best[0]
 
-    def outcome(self, state: Any = None) -> dict[str, float]:
-        """Exact outcome of the best response (:meth:`best_action`) with this partner.
+    def outcome(self, state: Any = None, against: BestResponsePlanner | None = None) -> dict[str, float]:
+        """Exact outcome of the best response (:meth:`best_action`) with this partner, or with
+        the partner of ``against`` (a planner of the same tables and seat: this best response
+        played against another member, e.g. a fixed convention against a mismatched partner).
 
         Propagates the distribution over states turn by turn (partner and chance enumerated) up
         to the turn limit (or the layers a planner without a limit keeps). Returns ``success``
         and ``failure`` probabilities, ``expected_turns`` (turns played, the limit counted where
         there is no success) and ``expected_turns_given_success``.
         """
+        actual = self if against is None else against
+        if actual.planner is not self.planner or actual.seat != self.seat:
+            raise ValueError("against must share this planner's tables and seat")
         state = self.start() if state is None else state
         t = self.planner._tables
         k0 = None if self.horizon is None else max(0, self.horizon - int(state.turn))
@@ -1053,7 +1058,7 @@ class BestResponsePlanner:
         for step in range(total):
             k = None if k0 is None else k0 - step
             nxt: dict[int, float] = {}
-            w = self.weights(k)
+            w = actual.weights(k)
             for i, mass in dist.items():
                 a = self.best_action(t.states[i], None if k is None else k)
                 for r in self.planner._rows(i):
