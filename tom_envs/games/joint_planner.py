@@ -433,7 +433,7 @@ def planner_bot_table(
 
     def bot_table(**config: Any) -> BotTable:
         """The bots (the same for every scenario) and the population ``all``."""
-        pops = {"all": ("greedy", "optimal")}
+        pops: dict[str, tuple[str, ...]] = {"all": ("greedy", "optimal")}
         if conventions:
             pops["conventions"] = tuple(b.name for b in conventions)
         return BotTable((greedy, optimal, *conventions), pops, game=game)
