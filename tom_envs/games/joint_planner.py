@@ -400,20 +400,23 @@ class JointPlannerAgent(BaseAgent):
 
 
 class RuleBot(BaseAgent):
-    """A deterministic room-game bot of one rule ``(view) -> action`` (no memory)."""
+    """A deterministic room-game bot of one rule ``(view, *context) -> action`` (no memory)."""
 
-    def __init__(self, name: str, rule: Callable[[Any], int]) -> None:
+    def __init__(self, name: str, rule: Callable[..., int], *context: Any) -> None:
         super().__init__()
-        self.name, self.rule = name, rule
+        self.name, self.rule, self.context = name, rule, context
 
     def act(self, turn: Turn) -> int:
         """The rule's action in this view."""
-        return int(self.rule(turn.view))
+        return int(self.rule(turn.view, *self.context))
 
 
-def rule_bot(name: str, rule: Callable[[Any], int], description: str) -> Bot:
-    """A :class:`Bot` playing :class:`RuleBot` ``rule`` (for rules that need no configuration)."""
-    return Bot(name, lambda bundle: RuleBot(name, rule), description)
+def rule_bot(name: str, rule: Callable[..., int], description: str,
+             context: Callable[[Any], Any] | None = None) -> Bot:  # fmt: skip
+    """A :class:`Bot` playing :class:`RuleBot` ``rule``; ``context(bundle)``, when given, is
+    the rule's second argument (e.g. the configured maze)."""
+    return Bot(name, lambda bundle: RuleBot(name, rule, *(() if context is None else (context(bundle),))),
+               description)  # fmt: skip
 
 
 def planner_bot_table(

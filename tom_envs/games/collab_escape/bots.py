@@ -32,7 +32,7 @@ from tom_envs.games.collab_escape.rules import (
     EscapeState,
 )
 from tom_envs.games.collab_escape.view import EscapeView, absolute_memory
-from tom_envs.games.joint_planner import planner_bot_table
+from tom_envs.games.joint_planner import planner_bot_table, rule_bot
 from tom_envs.games.room_maze import RoomMaze
 
 
@@ -114,20 +114,8 @@ def split_action(view: EscapeView, maze: RoomMaze) -> int:
     return _walk(view, maze, SPLIT_GENERATOR)
 
 
-class MazeRuleBot(BaseAgent):
-    """A deterministic bot of one rule ``(view, maze) -> action`` (no memory)."""
-
-    def __init__(self, name: str, rule: Callable[[EscapeView, RoomMaze], int], maze: RoomMaze) -> None:
-        super().__init__()
-        self.name, self.rule, self.maze = name, rule, maze
-
-    def act(self, turn: Turn) -> int:
-        """The rule's action in this view."""
-        return self.rule(turn.view, self.maze)
-
-
 def _maze_bot(name: str, rule: Callable[[EscapeView, RoomMaze], int], description: str) -> Bot:
-    return Bot(name, lambda bundle: MazeRuleBot(name, rule, _game(bundle).maze), description)
+    return rule_bot(name, rule, description, lambda bundle: _game(bundle).maze)
 
 
 class GreedyRepairer(BaseAgent):
