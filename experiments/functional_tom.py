@@ -47,12 +47,15 @@ non-random members whose reference names a policy (learned Capture/Escape member
   zoo holds every persona in two conventions, A and its mirror B, whose best responses differ by
   design); Guandan ``heuristic``; Overcooked
   ``zoo/mappo_s0`` (the learned convention).
-* **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` (uniform
-  prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
+* **adaptive**: Capture/Escape ``typebased`` over ``greedy``/``optimal``/``random`` and the
+  game's conventions (Capture ``lazy``/``guard``/``opener``, Escape ``lazy``/``far_first``/
+  ``split``: :func:`tom_envs.known_groups.room_types`; uniform prior, ε = 0.05); elsewhere ``selector``: UCB1 (c = √2, returns scaled by their spread) over
   one arm per distinct oracle policy of the members checked, one arm per episode (Guandan: per
   deal).
 * **switch across episodes** (sessions of 10, the switch episode uniform in 3-6, key 1; pairs
-  whose references differ on the last page): Capture/Escape ``optimal`` -> ``greedy``; bomb
+  whose references differ on the last page): Capture ``optimal`` -> ``lazy`` (greedy's
+  best response is optimal's there; lazy's is not, on the selection seeds); Escape ``optimal``
+  -> ``greedy``; bomb
   ``cbs`` -> ``zoo/ppo_s0``; Hanabi ``convention`` -> ``zoo/ppo_s0``; CoBlock ``cooperative`` ->
   ``mirror`` (convention A, then its mirror B); Guandan
   ``heuristic`` -> ``recommender``; Overcooked ``greedy`` -> ``zoo/mappo_s1``.
@@ -169,7 +172,7 @@ PLANS: dict[str, GamePlan] = {
                                  switch=("tit_for_tat", "always_1", "30-70")),
     "CollabCapture": GamePlan("CollabCapture", 10, fixed_member="optimal",
                               session_learner="typebased",
-                              episode_switch=("optimal", "greedy", "3-6")),
+                              episode_switch=("optimal", "lazy", "3-6")),
     "CollabEscape": GamePlan("CollabEscape", 10, fixed_member="optimal",
                              session_learner="typebased",
                              episode_switch=("optimal", "greedy", "3-6")),

@@ -491,3 +491,132 @@ def test_any_markov_agent_spec_is_tabulated_on_request() -> None:
     learned_like = partner_from_agent("greedy_as_agent", bundle, 1, agent, stationary=True)
     ref = reference_for(spec, learned_like, 0, (0,), scenario="enable")
     assert ref.mean == pytest.approx(named.mean, abs=1e-12)
+
+
+# ------------------------------------------------------- the room games' convention members
+CONVENTIONS = {"CollabCapture": ("lazy", "guard", "opener"),
+               "CollabEscape": ("lazy", "far_first", "split")}  # fmt: skip
+SELECTION = tuple(range(10_000, 10_010))
+
+
+def _u(spec, ep) -> float:
+    return float(spec.load().functional_objective(**spec.kwargs)(ep, (0,)))
+
+
+@pytest.mark.parametrize(("game", "member"), [(g, m) for g, ms in CONVENTIONS.items() for m in ms])
+def test_convention_members_are_markov_in_the_planners_state(game: str, member: str) -> None:
+    """The planner's tabulation of a convention bot (asked on the view rebuilt from the canonical
+    state) is the bot's own action on the real turn of every decision of seeded random play."""
+    spec = game_spec(game)
+    bundle = spec.load().make_bundle()
+    game_obj, seat = bundle.game, 1
+    partner = markov_partner(spec, bundle, member, seat)
+    bot = make_agent(member, spec, bundle)
+    compared = 0
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        state = game_obj.initial_state(rng)
+        while not game_obj.is_terminal(state):
+            real = as_agent_action(bot.act(state_turn(bundle, state, seat))).action
+            turns_left = game_obj.config.max_turns - state.turn
+            assert partner.probs(game_obj.canonical(state), turns_left) == {real: 1.0}
+            compared += 1
+            joint = {p: int(rng.choice(game_obj.options(state, p))) for p in (0, 1)}
+            state = game_obj.step(state, joint, rng).state
+    assert compared >= 6
+
+
+@pytest.mark.parametrize(("game", "member", "kwargs", "cost"), [
+    ("CollabCapture", "guard", {"scenario": "door12_closed", "max_turns": 6}, 1 / 7),
+    ("CollabCapture", "opener", {"scenario": "both_closed", "max_turns": 6}, 1 / 7),
+    ("CollabEscape", "far_first", {"scenario": "together", "max_turns": 8}, 0.0),
+    ("CollabEscape", "split", {"scenario": "split", "max_turns": 8}, 0.0),
+])  # fmt: skip
+def test_convention_references_equal_expectimax(game: str, member: str, kwargs, cost: float) -> None:
+    """The exact reference of a convention member equals plain expectimax over the rules (no
+    planner table) on games cut to a few turns."""
+    spec = game_spec(game)
+    bundle = spec.load().make_bundle(**kwargs)
+    ref = reference_for(game, member, 0, (0,), **kwargs)
+    partner = markov_partner(spec, bundle, member, 1)
+    brute = _expectimax(bundle.game, 0, partner.probs, bundle.game.initial_state(None),
+                        kwargs["max_turns"], cost)  # fmt: skip
+    assert ref.kind == "exact"
+    assert ref.mean == pytest.approx(brute, abs=1e-12)
+
+
+@pytest.mark.parametrize("member", CONVENTIONS["CollabCapture"])
+def test_capture_convention_reference_is_what_the_oracle_obtains(member: str) -> None:
+    """CollabCapture has no chance: the oracle's U on seeded episodes is the exact value."""
+    spec = game_spec("CollabCapture")
+    bundle = spec.load().make_bundle()
+    ref = reference_for("CollabCapture", member, 0, SELECTION[:2])
+    for seed in SELECTION[:2]:
+        ep = play_episode(spec, [OracleAgent(member), make_agent(member, spec, bundle)], seed)
+        assert _u(spec, ep) == pytest.approx(ref.value(seed), abs=1e-12)
+
+
+@pytest.mark.parametrize(("member", "value"), [("lazy", 0.0), ("far_first", None), ("split", None)])
+def test_escape_convention_reference_is_what_the_oracle_obtains(member: str, value) -> None:
+    """CollabEscape: the planner's own propagation of its policy gives the value, and the oracle's
+    escape rate on 60 seeded episodes lies within 4 standard errors of it (lazy: exactly 0, the
+    waiting partner is always caught or time runs out)."""
+    spec = game_spec("CollabEscape")
+    bundle = spec.load().make_bundle()
+    ref = reference_for("CollabEscape", member, 0, (0,))
+    br = best_response_planner("CollabEscape", bundle.game.config, member, 0)
+    assert br.outcome()["success"] == pytest.approx(ref.mean, abs=1e-12)
+    if value is not None:
+        assert ref.mean == pytest.approx(value, abs=1e-12)
+    seeds = range(60)
+    u = [_u(spec, play_episode(spec, [OracleAgent(member), make_agent(member, spec, bundle)], s))
+         for s in seeds]  # fmt: skip
+    se = max(np.sqrt(ref.mean * (1 - ref.mean) / len(u)), 1e-9)
+    assert abs(np.mean(u) - ref.mean) <= 4 * se
+
+
+def test_convention_best_responses_differ_from_optimals() -> None:
+    """The exact cross values (the best response to one member played against another, same
+    tables): optimal's best response never captures with ``lazy`` or ``guard`` (it waits in room
+    1 for a chase that never comes) and escapes 10x less often with ``far_first``; and on the
+    selection seeds the member's own oracle does better than optimal's."""
+    for game, member, own, with_optimal in (
+        ("CollabCapture", "lazy", 1 - 5 / 31, -30 / 31),
+        ("CollabCapture", "guard", 1 - 5 / 31, -30 / 31),
+        ("CollabEscape", "far_first", 0.625, 0.0625),
+    ):
+        spec = game_spec(game)
+        bundle = spec.load().make_bundle()
+        config = bundle.game.config
+        br = best_response_planner(game, config, member, 0)
+        fixed = best_response_planner(game, config, "optimal", 0)
+        obj = (lambda o: o["success"] - o["expected_turns"] / 31) if game == "CollabCapture" else (
+            lambda o: o["success"])  # fmt: skip
+        assert obj(br.outcome()) == pytest.approx(own, abs=1e-9)
+        assert obj(fixed.outcome(against=br)) == pytest.approx(with_optimal, abs=1e-9)
+        seeds = SELECTION if game == "CollabEscape" else SELECTION[:1]
+        play = {o: np.mean([_u(spec, play_episode(spec, [OracleAgent(o), make_agent(member, spec, bundle)], s))
+                            for s in seeds]) for o in (member, "optimal")}  # fmt: skip
+        assert play[member] > play["optimal"], (game, member, play)
+
+
+@pytest.mark.parametrize(("game", "member", "joint", "final"), [
+    ("CollabCapture", "lazy", [(0, 0), (6, 0), (5, 0), (4, 0), (3, 0)], "captured"),
+    ("CollabCapture", "guard", [(0, 5), (6, 0), (5, 0), (4, 0), (3, 0)], "captured"),
+    ("CollabCapture", "opener", [(0, 9), (0, 10), (2, 6), (3, 5)], "captured"),
+    ("CollabEscape", "far_first", [(11, 3), (2, 4), (3, 5)], "caught"),
+    ("CollabEscape", "split", [(11, 3), (11, 4), (10, 5)], "caught"),
+])  # fmt: skip
+def test_convention_golden_playthroughs(game: str, member: str, joint, final: str) -> None:
+    """Seeded golden (selection seed 10000): the oracle of each convention member against it, the
+    joint actions turn by turn (Capture: the partner waits, walks to the hub, or opens door 1-2
+    with the button in room 9 while the oracle holds room 1; Escape: both conventions walk into
+    the killer coming from room 6, seed 10000's draw)."""
+    from tom_envs.games.joint_planner import replay
+
+    spec = game_spec(game)
+    bundle = spec.load().make_bundle()
+    ep = play_episode(spec, [OracleAgent(member), make_agent(member, spec, bundle)], 10_000)
+    trajectory, _ = replay(bundle.game, 10_000, ep.steps)
+    assert [(j[0], j[1]) for _, j in trajectory] == joint
+    assert ep.metrics[final] == 1.0

@@ -64,9 +64,19 @@ from tom_envs.registration import GameSpec, game_spec
 ORACLE_SPEC = "tom_envs.references:OracleAgent:partner="
 #: UCB1's exploration constant (rewards scaled to the spread of the returns seen so far).
 UCB_C = math.sqrt(2.0)
-#: The members a type-based learner of CollabCapture/CollabEscape considers (the planner's Markov
-#: partners: the rule bots and uniform random).
+#: The members every type-based learner of CollabCapture/CollabEscape considers (the planner's
+#: Markov partners: the paper's rule bots and uniform random); :func:`room_types` appends each
+#: game's conventions.
 ROOM_TYPES = ("greedy", "optimal", "random")
+
+
+def room_types(game: str) -> tuple[str, ...]:
+    """The types of ``game``'s type-based learner: :data:`ROOM_TYPES`, then the game's other
+    rule bots that the planner tabulates exactly (its conventions, in bot-table order)."""
+    from tom_envs.references import markov_bots
+
+    extra = [b for b in markov_bots(game_spec(game)) if b not in ROOM_TYPES]
+    return (*ROOM_TYPES, *extra)
 
 Interval = tuple[float, float, float]
 
@@ -221,8 +231,9 @@ class TypeBasedAgent(BaseAgent):
     observed moves; acts with the exact best response to the most probable type.
 
     Args:
-        types: the member names (bots the planner tabulates: ``greedy``, ``optimal``,
-            ``random``), with a uniform prior.
+        types: the member names (bots the planner tabulates), with a uniform prior; ``None``
+            (default): the episode's game's :func:`room_types` (the paper's bots, ``random``,
+            then the game's conventions).
         epsilon: each type's policy is mixed with ``epsilon`` of uniform over the partner's
             options (a move no type makes never zeroes the posterior).
 
@@ -235,11 +246,13 @@ class TypeBasedAgent(BaseAgent):
     name = "typebased"
     description = "posterior over the zoo's Markov members from the partner's moves, BR to the MAP"
 
-    def __init__(self, types: Sequence[str] = ROOM_TYPES, epsilon: float = 0.05) -> None:
+    def __init__(self, types: Sequence[str] | None = None, epsilon: float = 0.05) -> None:
         super().__init__()
-        self.types = tuple(str(t) for t in types)
-        if not self.types or len(set(self.types)) != len(self.types):
+        self.declared = None if types is None else tuple(str(t) for t in types)
+        if self.declared is not None and (not self.declared
+                                          or len(set(self.declared)) != len(self.declared)):  # fmt: skip
             raise ValueError(f"types must name one or more different members, got {types!r}")
+        self.types: tuple[str, ...] = self.declared or ()
         if not 0.0 < epsilon <= 1.0:
             raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
         self.epsilon = float(epsilon)
@@ -250,7 +263,7 @@ class TypeBasedAgent(BaseAgent):
 
     @property
     def posterior(self) -> dict[str, float]:
-        """The current posterior over the types."""
+        """The current posterior over the types (known from the first episode's reset)."""
         p = np.exp(self.log_post - self.log_post.max())
         p /= p.sum()
         return dict(zip(self.types, p.tolist(), strict=True))
@@ -269,12 +282,15 @@ class TypeBasedAgent(BaseAgent):
         if spec.name not in ROOM_GAMES:
             raise ValueError(f"TypeBasedAgent plays {ROOM_GAMES}, not {spec.name}")
         config, self._from_view = room_setup(info, spec)
+        types = self.declared or room_types(spec.name)
         self._planners = [best_response_planner(spec.name, config, t, info.player)
-                          for t in self.types]  # fmt: skip
+                          for t in types]  # fmt: skip
         session = info.session
         key = None if session is None else f"{session.id}/{session.seed}"
-        if key is None or key != self.session or session is None or session.index == 0:
-            self.log_post = np.zeros(len(self.types))
+        if (key is None or key != self.session or session is None or session.index == 0
+                or types != self.types):  # fmt: skip
+            self.log_post = np.zeros(len(types))
+        self.types = types
         self.session = key
         self._prev = None
 
@@ -820,4 +836,4 @@ def play_within_switch(
 __all__ = ["ORACLE_SPEC", "ROOM_TYPES", "SW_UCB_XI", "UCB_C", "GroupsPlan", "GroupsResult",
            "SelectorAgent", "SessionSwitchOracle", "SlidingUCBAgent", "SwitchResult",
            "TypeBasedAgent", "WithinSwitchResult", "order_verdict", "play_groups", "play_switch",
-           "play_u", "play_within_switch", "reference_policy"]  # fmt: skip
+           "play_u", "play_within_switch", "reference_policy", "room_types"]  # fmt: skip

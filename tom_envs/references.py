@@ -437,11 +437,22 @@ NOT_MARKOV = {
 }
 
 
+def markov_bots(spec: GameSpec) -> tuple[str, ...]:
+    """A room game's rule bots that are deterministic and read only what the planner's state
+    keeps (the game's ``bots.MARKOV_BOTS``: ``greedy`` and the conventions), besides ``optimal``
+    (tabulated from the planner) and ``random``."""
+    if spec.name not in ROOM_GAMES:
+        return ()
+    bots = importlib.import_module(spec.module.rpartition(".")[0] + ".bots")
+    return tuple(getattr(bots, "MARKOV_BOTS", ("greedy",)))
+
+
 def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bool = False) -> Any:
     """A room game's partner as a :class:`~tom_envs.games.joint_planner.MarkovPartner` in
     ``seat``.
 
-    ``greedy`` is the bot itself, asked on the turn of every state (it reads only the view);
+    ``greedy`` and the conventions (:func:`markov_bots`) are the bots themselves, asked on the
+    turn of every state (they read only what the state keeps);
     ``optimal`` is the joint planner's choice tabulated exactly as the bot computes it;
     ``random`` is uniform over the options. Any other agent spec (``zoo/<member>``, a checkpoint)
     only with ``markov=True``: the caller vouches that it is Markov in (state, turns left) (a
@@ -462,15 +473,15 @@ def markov_partner(spec: GameSpec, bundle: Any, name: str, seat: int, markov: bo
         return uniform_partner(game, seat)
     if name == "optimal":
         return optimal_partner(planner_for(type(game), game.config), seat)
-    if name == "greedy":
-        agent = spec.load().bot_table(**_config_kwargs(spec, game.config)).make("greedy", bundle)
-        return partner_from_agent("greedy", bundle, seat, agent, stationary=True)
+    if name in markov_bots(spec):  # rule bots of the view the planner's state restores
+        agent = spec.load().bot_table(**_config_kwargs(spec, game.config)).make(name, bundle)
+        return partner_from_agent(name, bundle, seat, agent, stationary=True)
     if not markov and not (name.startswith("zoo/") and spec.name in VIEW_OF_STATE):
         why = NOT_MARKOV.get(spec.name, "") if name.startswith("zoo/") else ""
         raise NoReference(
-            f"{spec.name}: no exact reference for partner {name!r}{why}; give 'greedy', "
-            "'optimal', 'random', a MarkovPartner, or markov=True for an agent that is Markov in "
-            "(state, turns left)"
+            f"{spec.name}: no exact reference for partner {name!r}{why}; give one of "
+            f"{[*markov_bots(spec), 'optimal', 'random']}, a MarkovPartner, or markov=True for an "
+            "agent that is Markov in (state, turns left)"
         )
     agent = make_agent(name, spec, bundle)
     agent.reset(_tabulation_info(spec, bundle, seat))

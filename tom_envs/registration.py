@@ -117,17 +117,19 @@ def _matrix_game(
     )
 
 
-def _maze_game(name: str, package: str, engine: str, summary: str) -> GameSpec:
+def _maze_game(name: str, package: str, engine: str, summary: str,
+               conventions: tuple[str, ...]) -> GameSpec:  # fmt: skip
     """One of paper 002's two-player room mazes (``tom_envs/games/<package>``): simultaneous,
-    the ``greedy`` and ``optimal`` bots (both seated by ``tom-envs demo``) and a batched engine
-    (``vector.py``'s ``engine``)."""
+    the ``greedy`` and ``optimal`` bots (both seated by ``tom-envs demo``), then the game's
+    ``conventions`` (the zoo's convention members), and a batched engine (``vector.py``'s
+    ``engine``)."""
     return GameSpec(
         name=name,
         module=f"tom_envs.games.{package}.env",
         parallel=True,
         summary=f"{summary} (paper 002)",
         demo_agents=("greedy", "optimal"),
-        bots=("greedy", "optimal"),
+        bots=("greedy", "optimal", *conventions),
         vector=f"tom_envs.games.{package}.vector:{engine}",
     )
 
@@ -163,12 +165,14 @@ GAMES: tuple[GameSpec, ...] = (
         "collab_capture",
         "CaptureVectorEnv",
         "two pursuers, doors and a greedy thief; scenario= the 4 door states",
+        ("lazy", "guard", "opener"),
     ),
     _maze_game(
         "CollabEscape",
         "collab_escape",
         "EscapeVectorEnv",
         "repair 2 generators, escape a killer; scenario=together|split",
+        ("lazy", "far_first", "split"),
     ),
     GameSpec(
         name="Hanabi",

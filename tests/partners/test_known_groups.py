@@ -14,6 +14,7 @@ from tom_envs.agents import make_agent
 from tom_envs.core.agents import EpisodeInfo
 from tom_envs.known_groups import (
     ORACLE_SPEC,
+    ROOM_TYPES,
     GroupsPlan,
     SelectorAgent,
     TypeBasedAgent,
@@ -33,18 +34,34 @@ from tom_envs.sessions import play_session
 def test_typebased_posterior_concentrates_on_the_true_member_in_capture(partner: str) -> None:
     """Two seeded three-episode sessions in CollabCapture with both doors closed (where the
     members' moves differ; in the default scenario greedy and optimal move alike): the posterior
-    puts most of its mass on the member actually playing."""
+    over the paper's members puts most of its mass on the member actually playing (the
+    conventions are left out here: ``opener`` makes optimal's moves in this scenario)."""
     base = game_spec("CollabCapture")
     kwargs = {"scenario": "both_closed"}
     spec = dataclasses.replace(base, kwargs={**base.kwargs, **kwargs})
     for seeds in ([0, 1, 2], [7, 8, 9]):
-        learner = TypeBasedAgent()
+        learner = TypeBasedAgent(ROOM_TYPES)
         eps = play_session(spec, [learner, make_agent(partner, spec)], seeds, kwargs)
         moves = sum(1 for e in eps for s in e.steps if s["agent"] == "player_1")
         assert moves >= 3
         post = learner.posterior
         assert max(post, key=lambda t: post[t]) == partner, post
         assert post[partner] > 0.9, (post, moves)
+
+
+@pytest.mark.parametrize("partner", ["lazy", "guard", "opener"])
+def test_typebased_identifies_the_capture_conventions(partner: str) -> None:
+    """In the default scenario each convention moves unlike the other members within two turns:
+    after a two-episode session the posterior (over every type, the conventions included) is on
+    it, and from the second episode the learner plays as its exact oracle."""
+    spec = game_spec("CollabCapture")
+    learner = TypeBasedAgent()
+    eps = play_session(spec, [learner, make_agent(partner, spec)], [10_000, 10_001])
+    post = learner.posterior
+    assert max(post, key=lambda t: post[t]) == partner and post[partner] > 0.99, post
+    oracle = play_session(spec, [make_agent(ORACLE_SPEC + partner, spec, trusted=True),
+                                 make_agent(partner, spec)], [10_001])  # fmt: skip
+    assert [s["action"] for s in eps[1].steps] == [s["action"] for s in oracle[0].steps]
 
 
 def test_typebased_update_is_bayes_on_a_scripted_transition() -> None:
@@ -56,7 +73,7 @@ def test_typebased_update_is_bayes_on_a_scripted_transition() -> None:
     game = bundle.game
     learner = TypeBasedAgent(epsilon=0.05)
     eps = play_session(spec, [learner, make_agent("random", spec)], [3])
-    learner.log_post = np.zeros(3)
+    learner.log_post = np.zeros(len(learner.types))
     state = game.initial_state(np.random.default_rng(0))
     mine = game.options(state, 0)[0]
     theirs = game.options(state, 1)[-1]
@@ -214,3 +231,28 @@ def test_reference_policy_reads_one_function() -> None:
     assert reference_policy("BombDefusal", "cbs", Ref("exact")) == "cbs"
     assert reference_policy("BombDefusal", "heuristic", Ref("bracket", candidate="cbs")) == "cbs"
     assert reference_policy("CoBlock", "helper", "cooperative") == "cooperative"
+
+
+def test_room_plans_declare_the_convention_members() -> None:
+    """CollabCapture/CollabEscape: every rule member of the zoo (the conventions included) is a
+    type of the type-based learner and a member the known groups check, with the exact oracle as
+    its policy; m0 stays ``optimal``."""
+    from tom_envs import zoo
+    from tom_envs.known_groups import room_types
+    from tom_experiments import functional_tom as ft
+
+    conventions = {"CollabCapture": ("lazy", "guard", "opener"),
+                   "CollabEscape": ("lazy", "far_first", "split")}  # fmt: skip
+    for game, names in conventions.items():
+        bots = [m.name for m in zoo.members(game) if m.kind == "bot"]
+        assert set(names) <= set(bots)
+        assert room_types(game) == (*ROOM_TYPES, *names)
+        plan = ft.PLANS[game]
+        assert plan.session_learner == "typebased" and plan.fixed_member == "optimal"
+        refs = {m: ft._reference(plan, m, [0], {}) for m in bots}
+        gp = ft._groups_plan(plan, {m: r for m, r in refs.items() if r is not None})
+        assert gp is not None
+        assert list(gp.members) == [b for b in bots if b != "random"]
+        assert all(gp.members[n] == ORACLE_SPEC + n for n in names)
+        assert all(refs[n].kind == "exact" for n in names)
+    assert ft.PLANS["CollabCapture"].episode_switch == ("optimal", "lazy", "3-6")

@@ -399,12 +399,34 @@ class JointPlannerAgent(BaseAgent):
 
 
 
+class RuleBot(BaseAgent):
+    """A deterministic room-game bot of one rule ``(view, *context) -> action`` (no memory)."""
+
+    def __init__(self, name: str, rule: Callable[..., int], *context: Any) -> None:
+        super().__init__()
+        self.name, self.rule, self.context = name, rule, context
+
+    def act(self, turn: Turn) -> int:
+        """The rule's action in this view."""
+        return int(self.rule(turn.view, *self.context))
+
+
+def rule_bot(name: str, rule: Callable[..., int], description: str,
+             context: Callable[[Any], Any] | None = None) -> Bot:  # fmt: skip
+    """A :class:`Bot` playing :class:`RuleBot` ``rule``; ``context(bundle)``, when given, is
+    the rule's second argument (e.g. the configured maze)."""
+    return Bot(name, lambda bundle: RuleBot(name, rule, *(() if context is None else (context(bundle),))),
+               description)  # fmt: skip
+
+
 def planner_bot_table(
-    greedy: Bot, state_from_view: Callable[[Any], Any], game: str, search: str = ""
-) -> Callable[..., BotTable]:
+    greedy: Bot, state_from_view: Callable[[Any], Any], game: str, search: str = "",
+    conventions: Sequence[Bot] = (),
+) -> Callable[..., BotTable]:  # fmt: skip
     """A room game's ``bot_table(**config)``: its ``greedy`` bot and :class:`JointPlannerAgent`
-    as ``optimal`` (``search``: what its description adds about the search), the same for every
-    scenario, both in the population ``all``."""
+    as ``optimal`` (``search``: what its description adds about the search), both in the
+    population ``all``, then its ``conventions`` (rule bots that split the work differently, in
+    the population ``conventions``), the same for every scenario."""
     optimal = Bot(
         "optimal",
         lambda bundle: JointPlannerAgent(bundle.game, state_from_view),
@@ -414,7 +436,10 @@ def planner_bot_table(
 
     def bot_table(**config: Any) -> BotTable:
         """The bots (the same for every scenario) and the population ``all``."""
-        return BotTable((greedy, optimal), {"all": ("greedy", "optimal")}, game=game)
+        pops: dict[str, tuple[str, ...]] = {"all": ("greedy", "optimal")}
+        if conventions:
+            pops["conventions"] = tuple(b.name for b in conventions)
+        return BotTable((greedy, optimal, *conventions), pops, game=game)
 
     return bot_table
 
@@ -1014,14 +1039,19 @@ class BestResponsePlanner:
             raise ValueError("no action in a terminal state")
         return best[0]
 
-    def outcome(self, state: Any = None) -> dict[str, float]:
-        """Exact outcome of the best response (:meth:`best_action`) with this partner.
+    def outcome(self, state: Any = None, against: BestResponsePlanner | None = None) -> dict[str, float]:
+        """Exact outcome of the best response (:meth:`best_action`) with this partner, or with
+        the partner of ``against`` (a planner of the same tables and seat: this best response
+        played against another member, e.g. a fixed convention against a mismatched partner).
 
         Propagates the distribution over states turn by turn (partner and chance enumerated) up
         to the turn limit (or the layers a planner without a limit keeps). Returns ``success``
         and ``failure`` probabilities, ``expected_turns`` (turns played, the limit counted where
         there is no success) and ``expected_turns_given_success``.
         """
+        actual = self if against is None else against
+        if actual.planner is not self.planner or actual.seat != self.seat:
+            raise ValueError("against must share this planner's tables and seat")
         state = self.start() if state is None else state
         t = self.planner._tables
         k0 = None if self.horizon is None else max(0, self.horizon - int(state.turn))
@@ -1031,7 +1061,7 @@ class BestResponsePlanner:
         for step in range(total):
             k = None if k0 is None else k0 - step
             nxt: dict[int, float] = {}
-            w = self.weights(k)
+            w = actual.weights(k)
             for i, mass in dist.items():
                 a = self.best_action(t.states[i], None if k is None else k)
                 for r in self.planner._rows(i):

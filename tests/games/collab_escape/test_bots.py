@@ -41,7 +41,7 @@ def test_greedy_repairer(me, fixes, expected) -> None:
     assert expected in view.legal_actions
 
 
-@pytest.mark.parametrize("name", ["greedy", "optimal"])
+@pytest.mark.parametrize("name", ["greedy", "optimal", "lazy", "far_first", "split"])
 def test_bots_play_legal_deterministic_moves(name) -> None:
     spec = game_spec("CollabEscape")
     rng = np.random.default_rng(0)
@@ -57,3 +57,56 @@ def test_bots_play_legal_deterministic_moves(name) -> None:
         assert as_agent_action(bot.act(turn(view, 0))).action == a0
         legal1 = GAME.legal_actions(s, 1)
         s = GAME.step(s, {0: a0, 1: int(legal1[rng.integers(len(legal1))])}, rng).state
+
+
+# ------------------------------------------------------------------ the conventions
+def _view(me: int, fixes: tuple[int, int], partner: int = 9):
+    state = EscapeState(rooms=(me, partner if me != partner else 10), killer=4 if me != 4 else 5,
+                        fixes=fixes)  # fmt: skip
+    return GAME.observe(state, 0)
+
+
+def test_registry_and_markov_bots() -> None:
+    assert bots.bot_table().names() == ["greedy", "optimal", "lazy", "far_first", "split"]
+    assert bots.bot_table().populations["conventions"] == ("lazy", "far_first", "split")
+    assert bots.MARKOV_BOTS == ("greedy", "lazy", "far_first", "split")
+
+
+@pytest.mark.parametrize(("me", "fixes"), [(1, (0, 0)), (6, (2, 1)), (7, (2, 2))])
+def test_lazy_always_waits(me, fixes) -> None:
+    assert bots.lazy_action(_view(me, fixes), CODED_MAZE) == W
+
+
+@pytest.mark.parametrize(
+    ("me", "fixes", "expected"),
+    [
+        (1, (0, 0), 2),  # on generator 1 but generator 6 comes first: walk (1-2-3-4-5-6)
+        (2, (0, 0), 3),  # greedy would go to room 1
+        (6, (0, 1), F),  # on generator 6: fix
+        (6, (0, 2), 7),  # generator 6 repaired: walk to generator 1 (6-7-3-2-1, one-way 7 -> 3)
+        (1, (1, 2), F),
+        (6, (2, 2), 7),  # the gate is open: walk to it
+        (3, (2, 2), 8),  # 3-8-7 (3 -> 7 is one-way the other way)
+    ],
+)
+def test_far_first_repairs_generator_6_then_1_then_runs(me, fixes, expected) -> None:
+    view = _view(me, fixes)
+    assert bots.far_first_action(view, CODED_MAZE) == expected
+    assert expected in view.legal_actions
+
+
+@pytest.mark.parametrize(
+    ("me", "fixes", "expected"),
+    [
+        (1, (0, 0), 2),  # never fixes generator 1, even standing on it
+        (2, (0, 0), 3),
+        (6, (0, 0), F),
+        (6, (0, 2), W),  # its generator is repaired: waits there for the gate
+        (5, (1, 2), 6),  # goes back to its post
+        (6, (2, 2), 7),  # the gate is open: walk to it
+    ],
+)
+def test_split_repairs_only_generator_6(me, fixes, expected) -> None:
+    view = _view(me, fixes)
+    assert bots.split_action(view, CODED_MAZE) == expected
+    assert expected in view.legal_actions
