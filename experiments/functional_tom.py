@@ -522,7 +522,7 @@ def _cell_groups(plan: GamePlan, regrets: Mapping[tuple[str, str], dict[int, flo
     groups["adaptive"] = per_agent["rmax"]["df_t"]
     groups["fixed"] = per_agent[f"fixed={plan.fixed_member}"]["df_t"]
     groups.update(adaptive_name="rmax", unit=f"{len(seeds)} episodes (seeds)", members=list(scored),
-                  verdict=order_verdict(groups), plumbing=False)  # fmt: skip
+                  verdict=order_verdict(groups, 4), plumbing=False)  # fmt: skip
     return groups, missing
 
 
@@ -567,7 +567,8 @@ def _session_groups(plan: GamePlan, refs: Mapping[str, RefRow], horizon: int) ->
     for k in ("adaptive_minus_oracle", "fixed_minus_adaptive"):
         groups[k] = tuple(x / horizon for x in groups[k])
     groups.update(adaptive_name=res.plan.adaptive_name, members=list(gp.members),
-                  unit=f"{gp.sessions} sessions × {gp.length} episodes", verdict=res.verdict,
+                  unit=f"{gp.sessions} sessions × {gp.length} episodes",
+                  verdict=order_verdict(groups, 4),  # the gaps per step (a positive scale)
                   plumbing=any(refs[m].kind != "exact" for m in gp.members),
                   per_member=res.per_member, arms=res.arms, oracles=dict(gp.members),
                   seconds=res.seconds, episodes=res.episodes)  # fmt: skip
@@ -822,10 +823,17 @@ def _groups_head() -> list[str]:
             "adaptive) both lie above 0; ✗ names the failing inequality. Where the reference is "
             "the mean of the oracle's own policy (\\*), the oracle's 0 is by construction: the check "
             "is about plumbing and sampling only there, and a ✗ there means the zoo and its "
-            "reference do not separate the groups in that game (the game's ΔF is not validated).",
+            "reference do not separate the groups in that game (the game's ΔF is not validated). "
+            "The two gaps are printed per step with their paired intervals, so the size of each "
+            "separation is on the page, not only its sign; where every session is the same (a "
+            "game without chance from one fixed start: CollabCapture), an interval has zero width "
+            "because the gap is exact, not because it is large. The members that separate the "
+            "groups and why (each game's best-response matrix on the selection seeds): "
+            "[zoo.md](zoo.md), section \"Rule conventions\".",
             "",
-            "| game | oracle ΔF/T | adaptive ΔF/T | fixed convention ΔF/T | unit | order |",
-            "|---|---|---|---|---|---|"]  # fmt: skip
+            "| game | oracle ΔF/T | adaptive ΔF/T | fixed convention ΔF/T | adaptive − oracle "
+            "| fixed − adaptive | unit | order |",
+            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
 
 
 def _groups_row(r: GameResult) -> str:
@@ -833,12 +841,22 @@ def _groups_row(r: GameResult) -> str:
         why = "; ".join(r.groups_missing) or "no member with a reference"
         return (f"| {r.plan.game} | " + " | ".join(
             _fmt(r.per_agent[a]["df_t"], 4) if a in r.per_agent else "missing"
-            for a in ("oracle", "rmax", f"fixed={r.plan.fixed_member}")) + f" | | not checked: {why} |")  # fmt: skip
+            for a in ("oracle", "rmax", f"fixed={r.plan.fixed_member}")) + f" | | | | not checked: {why} |")  # fmt: skip
     g = r.groups
     star = " \\*" if g.get("plumbing") else ""
     return (f"| {r.plan.game} | {_fmt(g['oracle'], 4)}{star} | {_fmt(g['adaptive'], 4)} "
             f"(`{g['adaptive_name']}`) | {_fmt(g['fixed'], 4)} (oracle of `{r.plan.fixed_member}`) "
-            f"| {g['unit']} | {g['verdict']} |")  # fmt: skip
+            f"| {_fmt(g['adaptive_minus_oracle'], 4)} | {_fmt(g['fixed_minus_adaptive'], 4)} "
+            f"| {g['unit']} | {_order_cell(g)} |")  # fmt: skip
+
+
+def _order_cell(g: Mapping[str, Any]) -> str:
+    """✓, or ✗ naming each inequality whose gap's interval does not lie above 0 (the numbers
+    are in the two gap columns)."""
+    fails = [words for key, words in (("adaptive_minus_oracle", "oracle < adaptive"),
+                                      ("fixed_minus_adaptive", "adaptive < fixed"))
+             if not g[key][1] > 0.0]  # fmt: skip
+    return "✓" if not fails else "✗ (" + "; ".join(f"{w} fails" for w in fails) + ")"
 
 
 def _sessions_section(r: GameResult) -> list[str]:

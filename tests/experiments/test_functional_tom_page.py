@@ -138,3 +138,20 @@ def test_the_page_never_takes_a_trained_best_response_alone(monkeypatch) -> None
     ref = ft._reference(plan, "convention", [0, 1], played)
     assert asked == [False]
     assert ref is not None and ref.kind == "lower bound" and ref.policy in members
+
+
+def test_the_known_groups_row_prints_both_gaps_and_names_what_fails() -> None:
+    """The two paired gaps are on the page with their intervals (their size, not only their
+    sign), and the order cell names the inequality whose interval does not lie above 0."""
+    from types import SimpleNamespace
+
+    g = {"oracle": (0.0, 0.0, 0.0), "adaptive": (0.1, 0.05, 0.15), "fixed": (0.2, 0.1, 0.3),
+         "adaptive_minus_oracle": (0.1, 0.05, 0.15), "fixed_minus_adaptive": (0.1, -0.01, 0.2),
+         "adaptive_name": "selector", "unit": "2 sessions × 3 episodes", "plumbing": True}  # fmt: skip
+    row = ft._groups_row(SimpleNamespace(plan=ft.PLANS["Hanabi"], groups=g))
+    assert row.count("|") == 9  # eight columns, as the header
+    assert "| 0.1000 [0.0500, 0.1500] | 0.1000 [-0.0100, 0.2000] |" in row
+    assert row.endswith("| ✗ (adaptive < fixed fails) |")
+    g["fixed_minus_adaptive"] = (0.1, 0.01, 0.2)
+    assert ft._groups_row(SimpleNamespace(plan=ft.PLANS["Hanabi"], groups=g)).endswith("| ✓ |")
+    assert ft._groups_head()[-2].count("|") == 9
