@@ -53,7 +53,7 @@ def render(members: Sequence[str], m: dict[tuple[str, str], float]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the matrix."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--seeds", type=int, default=len(BOMB_SELECTION_SEEDS),
                         help="the first N selection seeds (default: all ten)")  # fmt: skip
     args = parser.parse_args(argv)

@@ -217,8 +217,10 @@ def test_learned_capture_members_are_markov_in_the_planners_state() -> None:
             joint = {p: int(rng.choice(game.options(state, p))) for p in (0, 1)}
             state = game.transition(state, joint)[0]
     assert compared >= 8
-    with pytest.raises(NoReference, match="fixing"):
-        reference_for("CollabEscape", "zoo/ppo_s0")
+    with pytest.raises(NoReference, match="fixing"):  # no exact reference: not Markov
+        reference_for("CollabEscape", "zoo/ppo_s0", trained=False)
+    trained = reference_for("CollabEscape", "zoo/ppo_s0", 0, (700_000,))  # the shipped BR's
+    assert trained.kind == "lower_bound" and trained.label == "trained lower bound"
 
 
 # ------------------------------------------------------------------------------ matrix

@@ -190,7 +190,7 @@ GAMES: tuple[GameSpec, ...] = (
         summary="Guandan (掼蛋), 4 players in 2 teams, wild cards, tribute; language=en|zh; "
         "match=True for a whole match (paper 001)",
         demo_agents=("heuristic", "bestp_lowv"),
-        bots=("random", "bestp_lowv", "heuristic", "recommender"),
+        bots=("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter"),
     ),
     GameSpec(
         name="CoBlock",
