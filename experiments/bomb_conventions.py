@@ -19,6 +19,7 @@ import numpy as np
 from tom_envs import zoo
 from tom_envs.references import BOMB_SELECTION_SEEDS, _bomb_play
 from tom_envs.registration import game_spec
+from tom_experiments.conventions import best_focals, table
 
 GAME = "BombDefusal"
 #: The functional-ToM page's arguments for this game (its learned members were trained with them).
@@ -40,14 +41,9 @@ def matrix(seeds: Sequence[int] = BOMB_SELECTION_SEEDS) -> tuple[list[str], dict
 def render(members: Sequence[str], m: dict[tuple[str, str], float]) -> str:
     """The markdown table (rows: focal; columns: partner; the column's best in bold)."""
     focals = [f for f in members if f != "random"]
-    best = {p: max(focals, key=lambda f: m[(f, p)]) for p in members}  # first of equal means
-    lines = ["| focal \\ partner | " + " | ".join(members) + " |",
-             "|---" * (len(members) + 1) + "|"]  # fmt: skip
-    for f in focals:
-        cells = [f"**{m[(f, p)]:.1f}**" if best[p] == f else f"{m[(f, p)]:.1f}" for p in members]
-        lines.append(f"| {f} | " + " | ".join(cells) + " |")
-    lines.append("")
-    lines.append("Best focal per partner: " + ", ".join(f"{p}: {best[p]}" for p in members))
+    best = best_focals(m, focals, members)  # first of equal means
+    lines = [*table(m, focals, members, best, "focal \\ partner", 1), ""]
+    lines.append("Best focal per partner: " + ", ".join(f"{p}: {best[p][0]}" for p in members))
     return "\n".join(lines)
 
 

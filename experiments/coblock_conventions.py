@@ -21,6 +21,7 @@ from tom_envs import zoo
 from tom_envs.agents import make_agent
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
+from tom_experiments.conventions import best_focals, table
 
 SELECTION_SEED = 10_000
 
@@ -41,7 +42,7 @@ def matrix(members: Sequence[str], seeds: Sequence[int]) -> dict[tuple[str, str]
 
 def best_responses(m: dict[tuple[str, str], float], members: Sequence[str]) -> dict[str, str]:
     """Each partner's best candidate (ties: the first declared, as the references choose)."""
-    return {p: max(members, key=lambda c: m[c, p]) for p in members}
+    return {p: c for p, (c,) in best_focals(m, members, members).items()}
 
 
 def render(m: dict[tuple[str, str], float], members: Sequence[str], seeds: Sequence[int],
@@ -51,11 +52,8 @@ def render(m: dict[tuple[str, str], float], members: Sequence[str], seeds: Seque
     lines = [f"M on selection seeds {min(seeds)}..{max(seeds)} (mean U, focal seat 0; "
              f"{len(members) ** 2 * len(seeds)} episodes, {seconds:.0f} s). Rows: the candidate "
              "as focal; columns: the partner; bold: the column's best.", "",
-             "| candidate \\ partner | " + " | ".join(members) + " |",
-             "|---|" + "---|" * len(members)]  # fmt: skip
-    for c in members:
-        cells = [f"**{m[c, p]:.3f}**" if br[p] == c else f"{m[c, p]:.3f}" for p in members]
-        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+             *table(m, members, members, {p: [c] for p, c in br.items()},
+                    "candidate \\ partner", 3)]  # fmt: skip
     lines += ["", "Best response per partner: " + ", ".join(f"{p} → `{c}`" for p, c in br.items())]
     return "\n".join(lines) + "\n"
 

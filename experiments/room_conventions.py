@@ -26,6 +26,7 @@ from typing import Any
 from tom_envs import zoo
 from tom_envs.references import VIEW_OF_STATE, best_response_planner, markov_bots, room_objective
 from tom_envs.registration import game_spec
+from tom_experiments.conventions import best_focals, table
 
 GAMES = ("CollabCapture", "CollabEscape")
 #: Two exact values closer than this tie (the planner's own tie tolerance is of this order).
@@ -57,11 +58,7 @@ def matrix(game: str, members: Sequence[str]) -> dict[tuple[str, str], float]:
 
 def best_responses(m: dict[tuple[str, str], float], members: Sequence[str]) -> dict[str, list[str]]:
     """Each partner's best focals: every ``x`` within :data:`TIE` of the column's maximum."""
-    out = {}
-    for y in members:
-        top = max(m[x, y] for x in members)
-        out[y] = [x for x in members if m[x, y] >= top - TIE]
-    return out
+    return best_focals(m, members, members, tie=TIE)
 
 
 def render(
@@ -74,11 +71,7 @@ def render(
     lines = [f"{game}: exact U = {objective} ({len(members)} best responses x {len(members)} "
              f"partners, {seconds:.0f} s). Rows: the best response to x as focal (seat 0); "
              "columns: the partner y (seat 1); bold: every focal that ties the column's best.", "",
-             "| BR(x) \\ partner y | " + " | ".join(members) + " |",
-             "|---|" + "---|" * len(members)]  # fmt: skip
-    for x in members:
-        cells = [f"**{m[x, y]:.4f}**" if x in br[y] else f"{m[x, y]:.4f}" for y in members]
-        lines.append(f"| BR({x}) | " + " | ".join(cells) + " |")
+             *table(m, members, members, br, "BR(x) \\ partner y", 4, lambda x: f"BR({x})")]  # fmt: skip
     lines += ["", "Best focals per partner: "
               + "; ".join(f"{y} → " + ", ".join(f"`BR({x})`" for x in br[y]) for y in members)]  # fmt: skip
     return "\n".join(lines) + "\n"
