@@ -30,11 +30,13 @@ def test_protocol_round_trips() -> None:
     assert parse_disclosure(disclosure_text((), (0,) * 6)) == ((), (0,) * 6)
 
 
+@pytest.mark.parametrize("bot", ["cooperative", "mirror"])
 @pytest.mark.parametrize("task_type", TASK_TYPES)
-def test_cooperative_pair_meets_the_issue_targets(task_type) -> None:
-    """100% success on every built-in task, γ within 0.05 of 0.5 (exactly 0.5 here)."""
+def test_cooperative_pair_meets_the_issue_targets(task_type, bot) -> None:
+    """100% success on every built-in task, γ within 0.05 of 0.5 (exactly 0.5 here); two
+    ``mirror`` bots (convention B) agree on their own plan and meet the same targets."""
     for i in range(len(builtin_tasks(task_type))):
-        ep, _, _ = bot_episode("cooperative", "cooperative", task_type, i, seed=i)
+        ep, _, _ = bot_episode(bot, bot, task_type, i, seed=i)
         assert ep.metrics["success"] == 1.0, (task_type, i)
         assert ep.metrics["gamma"] == pytest.approx(0.5), (task_type, i)
         assert ep.invalid == {"player_0": 0, "player_1": 0}

@@ -111,16 +111,6 @@ def test_every_persona_exists_in_both_conventions() -> None:
     assert bot_table().populations["mirror"] == MIRRORS
 
 
-@pytest.mark.parametrize("task_type", TASK_TYPES)
-def test_mirror_pair_meets_the_cooperative_pairs_targets(task_type) -> None:
-    """Two mirror bots agree on their own plan: success on every built-in task, γ = 0.5."""
-    for i in range(len(builtin_tasks(task_type))):
-        ep, _, _ = bot_episode("mirror", "mirror", task_type, i, seed=i)
-        assert ep.metrics["success"] == 1.0, (task_type, i)
-        assert ep.metrics["gamma"] == pytest.approx(0.5), (task_type, i)
-        assert ep.invalid == {"player_0": 0, "player_1": 0}
-
-
 def test_golden_mirror_pair_and_its_split() -> None:
     """Seeded golden: the mirror pair on independent task 1 (seed 0) says its goals in its own
     format and player_1 places goal 0's lowest yellow block (the cooperative pair: its last)."""
