@@ -860,12 +860,13 @@ def table_rows(bomb_seeds: Sequence[int] = tuple(range(10))) -> list[dict[str, A
     from tom_envs.games.collab_escape.rules import SCENARIOS as ESCAPE
 
     for name, scenarios in (("CollabCapture", CAPTURE), ("CollabEscape", ESCAPE)):
+        conventions = [b for b in markov_bots(game_spec(name)) if b != "greedy"]
         for scenario in scenarios:
-            for partner in ("greedy", "optimal", "random"):
+            for partner in ("greedy", "optimal", *conventions, "random"):
                 c0 = time.process_time()
                 ref = reference_for(name, partner, 0, (0,), scenario=scenario)
                 add(ref, scenario, time.process_time() - c0)
-    for partner in ("cbs", "heuristic", "random"):
+    for partner in ("cbs", *[c for c in BOMB_CANDIDATES if c != "cbs"], "random"):
         c0 = time.process_time()
         ref = reference_for("BombDefusal", partner, 0, tuple(bomb_seeds))
         add(ref, f"seeds {bomb_seeds[0]}-{bomb_seeds[-1]}", time.process_time() - c0)
