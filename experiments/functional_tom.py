@@ -77,11 +77,12 @@ non-random members whose reference names a policy (learned Capture/Escape member
 **Cost** (measured per episode on this machine, a few seeds, under load): bomb 9-30 ms,
 Hanabi 7-86, CoBlock 16-32, Guandan 16-61 per deal, Capture/Escape 1-50 (Escape ``greedy`` 290),
 Overcooked 14-544 (planner) and ~460 ms on average in the sessions' mixed pairs. Sessions:
-members x S x (8 adaptive + up to 16 oracle/fixed) + S x 30 switch episodes: Overcooked ~1,100
-episodes (~8 min), bomb ~1,500 (~3 min), Hanabi ~1,500 (~2 min), CoBlock/Guandan ~1 min each,
-Capture/Escape < 1 min: about 16 CPU-minutes on top of the cells' ~7, one process. The switch
-within the episode: 90 episodes per game (Overcooked ~0.3-0.6 s each with the learner's three
-arms in shadow, Hanabi ~0.05 s).
+members x S x (8 adaptive + up to 16 oracle/fixed) + S x 30 switch episodes, shared by two forked
+workers. The switch within the episode: 90 episodes per game (Overcooked ~0.3-0.6 s each with
+the learner's three arms in shadow, Hanabi ~0.05 s). The whole page, measured with the zoo of
+this round (``OMP_NUM_THREADS=1 /usr/bin/time -v tom-envs reproduce functional_tom --out ...``):
+7 min 16 s wall, 778 s user CPU, 2.3 GB peak resident, 14,177 cell episodes (3 min 33 s), then
+references, sessions and switches (212 s wall; the sessions 299 s summed over the workers).
 """
 
 from __future__ import annotations
@@ -521,6 +522,9 @@ def _cell_groups(plan: GamePlan, regrets: Mapping[tuple[str, str], dict[int, flo
     groups["oracle"] = per_agent["oracle"]["df_t"]
     groups["adaptive"] = per_agent["rmax"]["df_t"]
     groups["fixed"] = per_agent[f"fixed={plan.fixed_member}"]["df_t"]
+    horizon = int(_objective(plan).horizon or 1)
+    for k in ("adaptive_minus_oracle", "fixed_minus_adaptive"):  # per step, as the columns
+        groups[k] = tuple(x / horizon for x in groups[k])
     groups.update(adaptive_name="rmax", unit=f"{len(seeds)} episodes (seeds)", members=list(scored),
                   verdict=order_verdict(groups, 4), plumbing=False)  # fmt: skip
     return groups, missing

@@ -40,6 +40,10 @@ def test_known_groups_order_on_the_prisoners_dilemma() -> None:
     assert res.groups is not None and res.groups["holds"], res.groups
     assert res.groups["oracle"][0] == pytest.approx(0.0, abs=0.02)
     assert res.groups["fixed"][0] > res.groups["adaptive"][0] > res.groups["oracle"][0]
+    # the gaps are per step, as the groups' columns (the mean gap is the gap of the means)
+    g = res.groups
+    assert g["adaptive_minus_oracle"][0] == pytest.approx(g["adaptive"][0] - g["oracle"][0])
+    assert g["fixed_minus_adaptive"][0] == pytest.approx(g["fixed"][0] - g["adaptive"][0])
     assert all(r.kind == "exact" for r in res.refs.values())
     oracle_rows = [r for r in res.rows if r["agent"] == "oracle" and r["partner"] != "random"]
     assert oracle_rows and all(r["df"][0] == pytest.approx(0.0) for r in oracle_rows)
