@@ -42,7 +42,8 @@ non-random members whose reference names a policy (learned Capture/Escape member
 * **fixed** (m0, the design study's 8.4 choices): Capture/Escape ``optimal`` (its reference is the
   team's optimal plan); bomb ``split_even`` (role split A: one fixed work split, re-declared
   before the check from the zoo's design; ``zoo/ppo_s0`` was a learned generalist close to every
-  member's best response); Hanabi ``convention``
+  member's best response; the last page's ✗ with ``zoo/ppo_s0`` was known when it was
+  re-declared); Hanabi ``convention``
   (the strongest rule convention); CoBlock ``cooperative`` (the convention-A self-play member: the
   zoo holds every persona in two conventions, A and its mirror B, whose best responses differ by
   design); Guandan ``heuristic``; Overcooked
@@ -64,7 +65,9 @@ non-random members whose reference names a policy (learned Capture/Escape member
   100-200 of 400 (``role_onions`` only fetches onions, so its teammate must plate and serve every
   soup: the learned convention's reference ``zoo/mappo_s2`` does not, ``greedy`` does whatever
   is missing; on the selection seeds 10000..10004 ``zoo/mappo_s2`` makes 104 with it and
-  ``greedy`` 220, while ``greedy`` -> ``zoo/mappo_s1`` changes the best response by only 12);
+  ``greedy`` 220, while ``greedy`` -> ``zoo/mappo_s1`` changes the best response by only 12;
+  disclosed: the pair's designer had also seen the last page's check-seed figures of
+  ``zoo/mappo_s2`` with ``role_onions``);
   windows W = 50 steps (two before the earliest switch, four after the latest); SW-UCB arm
   window 25 steps (16 per episode, under one soup cycle of about 40), memory 8 arm windows (200
   steps: A's windows leave it within the rest of the episode). Hanabi ``convention`` ->

@@ -21,6 +21,7 @@ from tom_envs.cli import main
 from tom_envs.core.agents import AgentAction, BaseAgent, Turn
 from tom_envs.evaluation import ConfigError, evaluate, parse_config
 from tom_envs.evaluation import backends as be
+from tom_envs.registration import GAMES
 from tom_envs.runner import ConfigMismatchError, Episode, run
 
 
@@ -497,8 +498,7 @@ def test_the_source_digest_follows_every_source_file(tmp_path: Path, monkeypatch
     assert _package_digest("no_such_package_here") == "absent"
 
 
-@pytest.mark.parametrize("name", [spec.name for spec in __import__("tom_envs.registration",
-                                                                  fromlist=["GAMES"]).GAMES])
+@pytest.mark.parametrize("name", [spec.name for spec in GAMES])
 def test_resolving_a_resolved_configuration_gives_the_same_configuration(name: str) -> None:
     """An episode records its resolved game arguments; a result (a trained best response, a
     cached reference) is matched by resolving them again, so resolution must be idempotent.

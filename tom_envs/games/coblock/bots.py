@@ -77,12 +77,12 @@ from tom_envs.games.coblock.structures import (
 )
 from tom_envs.games.coblock.view import CoBlockView
 
-_ITEM = re.compile(rf"\b({'|'.join(COLORS)})\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\)", re.I)
-_ITEM_B = re.compile(rf"\(\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\)\s*({'|'.join(COLORS)})\b", re.I)
-_COUNT_B = re.compile(rf"\b(\d+)\s+({'|'.join(COLORS)})\b", re.I)
+_ITEM = re.compile(rf"\b(?P<c>{'|'.join(COLORS)})\s*\(\s*(?P<x>-?\d+)\s*,\s*(?P<y>-?\d+)\s*,\s*(?P<z>-?\d+)\s*\)", re.I)
+_ITEM_B = re.compile(rf"\(\s*(?P<x>-?\d+)\s*,\s*(?P<y>-?\d+)\s*,\s*(?P<z>-?\d+)\s*\)\s*(?P<c>{'|'.join(COLORS)})\b", re.I)
+_COUNT_B = re.compile(rf"\b(?P<n>\d+)\s+(?P<c>{'|'.join(COLORS)})\b", re.I)
 _DISCLOSURE_B = re.compile(r"building:\s*(.*?)\.\s*holding:\s*(.*?)(?:\.|$)", re.I | re.S)
 _REQUEST_B = re.compile(r"your blocks:\s*(.*?)(?:\.|$)", re.I | re.S)
-_COUNT = re.compile(rf"\b({'|'.join(COLORS)})\s+(\d+)\b", re.I)
+_COUNT = re.compile(rf"\b(?P<c>{'|'.join(COLORS)})\s+(?P<n>\d+)\b", re.I)
 _DISCLOSURE = re.compile(r"my goal:\s*(.*?)\.\s*my inventory:\s*(.*?)(?:\.|$)", re.I | re.S)
 _REQUEST = re.compile(r"please place:\s*(.*?)(?:\.|$)", re.I | re.S)
 Assignment = tuple[tuple[Block, ...], tuple[Block, ...]]
@@ -107,22 +107,26 @@ def request_text(blocks: Sequence[Block]) -> str:
     return "Please place: " + ", ".join(fmt_block(b) for b in blocks) + "."
 
 
-def _blocks_in(text: str) -> tuple[Block, ...]:
-    return tuple(
-        (int(m.group(2)), int(m.group(3)), int(m.group(4)), COLOR_INDEX[m.group(1).lower()])
-        for m in _ITEM.finditer(text)
-    )
+def _blocks_in(text: str, item: re.Pattern[str] = _ITEM) -> tuple[Block, ...]:
+    """The blocks named in ``text`` by ``item`` (a convention's block pattern)."""
+    return tuple((int(m["x"]), int(m["y"]), int(m["z"]), COLOR_INDEX[m["c"].lower()])
+                 for m in item.finditer(text))  # fmt: skip
+
+
+def _parse_disclosure(text: str, head: re.Pattern[str], count: re.Pattern[str],
+                      item: re.Pattern[str]) -> tuple[tuple[Block, ...], tuple[int, ...]] | None:  # fmt: skip
+    m = head.search(text)
+    if m is None:
+        return None
+    inventory = [0] * len(COLORS)
+    for c in count.finditer(m.group(2)):
+        inventory[COLOR_INDEX[c["c"].lower()]] = int(c["n"])
+    return _blocks_in(m.group(1), item), tuple(inventory)
 
 
 def parse_disclosure(text: str) -> tuple[tuple[Block, ...], tuple[int, ...]] | None:
     """``(goal blocks, inventory)`` from a disclosure message, or ``None``."""
-    m = _DISCLOSURE.search(text)
-    if m is None:
-        return None
-    inventory = [0] * len(COLORS)
-    for c in _COUNT.finditer(m.group(2)):
-        inventory[COLOR_INDEX[c.group(1).lower()]] = int(c.group(2))
-    return _blocks_in(m.group(1)), tuple(inventory)
+    return _parse_disclosure(text, _DISCLOSURE, _COUNT, _ITEM)
 
 
 def parse_request(text: str) -> tuple[Block, ...]:
@@ -144,28 +148,15 @@ def mirror_request_text(blocks: Sequence[Block]) -> str:
     return "Your blocks: " + ", ".join(f"({b[0]}, {b[1]}, {b[2]}) {COLORS[b[3]]}" for b in blocks) + "."
 
 
-def _mirror_blocks_in(text: str) -> tuple[Block, ...]:
-    return tuple(
-        (int(m.group(1)), int(m.group(2)), int(m.group(3)), COLOR_INDEX[m.group(4).lower()])
-        for m in _ITEM_B.finditer(text)
-    )
-
-
 def parse_mirror_disclosure(text: str) -> tuple[tuple[Block, ...], tuple[int, ...]] | None:
     """``(goal blocks, inventory)`` from a convention-B disclosure, or ``None``."""
-    m = _DISCLOSURE_B.search(text)
-    if m is None:
-        return None
-    inventory = [0] * len(COLORS)
-    for c in _COUNT_B.finditer(m.group(2)):
-        inventory[COLOR_INDEX[c.group(2).lower()]] = int(c.group(1))
-    return _mirror_blocks_in(m.group(1)), tuple(inventory)
+    return _parse_disclosure(text, _DISCLOSURE_B, _COUNT_B, _ITEM_B)
 
 
 def parse_mirror_request(text: str) -> tuple[Block, ...]:
     """The blocks a convention-B request asks for (empty if it is not one)."""
     m = _REQUEST_B.search(text)
-    return _mirror_blocks_in(m.group(1)) if m else ()
+    return _blocks_in(m.group(1), _ITEM_B) if m else ()
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,10 @@ Termination at the capture or after `max_turns` turns (30). `max_cycles` truncat
 ## Partner bots
 `greedy` (the paper's greedy baseline as we read it: a shortest-path step toward the thief, never a
 button; the authors' greedy class is not in the released code), `optimal` (its part of the optimal
-joint action; predicts its partner's). Populations: `all`.
+joint action; predicts its partner's), and three conventions that split the work differently
+(issue #35; exact references through the planner): `lazy` (always stays: the focal must catch the
+thief alone), `guard` (walks to the hub, room 5, and holds it), `opener` (opens the first closed
+door by its button, then chases like `greedy`). Populations: `all`, `conventions`.
 
 ## Theory-of-Mind probes and metrics
 Probes (`env.probes(agent)`, answered by agents with `answer_probes`): "What action does my partner

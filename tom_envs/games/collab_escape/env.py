@@ -89,8 +89,11 @@ Termination at the escape, at a capture, or after `max_turns` turns (30; `None`:
 ## Partner bots
 `greedy` (the paper's greedy baseline as we read it: repair the nearest generator, then run for the
 gate, ignoring the killer; no greedy agent is in the released code), `optimal` (its part of the
-optimal joint action, exact over the killer's random moves; predicts its partner's). Populations:
-`all`.
+optimal joint action, exact over the killer's random moves; predicts its partner's), and three
+conventions that split the work differently (issue #35; exact references through the planner):
+`lazy` (always waits: no focal can escape alone), `far_first` (repairs generator 6 before
+generator 1), `split` (repairs generator 6 only, then goes to the gate). Populations: `all`,
+`conventions`.
 
 ## Theory-of-Mind probes and metrics
 Probes (`env.probes(agent)`): "What action does my partner Bob intend to take this turn?" with the

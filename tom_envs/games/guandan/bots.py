@@ -37,8 +37,6 @@ from tom_envs.games.guandan.combos import (
     strength,
 )
 from tom_envs.games.guandan.recommender import (
-    PARTNER_PASS_BONUS,
-    PARTNER_PLAY_MALUS,
     after_play,
     counts_of,
     hand_cost,
@@ -268,11 +266,7 @@ class LeaderAgent(BaseAgent):
 
     def act(self, turn: Turn) -> int:
         """The recommender's scores without its teammate terms: the teammate's trick is fair game."""
-        view: GuandanView = turn.view
-        scores = score_actions(view)
-        if view.phase == "play" and view.lead is not None and view.lead[0] == PARTNER:
-            scores = {a: s - PARTNER_PASS_BONUS if a == PASS else s + PARTNER_PLAY_MALUS
-                      for a, s in scores.items()}  # fmt: skip
+        scores = score_actions(turn.view, teammate=False)
         return min(scores, key=lambda a: (-scores[a], a))
 
 

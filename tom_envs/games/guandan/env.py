@@ -83,7 +83,12 @@ k=5, language="zh")`: every legal action scored, the top k returned with their t
 LLM agent uses it; the env module's `action_recommender(view)` hook (scores of every legal action)
 is what `llm_agents`' ToM planning (`strategy=tom1|tom2`) shortlists with. The paper scores with
 DanZero's Q-network, whose weights are not public; ours is a documented hand evaluation
-(`recommender.py`). Populations: `rule_based` (bestp_lowv, heuristic), `all`.
+(`recommender.py`). Two teammate conventions for the functional-ToM zoo (issue #35): `leader`
+(the recommender's scores without its teammate terms: it overtakes its teammate's play) and
+`supporter` (leads its lowest single and never beats its teammate, so the teammate can go out
+first). Measured on selection seeds, `heuristic` stays a best response to both within one deal's
+noise (docs/results/guandan_conventions.md). Populations: `rule_based` (bestp_lowv, heuristic),
+`all`.
 
 ## Metrics
 Per episode: `team0_win` (1 if seats 0/2 won the last deal or the match), `team0_return`.

@@ -180,8 +180,10 @@ def after_play(view: GuandanView, action: int) -> tuple[Counts, int]:
     return tuple(c - n for c, n in zip(counts, need, strict=True)), wilds - w
 
 
-def score_actions(view: GuandanView) -> dict[int, float]:
-    """A score for every legal action of ``view`` (higher is better)."""
+def score_actions(view: GuandanView, teammate: bool = True) -> dict[int, float]:
+    """A score for every legal action of ``view`` (higher is better). ``teammate=False`` drops
+    the two teammate terms (the bonus for passing on the teammate's trick and the malus for
+    beating it): the ``leader`` convention's scores."""
     level = view.level
     counts, wilds = counts_of(view.hand, level)
     legal = view.legal_actions
@@ -203,7 +205,7 @@ def score_actions(view: GuandanView) -> dict[int, float]:
     for a in legal:
         if a == PASS:
             s = -base
-            if owner == PARTNER:
+            if owner == PARTNER and teammate:
                 s += PARTNER_PASS_BONUS
             elif owner is not None and left[owner] <= 5:
                 s -= 2.5
@@ -224,7 +226,7 @@ def score_actions(view: GuandanView) -> dict[int, float]:
             s -= 0.002 * st
         else:
             s -= 0.03 * st
-        if owner == PARTNER:
+        if owner == PARTNER and teammate:
             s -= PARTNER_PLAY_MALUS
         if lead is None and danger == 1 and shape.type == ComboType.SINGLE:
             s -= 1.5 - 0.05 * st  # the next opponent could go out on a low single
