@@ -161,8 +161,11 @@ class GamePlan:
     within_seeds: int = 30
     #: (label, spec) of agents the page's config adds (an LLM preset with its endpoint, a
     #: checkpoint): played as focal against every member like the built-in agents, their cells
-    #: built under the config file's trust rules (never trusted: a file's spec)
+    #: built under the config file's trust rules (a file's spec), except those in ``trusted``
     extra: tuple[tuple[str, str], ...] = ()
+    #: the labels of ``extra`` whose specs came from the command line (``--agent LABEL=SPEC``
+    #: with the label in the table's ``optional_agents``): may name an endpoint
+    trusted: frozenset[str] = frozenset()
 
 
 # Declared before running (never chosen by looking at results; the reasons in the module
@@ -271,11 +274,20 @@ def _key(*parts: str) -> str:
     return ".".join(p.replace(":", "+").replace("/", "+") for p in parts)[:120]
 
 
+#: What one LLM row over the whole page was estimated to cost (``tom-envs reproduce functional_tom
+#: --agent llm=llm:model=gpt-4o-mini:base_url=https://api.openai.com/v1:price_in=0.15:price_out=0.6
+#: --validate --no-endpoint-check``, the dry run of this code's prompts; 4 min 56 s on 2 shared
+#: cores); the command prints the current figure for any spec before it calls.
+LLM_ROW_ESTIMATE = ("1,231 episodes, ~106,047 calls (~86 per episode), ~185.0M prompt tokens and "
+                    "at most 7.8M completion tokens: at most $32.41 at gpt-4o-mini's $0.15/$0.60 "
+                    "per million tokens")  # fmt: skip
+
 #: Labels the page gives its own agents and cells (an added agent may not take one).
 BUILT_IN_LABELS = frozenset({"oracle", "random", "rmax", "sel", "switch", "fixed", "typebased", "selector"})
 
 
-def _selected(games: Sequence[str] | None, agents: Mapping[str, str] | None = None) -> list[GamePlan]:
+def _selected(games: Sequence[str] | None, agents: Mapping[str, str] | None = None,
+              trusted_agents: Sequence[str] = ()) -> list[GamePlan]:  # fmt: skip
     names = list(games) if games else list(ORDER)
     bad = [g for g in names if g not in PLANS]
     if bad:
@@ -291,7 +303,11 @@ def _selected(games: Sequence[str] | None, agents: Mapping[str, str] | None = No
         taken = sorted({label for label, _ in extra} & set(_members(g)))
         if taken:
             raise ValueError(f"agents: {taken} name members of {g}'s zoo; choose other labels")
-    return [replace(PLANS[g], extra=extra) for g in names]
+    trusted = frozenset(str(t) for t in trusted_agents)
+    if not trusted <= {label for label, _ in extra}:
+        raise ValueError(f"trusted_agents: {sorted(trusted - {lb for lb, _ in extra})} are not "
+                         "added agents")  # fmt: skip
+    return [replace(PLANS[g], extra=extra, trusted=trusted) for g in names]
 
 
 def _episodes(plan: GamePlan, episodes: int | None) -> int:
@@ -300,16 +316,18 @@ def _episodes(plan: GamePlan, episodes: int | None) -> int:
 
 def table_cells(
     games: Sequence[str] | None = None, episodes: int | None = None, selection: int = 5,
-    agents: Mapping[str, str] | None = None,
+    agents: Mapping[str, str] | None = None, trusted_agents: Sequence[str] = (),
 ) -> list[TableCell]:
     """Every cell the page needs: agents x members, the switch cells, and the lower-bound
     candidates (each member as focal) on the selection seeds where no solver gives a reference.
     ``agents`` (``{label: spec}``, from the config's table arguments) adds focal agents, e.g. an
-    LLM preset given an endpoint: their cells are untrusted (a file's specs), and the command
-    prints their calls and tokens before the first call, as for any evaluation."""
+    LLM preset given an endpoint: their cells are untrusted (a file's specs) except the labels in
+    ``trusted_agents`` (set by the evaluation layer for specs from the command line, never by a
+    file), and the command prints their calls and tokens before the first call, as for any
+    evaluation."""
     cells: list[TableCell] = []
-    for plan in _selected(games, agents):
-        added = dict(plan.extra)
+    for plan in _selected(games, agents, trusted_agents):
+        added = {label: spec for label, spec in plan.extra if label not in plan.trusted}
         n, kw = _episodes(plan, episodes), dict(plan.kwargs)
         members = _members(plan.game)
         for partner in members:
@@ -680,13 +698,14 @@ _LAST: list[Any] = []  # the last page's results: render and figures share one c
 
 
 def _results(played: Mapping[str, list[Episode]], games: Sequence[str] | None,
-             episodes: int | None, agents: Mapping[str, str] | None = None) -> list[GameResult]:  # fmt: skip
+             episodes: int | None, agents: Mapping[str, str] | None = None,
+             trusted_agents: Sequence[str] = ()) -> list[GameResult]:  # fmt: skip
     key = (tuple(games or ()), episodes, tuple(sorted((agents or {}).items())),
-           tuple(sorted((k, len(v)) for k, v in played.items())))  # fmt: skip
+           tuple(sorted(trusted_agents)), tuple(sorted((k, len(v)) for k, v in played.items())))  # fmt: skip
     if _LAST and _LAST[0] == key:
         return _LAST[1]
     t0 = time.perf_counter()
-    out = _game_results(_selected(games, agents), played, episodes)
+    out = _game_results(_selected(games, agents, trusted_agents), played, episodes)
     _LAST[:] = [key, out, time.perf_counter() - t0]
     return out
 
@@ -759,10 +778,10 @@ def _tau(row: Mapping[str, Any]) -> str:
 
 def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = None,
            episodes: int | None = None, selection: int = 5,
-           agents: Mapping[str, str] | None = None) -> str:  # fmt: skip
+           agents: Mapping[str, str] | None = None, trusted_agents: Sequence[str] = ()) -> str:  # fmt: skip
     """The page from the cells' episodes (nothing replayed except the solvers' references)."""
     t0 = time.perf_counter()
-    results = _results(played, games, episodes, agents)
+    results = _results(played, games, episodes, agents, trusted_agents)
     ref_s = _computed_seconds() or time.perf_counter() - t0
     sessions_s = sum((r.groups or {}).get("seconds", 0.0) for r in results) + sum(
         r.episode_switch.seconds for r in results if r.episode_switch)
@@ -782,11 +801,12 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
              "agent's volunteered next-action predictions (only agents that predict: rmax, the "
              "oracle), beside the best shortcut (repeat last, most frequent, majority in context) "
-             "on the same items. LLM rows need an endpoint: in a copy of "
-             "`experiments/configs/functional_tom.toml`, give the table `kwargs = { agents = { "
-             "LABEL = \"llm:...\" } }` and run `tom-envs eval` on it (it prints the calls and "
-             "tokens it expects before the first call, `--validate` alone stops there); none "
-             "were run here.", "",
+             "on the same items. LLM rows need an endpoint: `tom-envs reproduce functional_tom "
+             "--agent llm=llm:model=M:base_url=U` adds one to every game (the endpoint only from "
+             "the command line; a config file may not name one). Before the first call it prints "
+             "the calls, prompt tokens and completion-token bound it expects from a dry run of one "
+             "episode per cell, and `--validate` stops there: for the whole page "
+             f"{LLM_ROW_ESTIMATE}. None was run here.", "",
              *_groups_head()]
     for r in results:
         lines.append(_groups_row(r))
@@ -1016,10 +1036,10 @@ def _game_section(r: GameResult) -> list[str]:
 
 def figures(played: Mapping[str, list[Episode]], page: Path, games: Sequence[str] | None = None,
             episodes: int | None = None, selection: int = 5,
-            agents: Mapping[str, str] | None = None) -> list[Path]:  # fmt: skip
+            agents: Mapping[str, str] | None = None, trusted_agents: Sequence[str] = ()) -> list[Path]:  # fmt: skip
     """One SVG per game next to ``page``."""
     out = []
-    for r in _results(played, games, episodes, agents):
+    for r in _results(played, games, episodes, agents, trusted_agents):
         path = Path(page).parent / _svg_name(r.plan.game)
         path.write_text(_svg(r))
         out.append(path)

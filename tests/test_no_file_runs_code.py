@@ -137,7 +137,8 @@ def option_payloads(w: dict) -> dict[str, str]:
     }
 
 
-REFUSALS = ("names Python code", "cannot set it", "outside the current folder", "expected key=value")
+REFUSALS = ("names Python code", "cannot set it", "outside the current folder", "expected key=value",
+            "set only by the command line")
 
 
 def assert_refused(code: int, err: str, w: dict) -> None:
@@ -329,3 +330,23 @@ def test_a_switching_partner_passes_no_payload_through(world, capsys) -> None:
                 assert not list(w["work"].rglob("*.jsonl")), (name, member)
                 continue
             assert_refused(code, err, w), (name, member)
+
+
+def test_a_file_cannot_mark_a_table_agent_trusted(world, capsys) -> None:
+    """A table's added agents are trusted only when their spec came from the command line: a file
+    that sets ``trusted_agents`` itself (to pass an endpoint or a class path) is refused, and a
+    file's own ``[agents]`` label joined through ``optional_agents`` stays under the file rules."""
+    w = world
+    u = w["listener"].url
+    forged = (f'name = "t"\nout = "run"\n[[tables]]\ntable = "functional_tom"\n'
+              f'kwargs = {{ games = ["PrisonersDilemma"], agents = {{ x = "llm:model=m:base_url={u}/v1" }}, '
+              f'trusted_agents = ["x"] }}\n')  # fmt: skip
+    joined = (f'name = "t"\nout = "run"\n[agents]\nllm = "llm:model=m:base_url={u}/v1"\n'
+              f'[[tables]]\ntable = "functional_tom"\nkwargs = {{ games = ["PrisonersDilemma"] }}\n'
+              f'optional_agents = ["llm"]\n')  # fmt: skip
+    for text in (forged, joined):
+        path = w["work"] / "forged.toml"
+        path.write_text(text)
+        for validate in ([], ["--validate"]):
+            code = main(["eval", str(path), "--workers", "1", *validate])
+            assert_refused(code, capsys.readouterr().err, w)

@@ -263,11 +263,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """A paper's shipped eval config by name: its sections and its tables, played in the worker
     pool with resume; the tables' markdown is printed (and written to ``--out``)."""
     from tom_envs.evaluation import ConfigError, load_config
-    from tom_envs.evaluation.config import config_file
+    from tom_envs.evaluation.config import agents_from_cli, config_file
     from tom_envs.evaluation.report import table_section
 
+    find_local_modules([a.partition("=")[2] for a in args.agent])
     try:  # the shipped file itself, never a file of that name in the current folder
-        cfg = load_config(config_file(args.paper), out=args.run_dir)
+        cfg = load_config(config_file(args.paper), out=args.run_dir,
+                          agents=agents_from_cli(args.agent))  # fmt: skip
+        _check_added(cfg, args.agent)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -285,6 +288,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             budgets = [p for p in ("episodes", "games", "generated", "matches") if p in params]
             for budget in budgets[:1] + [b for b in budgets[1:] if kwargs.get(b)]:
                 kwargs[budget] = args.episodes
+    if args.validate:
+        return _validate_only(cfg, args)
     res, code = _evaluate(cfg, args)
     if res is None:
         return code
@@ -292,6 +297,40 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.out:  # the tables' own pages (docs/results/...), without the report's framing
         _write_pages(cfg, res, Path(args.out))
     return code
+
+
+def _check_added(cfg: Any, items: list[str]) -> None:
+    """``reproduce --agent LABEL=SPEC``: each label must join a table (its ``optional_agents``)
+    or a section of the shipped config; one that joins nothing is an error, not a silent no-op."""
+    from tom_envs.evaluation import ConfigError
+    from tom_envs.evaluation.config import TRUSTED_AGENTS
+
+    joined = {x for t in cfg.tables for x in t.get("kwargs", {}).get(TRUSTED_AGENTS, [])}
+    for sec in (*cfg.crossplay, *cfg.functional_tom):
+        joined |= set(sec.get("agents", []))
+    for _game, seats in cfg.matchups:
+        joined |= set(seats)
+    unused = [item.partition("=")[0] for item in items if item.partition("=")[0] not in joined]
+    if unused:
+        raise ConfigError(f"--agent: {unused} join nothing in {cfg.name} (a label joins a table "
+                          "through its optional_agents, e.g. `llm` in functional_tom)")  # fmt: skip
+
+
+def _validate_only(cfg: Any, args: argparse.Namespace) -> int:
+    """``reproduce --validate``: check the config, print what it would play and the calls,
+    tokens and price it expects (episodes already on disk left out); play nothing."""
+    from tom_envs.cli_cost import validate_estimate
+    from tom_envs.evaluation import ConfigError, validate
+
+    try:
+        cells = validate(cfg, check_endpoints=not args.no_endpoint_check)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{cfg.name}: valid; {len(cells)} section cells x {cfg.episodes} episodes and "
+          f"{len(cfg.tables)} table(s)")  # fmt: skip
+    validate_estimate(cfg, cells, args)
+    return 0
 
 
 def _write_pages(cfg: Any, res: Any, out: Path) -> None:
@@ -516,6 +555,11 @@ def _add_play(sub: Any) -> None:
     rp.add_argument("--run-dir", help="trajectories (default runs/eval/NAME-CONFIGHASH; resumes)")
     rp.add_argument("--no-endpoint-check", action="store_true", help="skip LLM endpoint checks")
     rp.add_argument("--out", help="also write the tables' markdown here")
+    rp.add_argument("--agent", action="append", default=[], metavar="LABEL=SPEC",
+                    help="add an agent the config names in optional_agents (functional_tom: "
+                    "llm=llm:model=M:base_url=U adds an LLM row to every game)")  # fmt: skip
+    rp.add_argument("--validate", action="store_true",
+                    help="check, print the calls, tokens and price expected; play nothing")  # fmt: skip
     add_cost_args(rp, concurrency=True)
     rp.set_defaults(fn=cmd_reproduce)
 

@@ -375,7 +375,8 @@ def test_the_documented_config_example_parses() -> None:
     doc = config_module.__doc__ or ""
     block = doc.split("::\n", 1)[1].split("\n\nEverything is checked", 1)[0]
     cfg = parse_config(tomllib.loads(textwrap.dedent(block)))
-    assert cfg.tables == [{"table": "paper004", "kwargs": {"episodes": 100}}]
+    assert cfg.tables == [{"table": "paper004", "kwargs": {"episodes": 100}},
+                          {"table": "functional_tom", "kwargs": {"games": ["PrisonersDilemma"]}}]  # fmt: skip
     assert cfg.games and cfg.matchups and cfg.crossplay and cfg.functional_tom
 
 

@@ -159,3 +159,52 @@ def test_the_known_groups_row_prints_both_gaps_and_names_what_fails() -> None:
     g["fixed_minus_adaptive"] = (0.1, 0.01, 0.2)
     assert ft._groups_row(SimpleNamespace(plan=ft.PLANS["Hanabi"], groups=g)).endswith("| ✓ |")
     assert ft._groups_head()[-2].count("|") == 9
+
+
+def test_an_agent_from_the_command_line_joins_the_page_trusted() -> None:
+    """``--agent llm=SPEC`` with the table's ``optional_agents = ["llm"]``: the label joins the
+    page's agents and its cells are trusted (the spec may name an endpoint); the same label from
+    the file's ``[agents]`` joins untrusted; a table without added agents refuses the key."""
+    from tom_envs.evaluation import ConfigError
+    from tom_envs.evaluation.config import TRUSTED_AGENTS, parse_config
+
+    data = {"name": "t",
+            "tables": [{"table": "functional_tom", "kwargs": {"games": ["PrisonersDilemma"], "episodes": 1},
+                        "optional_agents": ["llm", "undefined"]}]}  # fmt: skip
+    cfg = parse_config(data, agents={"llm": "win_stay_lose_shift"})
+    kwargs = cfg.tables[0]["kwargs"]
+    assert kwargs["agents"] == {"llm": "win_stay_lose_shift"} and kwargs[TRUSTED_AGENTS] == ["llm"]
+    cells = ft.table_cells(**kwargs)
+    added = [c for c in cells if ".llm." in c.key]
+    assert added and all(c.trusted and c.seats[0] == "win_stay_lose_shift" for c in added)
+    cfg = parse_config({**data, "agents": {"llm": "win_stay_lose_shift"}})  # the file's own label
+    kwargs = cfg.tables[0]["kwargs"]
+    assert TRUSTED_AGENTS not in kwargs
+    assert all(not c.trusted for c in ft.table_cells(**kwargs) if ".llm." in c.key)
+    assert TRUSTED_AGENTS not in parse_config(data).tables[0]["kwargs"]  # joined only when defined
+    with pytest.raises(ConfigError, match="takes no added agents"):
+        parse_config({"name": "t", "tables": [{"table": "paper004", "optional_agents": ["llm"]}]},
+                     agents={"llm": "random"})  # fmt: skip
+    with pytest.raises(ValueError, match="not added agents"):
+        ft.table_cells(games=["PrisonersDilemma"], agents={"a": "random"}, trusted_agents=["b"])
+
+
+def test_reproduce_adds_an_agent_and_validates_without_playing(monkeypatch, capsys) -> None:
+    """``reproduce NAME --agent LABEL=SPEC``: the label must join something; ``--validate`` prints
+    the check and the estimate and plays nothing."""
+    import tom_envs.cli as cli
+    from tom_envs.cli import main
+    from tom_envs.evaluation.config import TRUSTED_AGENTS
+
+    assert main(["reproduce", "paper004", "--agent", "nobody=random", "--validate"]) == 2
+    assert "--agent: ['nobody'] join nothing in paper004" in capsys.readouterr().err
+    seen: dict = {}
+
+    def validate_only(cfg, args):  # the shipped page's config, with the agent joined
+        seen.update(cfg.tables[0]["kwargs"])
+        return 0
+
+    monkeypatch.setattr(cli, "_validate_only", validate_only)
+    monkeypatch.setattr(cli, "_evaluate", lambda cfg, args: pytest.fail("played"))
+    assert main(["reproduce", "functional_tom", "--agent", "llm=random", "--validate"]) == 0
+    assert seen["agents"] == {"llm": "random"} and seen[TRUSTED_AGENTS] == ["llm"]

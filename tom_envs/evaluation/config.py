@@ -43,6 +43,11 @@ A config names games, agents (labels for agent specs), and what to run with them
     table = "paper004"                #   its cells play in the worker pool, with resume
     kwargs = { episodes = 100 }
 
+    [[tables]]                        # a table that takes `agents` ({label: spec}):
+    table = "functional_tom"
+    kwargs = { games = ["PrisonersDilemma"] }
+    optional_agents = ["llm"]         #   these labels join it when defined (--agent llm=...)
+
     [[learning_curves]]               # training curves written by `tom-envs train`
     csv = "runs/train/x/curve.csv"
     y = ["return_mean"]
@@ -378,16 +383,52 @@ def _parse_tables(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
     """``[[tables]]``: paper tables by name, their arguments checked."""
     for i, t in enumerate(_expect(data.get("tables", []), list, "[[tables]]")):
         where = f"tables[{i}]"
-        _keys(_expect(t, dict, where), {"title", "table", "kwargs"}, where)
+        _keys(_expect(t, dict, where), {"title", "table", "kwargs", "optional_agents"}, where)
         if "table" not in t:
             raise ConfigError(f"{where}: give table = NAME (one of {table_names()})")
         kwargs = _expect(t.get("kwargs", {}), dict, f"{where}.kwargs")
         _no_code_in(kwargs, f"{where}.kwargs")
+        if TRUSTED_AGENTS in kwargs:
+            raise ConfigError(f"{where}.kwargs.{TRUSTED_AGENTS}: set only by the command line "
+                              "(--agent LABEL=SPEC with the label in the table's optional_agents)")  # fmt: skip
         try:
             get_table(_expect(t["table"], str, f"{where}.table")).check_kwargs(kwargs, where)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        cfg.tables.append(dict(t))
+        entry = dict(t)
+        optional = _expect(entry.pop("optional_agents", []), list, f"{where}.optional_agents")
+        if optional:
+            entry["kwargs"] = _join_optional(cfg, entry["table"], dict(kwargs), optional, where)
+        cfg.tables.append(entry)
+
+
+#: The table argument naming the added agents whose specs came from the command line (trusted).
+TRUSTED_AGENTS = "trusted_agents"
+
+
+def _join_optional(cfg: EvalConfig, table: str, kwargs: dict[str, Any], optional: list[Any],
+                   where: str) -> dict[str, Any]:  # fmt: skip
+    """A table's ``optional_agents``: each label defined (on the command line or in ``[agents]``)
+    joins the table's ``agents`` with its spec; those from the command line are marked trusted
+    (their specs may name an endpoint, which a file may not)."""
+    params = get_table(table).parameters()
+    if "agents" not in params or TRUSTED_AGENTS not in params:
+        raise ConfigError(f"{where}.optional_agents: table {table!r} takes no added agents")
+    agents = dict(_expect(kwargs.get("agents", {}), dict, f"{where}.kwargs.agents"))
+    trusted = []
+    for label in optional:
+        if not isinstance(label, str) or label not in cfg.agents:
+            continue  # joined only when defined
+        if label in agents:
+            raise ConfigError(f"{where}: agent {label!r} is both in kwargs.agents and optional_agents")
+        agents[label] = cfg.agents[label]
+        if cfg.trusted(label):
+            trusted.append(label)
+    if agents:
+        kwargs["agents"] = agents
+    if trusted:
+        kwargs[TRUSTED_AGENTS] = trusted
+    return kwargs
 
 
 def _parse_learning_curves(cfg: EvalConfig, data: Mapping[str, Any]) -> None:
