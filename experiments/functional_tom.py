@@ -194,7 +194,8 @@ PLANS: dict[str, GamePlan] = {
                         episode_switch=("cooperative", "mirror", "3-6")),
     # m0 re-declared once, before the check with the conventions pair: `heuristic` stays, the
     # candidate that is a best response (within noise) to every member on selection seeds
-    # 10000..10059, i.e. the one convention a fixed Guandan player most plausibly holds
+    # 10000..10059, i.e. the one convention a fixed Guandan player most plausibly holds; kept
+    # again, before the check, with the signalling members (round 8: it opens with low singles)
     "Guandan": GamePlan("Guandan", 4, partner_seats=(2,), others="heuristic",
                         fixed_member="heuristic", session_learner="selector",
                         episode_switch=("heuristic", "recommender", "3-6")),

@@ -22,8 +22,11 @@ from tom_envs.records import bootstrap_ci
 
 SELECTION_SEED = 10_000
 #: The candidates as focal and the partners (the zoo's members; random only as a candidate).
-CANDIDATES = ("bestp_lowv", "heuristic", "recommender", "leader", "supporter", "random")
-PARTNERS = ("bestp_lowv", "heuristic", "recommender", "leader", "supporter")
+#: Round 8 added the signalling conventions (``signal_pair``/``signal_single``) and their
+#: matching openers (``pair_opener``/``single_opener``).
+PARTNERS = ("bestp_lowv", "heuristic", "recommender", "leader", "supporter",
+            "signal_pair", "signal_single", "pair_opener", "single_opener")  # fmt: skip
+CANDIDATES = (*PARTNERS, "random")
 
 
 def _plan(n: int) -> GroupsPlan:

@@ -190,7 +190,8 @@ GAMES: tuple[GameSpec, ...] = (
         summary="Guandan (掼蛋), 4 players in 2 teams, wild cards, tribute; language=en|zh; "
         "match=True for a whole match (paper 001)",
         demo_agents=("heuristic", "bestp_lowv"),
-        bots=("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter"),
+        bots=("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter",
+              "signal_pair", "signal_single", "pair_opener", "single_opener"),
     ),
     GameSpec(
         name="CoBlock",

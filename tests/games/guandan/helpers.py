@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tom_envs.core.agents import Turn
 from tom_envs.games.guandan.cards import RANKS, hand_from_cards
 from tom_envs.games.guandan.combos import SHAPE_BASE, SHAPES, ComboType, find_shape
 from tom_envs.games.guandan.rules import GuandanGame
@@ -52,3 +53,17 @@ def table_state(
 def step(game: GuandanGame, state: GuandanState, act: int) -> GuandanState:
     """Apply ``act`` for the seat to act (validated)."""
     return game.step(state, {state.to_act: act}, np.random.default_rng(0)).state
+
+
+def turn_at(hands: list[str], leader: int, moves: tuple[int, ...] = ()) -> Turn:
+    """The turn of the seat to act after ``moves`` on a table of ``hands`` (``leader`` first)."""
+    game, s = table_state(hands, leader=leader)
+    for a in moves:
+        s = step(game, s, a)
+    p = s.to_act
+    return Turn(f"player_{p}", p, game.observe(s, p), None, None, 0.0, 0)  # type: ignore[arg-type]
+
+
+def choice(agent_cls: type, turn: Turn) -> int:
+    """What a fresh ``agent_cls`` plays on ``turn``."""
+    return int(agent_cls().act(turn))

@@ -9,7 +9,8 @@ from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
 SPEC = game_spec("Guandan")
-BOTS = ("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter")
+BOTS = ("random", "bestp_lowv", "heuristic", "recommender", "leader", "supporter",
+        "signal_pair", "signal_single", "pair_opener", "single_opener")  # fmt: skip
 
 
 @pytest.mark.parametrize("bot", BOTS)

@@ -13,7 +13,6 @@ import pytest
 
 from tom_envs import zoo
 from tom_envs.agents import make_agent
-from tom_envs.core.agents import Turn
 from tom_envs.games.guandan.bots import (
     BOTS,
     HeuristicAgent,
@@ -25,7 +24,7 @@ from tom_envs.games.guandan.combos import PASS, SHAPE_BASE, ComboType
 from tom_envs.registration import game_spec
 from tom_envs.runner import play_episode
 
-from .helpers import action, rank, step, table_state
+from .helpers import action, choice, rank, turn_at
 
 SPEC = game_spec("Guandan")
 #: Seat 0's small hands: S3 can be led, the 9s paired; seat 2 (its teammate) acts after seat 1.
@@ -33,63 +32,56 @@ OPP = "H4 S6 D7 SQ C2 H2"
 LAST = "S7 D10 C10 CQ DK DA"
 
 
-def _turn(hands: list[str], leader: int, moves: tuple[int, ...] = ()) -> Turn:
-    game, s = table_state(hands, leader=leader)
-    for a in moves:
-        s = step(game, s, a)
-    p = s.to_act
-    return Turn(f"player_{p}", p, game.observe(s, p), None, None, 0.0, 0)  # type: ignore[arg-type]
-
-
-def _choice(agent_cls: type, turn: Turn) -> int:
-    return int(agent_cls().act(turn))
-
-
 def test_leader_overtakes_its_teammates_low_single_the_others_pass() -> None:
     # seat 0 leads S3, seat 1 passes: seat 2 (seat 0's teammate) holds a 4 single
-    turn = _turn(["S3 S5 S9 D9 C9 SK", OPP, "D4 D8 DJ HK C6 C7 CA", LAST], 0,
-                 (action(ComboType.SINGLE, rank("3")), PASS))  # fmt: skip
+    turn = turn_at(["S3 S5 S9 D9 C9 SK", OPP, "D4 D8 DJ HK C6 C7 CA", LAST], 0,
+                   (action(ComboType.SINGLE, rank("3")), PASS))  # fmt: skip
     assert turn.player == 2 and turn.view.lead is not None and turn.view.lead[0] == 2
-    assert _choice(LeaderAgent, turn) == action(ComboType.SINGLE, rank("4"))
+    assert choice(LeaderAgent, turn) == action(ComboType.SINGLE, rank("4"))
     for cls in (SupporterAgent, HeuristicAgent, RecommenderAgent):
-        assert _choice(cls, turn) == PASS, cls.name
+        assert choice(cls, turn) == PASS, cls.name
 
 
 def test_supporter_leads_its_lowest_single_while_its_teammate_holds_cards() -> None:
     hand = "D3 C3 H4 D5 S6 C7 S8"  # a pair of 3s and a 4-8 straight
-    turn = _turn(["S3 S5 S9 D9 C9 SK", OPP, hand, LAST], 2)
-    assert _choice(SupporterAgent, turn) == action(ComboType.SINGLE, rank("3"))
-    assert _choice(RecommenderAgent, turn) == action(ComboType.PAIR, rank("3"))
-    assert _choice(HeuristicAgent, turn) != action(ComboType.SINGLE, rank("3"))
+    turn = turn_at(["S3 S5 S9 D9 C9 SK", OPP, hand, LAST], 2)
+    assert choice(SupporterAgent, turn) == action(ComboType.SINGLE, rank("3"))
+    assert choice(RecommenderAgent, turn) == action(ComboType.PAIR, rank("3"))
+    assert choice(HeuristicAgent, turn) != action(ComboType.SINGLE, rank("3"))
     # its teammate is out: it leads like the recommender
-    out = _turn(["", OPP, hand, LAST], 2)
+    out = turn_at(["", OPP, hand, LAST], 2)
     assert out.view.cards_left[2] == 0
-    assert _choice(SupporterAgent, out) == _choice(RecommenderAgent, out)
+    assert choice(SupporterAgent, out) == choice(RecommenderAgent, out)
 
 
 def test_supporter_goes_out_over_its_teammate_but_never_beats_it_otherwise() -> None:
     pair9 = (action(ComboType.PAIR, rank("9")), PASS)
-    last_pair = _turn(["S3 S5 S9 D9 C9 SK", OPP, "DQ CQ", LAST], 0, pair9)
-    assert _choice(SupporterAgent, last_pair) == action(ComboType.PAIR, rank("Q"))
-    more = _turn(["S3 S5 S9 D9 C9 SK", OPP, "DQ CQ D4", LAST], 0, pair9)
+    last_pair = turn_at(["S3 S5 S9 D9 C9 SK", OPP, "DQ CQ", LAST], 0, pair9)
+    assert choice(SupporterAgent, last_pair) == action(ComboType.PAIR, rank("Q"))
+    more = turn_at(["S3 S5 S9 D9 C9 SK", OPP, "DQ CQ D4", LAST], 0, pair9)
     assert action(ComboType.PAIR, rank("Q")) in more.view.legal_actions
-    assert _choice(SupporterAgent, more) == PASS
+    assert choice(SupporterAgent, more) == PASS
 
 
 def test_against_an_opponent_both_follow_the_recommender() -> None:
-    turn = _turn(["S3 S5 S9 D9 C9 SK", OPP, "D3 C3 H4 D5 S6 C7 S8", LAST], 1,
-                 (action(ComboType.SINGLE, rank("6")),))  # fmt: skip
+    turn = turn_at(["S3 S5 S9 D9 C9 SK", OPP, "D3 C3 H4 D5 S6 C7 S8", LAST], 1,
+                   (action(ComboType.SINGLE, rank("6")),))  # fmt: skip
     assert turn.view.lead is not None and turn.view.lead[0] == 3  # the previous player, an opponent
-    want = _choice(RecommenderAgent, turn)
+    want = choice(RecommenderAgent, turn)
     assert want >= SHAPE_BASE
-    assert _choice(LeaderAgent, turn) == want == _choice(SupporterAgent, turn)
+    assert choice(LeaderAgent, turn) == want == choice(SupporterAgent, turn)
 
 
 #: (seats, seed) -> (steps, sha256 of the action sequence [:16], seat 0's return): seeded goldens.
 GOLDEN = {
     (("leader", "heuristic", "supporter", "heuristic"), 10000): (91, "392fc6b772813636", -1.0),
     (("supporter", "heuristic", "leader", "heuristic"), 10000): (110, "d05d52a184fb3d4d", -1.0),
-}
+    # round 8's signalling members (tests/games/guandan/test_signals.py)
+    (("pair_opener", "heuristic", "signal_pair", "heuristic"), 10001): (103, "8932278b9b1f140f", -3.0),
+    (("heuristic", "heuristic", "signal_pair", "heuristic"), 10001): (71, "c6751093103f2f5e", -2.0),
+    (("single_opener", "heuristic", "signal_single", "heuristic"), 10001): (91, "e3341c46f85657d1", -1.0),
+    (("pair_opener", "heuristic", "signal_single", "heuristic"), 10001): (75, "3942fc9a0807e867", -3.0),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("seats,seed", list(GOLDEN))
@@ -120,7 +112,7 @@ def test_the_zoo_and_the_plan_declare_them() -> None:
     from tom_experiments.functional_tom import PLANS, _members
 
     names = [m.name for m in zoo.members("Guandan")]
-    assert names[-2:] == ["leader", "supporter"] and set(BOTS) == set(names)
+    assert names[4:6] == ["leader", "supporter"] and set(BOTS) == set(names)
     assert all(m.description for m in zoo.members("Guandan"))
     assert {"leader", "supporter"} <= set(_members("Guandan"))
     plan = PLANS["Guandan"]

@@ -44,7 +44,7 @@ from tom_envs.games.guandan.recommender import (
     play_parts,
     score_actions,
 )
-from tom_envs.games.guandan.view import NEXT, PARTNER, GuandanView
+from tom_envs.games.guandan.view import ME, NEXT, PARTNER, GuandanView
 
 #: bestP_lowV's pattern priority (higher first): the combinations that shed the most cards.
 PATTERN_PRIORITY = {
@@ -293,6 +293,116 @@ class SupporterAgent(BaseAgent):
         return min(scores, key=lambda a: (-scores[a], a))
 
 
+def free_leads(view: GuandanView) -> list[tuple[int, int]]:
+    """This deal's free leads so far, oldest first, as ``(relative seat, action)``.
+
+    A play is a free lead when no play was open to beat: the deal's first play, or the first play
+    after a trick closed (every other player still holding cards passed after the last play:
+    ``rules._pass``'s bookkeeping). Recovered from the player's own view (the public history and
+    the cards each seat holds now), so any player may ask it.
+    """
+    plays = [m for m in view.history if m[3] == "play"]
+    held = list(view.cards_left)
+    for seat, a, cards, _ in plays:
+        if a != PASS:
+            held[seat] += len(cards)
+    out: list[tuple[int, int]] = []
+    open_, left = False, 0
+    for seat, a, cards, _ in plays:
+        if a == PASS:
+            left -= 1
+            open_ = left > 0
+            continue
+        if not open_:
+            out.append((seat, a))
+        held[seat] -= len(cards)
+        open_, left = True, sum(1 for s in range(4) if s != seat and held[s] > 0)
+    return out
+
+
+def _first_lead(view: GuandanView, seat: int) -> int | None:
+    """``seat``'s (relative) first free lead of this deal, if it made one."""
+    return next((a for s, a in free_leads(view) if s == seat), None)
+
+
+class _OpenerAgent(HeuristicAgent):
+    """``heuristic``, except its own first free lead of the deal (the signal its teammate reads)."""
+
+    def play(self, view: GuandanView) -> int:
+        """Go out if one play does it; open with :meth:`opening` at the first free lead; else
+        ``heuristic``."""
+        if view.lead is None and _finisher(view) is None and _first_lead(view, ME) is None:
+            opening = self.opening(view)
+            if opening is not None:
+                return opening
+        return super().play(view)
+
+    def opening(self, view: GuandanView) -> int | None:
+        """The first free lead (``None``: ``heuristic``'s lead)."""
+        raise NotImplementedError
+
+
+class PairOpener(_OpenerAgent):
+    """Opens with its weakest pair (fewest wild cards first): the pair signal."""
+
+    name = "pair_opener"
+
+    def opening(self, view: GuandanView) -> int | None:
+        """The weakest legal pair by (wild cards, strength, action), if any."""
+        pairs = [a for a, s in _plays(view) if s.type == ComboType.PAIR]
+        if not pairs:
+            return None
+        return min(
+            pairs, key=lambda a: (play_parts(view, a)[1], strength(shape_of(a), view.level), a)
+        )
+
+
+class SingleOpener(_OpenerAgent):
+    """Opens with a single: the weakest single of its hand's plan, else the least damaging one."""
+
+    name = "single_opener"
+
+    def opening(self, view: GuandanView) -> int | None:
+        """A plan single (a group of one card, no wild), else the single that costs least."""
+        plan = {a: s for a, s in self._group_actions(view).items() if s.type == ComboType.SINGLE}
+        if plan:
+            return _low(view, plan)
+        singles = {a: s for a, s in _plays(view) if s.type == ComboType.SINGLE}
+        return self._least_damage(view, singles) if singles else None
+
+
+class _SignalAgent(HeuristicAgent):
+    """``heuristic`` while its teammate's first free lead is the agreed type (or not yet made);
+    after any other first free lead it withdraws for the rest of the deal."""
+
+    expects: ComboType
+
+    def withdrawn(self, view: GuandanView) -> bool:
+        """Whether its teammate's first free lead of this deal broke the convention."""
+        first = _first_lead(view, PARTNER)
+        return first is not None and shape_of(first).type != self.expects
+
+    def play(self, view: GuandanView) -> int:
+        """Withdrawn: pass whenever a pass is legal, lead as ``heuristic`` when it must lead."""
+        if view.lead is not None and self.withdrawn(view):
+            return PASS
+        return super().play(view)
+
+
+class SignalPair(_SignalAgent):
+    """Cooperates only with a teammate whose first free lead was a pair."""
+
+    name = "signal_pair"
+    expects = ComboType.PAIR
+
+
+class SignalSingle(_SignalAgent):
+    """Cooperates only with a teammate whose first free lead was a single."""
+
+    name = "signal_single"
+    expects = ComboType.SINGLE
+
+
 class RecommenderAgent(BaseAgent):
     """Plays the action recommender's top-scored action."""
 
@@ -325,6 +435,24 @@ BOTS: dict[str, tuple[type[BaseAgent], str]] = {
         SupporterAgent,
         "support convention: never beats its teammate, leads its lowest single while its "
         "teammate holds cards, fights opponents' plays with the recommender's scores",
+    ),
+    "signal_pair": (
+        SignalPair,
+        "pair-signal convention: heuristic while its teammate's first free lead of the deal was "
+        "a pair (or not yet made); after any other first lead it withdraws (passes whenever it may)",
+    ),
+    "signal_single": (
+        SignalSingle,
+        "single-signal convention: heuristic while its teammate's first free lead was a single "
+        "(or not yet made); after any other first lead it withdraws (passes whenever it may)",
+    ),
+    "pair_opener": (
+        PairOpener,
+        "heuristic, except its first free lead of the deal: its weakest pair (the pair signal)",
+    ),
+    "single_opener": (
+        SingleOpener,
+        "heuristic, except its first free lead of the deal: a single (the single signal)",
     ),
 }
 
