@@ -279,3 +279,20 @@ def test_the_room_games_learned_members_get_a_reference() -> None:
     assert ref is not None and ref.kind in ("lower bound", "trained lower bound") and ref.values
     assert ref.policy in (*members, f"br/{partner}")
     assert br is not None and br.name in ref.trained and "selection seeds 10000..10001" in ref.trained + ref.source
+
+
+def test_a_winning_trained_br_is_the_known_groups_oracle_and_plays() -> None:
+    """The oracle of a partner whose reference is its trained BR plays ``br/<partner>`` (the
+    cached checkpoint, resolved for the session's configuration) and the selector gets it as an
+    arm; one short session of each plays to the end."""
+    from tom_envs.known_groups import SelectorAgent, play_u
+
+    plan = ft.PLANS["CollabEscape"]
+    won = ft.RefRow("zoo/ppo_s0", "trained lower bound", {0: 1.0}, None, "", 0.0,
+                    ft.reference_policy("CollabEscape", "zoo/ppo_s0", "br/zoo/ppo_s0"))  # fmt: skip
+    gp = ft._groups_plan(plan, {"optimal": ft._reference(plan, "optimal", [0], {}), "zoo/ppo_s0": won})
+    assert gp is not None and gp.members["zoo/ppo_s0"] == "br/zoo/ppo_s0"
+    u = play_u(gp, gp.members["zoo/ppo_s0"], "zoo/ppo_s0", [20_000, 20_001])
+    assert len(u) == 2 and all(0.0 <= x <= 1.0 for x in u)  # escaped or not
+    arms = tuple(dict.fromkeys(gp.members.values()))
+    assert "br/zoo/ppo_s0" in arms and len(play_u(gp, SelectorAgent(arms), "zoo/ppo_s0", [20_000, 20_001])) == 2
