@@ -476,12 +476,18 @@ def _versus_trained(plan: GamePlan, partner: str, sel: Sequence[int], best: str,
     """The cached trained BR (matching the page's configuration) against the best candidate
     ``best`` (mean ``score``) on the candidates' selection seeds ``sel``: ``(br, how)`` when it
     wins (strictly: ties go to the declared candidate), else ``None`` with ``row.trained`` saying
-    why (lost, none cached, config mismatch)."""
+    why (lost, none cached, config mismatch, refused: its file is not the manifest's)."""
     br, status = _cached_br(plan, partner)
     if br is None:
         row.trained = status
         return None
-    mine = float(np.mean(list(_br_values(plan, partner, br, sel).values())))
+    from tom_envs.best_responses import TrainedBRError
+
+    try:
+        mine = float(np.mean(list(_br_values(plan, partner, br, sel).values())))
+    except TrainedBRError as exc:  # its file changed since the manifest: recorded, never played
+        row.trained = f"refused: {exc}"
+        return None
     versus = (f"on selection seeds {sel[0]}..{sel[-1]}, trained {mine:.4g} against {best} "
               f"{score:.4g}")  # fmt: skip
     if mine > score:
@@ -946,8 +952,9 @@ def _references_section(results: Sequence[GameResult]) -> list[str]:
              "\"trained lower bound\" (a bracket keeps its upper end: \"bracket, trained lower "
              "end\"), never exact; its oracle in the known groups plays it (`br/<partner>`). "
              "Nothing is trained here. The column *trained BR* says, per partner, whether it was "
-             "used, lost on the selection seeds, is not cached, or was trained for another "
-             "configuration (and what differs). Budgets, curves and exact gaps of every trained "
+             "used, lost on the selection seeds, is not cached, was trained for another "
+             "configuration (and what differs), or was refused (its file is not the manifest's). "
+             "Budgets, curves and exact gaps of every trained "
              "BR: [functional_references.md](functional_references.md).", "",
              "| game | partner | kind | value (mean U) | upper end | how | trained BR |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip

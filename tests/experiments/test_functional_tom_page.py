@@ -261,6 +261,20 @@ def test_a_mismatching_trained_br_is_never_used(monkeypatch) -> None:
     assert ft._cached_br(plan, "random") == (None, "none cached")
 
 
+def test_a_trained_br_whose_file_changed_is_refused_and_the_member_kept(monkeypatch) -> None:
+    """A cached BR whose file no longer has the manifest's SHA-256 is refused when it would play:
+    the row keeps the best member and says so; the page goes on."""
+    from tom_envs.best_responses import TrainedBRError
+
+    def changed(plan, partner, br, seeds):
+        raise TrainedBRError(f"trained BR {br.name}: its file has another SHA-256: refused")
+
+    monkeypatch.setattr(ft, "_br_values", changed)
+    ref = ft._reference(ft.PLANS["Hanabi"], "convention", [0, 1], _hanabi_played("convention"))
+    assert ref.kind == "lower bound" and ref.policy in ft._members("Hanabi")
+    assert ref.trained.startswith("refused: trained BR br_convention_seat0")
+
+
 def test_the_room_games_learned_members_get_a_reference() -> None:
     """CollabEscape's learned members have no exact reference (their actors read the last actions'
     flags): the members as focal on the selection seeds (cells the page now plays) and the cached
