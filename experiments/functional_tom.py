@@ -14,7 +14,15 @@ renders:
 * the **reference** of each (game, partner) and its kind: ``exact`` or ``bracket`` from
   :func:`tom_envs.references.reference_for`; elsewhere a ``lower bound``: the best of the
   zoo's members played as focal, chosen on selection seeds disjoint from the evaluation seeds and
-  then played on the evaluation seeds. The reference never depends on which agents are evaluated;
+  then played on the evaluation seeds (a room game's learned member its planner cannot read
+  included). Wherever no solver gives the exact value, a cached best response trained against
+  the partner for exactly the page's configuration (:func:`tom_envs.best_responses.find`: game,
+  resolved arguments, focal seat, partner by content) is one more candidate on the same selection
+  seeds (a bracket's own for a bracket); winning strictly there, it gives the reference,
+  ``trained lower bound`` (a bracket's lower end: ``bracket, trained lower end``), and its oracle
+  plays ``br/<partner>``; each partner's row says whether it was used, lost, is not cached or was
+  trained for another configuration. The page never trains. The reference never depends on which
+  agents are evaluated;
 * per (agent, partner): ``U`` (the game's functional objective), ``ΔF`` per episode and per step
   (``/T``, the game's fixed horizon) with 95% paired bootstrap intervals over seeds, and literal
   next-action accuracy (the agent's volunteered predictions) beside the shortcut predictors
@@ -32,12 +40,15 @@ are :mod:`tom_envs.known_groups`). Matrix games: as before (cells, rmax adapts w
 episode). Every other game plays the three groups in sessions of ``K = 8`` consecutive episodes
 with the same partner (``S = 10`` sessions, Overcooked 5 for its cost; seeds 20000.., the same for
 every group and member); the session is the bootstrap unit. The members checked are the zoo's
-non-random members whose reference names a policy (learned Capture/Escape members have none yet).
+non-random members whose reference names a policy (CollabEscape's learned members have one since
+their lower bound: the best member as focal, or their trained BR, on the selection seeds;
+CollabCapture's learned members have an exact value but no policy the planner plays).
 
 * **oracle** of a member: its reference's policy (:func:`tom_envs.known_groups.reference_policy`):
   exact in Capture/Escape (``BestResponsePlanner``) and against a ``cbs`` bomb team (its CBS
   part); elsewhere the best zoo member as focal on the selection seeds (bomb ``heuristic``/
-  ``random``: the bracket's candidate), i.e. the reference *is* that policy's mean and the
+  ``random``: the bracket's candidate), or the cached trained BR where it beat them there
+  (``br/<partner>``), i.e. the reference *is* that policy's mean and the
   oracle's 0 is by construction (plumbing and sampling only).
 * **fixed** (m0, the design study's 8.4 choices): Capture/Escape ``optimal`` (its reference is the
   team's optimal plan); bomb ``split_even`` (role split A: one fixed work split, re-declared
@@ -86,6 +97,8 @@ the learner's three arms in shadow, Hanabi ~0.05 s). The whole page, measured wi
 this round (``OMP_NUM_THREADS=1 /usr/bin/time -v tom-envs reproduce functional_tom --out ...``):
 7 min 16 s wall, 778 s user CPU, 2.3 GB peak resident, 14,177 cell episodes (3 min 33 s), then
 references, sessions and switches (212 s wall; the sessions 299 s summed over the workers).
+Weighing the cached trained BRs adds their selection play (and, where one wins, its evaluation
+seeds) to the references: CollabEscape 10 and BombDefusal 75 BR episodes, 5 s and 4 s wall.
 """
 
 from __future__ import annotations
@@ -333,13 +346,12 @@ def table_cells(
         members = _members(plan.game)
         for partner in members:
             for agent in _agents(plan):
-                if (agent == "oracle" and plan.game in ROOM_GAMES and plan.game not in VIEW_OF_STATE
-                        and partner.startswith("zoo/")):  # fmt: skip
+                if agent == "oracle" and _no_solver(plan, partner):
                     continue  # the planner's oracle needs a Markov partner (Escape's read flags)
                 cells.append(TableCell(_key(plan.game, agent, partner), plan.game,
                                        _seats(plan, _focal_spec(plan, agent, partner), partner),
                                        n, 0, kw, trusted=agent not in added))  # fmt: skip
-            if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES):
+            if plan.game not in (*MATRIX_GAMES, *ROOM_GAMES) or _no_solver(plan, partner):
                 for cand in members:
                     cells.append(TableCell(_key(plan.game, "sel", cand, partner), plan.game,
                                            _seats(plan, cand, partner), selection, SELECTION_SEED,
@@ -375,44 +387,174 @@ class RefRow:
     seconds: float
     #: the agent spec that plays this reference (the known groups' oracle of this partner)
     policy: str | None = None
+    #: the cached trained best response's part: used, lost on the selection seeds, none cached,
+    #: config mismatch, or not weighed (an exact reference)
+    trained: str = ""
 
 
 KIND_WORDS = {"exact": "exact", "bracket": "bracket", "lower_bound": "lower bound"}
+#: The kind of a bracket whose lower end a trained best response gave (it won on the selection
+#: seeds of the bracket's candidates); the upper end stays the solver's.
+TRAINED_BRACKET = "bracket, trained lower end"
+
+
+def _no_solver(plan: GamePlan, partner: str) -> bool:
+    """A room game's learned member its planner cannot read (Escape's members read the flags of
+    the last actions): no exact reference, the oracle not played; the members as focal on the
+    selection seeds (and a cached trained BR) give its lower bound."""
+    return (plan.game in ROOM_GAMES and plan.game not in VIEW_OF_STATE
+            and partner.startswith("zoo/"))  # fmt: skip
 
 
 def _reference(plan: GamePlan, partner: str, seeds: Sequence[int],
                played: Mapping[str, list[Episode]]) -> RefRow | None:  # fmt: skip
-    """The reference of one partner: the solver's (or a trained best response's) where
-    :func:`reference_for` gives one, else the best member as focal chosen on the selection seeds
-    (a lower bound). Never an evaluated agent's result."""
+    """The reference of one partner: the solver's where :func:`reference_for` gives one (exact,
+    or a bracket whose lower end a cached trained best response may take by winning on the
+    bracket's selection seeds), else the best of the members as focal and the cached trained
+    best response on the members' selection seeds (a lower bound, "trained lower bound" when the
+    trained one wins). Never an evaluated agent's result; nothing is trained here."""
     t0 = time.perf_counter()
     try:
-        # the solvers only: a trained best response is weighed against the candidates on the
-        # selection seeds where it is used (docs/results/functional_references.md), never alone
+        # the solvers only: a trained best response is one more candidate, never taken alone
         ref = reference_for(plan.game, partner, plan.focal_seats[0], seeds, trained=False,
                             **dict(plan.kwargs))  # fmt: skip
     except LookupError as exc:  # NoReference: a game or a learned member no solver covers
-        if plan.game in (*MATRIX_GAMES, *ROOM_GAMES):
-            return RefRow(partner, "n/a", {}, None, str(exc)[:120], time.perf_counter() - t0)
+        row = _lower_bound(plan, partner, seeds, played)
+        if row is None and plan.game in (*MATRIX_GAMES, *ROOM_GAMES):
+            br, status = _cached_br(plan, partner)
+            row = RefRow(partner, "n/a", {}, None, str(exc)[:120], 0.0, trained=status if br is None
+                         else f"not weighed: no member played on the selection seeds "
+                              f"({_br_label(br)} cached)")  # fmt: skip
     else:
         kind = KIND_WORDS.get(ref.kind, ref.kind.replace("_", " "))
-        return RefRow(partner, kind, dict(zip(ref.seeds, ref.values, strict=True)),
-                      ref.upper_mean, ref.source, time.perf_counter() - t0,
-                      reference_policy(plan.game, partner, ref))  # fmt: skip
-    scores = {}
+        row = RefRow(partner, kind, dict(zip(ref.seeds, ref.values, strict=True)),
+                     ref.upper_mean, ref.source, 0.0,
+                     reference_policy(plan.game, partner, ref))  # fmt: skip
+        if ref.kind == "bracket":
+            row = _weigh_bracket(plan, partner, seeds, ref, row)
+        elif ref.kind == "exact":
+            row = _exact(plan, row)
+    if row is not None:
+        row.seconds = time.perf_counter() - t0
+    return row
+
+
+def _exact(plan: GamePlan, row: RefRow) -> RefRow:
+    br, _ = _cached_br(plan, row.partner)
+    row.trained = "not weighed: the reference is exact" + (f" ({_br_label(br)} cached)" if br else "")
+    return row
+
+
+def _lower_bound(plan: GamePlan, partner: str, seeds: Sequence[int],
+                 played: Mapping[str, list[Episode]]) -> RefRow | None:  # fmt: skip
+    """The best member as focal on the selection seeds (its cells), weighed against the cached
+    trained BR on the same seeds (ties: the member); ``None`` when no member was played there."""
+    scores, on = {}, {}
     for cand in _members(plan.game):
         eps = played.get(_key(plan.game, "sel", cand, partner), [])
         if eps:
             scores[cand] = float(np.mean(list(_u(plan, eps).values())))
+            on[cand] = sorted(int(e.seed) for e in eps)
     if not scores:
         return None
     best = max(scores, key=lambda c: scores[c])  # the first declared of equal scores
     values = _u(plan, played.get(_key(plan.game, best, partner), []))
-    lo = SELECTION_SEED
-    n_sel = len(played.get(_key(plan.game, "sel", best, partner), []))
-    return RefRow(partner, "lower bound", values, None,
-                  f"best zoo member as focal on selection seeds {lo}..{lo + n_sel - 1}: {best}",
-                  time.perf_counter() - t0, reference_policy(plan.game, partner, best))  # fmt: skip
+    sel = on[best]
+    row = RefRow(partner, "lower bound", values, None,
+                 f"best zoo member as focal on selection seeds {sel[0]}..{sel[-1]}: {best}", 0.0,
+                 reference_policy(plan.game, partner, best))  # fmt: skip
+    won = _versus_trained(plan, partner, sel, best, scores[best], row)
+    if won is None:
+        return row
+    br, versus = won
+    return RefRow(partner, "trained lower bound", _br_values(plan, partner, br, seeds), None,
+                  f"trained best response br/{partner}: {_br_label(br)}, won {versus}", 0.0,
+                  reference_policy(plan.game, partner, br.agent_spec), f"used: {versus}")  # fmt: skip
+
+
+def _weigh_bracket(plan: GamePlan, partner: str, seeds: Sequence[int], ref: Any,
+                   row: RefRow) -> RefRow:  # fmt: skip
+    """A bracket's lower end: its candidate, unless the cached trained BR beats the candidate's
+    mean on the bracket's own selection seeds (then the BR, played on ``seeds``); the upper end
+    stays the solver's."""
+    cand = str(ref.details["candidate"])
+    sel = [int(s) for s in ref.details["selection_seeds"]]
+    won = _versus_trained(plan, partner, sel, cand, float(ref.details["selection_means"][cand]), row)
+    if won is None:
+        return row
+    br, versus = won
+    return RefRow(partner, TRAINED_BRACKET, _br_values(plan, partner, br, seeds), row.upper,
+                  f"lower: trained best response br/{partner}: {_br_label(br)}, won {versus}; "
+                  "upper: centralised optimum (privileged: reads the mission)", 0.0,
+                  reference_policy(plan.game, partner, br.agent_spec),
+                  f"used (the bracket's lower end): {versus}")  # fmt: skip
+
+
+def _versus_trained(plan: GamePlan, partner: str, sel: Sequence[int], best: str, score: float,
+                    row: RefRow) -> tuple[Any, str] | None:  # fmt: skip
+    """The cached trained BR (matching the page's configuration) against the best candidate
+    ``best`` (mean ``score``) on the candidates' selection seeds ``sel``: ``(br, how)`` when it
+    wins (strictly: ties go to the declared candidate), else ``None`` with ``row.trained`` saying
+    why (lost, none cached, config mismatch, refused: its file is not the manifest's)."""
+    br, status = _cached_br(plan, partner)
+    if br is None:
+        row.trained = status
+        return None
+    from tom_envs.best_responses import TrainedBRError
+
+    try:
+        mine = float(np.mean(list(_br_values(plan, partner, br, sel).values())))
+    except TrainedBRError as exc:  # its file changed since the manifest: recorded, never played
+        row.trained = f"refused: {exc}"
+        return None
+    versus = (f"on selection seeds {sel[0]}..{sel[-1]}, trained {mine:.4g} against {best} "
+              f"{score:.4g}")  # fmt: skip
+    if mine > score:
+        return br, versus
+    tie = " (a tie goes to the declared candidate)" if mine == score else ""
+    row.trained = f"lost on selection seeds: {_br_label(br)}, {versus}{tie}"
+    return None
+
+
+def _cached_br(plan: GamePlan, partner: str) -> tuple[Any, str]:
+    """The cached trained BR for exactly the page's configuration of ``partner`` (game, resolved
+    arguments, the focal seat, the partner by content: :func:`tom_envs.best_responses.find`),
+    else ``None`` and why: "none cached" or "config mismatch: ..." (what differs)."""
+    from tom_envs import best_responses as brs
+
+    if len(plan.focal_seats) != 1 or plan.others is not None:
+        return None, "none cached (a trained BR plays one focal seat against the partner alone)"
+    br = brs.find(plan.game, partner, plan.focal_seats[0], _kwargs(plan))
+    if br is not None:
+        return br, ""
+    why = brs.mismatches(plan.game, partner, plan.focal_seats[0], _kwargs(plan))
+    return None, ("config mismatch: " + " / ".join(why)) if why else "none cached"
+
+
+def _br_label(br: Any) -> str:
+    """The BR's name, budget and seed."""
+    return f"{br.name} ({int(br.origin.get('steps') or 0):,} steps, seed {br.origin.get('seed')})"
+
+
+def _br_values(plan: GamePlan, partner: str, br: Any, seeds: Sequence[int]) -> dict[int, float]:
+    """``{seed: U}`` of the cached BR ``br`` (this file: its SHA-256 pinned, loaded once) as the
+    focal seat against ``partner`` in the page's seats and game arguments."""
+    from tom_envs.agents import make_agent
+    from tom_envs.best_responses import BestResponseAgent
+    from tom_envs.runner import play_episode
+
+    spec = game_spec(plan.game)
+    bundle = spec.load().make_bundle(**_kwargs(plan))
+    focal = BestResponseAgent(partner, make_agent, br.sha256)
+    eps = []
+    for seed in seeds:
+        agents = [focal if i in plan.focal_seats else make_agent(x, spec, bundle, trusted=True)
+                  for i, x in enumerate(_seats(plan, br.agent_spec, partner))]  # fmt: skip
+        ep = play_episode(spec, agents, int(seed), dict(plan.kwargs))
+        if ep.status != "ok":
+            raise RuntimeError(f"{plan.game} seed {seed}: {br.name} with {partner}: {ep.status}")
+        eps.append(ep)
+    return _u(plan, eps)
 
 
 def _regret(ref: Mapping[int, float], mine: Mapping[int, float], salt: int) -> dict[int, float]:
@@ -811,26 +953,44 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              *_groups_head()]
     for r in results:
         lines.append(_groups_row(r))
-    lines += ["", "## References: what is exact", "",
-              "The solvers' references (exact or bracketed), else the best zoo member as focal "
-              "chosen on the selection seeds (a lower bound). Trained best responses are not "
-              "used alone: they are listed with their budgets, curves and exact gaps in "
-              "[functional_references.md](functional_references.md) and weighed against declared "
-              "candidates on selection seeds where an evaluation uses them.", "",
-              "| game | partner | kind | value (mean U) | upper end | how |", "|---|---|---|---|---|---|"]
+    lines += _references_section(results)
+    for r in results:
+        lines += _game_section(r)
+    return "\n".join(lines) + "\n"
+
+
+def _references_section(results: Sequence[GameResult]) -> list[str]:
+    """Every partner's reference, its kind and source, and its cached trained BR's part."""
+    lines = ["", "## References: what is exact", "",
+             "The solvers' references (exact or bracketed), else the best zoo member as focal "
+             "chosen on the selection seeds (a lower bound). A cached best response trained "
+             "against the partner (`tom-envs zoo br`, `tom_envs.best_responses`), used only when "
+             "its configuration is the page's (game, resolved arguments, focal seat, partner by "
+             "content), is one more candidate wherever no solver gives the exact value: it is "
+             "played on the same selection seeds as the candidates it competes with (the "
+             "members', or a bracket's own), wins only by a higher mean there (ties go to the "
+             "declared candidate), and then gives the reference on the evaluation seeds, labelled "
+             "\"trained lower bound\" (a bracket keeps its upper end: \"bracket, trained lower "
+             "end\"), never exact; its oracle in the known groups plays it (`br/<partner>`). "
+             "Nothing is trained here. The column *trained BR* says, per partner, whether it was "
+             "used, lost on the selection seeds, is not cached, was trained for another "
+             "configuration (and what differs), or was refused (its file is not the manifest's). "
+             "Budgets, curves and exact gaps of every trained "
+             "BR: [functional_references.md](functional_references.md).", "",
+             "| game | partner | kind | value (mean U) | upper end | how | trained BR |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in results:
         for m in r.members:
             ref = r.refs.get(m)
             if ref is None:
-                lines.append(f"| {r.plan.game} | {m} | n/a | n/a | | no reference |")
+                lines.append(f"| {r.plan.game} | {m} | n/a | n/a | | no reference | |")
                 continue
             val = f"{np.mean(list(ref.values.values())):.3f}" if ref.values else "n/a"
             up = "" if ref.upper is None else f"{ref.upper:.3f}"
             lines.append(f"| {r.plan.game} | {m} | {ref.kind} | {val} | {up} | "
-                         f"{ref.source.replace('|', '/')[:160]} |")
-    for r in results:
-        lines += _game_section(r)
-    return "\n".join(lines) + "\n"
+                         f"{ref.source.replace('|', '/')[:160]} | "
+                         f"{ref.trained.replace('|', '/')[:300]} |")  # fmt: skip
+    return lines
 
 
 def _groups_head() -> list[str]:
@@ -839,7 +999,8 @@ def _groups_head() -> list[str]:
             "policy. **oracle**: told the partner, plays its reference policy (matrix: the exact "
             "dynamic programme; Capture/Escape: the exact `BestResponsePlanner`; bomb with a `cbs` "
             "team: its CBS part; elsewhere the reference's own policy, the best declared candidate "
-            "chosen on the selection seeds). **fixed**: the oracle of one member m0 (declared in "
+            "chosen on the selection seeds, or a cached trained best response that beat it "
+            "there). **fixed**: the oracle of one member m0 (declared in "
             "the plan, `experiments/functional_tom.py`), against every member. **adaptive**: no "
             "privileged input: `rmax` within the episode (matrix games), `typebased` (posterior "
             "over the Markov members from the partner's moves, best response to the most probable; "

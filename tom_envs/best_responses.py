@@ -11,7 +11,8 @@ built by ``tom-envs zoo br GAME PARTNER``, manifests ``experiments/zoo/data/<Gam
 cached BR is used only for the configuration it was trained on: the same game, the same
 *resolved* game arguments, the same focal seat and the same partner, by content (a learned
 partner by its file's SHA-256, a bot by its name): :func:`find`. Anything else gets no trained
-reference.
+reference; :func:`mismatches` says what differs for the cached BRs of a partner that do not match
+(the seat, an argument with both values, a retrained partner).
 
 A BR plays as the agent spec ``br/<partner>`` (``br/zoo/mappo_s0``, ``br/greedy``):
 :class:`BestResponseAgent` finds, when an episode starts, the cached BR matching that episode's
@@ -141,6 +142,44 @@ def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str,
     return [br for br in found if int(br.origin.get("steps") or 0) == budget][-1]
 
 
+def mismatches(game: str | GameSpec, partner: str, seat: int,
+               env_kwargs: Mapping[str, Any] | None = None) -> list[str]:  # fmt: skip
+    """Why each cached BR *for this partner* (by name or by content) is not the one :func:`find`
+    gives for this configuration: one line per such BR naming what differs (the seat, the game
+    arguments with both values, the partner's content: a retrained partner). Empty when none is
+    cached for the partner, or when one matches."""
+    from tom_envs.identity import resolved_env_kwargs
+    from tom_envs.registration import game_spec
+
+    spec = game if not isinstance(game, str) else game_spec(game)
+    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}
+    kwargs = {k: v for k, v in dict(env_kwargs or {}).items() if k in params}
+    if find(spec, partner, seat, kwargs) is not None:
+        return []
+    want = _normal(resolved_env_kwargs(spec, kwargs))
+    try:
+        pid: str | None = partner_id(spec.name, partner)
+    except KeyError:  # not a member of this game's zoo
+        pid = None
+    out = []
+    for br in best_responses(spec.name):
+        if br.partner != partner and br.partner_id != pid:
+            continue
+        why = []
+        if br.seat != seat:
+            why.append(f"seat {br.seat}, not {seat}")
+        if br.partner_id != pid:
+            why.append(f"trained against another {br.partner} ({br.partner_id[:19]}..., now "
+                       f"{str(pid)[:19]}...)")  # fmt: skip
+        have = _normal(dict(br.env_kwargs))
+        diff = sorted(k for k in {*have, *want} if have.get(k) != want.get(k))
+        if diff:
+            why.append("game arguments " + ", ".join(
+                f"{k}={have.get(k)!r} (here {want.get(k)!r})" for k in diff))  # fmt: skip
+        out.append(f"{br.name}: " + "; ".join(why or ["no difference found"]))
+    return out
+
+
 def _file_of(spec: str) -> Path | None:
     for part in spec.split(":")[1:]:
         if part.startswith("path="):
@@ -234,5 +273,5 @@ def trained_values(game: GameSpec, br: TrainedBestResponse, partner: str, seeds:
 
 
 __all__ = ["GROUP", "LABEL", "PREFIX", "BestResponseAgent", "TrainedBRError",
-           "TrainedBestResponse", "best_responses", "find", "load", "partner_id",
+           "TrainedBestResponse", "best_responses", "find", "load", "mismatches", "partner_id",
            "trained_values"]

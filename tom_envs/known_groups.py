@@ -89,22 +89,24 @@ def reference_policy(game: str, partner: str, reference: Any = None) -> str | No
     ``reference`` is what the reference layer returned for this partner: a
     :class:`~tom_envs.references.Reference` (its ``details["policy"]``, a trained best response's
     agent spec, wins; a BombDefusal bracket's ``details["candidate"]``), or the agent spec of the
-    best declared candidate (a string) for a lower bound. Matrix and room games (exact solvers)
-    play :class:`~tom_envs.references.OracleAgent`. ``None``: no policy is known.
+    best declared candidate or of a trained best response (a string, ``br/<partner>``) for a
+    lower bound, in any game (a room game's learned member has no exact solver). Otherwise matrix
+    and room games (exact solvers) play :class:`~tom_envs.references.OracleAgent`. ``None``: no
+    policy is known.
     """
     from tom_envs.references import MATRIX_GAMES, ROOM_GAMES
 
     details = getattr(reference, "details", None) or {}
     if isinstance(details.get("policy"), str):
         return str(details["policy"])
+    if isinstance(reference, str):  # the chosen candidate, or a trained BR's ``br/<partner>``
+        return reference
     if game in (*MATRIX_GAMES, *ROOM_GAMES):
         return None if partner.startswith("zoo/") else ORACLE_SPEC + partner
     if game == "BombDefusal" and getattr(reference, "kind", None) == "exact" and partner == "cbs":
         return "cbs"  # the focal's CBS part attains the team optimum with a CBS partner
     if isinstance(details.get("candidate"), str):
         return str(details["candidate"])
-    if isinstance(reference, str):
-        return reference
     return None
 
 

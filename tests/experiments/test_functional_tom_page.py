@@ -126,9 +126,9 @@ def test_added_agents_get_rows_untrusted_cells_and_clear_errors() -> None:
 
 
 def test_the_page_never_takes_a_trained_best_response_alone(monkeypatch) -> None:
-    """The page asks the solvers only (a cached trained BR is weaker than the candidates in
-    Hanabi and Overcooked and has no playable policy as a bare reference): without a solver the
-    reference is the best member as focal on the selection seeds, with that member's policy."""
+    """The page asks the solvers only (``trained=False``): a cached trained BR is never a bare
+    reference, only one more candidate beside the members on the selection seeds (here it loses
+    to ``convention`` playing with itself): the reference is that member, with its policy."""
     asked = []
 
     def solver_only(*args, **kwargs):
@@ -142,6 +142,7 @@ def test_the_page_never_takes_a_trained_best_response_alone(monkeypatch) -> None
     ref = ft._reference(plan, "convention", [0, 1], played)
     assert asked == [False]
     assert ref is not None and ref.kind == "lower bound" and ref.policy in members
+    assert ref.trained.startswith("lost on selection seeds: br_convention_seat0")
 
 
 def test_the_known_groups_row_prints_both_gaps_and_names_what_fails() -> None:
@@ -208,3 +209,152 @@ def test_reproduce_adds_an_agent_and_validates_without_playing(monkeypatch, caps
     monkeypatch.setattr(cli, "_evaluate", lambda cfg, args: pytest.fail("played"))
     assert main(["reproduce", "functional_tom", "--agent", "llm=random", "--validate"]) == 0
     assert seen["agents"] == {"llm": "random"} and seen[TRUSTED_AGENTS] == ["llm"]
+
+# ------------------------------------------------------------------ cached trained best responses
+def _stub_br(monkeypatch, value):
+    """Replace the BR's play by ``value(seeds)`` per seed, recording the seeds it was asked."""
+    asked: list[list[int]] = []
+
+    def play(plan, partner, br, seeds):
+        asked.append([int(s) for s in seeds])
+        return {int(s): float(value(seeds)) for s in seeds}
+
+    monkeypatch.setattr(ft, "_br_values", play)
+    return asked
+
+
+def _hanabi_played(partner: str) -> dict:
+    return _tiny(["Hanabi"], keep=lambda key: key.endswith("." + ft._key(partner)))
+
+
+def _best_on_selection(played: dict, partner: str) -> float:
+    plan = ft.PLANS["Hanabi"]
+    return max(float(sum(ft._u(plan, eps).values()) / len(eps)) for k, eps in played.items()
+               if ".sel." in k and k.endswith("." + ft._key(partner)))  # fmt: skip
+
+
+def test_a_matching_trained_br_is_weighed_on_the_members_selection_seeds(monkeypatch) -> None:
+    """Hanabi ``convention`` has a cached BR for the page's configuration: it is played on the
+    very selection seeds the members were (10000..10001 here), wins only by a higher mean there,
+    and then gives the reference on the evaluation seeds, labelled "trained lower bound", its
+    source naming the BR (name, budget, seed) and its oracle playing ``br/convention``."""
+    from tom_envs.best_responses import find
+
+    plan = ft.PLANS["Hanabi"]
+    br = find("Hanabi", "convention", 0, dict(plan.kwargs))
+    assert br is not None
+    played = _hanabi_played("convention")
+    best = _best_on_selection(played, "convention")
+    asked = _stub_br(monkeypatch, lambda seeds: best + 1.0 if seeds[0] >= 10_000 else 99.0)
+    ref = ft._reference(plan, "convention", [0, 1], played)
+    assert asked == [[10_000, 10_001], [0, 1]]
+    assert ref.kind == "trained lower bound" and ref.values == {0: 99.0, 1: 99.0}
+    assert ref.policy == "br/convention" and ref.trained.startswith("used: on selection seeds")
+    assert br.name in ref.source and f"{br.origin['steps']:,} steps" in ref.source
+    assert f"seed {br.origin['seed']}" in ref.source
+    # a tie or a loss on the selection seeds keeps the best member (its eval values, its policy)
+    for delta, words in ((0.0, "a tie goes to the declared candidate"), (-1.0, "against")):
+        asked = _stub_br(monkeypatch, lambda seeds, d=delta: best + d)
+        lost = ft._reference(plan, "convention", [0, 1], played)
+        assert asked == [[10_000, 10_001]]  # never played on the evaluation seeds
+        assert lost.kind == "lower bound" and lost.policy in ft._members("Hanabi")
+        assert lost.trained.startswith(f"lost on selection seeds: {br.name}") and words in lost.trained
+
+
+def test_a_trained_br_raises_a_bracket_lower_end_only_by_winning_its_selection_seeds(monkeypatch) -> None:
+    """BombDefusal's bracket: the BR competes with the bracket's candidate on the bracket's own
+    selection seeds; a win gives the lower end (the upper end stays the solver's), a loss keeps
+    the candidate."""
+    from types import SimpleNamespace
+
+    plan = ft.PLANS["BombDefusal"]
+    sel = tuple(range(10_000, 10_010))
+    ref = SimpleNamespace(details={"candidate": "heuristic", "selection_seeds": sel,
+                                   "selection_means": {"heuristic": 80.0}})  # fmt: skip
+
+    def row():
+        return ft.RefRow("split_odd", "bracket", {0: 70.0}, 88.0, "lower: candidate", 0.0, "heuristic")
+
+    asked = _stub_br(monkeypatch, lambda seeds: 81.0 if seeds[0] >= 10_000 else 75.0)
+    won = ft._weigh_bracket(plan, "split_odd", [0], ref, row())
+    assert asked == [list(sel), [0]]
+    assert won.kind == ft.TRAINED_BRACKET and won.values == {0: 75.0} and won.upper == 88.0
+    assert won.policy == "br/split_odd" and "br_split_odd_seat0" in won.source
+    _stub_br(monkeypatch, lambda seeds: 80.0)
+    kept = ft._weigh_bracket(plan, "split_odd", [0], ref, row())
+    assert kept.kind == "bracket" and kept.values == {0: 70.0} and kept.policy == "heuristic"
+    assert kept.trained.startswith("lost on selection seeds")
+
+
+def test_a_mismatching_trained_br_is_never_used(monkeypatch) -> None:
+    """Other game arguments, another focal seat, a retrained partner: no cached BR is the page's,
+    so none is played even if it would win; the row says "config mismatch" and what differs."""
+    import tom_envs.best_responses as brs
+
+    plan = ft.PLANS["Hanabi"]
+    asked = _stub_br(monkeypatch, lambda seeds: 1_000.0)
+    cases = {"max_life_tokens=3 (here 2)": (dataclasses.replace(plan, kwargs=(("max_life_tokens", 2),)),
+                                            "convention"),
+             "seat 0, not 1": (dataclasses.replace(plan, focal_seats=(1,)), "convention")}  # fmt: skip
+    for words, (other, partner) in cases.items():
+        ref = ft._lower_bound(other, partner, [0, 1], _hanabi_played(partner))
+        assert ref.kind == "lower bound" and ref.trained.startswith("config mismatch: br_convention")
+        assert words in ref.trained
+    real = brs.partner_id
+    monkeypatch.setattr(brs, "partner_id", lambda game, p: "sha256:" + "0" * 64
+                        if p == "zoo/ppo_s1" else real(game, p))  # fmt: skip
+    ref = ft._lower_bound(plan, "zoo/ppo_s1", [0, 1], _hanabi_played("zoo/ppo_s1"))
+    assert ref.kind == "lower bound" and "trained against another zoo/ppo_s1" in ref.trained
+    assert asked == []
+    assert ft._cached_br(plan, "random") == (None, "none cached")
+
+
+def test_a_trained_br_whose_file_changed_is_refused_and_the_member_kept(monkeypatch) -> None:
+    """A cached BR whose file no longer has the manifest's SHA-256 is refused when it would play:
+    the row keeps the best member and says so; the page goes on."""
+    from tom_envs.best_responses import TrainedBRError
+
+    def changed(plan, partner, br, seeds):
+        raise TrainedBRError(f"trained BR {br.name}: its file has another SHA-256: refused")
+
+    monkeypatch.setattr(ft, "_br_values", changed)
+    ref = ft._reference(ft.PLANS["Hanabi"], "convention", [0, 1], _hanabi_played("convention"))
+    assert ref.kind == "lower bound" and ref.policy in ft._members("Hanabi")
+    assert ref.trained.startswith("refused: trained BR br_convention_seat0")
+
+
+def test_the_room_games_learned_members_get_a_reference() -> None:
+    """CollabEscape's learned members have no exact reference (their actors read the last actions'
+    flags): the members as focal on the selection seeds (cells the page now plays) and the cached
+    trained BR on the same seeds give a lower bound with a policy the known groups' oracle plays."""
+    from tom_envs.best_responses import find
+
+    cells = ft.table_cells(games=["CollabEscape"], episodes=1, selection=2)
+    sel = [c for c in cells if ".sel." in c.key]
+    members = ft._members("CollabEscape")
+    learned = [m for m in members if m.startswith("zoo/")]
+    assert learned and {c.key.rsplit(".", 1)[-1] for c in sel} == {ft._key(m) for m in learned}
+    partner = learned[0]
+    played = _play(cells, lambda key: key.endswith("." + ft._key(partner)))
+    ref = ft._reference(ft.PLANS["CollabEscape"], partner, [0], played)
+    br = find("CollabEscape", partner, 0, {})
+    assert ref is not None and ref.kind in ("lower bound", "trained lower bound") and ref.values
+    assert ref.policy in (*members, f"br/{partner}")
+    assert br is not None and br.name in ref.trained and "selection seeds 10000..10001" in ref.trained + ref.source
+
+
+def test_a_winning_trained_br_is_the_known_groups_oracle_and_plays() -> None:
+    """The oracle of a partner whose reference is its trained BR plays ``br/<partner>`` (the
+    cached checkpoint, resolved for the session's configuration) and the selector gets it as an
+    arm; one short session of each plays to the end."""
+    from tom_envs.known_groups import SelectorAgent, play_u
+
+    plan = ft.PLANS["CollabEscape"]
+    won = ft.RefRow("zoo/ppo_s0", "trained lower bound", {0: 1.0}, None, "", 0.0,
+                    ft.reference_policy("CollabEscape", "zoo/ppo_s0", "br/zoo/ppo_s0"))  # fmt: skip
+    gp = ft._groups_plan(plan, {"optimal": ft._reference(plan, "optimal", [0], {}), "zoo/ppo_s0": won})
+    assert gp is not None and gp.members["zoo/ppo_s0"] == "br/zoo/ppo_s0"
+    u = play_u(gp, gp.members["zoo/ppo_s0"], "zoo/ppo_s0", [20_000, 20_001])
+    assert len(u) == 2 and all(0.0 <= x <= 1.0 for x in u)  # escaped or not
+    arms = tuple(dict.fromkeys(gp.members.values()))
+    assert "br/zoo/ppo_s0" in arms and len(play_u(gp, SelectorAgent(arms), "zoo/ppo_s0", [20_000, 20_001])) == 2

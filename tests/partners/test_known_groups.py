@@ -228,6 +228,9 @@ def test_reference_policy_reads_one_function() -> None:
     assert reference_policy("Hanabi", "simple", Ref("lower_bound", policy="zoo/br_simple")) == "zoo/br_simple"
     assert reference_policy("CollabEscape", "greedy", Ref("exact")) == ORACLE_SPEC + "greedy"
     assert reference_policy("CollabEscape", "zoo/ppo_s0", None) is None
+    # a room game's learned member: its lower bound's policy (a member, or its trained BR)
+    assert reference_policy("CollabEscape", "zoo/ppo_s0", "optimal") == "optimal"
+    assert reference_policy("CollabEscape", "zoo/ppo_s0", "br/zoo/ppo_s0") == "br/zoo/ppo_s0"
     assert reference_policy("BombDefusal", "cbs", Ref("exact")) == "cbs"
     assert reference_policy("BombDefusal", "heuristic", Ref("bracket", candidate="cbs")) == "cbs"
     assert reference_policy("CoBlock", "helper", "cooperative") == "cooperative"
