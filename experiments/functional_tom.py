@@ -290,10 +290,10 @@ def _key(*parts: str) -> str:
 
 #: What one LLM row over the whole page was estimated to cost (``tom-envs reproduce functional_tom
 #: --agent llm=llm:model=gpt-4o-mini:base_url=https://api.openai.com/v1:price_in=0.15:price_out=0.6
-#: --validate --no-endpoint-check``, the dry run of this code's prompts; 4 min 56 s on 2 shared
+#: --validate --no-endpoint-check``, the dry run of this code's prompts; 4 min 58 s on 2 shared
 #: cores); the command prints the current figure for any spec before it calls.
-LLM_ROW_ESTIMATE = ("1,231 episodes, ~106,047 calls (~86 per episode), ~185.0M prompt tokens and "
-                    "at most 7.8M completion tokens: at most $32.41 at gpt-4o-mini's $0.15/$0.60 "
+LLM_ROW_ESTIMATE = ("1,247 episodes, ~106,419 calls (~85 per episode), ~185.4M prompt tokens and "
+                    "at most 7.8M completion tokens: at most $32.49 at gpt-4o-mini's $0.15/$0.60 "
                     "per million tokens")  # fmt: skip
 
 #: Labels the page gives its own agents and cells (an added agent may not take one).
