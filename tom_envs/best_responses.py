@@ -63,6 +63,8 @@ class TrainedBestResponse:
         sha256: its file's SHA-256 (checked before it plays).
         origin: how it was trained (command, algorithm, seed, steps, wall and CPU seconds, curve,
             final evaluation), for the docs.
+        others: ``((seat, spec), ...)``, the seats neither the focal nor the partner plays and
+            their fixed agents (Guandan's opponents); empty: the partner plays every other seat.
     """
 
     game: str
@@ -74,6 +76,7 @@ class TrainedBestResponse:
     spec: str
     sha256: str
     origin: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    others: tuple[tuple[int, str], ...] = ()
 
     @property
     def agent_spec(self) -> str:
@@ -114,11 +117,18 @@ def best_responses(game: str) -> list[TrainedBestResponse]:
     return out
 
 
+def seat_layout(others: Mapping[int, str] | None) -> tuple[tuple[int, str], ...]:
+    """``others`` as a BR records it: ``((seat, spec), ...)`` sorted by seat."""
+    return tuple(sorted((int(k), str(v)) for k, v in dict(others or {}).items()))
+
+
 def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str, Any] | None = None,
-         sha256: str | None = None) -> TrainedBestResponse | None:  # fmt: skip
+         sha256: str | None = None,
+         others: Mapping[int, str] | None = None) -> TrainedBestResponse | None:  # fmt: skip
     """The cached BR for exactly this configuration (game, resolved arguments, seat, partner by
-    content), or ``None``. Several matches: the largest training budget (steps), then the latest
-    in manifest order; never chosen by its results. ``sha256``: only the BR with that file."""
+    content, the agents of the remaining seats ``others``, none by default), or ``None``. Several
+    matches: the largest training budget (steps), then the latest in manifest order; never chosen
+    by its results. ``sha256``: only the BR with that file."""
     from tom_envs.identity import resolved_env_kwargs
     from tom_envs.registration import game_spec
 
@@ -134,7 +144,7 @@ def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str,
         return None
     found = [br for br in best_responses(spec.name)
              if br.seat == seat and br.partner_id == pid and _normal(dict(br.env_kwargs)) == want
-             and sha256 in (None, br.sha256)]
+             and sha256 in (None, br.sha256) and br.others == seat_layout(others)]  # fmt: skip
     if not found:
         return None
     budget = max(int(br.origin.get("steps") or 0) for br in found)
@@ -176,15 +186,20 @@ class BestResponseAgent(BaseAgent):
     Resolved when each episode starts (game, resolved game arguments and seat from the episode's
     info); refuses with :class:`TrainedBRError` when no cached BR matches, naming the ones there
     are. Plays the checkpoint as trained (sampling, seeded per episode by the checkpoint agent).
+    ``others`` (``{seat: spec}``): the remaining seats' agents the BR was trained with (Guandan's
+    opponents); the episode's info does not carry them, so the caller declares them, and a BR
+    trained with other seats than declared never matches (``br/<partner>`` alone: none).
     """
 
     description = "a trained best response to a fixed partner: br/<partner> (a lower bound)"
 
-    def __init__(self, partner: str, build: Callable[..., Any], sha256: str | None = None) -> None:
+    def __init__(self, partner: str, build: Callable[..., Any], sha256: str | None = None,
+                 others: Mapping[int, str] | None = None) -> None:  # fmt: skip
         super().__init__()
         if not partner:
             raise ValueError("br/<partner>: name the partner, e.g. br/zoo/mappo_s0")
         self.partner, self.build, self.pinned = partner, build, sha256
+        self.others = dict(others or {})
         self.name = PREFIX + partner
         self.inner: Any = None
         self.br: TrainedBestResponse | None = None
@@ -194,12 +209,14 @@ class BestResponseAgent(BaseAgent):
 
         super().reset(info)
         spec = game_spec(info.env_id)
-        br = find(spec, self.partner, info.player, info.env_kwargs or {}, self.pinned)
+        br = find(spec, self.partner, info.player, info.env_kwargs or {}, self.pinned, self.others)
         if br is None:
             have = [f"{b.partner} seat {b.seat} {dict(b.env_kwargs)}"
+                    + (f" others {dict(b.others)}" if b.others else "")
                     for b in best_responses(spec.name)]  # fmt: skip
             raise TrainedBRError(f"{spec.name}: no trained best response to {self.partner!r} in "
-                                 f"seat {info.player} with game arguments {info.env_kwargs}; "
+                                 f"seat {info.player} with game arguments {info.env_kwargs}"
+                                 f"{f' and other seats {self.others}' if self.others else ''}; "
                                  f"cached: {have or 'none'} (build one: tom-envs zoo br)")  # fmt: skip
         if self.br is None or br.sha256 != self.br.sha256:
             self.inner, self.br = load(br, spec, self.build), br
@@ -217,17 +234,19 @@ class BestResponseAgent(BaseAgent):
 
 def trained_values(game: GameSpec, br: TrainedBestResponse, partner: str, seeds: Sequence[int],
                    env_kwargs: Mapping[str, Any], build: Callable[..., Any]) -> dict[int, float]:  # fmt: skip
-    """``{seed: U}``: the BR as focal (its seat) against ``partner`` in every other seat (agents
-    built with ``build``, :func:`tom_envs.agents.make_agent`)."""
+    """``{seed: U}``: the BR as focal (its seat) against ``partner`` in every other seat but the
+    BR's ``others`` (their recorded agents), agents built with ``build``
+    (:func:`tom_envs.agents.make_agent`)."""
     from tom_envs.runner import play_episode
 
     kwargs = {k: v for k, v in env_kwargs.items() if k != "render_mode"}
     objective = game.load().functional_objective(**{**game.kwargs, **kwargs})
-    agent = BestResponseAgent(partner, build, br.sha256)  # this BR, not another cached one
+    others = dict(br.others)
+    agent = BestResponseAgent(partner, build, br.sha256, others)  # this BR, not another cached one
     n = game.load().make_bundle(**{**game.kwargs, **kwargs}).game.num_players
     out = {}
     for s in seeds:
-        seats = [agent if i == br.seat else build(partner, game) for i in range(n)]
+        seats = [agent if i == br.seat else build(others.get(i, partner), game) for i in range(n)]
         ep = play_episode(game, seats, int(s), kwargs)
         out[int(s)] = float(objective(ep, (br.seat,)))
     return out
@@ -235,4 +254,4 @@ def trained_values(game: GameSpec, br: TrainedBestResponse, partner: str, seeds:
 
 __all__ = ["GROUP", "LABEL", "PREFIX", "BestResponseAgent", "TrainedBRError",
            "TrainedBestResponse", "best_responses", "find", "load", "partner_id",
-           "trained_values"]
+           "seat_layout", "trained_values"]
