@@ -32,15 +32,19 @@ How the seats are played on the batched engine:
   uses the per-env path, ``batched`` refuses.
 
 Event-reward shaping (``--event-rewards NAME=W ... --event-rewards-horizon N``, as ``tom-envs
-train mappo``): Overcooked's batched engine only, in either mode above. The engine is
+train mappo``): Overcooked only, on either path. On the batched path, in either mode above, the engine is
 ``baselines/mappo_batched.py``'s :class:`~tom_baselines.mappo_batched.EventCountingOvercooked`
 (the rules' event definitions; names from its ``OVERCOOKED_EVENTS``, anything else is refused),
 and :class:`tom_envs.integrations.sb3.EventRewards` adds ``scale x`` the env's weighted events to
 each of its slots, ``scale`` falling linearly from 1 to 0 over ``N`` env steps (engine steps x
 copies: joint steps, as MAPPO counts them; set before each rollout). Training signal only: it
-wraps the ``VecMonitor``, so logged returns and evaluations are the game's score. The per-env path
-has no shaping: ``--engine envs`` (or a run that does not fit the batched engine) with
-``--event-rewards`` fails instead of training unshaped.
+wraps the ``VecMonitor``, so logged returns and evaluations are the game's score. On the per-env
+path (``--engine envs``, or ``auto`` for a partner with no vectorised version: Overcooked's rule
+bots) each env's :class:`~tom_envs.integrations.sb3.EventBonus` puts the rules' weighted events of
+its joint step (``OvercookedGame.transition``'s, which the batched engine's count equals,
+``tests/baselines/test_mappo_batched.py``) in the step info, and ``EventRewards`` adds them the
+same way, outside each env's ``Monitor``. Any other game with ``--event-rewards`` fails instead
+of training unshaped.
 """
 
 from __future__ import annotations
@@ -218,14 +222,16 @@ def choose_engine(args: Args, spec: GameSpec) -> str:
     if args.engine not in ENGINE_CHOICES:
         raise ValueError(f"engine must be one of {ENGINE_CHOICES}, got {args.engine!r}")
     shaped = bool(event_weights(args))
+    # the per-env path shapes from the rules' step events in Overcooked only (EventBonus)
+    envs_shaped = spec.name == "Overcooked"
     if args.engine == "envs":
-        if shaped:
-            raise ValueError("--event-rewards: the per-env path (--engine envs) has no event "
-                             "rewards; Overcooked's batched engine (--engine batched) has")  # fmt: skip
+        if shaped and not envs_shaped:
+            raise ValueError(f"--event-rewards: only Overcooked's step events are counted "
+                             f"(either path), not {spec.name}'s")  # fmt: skip
         return "envs"
     problem = batched_problem(args, spec)
     if problem is None:
         return "batched"
-    if args.engine == "auto" and not shaped:  # never a silent fallback to an unshaped run
+    if args.engine == "auto" and (not shaped or envs_shaped):  # never silently unshaped
         return "envs"
     raise ValueError(f"--engine batched: {problem}")

@@ -67,8 +67,8 @@ class Args:
     seat: int = 0
     """the learner's seat (self-play cycles it over the env copies)"""
     event_rewards: list[str] = field(default_factory=list)
-    """reward shaping from Overcooked's step events as NAME=VALUE (the batched engine only, as
-    train mappo's); training signal only: logged returns and evaluations stay the game's;
+    """reward shaping from Overcooked's step events as NAME=VALUE (as train mappo's; on the batched
+    engine or the per-env path); training signal only: logged returns and evaluations stay the game's;
     overcooked-ai's shaping: potting_onion=3 useful_plate=3 soup_from_pot=5"""
     event_rewards_horizon: int = 0
     """anneal the event rewards linearly to 0 over this many env steps (0: keep them constant)"""
@@ -496,6 +496,13 @@ def make_env(args: Args, rank: int, self_play: list[SelfPlayPartner]) -> Any:
         self_play.extend(partners)
     env = SingleAgentEnv(args.game, partners=partners, seat=seat, trusted=True,
                          **parse_kv(args.env_kwargs))  # fmt: skip
+    from tom_baselines.ppo_batched import event_weights
+
+    weights = event_weights(args)
+    if weights:  # Overcooked (choose_engine): the step's events in its info, outside Monitor
+        from tom_envs.integrations.sb3 import EventBonus
+
+        return EventBonus(Monitor(env), weights)
     return Monitor(env)
 
 
@@ -519,7 +526,7 @@ def make_venv(
     (around the ``VecMonitor``: logged returns stay unshaped) or ``None``."""
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from tom_baselines.ppo_batched import choose_engine, make_batched_venv
+    from tom_baselines.ppo_batched import choose_engine, event_weights, make_batched_venv
 
     engine = choose_engine(args, spec)
     shaping: Any = None
@@ -538,6 +545,14 @@ def make_venv(
         first: Any = venv.envs[0].unwrapped  # a SingleAgentEnv
         num_players = first.bundle.game.num_players
         engine_detail = f"DummyVecEnv of {args.num_envs} SingleAgentEnv copies"
+        weights = event_weights(args)
+        if weights:  # Overcooked (choose_engine): each env's step events, as the batched engine's
+            from tom_envs.integrations.sb3 import EventRewards
+
+            venv = shaping = EventRewards(venv, None, args.event_rewards_horizon)
+            when = (f"annealed to 0 over {args.event_rewards_horizon} env steps"
+                    if args.event_rewards_horizon else "constant")  # fmt: skip
+            engine_detail += f"; event rewards {weights} from the rules' step events, {when}"
     return venv, shaping, num_players, engine, engine_detail
 
 

@@ -116,6 +116,7 @@ from typing import Any
 import numpy as np
 
 from tom_envs import zoo
+from tom_envs.best_responses import agent_spec_of
 from tom_envs.evaluation.tables import PaperTable, TableCell
 from tom_envs.known_groups import (
     SW_UCB_XI,
@@ -469,7 +470,7 @@ def _lower_bound(plan: GamePlan, partner: str, seeds: Sequence[int],
     br, versus = won
     return RefRow(partner, "trained lower bound", _br_values(plan, partner, br, seeds), None,
                   f"trained best response br/{partner}: {_br_label(br)}, won {versus}", 0.0,
-                  reference_policy(plan.game, partner, br.agent_spec), f"used: {versus}")  # fmt: skip
+                  reference_policy(plan.game, partner, agent_spec_of(br)), f"used: {versus}")  # fmt: skip
 
 
 def _weigh_bracket(plan: GamePlan, partner: str, seeds: Sequence[int], ref: Any,
@@ -486,7 +487,7 @@ def _weigh_bracket(plan: GamePlan, partner: str, seeds: Sequence[int], ref: Any,
     return RefRow(partner, TRAINED_BRACKET, _br_values(plan, partner, br, seeds), row.upper,
                   f"lower: trained best response br/{partner}: {_br_label(br)}, won {versus}; "
                   "upper: centralised optimum (privileged: reads the mission)", 0.0,
-                  reference_policy(plan.game, partner, br.agent_spec),
+                  reference_policy(plan.game, partner, agent_spec_of(br)),
                   f"used (the bracket's lower end): {versus}")  # fmt: skip
 
 
@@ -522,13 +523,21 @@ def _cached_br(plan: GamePlan, partner: str) -> tuple[Any, str]:
     else ``None`` and why: "none cached" or "config mismatch: ..." (what differs)."""
     from tom_envs import best_responses as brs
 
-    if len(plan.focal_seats) != 1 or plan.others is not None:
-        return None, "none cached (a trained BR plays one focal seat against the partner alone)"
-    br = brs.find(plan.game, partner, plan.focal_seats[0], _kwargs(plan))
+    if len(plan.focal_seats) != 1:
+        return None, "none cached (a trained BR plays one focal seat)"
+    others = _other_seats(plan)
+    br = brs.find(plan.game, partner, plan.focal_seats[0], _kwargs(plan), others=others)
     if br is not None:
         return br, ""
-    why = brs.mismatches(plan.game, partner, plan.focal_seats[0], _kwargs(plan))
+    why = brs.mismatches(plan.game, partner, plan.focal_seats[0], _kwargs(plan), others)
     return None, ("config mismatch: " + " / ".join(why)) if why else "none cached"
+
+
+def _other_seats(plan: GamePlan) -> dict[int, str]:
+    """``{seat: spec}`` of the seats neither the focal agent nor the partner plays (Guandan's
+    opponents): part of a trained BR's configuration."""
+    seats = _seats(plan, "", "")
+    return {i: s for i, s in enumerate(seats) if s} if plan.others is not None else {}
 
 
 def _br_label(br: Any) -> str:
@@ -545,7 +554,7 @@ def _br_values(plan: GamePlan, partner: str, br: Any, seeds: Sequence[int]) -> d
 
     spec = game_spec(plan.game)
     bundle = spec.load().make_bundle(**_kwargs(plan))
-    focal = BestResponseAgent(partner, make_agent, br.sha256)
+    focal = BestResponseAgent(partner, make_agent, br.sha256, _other_seats(plan) or None)
     eps = []
     for seed in seeds:
         agents = [focal if i in plan.focal_seats else make_agent(x, spec, bundle, trusted=True)

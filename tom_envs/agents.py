@@ -7,6 +7,7 @@ An agent spec is a string::
     population:<name>            a bot drawn from a named population at every episode (seeded)
     zoo/<member>                 a learned member of the game's partner zoo (:mod:`tom_envs.zoo`)
     br/<partner>                 the cached best response trained against <partner>
+                                 (``:seatK=SPEC`` names the other seats it was trained with)
                                  (:mod:`tom_envs.best_responses`; a lower bound)
     switch:a=A:b=B:at=LO-HI:key=K
                                  a partner that plays A, then B from its decision t_s drawn
@@ -259,11 +260,10 @@ def _make_agent(spec: str, game: GameSpec, bundle: GameBundle | None, trusted: b
 
         return make_switching(kwargs, lambda m: make_agent(m, game, bundle, trusted=trusted))
     if head.startswith("br/"):  # a cached trained best response (tom_envs.best_responses)
-        if kwargs:
-            raise ValueError(f"trained best response {head!r} takes no arguments, got {kwargs}")
-        from tom_envs.best_responses import BestResponseAgent
+        from tom_envs.best_responses import BestResponseAgent, others_from_options
 
-        return BestResponseAgent(head.removeprefix("br/"), make_agent)
+        others = others_from_options(head, kwargs)  # seatK=SPEC: the seats it was trained with
+        return BestResponseAgent(head.removeprefix("br/"), make_agent, others=others or None)
     if head.startswith("zoo/"):
         if kwargs:
             raise ValueError(f"zoo member {head!r} takes no arguments, got {kwargs}")

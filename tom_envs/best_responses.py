@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,8 @@ class TrainedBestResponse:
         sha256: its file's SHA-256 (checked before it plays).
         origin: how it was trained (command, algorithm, seed, steps, wall and CPU seconds, curve,
             final evaluation), for the docs.
+        others: ``((seat, spec), ...)``, the seats neither the focal nor the partner plays and
+            their fixed agents (Guandan's opponents); empty: the partner plays every other seat.
     """
 
     game: str
@@ -75,6 +78,7 @@ class TrainedBestResponse:
     spec: str
     sha256: str
     origin: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    others: tuple[tuple[int, str], ...] = ()
 
     @property
     def agent_spec(self) -> str:
@@ -115,11 +119,38 @@ def best_responses(game: str) -> list[TrainedBestResponse]:
     return out
 
 
+def seat_layout(others: Mapping[int, str] | None) -> tuple[tuple[int, str], ...]:
+    """``others`` as a BR records it: ``((seat, spec), ...)`` sorted by seat."""
+    return tuple(sorted((int(k), str(v)) for k, v in dict(others or {}).items()))
+
+
+def others_from_options(head: str, options: Mapping[str, Any]) -> dict[int, str]:
+    """The ``br/<partner>:seat1=heuristic:seat3=heuristic`` options as ``{seat: spec}``: the
+    other seats' agents a BR was trained with (only matched against the manifest, never built
+    from here); any other option is refused, naming what is allowed."""
+    out = {}
+    for key, value in options.items():
+        m = re.fullmatch(r"seat([0-9])", str(key))
+        if m is None:
+            raise ValueError(f"trained best response {head!r} takes only seatK=SPEC (the other "
+                             f"seats' agents it was trained with), got {key!r}")  # fmt: skip
+        out[int(m.group(1))] = str(value)
+    return out
+
+
+def agent_spec_of(br: TrainedBestResponse) -> str:
+    """The agent spec that plays ``br`` in its recorded seats (``br/<partner>`` plus
+    ``:seatK=SPEC`` for each other seat it was trained with)."""
+    return br.agent_spec + "".join(f":seat{k}={v}" for k, v in br.others)
+
+
 def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str, Any] | None = None,
-         sha256: str | None = None) -> TrainedBestResponse | None:  # fmt: skip
+         sha256: str | None = None,
+         others: Mapping[int, str] | None = None) -> TrainedBestResponse | None:  # fmt: skip
     """The cached BR for exactly this configuration (game, resolved arguments, seat, partner by
-    content), or ``None``. Several matches: the largest training budget (steps), then the latest
-    in manifest order; never chosen by its results. ``sha256``: only the BR with that file."""
+    content, the agents of the remaining seats ``others``, none by default), or ``None``. Several
+    matches: the largest training budget (steps), then the latest in manifest order; never chosen
+    by its results. ``sha256``: only the BR with that file."""
     from tom_envs.identity import resolved_env_kwargs
     from tom_envs.registration import game_spec
 
@@ -135,7 +166,7 @@ def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str,
         return None
     found = [br for br in best_responses(spec.name)
              if br.seat == seat and br.partner_id == pid and _normal(dict(br.env_kwargs)) == want
-             and sha256 in (None, br.sha256)]
+             and sha256 in (None, br.sha256) and br.others == seat_layout(others)]  # fmt: skip
     if not found:
         return None
     budget = max(int(br.origin.get("steps") or 0) for br in found)
@@ -143,18 +174,19 @@ def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str,
 
 
 def mismatches(game: str | GameSpec, partner: str, seat: int,
-               env_kwargs: Mapping[str, Any] | None = None) -> list[str]:  # fmt: skip
+               env_kwargs: Mapping[str, Any] | None = None,
+               others: Mapping[int, str] | None = None) -> list[str]:  # fmt: skip
     """Why each cached BR *for this partner* (by name or by content) is not the one :func:`find`
     gives for this configuration: one line per such BR naming what differs (the seat, the game
-    arguments with both values, the partner's content: a retrained partner). Empty when none is
-    cached for the partner, or when one matches."""
+    arguments with both values, the partner's content: a retrained partner, the other seats'
+    agents). Empty when none is cached for the partner, or when one matches."""
     from tom_envs.identity import resolved_env_kwargs
     from tom_envs.registration import game_spec
 
     spec = game if not isinstance(game, str) else game_spec(game)
     params = {p.name for p in getattr(spec.load(), "PARAMS", ())}
     kwargs = {k: v for k, v in dict(env_kwargs or {}).items() if k in params}
-    if find(spec, partner, seat, kwargs) is not None:
+    if find(spec, partner, seat, kwargs, others=others) is not None:
         return []
     want = _normal(resolved_env_kwargs(spec, kwargs))
     try:
@@ -171,6 +203,8 @@ def mismatches(game: str | GameSpec, partner: str, seat: int,
         if br.partner_id != pid:
             why.append(f"trained against another {br.partner} ({br.partner_id[:19]}..., now "
                        f"{str(pid)[:19]}...)")  # fmt: skip
+        if br.others != seat_layout(others):
+            why.append(f"other seats {dict(br.others)} (here {dict(seat_layout(others))})")
         have = _normal(dict(br.env_kwargs))
         diff = sorted(k for k in {*have, *want} if have.get(k) != want.get(k))
         if diff:
@@ -215,15 +249,20 @@ class BestResponseAgent(BaseAgent):
     Resolved when each episode starts (game, resolved game arguments and seat from the episode's
     info); refuses with :class:`TrainedBRError` when no cached BR matches, naming the ones there
     are. Plays the checkpoint as trained (sampling, seeded per episode by the checkpoint agent).
+    ``others`` (``{seat: spec}``): the remaining seats' agents the BR was trained with (Guandan's
+    opponents); the episode's info does not carry them, so the caller declares them, and a BR
+    trained with other seats than declared never matches (``br/<partner>`` alone: none).
     """
 
     description = "a trained best response to a fixed partner: br/<partner> (a lower bound)"
 
-    def __init__(self, partner: str, build: Callable[..., Any], sha256: str | None = None) -> None:
+    def __init__(self, partner: str, build: Callable[..., Any], sha256: str | None = None,
+                 others: Mapping[int, str] | None = None) -> None:  # fmt: skip
         super().__init__()
         if not partner:
             raise ValueError("br/<partner>: name the partner, e.g. br/zoo/mappo_s0")
         self.partner, self.build, self.pinned = partner, build, sha256
+        self.others = dict(others or {})
         self.name = PREFIX + partner
         self.inner: Any = None
         self.br: TrainedBestResponse | None = None
@@ -233,12 +272,14 @@ class BestResponseAgent(BaseAgent):
 
         super().reset(info)
         spec = game_spec(info.env_id)
-        br = find(spec, self.partner, info.player, info.env_kwargs or {}, self.pinned)
+        br = find(spec, self.partner, info.player, info.env_kwargs or {}, self.pinned, self.others)
         if br is None:
             have = [f"{b.partner} seat {b.seat} {dict(b.env_kwargs)}"
+                    + (f" others {dict(b.others)}" if b.others else "")
                     for b in best_responses(spec.name)]  # fmt: skip
             raise TrainedBRError(f"{spec.name}: no trained best response to {self.partner!r} in "
-                                 f"seat {info.player} with game arguments {info.env_kwargs}; "
+                                 f"seat {info.player} with game arguments {info.env_kwargs}"
+                                 f"{f' and other seats {self.others}' if self.others else ''}; "
                                  f"cached: {have or 'none'} (build one: tom-envs zoo br)")  # fmt: skip
         if self.br is None or br.sha256 != self.br.sha256:
             self.inner, self.br = load(br, spec, self.build), br
@@ -256,22 +297,24 @@ class BestResponseAgent(BaseAgent):
 
 def trained_values(game: GameSpec, br: TrainedBestResponse, partner: str, seeds: Sequence[int],
                    env_kwargs: Mapping[str, Any], build: Callable[..., Any]) -> dict[int, float]:  # fmt: skip
-    """``{seed: U}``: the BR as focal (its seat) against ``partner`` in every other seat (agents
-    built with ``build``, :func:`tom_envs.agents.make_agent`)."""
+    """``{seed: U}``: the BR as focal (its seat) against ``partner`` in every other seat but the
+    BR's ``others`` (their recorded agents), agents built with ``build``
+    (:func:`tom_envs.agents.make_agent`)."""
     from tom_envs.runner import play_episode
 
     kwargs = {k: v for k, v in env_kwargs.items() if k != "render_mode"}
     objective = game.load().functional_objective(**{**game.kwargs, **kwargs})
-    agent = BestResponseAgent(partner, build, br.sha256)  # this BR, not another cached one
+    others = dict(br.others)
+    agent = BestResponseAgent(partner, build, br.sha256, others)  # this BR, not another cached one
     n = game.load().make_bundle(**{**game.kwargs, **kwargs}).game.num_players
     out = {}
     for s in seeds:
-        seats = [agent if i == br.seat else build(partner, game) for i in range(n)]
+        seats = [agent if i == br.seat else build(others.get(i, partner), game) for i in range(n)]
         ep = play_episode(game, seats, int(s), kwargs)
         out[int(s)] = float(objective(ep, (br.seat,)))
     return out
 
 
 __all__ = ["GROUP", "LABEL", "PREFIX", "BestResponseAgent", "TrainedBRError",
-           "TrainedBestResponse", "best_responses", "find", "load", "mismatches", "partner_id",
-           "trained_values"]
+           "TrainedBestResponse", "agent_spec_of", "best_responses", "find", "load", "mismatches",
+           "others_from_options", "partner_id", "seat_layout", "trained_values"]

@@ -56,6 +56,8 @@ def eval_seeds(game: str) -> tuple[int, ...]:
 SELECTION_SEEDS = tuple(range(10_000, 10_005))
 _ROOMS = ("--num-envs 16 --n-steps 128 --batch-size 512 --n-epochs 5 --hidden 64 --lr 5e-4 "
           "--eval-episodes 100 --engine batched --no-progress")  # fmt: skip
+#: Overcooked's rule bots (no vectorised version) train with the same recipe on the per-env path
+#: (``--engine envs``, the rules' step events as the shaping: ``EventBonus``).
 _OC = ("--kw layout=cramped_room observation=features --event-rewards potting_onion=3 "
        "useful_plate=3 soup_from_pot=5 --event-rewards-horizon {steps} --engine batched "
        "--num-envs 16 --n-steps 400 --batch-size 1600 --n-epochs 8 --lr 1e-3 --gae-lambda 0.98 "
@@ -69,6 +71,17 @@ _HANABI = ("--engine envs --num-envs 8 --n-steps 256 --batch-size 1024 --n-epoch
 #: (and the zoo members'), so the BR's configuration is the one the page evaluates.
 _BOMB = ("--kw shaping=true \"probes='none'\" " + _HANABI).replace("--eval-episodes 100",
                                                                   "--eval-episodes 200")
+#: CoBlock has no batched engine, so its BRs train on the per-env path with Hanabi's settings
+#: (769 learner steps/s on an 8,192-step probe against ``cooperative``) but an MLP of 32: its
+#: 2,179 observation features and 1,263 actions make a 128-wide actor 1.8 MB, over the shipped
+#: files' 600 kB; the page's CoBlock arguments are the game's defaults (sparse reward), so the
+#: BR's configuration is the page's.
+_COBLOCK = _HANABI.replace("--eval-episodes 100", "--eval-episodes 50")
+#: Guandan (four seats, no batched engine): the per-env path with Hanabi's settings (605 learner
+#: steps/s on a 4,096-step probe), the focal at seat 0 with the partner at seat 2 and
+#: ``heuristic`` opponents at seats 1 and 3 (:data:`LAYOUTS`), the page's default arguments.
+_GUANDAN = _COBLOCK
+_COBLOCK = _COBLOCK.replace("--hidden 128", "--hidden 32")
 #: Per game: the recipe (flags after ``--partners P --seat K``), default steps, game arguments.
 RECIPES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "CollabCapture": (_ROOMS, 300_000, {}),
@@ -76,7 +89,55 @@ RECIPES: dict[str, tuple[str, int, dict[str, Any]]] = {
     "Overcooked": (_OC, 1_000_000, {"layout": "cramped_room", "observation": "features"}),
     "Hanabi": (_HANABI, 200_000, {}),
     "BombDefusal": (_BOMB, 200_000, {"shaping": True, "probes": "none"}),
+    "CoBlock": (_COBLOCK, 100_000, {}),
+    "Guandan": (_GUANDAN, 100_000, {}),
 }  # fmt: skip
+#: Games whose partner does not fill every other seat: (the partner's seats, the agent of the
+#: remaining ones), as the page's ``GamePlan`` has them (Guandan: the teammate at seat 2, the
+#: opponents ``heuristic``; the focal plays seat 0). Elsewhere the partner plays every other seat.
+LAYOUTS: dict[str, tuple[tuple[int, ...], str]] = {"Guandan": ((2,), "heuristic")}
+
+
+def seat_specs(game: str, partner: str, seat: int = 0) -> dict[int, str]:
+    """``{seat: spec}`` of every seat but the focal ``seat``: ``partner`` in its seats, the
+    layout's other agent in the rest (:data:`LAYOUTS`)."""
+    from tom_envs.registration import game_spec
+
+    spec = game_spec(game)
+    n = spec.load().make_bundle(**spec.kwargs).game.num_players
+    if not 0 <= seat < n:
+        raise ValueError(f"--seat must be in 0..{n - 1} for {game}, got {seat}")
+    partner_seats, other = LAYOUTS.get(spec.name, ((), ""))
+    if seat in partner_seats:
+        raise ValueError(f"--seat {seat} is the partner's seat in {game} (its seats: "
+                         f"{partner_seats}); the focal seat must be another")  # fmt: skip
+    return {s: (partner if not partner_seats or s in partner_seats else other)
+            for s in range(n) if s != seat}  # fmt: skip
+
+
+def others_of(game: str, partner: str, seat: int = 0) -> dict[int, str]:
+    """The seats neither the focal nor the partner plays, with their agents (none: ``{}``)."""
+    if game not in LAYOUTS:
+        return {}
+    partner_seats = LAYOUTS[game][0]
+    return {s: a for s, a in seat_specs(game, partner, seat).items() if s not in partner_seats}
+
+
+def partners_arg(game: str, partner: str, seat: int = 0) -> str:
+    """``--partners`` of the training command: the partner (it plays every other seat), or with a
+    layout one agent per other seat in seat order (``heuristic supporter heuristic``)."""
+    specs = seat_specs(game, partner, seat)  # checks the seat
+    return " ".join(specs.values()) if game in LAYOUTS else partner
+
+
+def _vectorised(game: str, partner: str) -> bool:
+    """Whether ``partner`` runs on ``game``'s batched engine (a vectorised bot or a learned
+    member); Overcooked's rule bots do not, so their BRs train on the per-env path, shaped by the
+    same events there."""
+    from tom_baselines.ppo_batched import vector_partners
+    from tom_envs.registration import game_spec
+
+    return partner.startswith("zoo/") or partner in vector_partners(game_spec(game))
 
 
 def br_name(partner: str, seat: int, seed: int, steps: int) -> str:
@@ -89,10 +150,13 @@ def job(game: str, partner: str, steps: int | None = None, seed: int = 0, seat: 
     if game not in RECIPES:
         raise ValueError(f"no best-response recipe for {game}; recipes: {sorted(RECIPES)}")
     flags, default, kwargs = RECIPES[game]
+    if game == "Overcooked" and not _vectorised(game, partner):
+        flags = flags.replace("--engine batched", "--engine envs")  # shaped there (EventBonus)
     n = int(default if steps is None else steps)
     if n <= 0:
         raise ValueError(f"--steps must be positive, got {n}")
-    base = (f"tom-envs train ppo {game} --partners {partner} --seat {seat} --total-steps {n} "
+    base = (f"tom-envs train ppo {game} --partners {partners_arg(game, partner, seat)} "
+            f"--seat {seat} --total-steps {n} "
             + flags.format(steps=n))  # fmt: skip
     return Job(game, br_name(partner, seat, seed, n), "ppo", seed, n, base, tuple(kwargs.items()))
 
@@ -127,6 +191,7 @@ def load_manifest(game: str) -> dict[str, Any] | None:
 
 def best_responses(game: str) -> list[TrainedBestResponse]:
     """The shipped trained BRs of ``game`` (the ``tom_envs.best_responses`` entry point)."""
+    from tom_envs import best_responses as brs
     from tom_envs.registration import game_spec
 
     name = game_spec(game).name
@@ -139,7 +204,8 @@ def best_responses(game: str) -> list[TrainedBestResponse]:
         out.append(TrainedBestResponse(
             name, str(e["name"]), str(e["partner"]), str(e["partner_id"]), int(e["seat"]),
             dict(e["env_kwargs"]), f"checkpoint:path={file}", str(e["sha256"]),
-            {**e.get("train", {}), "evaluation": e.get("evaluation", {})}))  # fmt: skip
+            {**e.get("train", {}), "evaluation": e.get("evaluation", {})},
+            brs.seat_layout({int(k): v for k, v in e.get("others", {}).items()})))  # fmt: skip
     return out
 
 
@@ -169,7 +235,7 @@ def evaluate(game: str, partner: str, seat: int, kwargs: dict[str, Any],
 
     spec = game_spec(game)
     seeds = eval_seeds(spec.name) if seeds is None else seeds
-    br = brs.find(spec, partner, seat, kwargs, sha256)
+    br = brs.find(spec, partner, seat, kwargs, sha256, others_of(spec.name, partner, seat))
     if br is None:
         have = [(b.name, b.partner_id[:20], b.seat) for b in brs.best_responses(game)]
         raise ZooDataError(f"{game}: no cached BR to {partner} ({brs.partner_id(game, partner)[:20]}) "
@@ -204,9 +270,10 @@ def versus_candidates(spec: Any, br: Any, partner: str, seeds: tuple[int, ...],
         if who == br.agent_spec and tuple(on) == tuple(seeds):
             return dict(trained)  # already played
         out = {}
+        others = dict(br.others)
         for s in on:
-            agents = [make_agent(partner, spec) for _ in range(n)]
-            agents[br.seat] = (BestResponseAgent(partner, make_agent, br.sha256)  # this BR
+            agents = [make_agent(others.get(i, partner), spec) for i in range(n)]
+            agents[br.seat] = (BestResponseAgent(partner, make_agent, br.sha256, others)  # this BR
                                if who == br.agent_spec else make_agent(who, spec))  # fmt: skip
             out[int(s)] = float(objective(play_episode(spec, agents, int(s), kwargs), (br.seat,)))
         return out
@@ -241,6 +308,8 @@ def build(game: str, partner: str, steps: int | None = None, seed: int = 0, seat
         "name": j.name, "partner": partner, "partner_id": partner_id(spec.name, partner),
         "seat": seat, "env_kwargs": resolved, "file": dst.name, "sha256": file_sha256(dst),
         "bytes": dst.stat().st_size,
+        **({"others": {str(k): a for k, a in others_of(spec.name, partner, seat).items()}}
+           if spec.name in LAYOUTS else {}),
         "train": {**run_record(j, run), "curve": curve.name,
                   "algo": "SB3 PPO (MaskablePPO), " + ("per-env path" if "--engine envs" in
                                                       j.command else "batched engine")}}  # fmt: skip
@@ -267,13 +336,21 @@ def table(games: list[str] | None = None) -> str:
         for e in (load_manifest(game) or {}).get("best_responses", []):
             t, ev = e["train"], e.get("evaluation", {})
             rows.append(
-                f"| {game} | `{e['partner']}` | {e['seat']} | trained lower bound | "
+                f"| {game} | `{e['partner']}` | {_seat(e)} | trained lower bound | "
                 f"{_fmt(ev.get('U_mean'))} [{_fmt((ev.get('ci95') or [None])[0])}, "
                 f"{_fmt((ev.get('ci95') or [None, None])[1])}] ({ev.get('episodes', '?')}) | "
                 f"{_fmt(ev.get('exact'), 4)} | {_fmt(ev.get('gap'))} | {_versus(ev)} | "
                 f"{t['steps']:,} | "
                 f"{t['seed']} | {t.get('wall_s')} / {t.get('cpu_s')} | {_curve(game, t)} |")  # fmt: skip
     return "\n".join(rows) + "\n"
+
+
+def _seat(entry: dict[str, Any]) -> str:
+    """The focal seat, and the other seats' agents where the partner does not fill them."""
+    others = entry.get("others") or {}
+    if not others:
+        return str(entry["seat"])
+    return f"{entry['seat']} ({', '.join(f'seat {k}: `{a}`' for k, a in others.items())})"
 
 
 def _versus(ev: dict[str, Any]) -> str:
@@ -295,5 +372,6 @@ def _curve(game: str, train_record: dict[str, Any]) -> str:
     return f"`{path.name}` ({vals[0]:.2f} → {vals[-1]:.2f}, max {np.max(vals):.2f})"
 
 
-__all__ = ["BR_EVAL_SEEDS", "BR_MANIFEST", "RECIPES", "ROOM_EVAL_SEEDS", "best_responses",
-           "br_name", "build", "eval_seeds", "evaluate", "job", "load_manifest", "manifest_path", "table", "train"]
+__all__ = ["BR_EVAL_SEEDS", "BR_MANIFEST", "LAYOUTS", "RECIPES", "ROOM_EVAL_SEEDS",
+           "best_responses", "br_name", "build", "eval_seeds", "evaluate", "job", "load_manifest",
+           "manifest_path", "others_of", "partners_arg", "seat_specs", "table", "train"]

@@ -458,12 +458,13 @@ def test_event_rewards_are_refused_where_they_are_not_counted(tmp_path) -> None:
     ev = ["potting_onion=3"]
     shaped = dict(self_play=True, event_rewards=ev)
     assert choose(tiny(tmp_path, engine="auto", **shaped), oc) == "batched"
-    with pytest.raises(ValueError, match="per-env path"):
-        choose(tiny(tmp_path, engine="envs", **shaped), oc)
+    assert choose(tiny(tmp_path, engine="envs", **shaped), oc) == "envs"  # EventBonus there
+    # a rule bot has no vectorised version: the per-env path, shaped (never silently unshaped)
+    assert choose(tiny(tmp_path, engine="auto", partners=["greedy"], event_rewards=ev), oc) == "envs"
     with pytest.raises(ValueError, match="only the batched Overcooked engine"):
         choose(tiny(tmp_path, engine="auto", event_rewards=ev), game_spec("RockPaperScissors"))
-    with pytest.raises(ValueError, match="no vectorised version"):  # no silent unshaped fallback
-        choose(tiny(tmp_path, engine="auto", partners=["greedy"], event_rewards=ev), oc)
+    with pytest.raises(ValueError, match="only Overcooked's step events"):
+        choose(tiny(tmp_path, engine="envs", event_rewards=ev), game_spec("RockPaperScissors"))
     with pytest.raises(ValueError, match="'juggle_plates' is not an event"):
         choose(tiny(tmp_path, engine="batched", self_play=True,
                     event_rewards=["juggle_plates=3"]), oc)  # fmt: skip
@@ -471,3 +472,76 @@ def test_event_rewards_are_refused_where_they_are_not_counted(tmp_path) -> None:
         choose(tiny(tmp_path, engine="batched", self_play=True, event_rewards=["delivery=nan"]), oc)
     with pytest.raises(ValueError, match="horizon must be >= 0"):
         choose(tiny(tmp_path, engine="batched", event_rewards_horizon=-1, **shaped), oc)
+
+
+def _weighted(weights: dict[str, float], events: tuple[str, ...]) -> float:
+    return sum(weights[e.rpartition(":")[2]] for e in events)
+
+
+def test_per_env_event_bonus_is_the_rules_events_of_the_joint_step() -> None:
+    """``EventBonus`` on a ``SingleAgentEnv`` against ``greedy``, learner in seat 1, random
+    learner actions over 3 episodes of 50 steps: each step's bonus is the rules' weighted events
+    of the joint step found by replaying it (``OvercookedGame.transition``: the partner's action
+    is the one that reproduces the next state), the final step's included; the reward untouched."""
+    from tom_baselines.mappo_batched import OVERCOOKED_EVENTS
+    from tom_envs.games.overcooked.rules import OvercookedConfig, OvercookedGame
+    from tom_envs.integrations.sb3 import BONUS_KEY, EventBonus
+
+    weights = {e: 10.0**i for i, e in enumerate(OVERCOOKED_EVENTS)}
+    env = EventBonus(Monitor(SingleAgentEnv("Overcooked", partners="greedy", seat=1,
+                                            layout="cramped_room", horizon=50)), weights)  # fmt: skip
+    game = OvercookedGame(OvercookedConfig(layout="cramped_room", horizon=50))
+    aec = env.unwrapped.aec
+    rng = np.random.default_rng(4)
+    seen, paid, steps = set(), 0.0, 0
+    for episode in range(3):
+        env.reset(seed=episode)
+        done = False
+        while not done:
+            state, mine = aec.game_state, int(np.where(rng.random() < 0.5, 5, rng.integers(5)))
+            _, reward, term, trunc, info = env.step(mine)
+            done, steps = term or trunc, steps + 1
+            found = {_weighted(weights, ev) for a in range(6)
+                     for nxt, r, ev in [game.transition(state, a, mine)]
+                     if nxt == aec.game_state and r == reward}  # fmt: skip
+            assert found == {info[BONUS_KEY]}, (episode, steps)
+            seen |= {e.rpartition(":")[2] for e in aec.last_events}
+            paid += info[BONUS_KEY]
+    assert steps == 150 and {"pickup_onion", "potting_onion"} <= seen and paid > 0
+
+
+def test_per_env_event_rewards_are_added_and_never_logged(tmp_path) -> None:
+    """The per-env path with ``--event-rewards`` (``make_venv``): each slot's reward is the
+    unshaped run's plus ``scale x`` its step info's bonus, the same seeds giving the same
+    episodes; the logged (``Monitor``) returns are the unshaped run's; a missing bonus is
+    refused."""
+    from tom_envs.integrations.sb3 import BONUS_KEY, EventRewards
+
+    common = dict(game="Overcooked", partners=["greedy"], num_envs=2, engine="envs",
+                  env_kwargs=["layout=cramped_room", "observation=features", "horizon=30"])  # fmt: skip
+    spec = game_spec("Overcooked")
+    shaped, shaping, *_, detail = ppo_sb3.make_venv(
+        tiny(tmp_path, event_rewards=["potting_onion=3", "pickup_onion=1"], **common), spec, [])
+    plain, none, *_ = ppo_sb3.make_venv(tiny(tmp_path, **common), spec, [])
+    assert isinstance(shaping, EventRewards) and none is None and "event rewards" in detail
+    for venv in (shaped, plain):
+        venv.seed(7)
+        venv.reset()
+    shaping.scale = 0.5
+    rng = np.random.default_rng(0)
+    extra, logged = 0.0, []
+    for _ in range(60):  # two episodes per env
+        a = np.where(rng.random(2) < 0.5, 5, rng.integers(0, 5, 2))
+        _, r_s, d_s, i_s = shaped.step(a)
+        _, r_p, d_p, i_p = plain.step(a)
+        bonus = np.array([i[BONUS_KEY] for i in i_s])
+        assert np.allclose(r_s, r_p + 0.5 * bonus) and list(d_s) == list(d_p)
+        extra += bonus.sum()
+        logged += [(a["episode"]["r"], b["episode"]["r"]) for a, b in zip(i_s, i_p, strict=True)
+                   if "episode" in a]  # fmt: skip
+    assert extra > 0 and len(logged) == 4 and all(x == y for x, y in logged)
+    assert shaping.env_steps == 120
+    bare = EventRewards(plain, None)
+    bare.reset()
+    with pytest.raises(ValueError, match="event_bonus"):
+        bare.step(np.array([5, 5]))

@@ -358,3 +358,29 @@ def test_a_winning_trained_br_is_the_known_groups_oracle_and_plays() -> None:
     assert len(u) == 2 and all(0.0 <= x <= 1.0 for x in u)  # escaped or not
     arms = tuple(dict.fromkeys(gp.members.values()))
     assert "br/zoo/ppo_s0" in arms and len(play_u(gp, SelectorAgent(arms), "zoo/ppo_s0", [20_000, 20_001])) == 2
+
+
+def test_guandans_shipped_brs_are_found_with_the_pages_opponents_and_play_by_spec() -> None:
+    """Guandan's BRs were trained with heuristic opponents at seats 1 and 3 (the page's seats):
+    the page finds them with those seats, and their agent spec names the seats, so the oracle
+    built from it resolves the same BR; without the seats no BR matches, and a spec option other
+    than seatK=SPEC is refused."""
+    from tom_envs.agents import make_agent
+    from tom_envs.best_responses import BestResponseAgent, agent_spec_of, find
+    from tom_envs.registration import game_spec
+
+    plan = ft.PLANS["Guandan"]
+    assert ft._other_seats(plan) == {1: "heuristic", 3: "heuristic"}
+    br, status = ft._cached_br(plan, "heuristic")
+    assert br is not None and status == "" and dict(br.others) == {1: "heuristic", 3: "heuristic"}
+    spec = agent_spec_of(br)
+    assert spec == "br/heuristic:seat1=heuristic:seat3=heuristic"
+    game = game_spec("Guandan")
+    agent = make_agent(spec, game)
+    assert isinstance(agent, BestResponseAgent) and agent.others == {1: "heuristic", 3: "heuristic"}
+    assert find(game, "heuristic", 0, {}, others=agent.others) == br  # what reset() resolves
+    assert find(game, "heuristic", 0, {}, others=make_agent("br/heuristic", game).others) is None
+    with pytest.raises(ValueError, match="takes only seatK=SPEC"):
+        make_agent("br/heuristic:path=x", game)
+    _, why = ft._cached_br(dataclasses.replace(plan, others="random"), "heuristic")
+    assert why.startswith("config mismatch: ") and "other seats" in why

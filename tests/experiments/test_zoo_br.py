@@ -164,7 +164,10 @@ def test_shipped_brs_have_their_files_records_and_curves(game: str) -> None:
         assert file.stat().st_size == e["bytes"] < 600_000  # actor only
         assert e["partner_id"] == brs.partner_id(game, e["partner"])  # the partner shipped now
         t = e["train"]
-        assert f"--seed {t['seed']}" in t["command"] and f"--partners {e['partner']}" in t["command"]
+        assert f"--seed {t['seed']}" in t["command"]
+        assert f"--partners {brmod.partners_arg(game, e['partner'], e['seat'])} " in t["command"]
+        assert e.get("others", {}) == {str(k): a for k, a in brmod.others_of(
+            game, e["partner"], e["seat"]).items()}  # the seats it was trained and evaluated with
         assert t["steps"] > 0 and t["wall_s"] > 0 and t["cpu_s"] > 0
         with (suite.DATA / game / t["curve"]).open() as fh:
             assert 2 <= len(list(csv.DictReader(fh))) <= 200
@@ -172,3 +175,92 @@ def test_shipped_brs_have_their_files_records_and_curves(game: str) -> None:
         assert ev["episodes"] == len(brmod.eval_seeds(game)) and ev["ci95"][0] <= ev["U_mean"]
         if ev["exact"] is not None:  # the gap where a solver gives the exact value
             assert ev["gap"] == pytest.approx(ev["exact"] - ev["U_mean"], abs=1e-5)
+
+
+# CoBlock and Guandan: per-env recipes with the page's game arguments and seats.
+
+
+@pytest.mark.parametrize("game", ["CoBlock", "Guandan"])
+def test_recipes_train_on_the_pages_configuration(game: str) -> None:
+    from tom_experiments.functional_tom import PLANS
+
+    plan = PLANS[game]
+    spec = game_spec(game)
+    j = brmod.job(game, "random", steps=1000, seed=3)
+    assert "--engine envs" in j.command and "--total-steps 1000 " in j.command
+    assert "--seed 3 " in j.command and f"--seat {plan.focal_seats[0]} " in j.command
+    assert resolved_env_kwargs(spec, dict(j.env_kwargs)) == resolved_env_kwargs(spec, dict(plan.kwargs))
+    n = len(spec.load().raw_env(**spec.kwargs).possible_agents)
+    seats = {s: (plan.others if plan.partner_seats and s not in plan.partner_seats else "random")
+             for s in range(n) if s not in plan.focal_seats}  # fmt: skip
+    assert brmod.seat_specs(game, "random") == seats  # the page's seats (Guandan: 2 is the partner)
+    assert f"--partners {' '.join(seats.values())} --seat" in j.command
+
+
+def test_guandan_seats_and_refusals() -> None:
+    assert brmod.job("Guandan", "supporter").command.startswith(
+        "tom-envs train ppo Guandan --partners heuristic supporter heuristic --seat 0 ")
+    assert brmod.others_of("Guandan", "supporter") == {1: "heuristic", 3: "heuristic"}
+    assert brmod.others_of("CoBlock", "mirror") == {}
+    with pytest.raises(ValueError, match="partner's seat"):
+        brmod.job("Guandan", "supporter", seat=2)
+    with pytest.raises(ValueError, match="--seat"):
+        brmod.job("CoBlock", "mirror", seat=2)
+
+
+def _ship_guandan(root: Path, others: dict[str, str]) -> Path:
+    folder = root / "Guandan"
+    folder.mkdir(parents=True)
+    dst = folder / "br_g.zip"
+    dst.write_bytes(b"stands in for a checkpoint")  # never loaded below
+    entry = {"name": "br_g", "partner": "supporter", "partner_id": "spec:supporter", "seat": 0,
+             "env_kwargs": json.loads(json.dumps(resolved_env_kwargs(game_spec("Guandan"), {}),
+                                                 default=str)),
+             "file": dst.name, "sha256": hashlib.sha256(dst.read_bytes()).hexdigest(),
+             "others": others, "train": {"steps": 2}}  # fmt: skip
+    (folder / "br.json").write_text(json.dumps({"game": "Guandan", "format": 1,
+                                                "best_responses": [entry]}))  # fmt: skip
+    return dst
+
+
+def test_a_br_with_other_seats_matches_only_those_seats(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(brmod, "DATA", tmp_path)
+    _ship_guandan(tmp_path, {"1": "heuristic", "3": "heuristic"})
+    br = brs.find("Guandan", "supporter", 0, {}, others={1: "heuristic", 3: "heuristic"})
+    assert br is not None and br.others == ((1, "heuristic"), (3, "heuristic"))
+    assert brs.find("Guandan", "supporter", 0, {}) is None  # the partner in every seat: not it
+    assert brs.find("Guandan", "supporter", 0, {}, others={1: "random", 3: "heuristic"}) is None
+    with pytest.raises(NoReference):  # the reference API gives no seats: never this BR
+        reference_for("Guandan", "supporter", 0, (0,))
+
+
+def test_trained_values_seat_the_recorded_others(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setattr(brmod, "DATA", tmp_path)
+    _ship_guandan(tmp_path, {"1": "heuristic", "3": "heuristic"})
+    br = brs.find("Guandan", "supporter", 0, {}, others={1: "heuristic", 3: "heuristic"})
+    assert br is not None
+    spec = game_spec("Guandan")
+    monkeypatch.setattr(brs, "load", lambda b, g, build: make_agent("random", g))  # no checkpoint
+    built: list[str] = []
+
+    def build(name: str, game: Any, *args: Any, **kwargs: Any) -> Any:
+        built.append(name)
+        return make_agent(name, game, *args, **kwargs)
+
+    values = brs.trained_values(spec, br, "supporter", [5], {}, build)
+    assert built == ["heuristic", "supporter", "heuristic"]  # seats 1, 2, 3
+    by_hand = play_episode(spec, [make_agent("random", spec), make_agent("heuristic", spec),
+                                  make_agent("supporter", spec), make_agent("heuristic", spec)],
+                           5, {})  # fmt: skip
+    objective = spec.load().functional_objective(**spec.kwargs)
+    assert values == {5: float(objective(by_hand, (0,)))}
+
+
+def test_overcooked_rule_bots_train_on_the_per_env_path_with_the_same_shaping() -> None:
+    learned, bot = brmod.job("Overcooked", "zoo/mappo_s0"), brmod.job("Overcooked", "greedy")
+    assert "--engine batched" in learned.command and "--engine envs" in bot.command
+    same = bot.command.split(" --out ")[0].replace("greedy", "zoo/mappo_s0")
+    assert same.replace("--engine envs", "--engine batched") == learned.command.split(" --out ")[0]
+    assert "--engine batched" in brmod.job("Overcooked", "random").command  # vectorised

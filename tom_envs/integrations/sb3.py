@@ -51,9 +51,10 @@ in ``"turns"`` mode on an engine with an ``observe()`` of the acting seat (bomb 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import (
@@ -259,22 +260,54 @@ class BatchedVecEnv(VecEnv):
         return [None for _ in range(self.num_envs)]
 
 
+#: The step-info key :class:`EventBonus` writes and :class:`EventRewards` reads on the per-env path.
+BONUS_KEY = "event_bonus"
+
+
+class EventBonus(gymnasium.Wrapper):
+    """One single-agent env's weighted step events in its step info (``info["event_bonus"]``).
+
+    For the per-env path (a ``DummyVecEnv`` of :class:`~tom_envs.single_agent.SingleAgentEnv`
+    copies) of a simultaneous game, where each learner step is one joint step of the game: the
+    bonus is ``sum(weights[what])`` over the events ``"player_<i>:<what>"`` the game reported for
+    that joint step (``aec.last_events``, every chef's, as the batched engine's ``bonus`` counts
+    them); a step that applied no joint step (an illegal action ending the episode) pays 0. The
+    reward is untouched: :class:`EventRewards` adds the scaled bonus outside ``Monitor``.
+    """
+
+    def __init__(self, env: gymnasium.Env, weights: Mapping[str, float]) -> None:
+        super().__init__(env)
+        self.weights = {str(k): float(v) for k, v in weights.items()}
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """The wrapped step, its info with the step's weighted events."""
+        aec = self.env.unwrapped.aec  # type: ignore[attr-defined]
+        before = aec.game_state
+        obs, reward, term, trunc, info = self.env.step(action)
+        events = aec.last_events if aec.game_state is not before else ()
+        w = self.weights
+        info = {**info, BONUS_KEY: sum(w.get(e.rpartition(":")[2], 0.0) for e in events)}
+        return obs, reward, term, trunc, info
+
+
 class EventRewards(VecEnvWrapper):
-    """Adds an engine's per-env event rewards to the slots' rewards: a training signal only.
+    """Adds per-env event rewards to the slots' rewards: a training signal only.
 
     ``batched.engine.bonus`` (``(B,)``, this step's weighted events of each env, e.g.
     :class:`tom_baselines.mappo_batched.EventCountingOvercooked`) times :attr:`scale` is added to
     every slot of that env (each chef's slot in ``"seats"``, the learner's in ``"partner"``), as the
-    MAPPO collectors credit it to every learning seat. Wrap it *around* ``VecMonitor`` so the
+    MAPPO collectors credit it to every learning seat. ``batched=None`` (the per-env path): each
+    env's step info carries its bonus (:class:`EventBonus`, refused when missing) and a slot is an
+    env. Wrap it *around* ``VecMonitor`` (or the ``Monitor`` of each env) so the
     logged episode returns stay the game's own. :meth:`anneal` sets ``scale = max(0, 1 -
     env_steps / horizon)`` (``env_steps``: engine steps x copies so far; ``horizon`` 0 keeps the
     scale at 1); the training loop calls it before each rollout, as ``baselines/mappo.py`` does.
     """
 
-    def __init__(self, venv: VecEnv, batched: BatchedVecEnv, horizon: int = 0) -> None:
-        if not isinstance(getattr(batched.engine, "bonus", None), np.ndarray):
+    def __init__(self, venv: VecEnv, batched: BatchedVecEnv | None, horizon: int = 0) -> None:
+        if batched is not None and not isinstance(getattr(batched.engine, "bonus", None), np.ndarray):
             raise ValueError("the engine counts no event rewards (no per-env 'bonus' array)")
-        if batched.mode == "turns":
+        if batched is not None and batched.mode == "turns":
             raise ValueError("event rewards are for the simultaneous modes ('partner', 'seats')")
         if horizon < 0:
             raise ValueError(f"horizon must be >= 0 env steps, got {horizon}")
@@ -296,9 +329,16 @@ class EventRewards(VecEnvWrapper):
         """The wrapped step, its rewards plus ``scale`` x the engine's event rewards."""
         obs, rewards, dones, infos = self.venv.step_wait()
         b = self.batched
-        bonus = np.asarray(b.engine.bonus, np.float64)  # type: ignore[attr-defined]
-        slots = np.repeat(bonus, b.n) if b.mode == "seats" else bonus
-        self.env_steps += b.B
+        if b is None:
+            if any(BONUS_KEY not in info for info in infos):
+                raise ValueError(f"per-env event rewards: a step info has no {BONUS_KEY!r} "
+                                 "(wrap each env in EventBonus)")  # fmt: skip
+            slots = np.array([info[BONUS_KEY] for info in infos], np.float64)
+            self.env_steps += len(infos)
+        else:
+            bonus = np.asarray(b.engine.bonus, np.float64)  # type: ignore[attr-defined]
+            slots = np.repeat(bonus, b.n) if b.mode == "seats" else bonus
+            self.env_steps += b.B
         shaped = np.asarray(rewards, np.float64) + self.scale * slots
         return obs, shaped.astype(np.float32), dones, infos
 
