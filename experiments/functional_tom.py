@@ -20,7 +20,8 @@ renders:
   resolved arguments, focal seat, partner by content) is one more candidate on the same selection
   seeds (a bracket's own for a bracket); winning strictly there, it gives the reference,
   ``trained lower bound`` (a bracket's lower end: ``bracket, trained lower end``), and its oracle
-  plays ``br/<partner>``; each partner's row says whether it was used, lost, is not cached or was
+  plays ``br/<partner>`` (Guandan's, trained with heuristic opponents, found and played with
+  those seats: ``br/<partner>:seat1=heuristic:seat3=heuristic``); each partner's row says whether it was used, lost, is not cached or was
   trained for another configuration. The page never trains. The reference never depends on which
   agents are evaluated;
 * per (agent, partner): ``U`` (the game's functional objective), ``ΔF`` per episode and per step
