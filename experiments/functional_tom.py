@@ -954,12 +954,14 @@ def render(played: Mapping[str, list[Episode]], games: Sequence[str] | None = No
              "intervals are 95% percentile bootstraps over seeds (paired). Literal ToM: the "
              "agent's volunteered next-action predictions (only agents that predict: rmax, the "
              "oracle), beside the best shortcut (repeat last, most frequent, majority in context) "
-             "on the same items. LLM rows need an endpoint: `tom-envs reproduce functional_tom "
+             "on the same items. LLM rows: `tom-envs reproduce functional_tom "
              "--agent llm=llm:model=M:base_url=U` adds one to every game (the endpoint only from "
              "the command line; a config file may not name one). Before the first call it prints "
              "the calls, prompt tokens and completion-token bound it expects from a dry run of one "
              "episode per cell, and `--validate` stops there: for the whole page "
-             f"{LLM_ROW_ESTIMATE}. None was run here.", "",
+             f"{LLM_ROW_ESTIMATE}. None was run for this page; [functional_tom_smollm2.md]"
+             "(functional_tom_smollm2.md) shows one (the bundled SmolLM2-135M, CollabCapture "
+             "only: 1,560 calls, 11 min on 2 cores).", "",
              *_groups_head()]
     for r in results:
         lines.append(_groups_row(r))
