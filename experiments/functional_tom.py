@@ -294,7 +294,8 @@ def _key(*parts: str) -> str:
 #: --agent llm=llm:model=gpt-4o-mini:base_url=https://api.openai.com/v1:price_in=0.15:price_out=0.6
 #: --validate --no-endpoint-check``, the dry run of this code's prompts; 4 min 58 s on 2 shared
 #: cores); the command prints the current figure for any spec before it calls.
-LLM_ROW_ESTIMATE = ("1,247 episodes, ~106,419 calls (~85 per episode), ~185.4M prompt tokens and "
+LLM_ROW_ESTIMATE = ("(a recorded measurement, 2026-11-28, with a gpt-4o-mini spec; rerun the "
+                    "command with `--validate` for the current code's figure) 1,247 episodes, ~106,419 calls (~85 per episode), ~185.4M prompt tokens and "
                     "at most 7.8M completion tokens: at most $32.49 at gpt-4o-mini's $0.15/$0.60 "
                     "per million tokens")  # fmt: skip
 

@@ -144,6 +144,19 @@ def agent_spec_of(br: TrainedBestResponse) -> str:
     return br.agent_spec + "".join(f":seat{k}={v}" for k, v in br.others)
 
 
+def _configuration(game: str | GameSpec, env_kwargs: Mapping[str, Any] | None
+                   ) -> tuple[GameSpec, dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """(spec, the game's own arguments among ``env_kwargs``, their resolved normal form): what a
+    BR's recorded configuration is compared with."""
+    from tom_envs.identity import resolved_env_kwargs
+    from tom_envs.registration import game_spec
+
+    spec = game if not isinstance(game, str) else game_spec(game)
+    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}  # resolved ones carry more
+    kwargs = {k: v for k, v in dict(env_kwargs or {}).items() if k in params}
+    return spec, kwargs, _normal(resolved_env_kwargs(spec, kwargs))
+
+
 def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str, Any] | None = None,
          sha256: str | None = None,
          others: Mapping[int, str] | None = None) -> TrainedBestResponse | None:  # fmt: skip
@@ -151,15 +164,9 @@ def find(game: str | GameSpec, partner: str, seat: int, env_kwargs: Mapping[str,
     content, the agents of the remaining seats ``others``, none by default), or ``None``. Several
     matches: the largest training budget (steps), then the latest in manifest order; never chosen
     by its results. ``sha256``: only the BR with that file."""
-    from tom_envs.identity import resolved_env_kwargs
-    from tom_envs.registration import game_spec
-
-    spec = game if not isinstance(game, str) else game_spec(game)
     if not isinstance(partner, str):
         return None
-    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}  # resolved ones carry more
-    kwargs = {k: v for k, v in dict(env_kwargs or {}).items() if k in params}
-    want = _normal(resolved_env_kwargs(spec, kwargs))
+    spec, _, want = _configuration(game, env_kwargs)
     try:
         pid = partner_id(spec.name, partner)
     except KeyError:  # not a member of this game's zoo
@@ -180,15 +187,9 @@ def mismatches(game: str | GameSpec, partner: str, seat: int,
     gives for this configuration: one line per such BR naming what differs (the seat, the game
     arguments with both values, the partner's content: a retrained partner, the other seats'
     agents). Empty when none is cached for the partner, or when one matches."""
-    from tom_envs.identity import resolved_env_kwargs
-    from tom_envs.registration import game_spec
-
-    spec = game if not isinstance(game, str) else game_spec(game)
-    params = {p.name for p in getattr(spec.load(), "PARAMS", ())}
-    kwargs = {k: v for k, v in dict(env_kwargs or {}).items() if k in params}
+    spec, kwargs, want = _configuration(game, env_kwargs)
     if find(spec, partner, seat, kwargs, others=others) is not None:
         return []
-    want = _normal(resolved_env_kwargs(spec, kwargs))
     try:
         pid: str | None = partner_id(spec.name, partner)
     except KeyError:  # not a member of this game's zoo

@@ -42,7 +42,9 @@ generator is seeded with ``s``, a partner's own generator with a stream spawned 
 Masks: :meth:`BatchedVecEnv.action_masks` and ``env_method("action_masks")`` (what MaskablePPO
 reads). Wrap it in SB3's ``VecMonitor`` for episode returns. Event-reward shaping (Overcooked's
 ``--event-rewards``): :class:`EventRewards` around the ``VecMonitor``, so the logged returns stay
-the game's own score.
+the game's own score; on the per-env path (``--engine envs``, a rule-bot partner) each Gymnasium
+env is wrapped in :class:`EventBonus`, which puts the same weighted step events in the step's info
+for :class:`EventRewards` to add.
 
 The engine must be built with ``keep_final_obs=True`` (for ``terminal_observation``) and, except
 in ``"turns"`` mode on an engine with an ``observe()`` of the acting seat (bomb defusal), with

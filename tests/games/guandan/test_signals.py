@@ -21,7 +21,6 @@ from tom_envs.games.guandan.bots import (
     SignalPair,
     SignalSingle,
     SingleOpener,
-    free_leads,
 )
 from tom_envs.games.guandan.combos import PASS, ComboType, shape_of
 from tom_envs.games.guandan.rules import GuandanGame
@@ -51,7 +50,7 @@ def test_free_leads_from_the_view_are_the_engines_fresh_tricks(seed: int) -> Non
     while not game.is_terminal(s):
         p = s.to_act
         for q in range(4):  # every seat's view agrees, in its own relative seats
-            assert free_leads(game.observe(s, q)) == [((t - q) % 4, a) for t, a in truth]
+            assert game.observe(s, q).free_leads() == [((t - q) % 4, a) for t, a in truth]
         a = agents[p].act(Turn(f"player_{p}", p, game.observe(s, p), None, None, 0.0, 0))
         if a != PASS and s.lead is None:
             truth.append((p, a))
@@ -144,7 +143,7 @@ def test_before_the_signal_and_after_a_follow_a_member_plays_heuristic() -> None
     follow = turn_at(
         ["S3 D5 C5 S9", OPP, "D4 D8 HK C6", LAST], 3, (_single("7"), _single("9"), _single("Q"))
     )
-    assert follow.player == 2 and free_leads(follow.view) == [(1, _single("7"))]
+    assert follow.player == 2 and follow.view.free_leads() == [(1, _single("7"))]
     assert choice(SignalPair, follow) == choice(HeuristicAgent, follow)
     assert choice(SignalSingle, follow) == choice(HeuristicAgent, follow)
 

@@ -293,36 +293,9 @@ class SupporterAgent(BaseAgent):
         return min(scores, key=lambda a: (-scores[a], a))
 
 
-def free_leads(view: GuandanView) -> list[tuple[int, int]]:
-    """This deal's free leads so far, oldest first, as ``(relative seat, action)``.
-
-    A play is a free lead when no play was open to beat: the deal's first play, or the first play
-    after a trick closed (every other player still holding cards passed after the last play:
-    ``rules._pass``'s bookkeeping). Recovered from the player's own view (the public history and
-    the cards each seat holds now), so any player may ask it.
-    """
-    plays = [m for m in view.history if m[3] == "play"]
-    held = list(view.cards_left)
-    for seat, a, cards, _ in plays:
-        if a != PASS:
-            held[seat] += len(cards)
-    out: list[tuple[int, int]] = []
-    open_, left = False, 0
-    for seat, a, cards, _ in plays:
-        if a == PASS:
-            left -= 1
-            open_ = left > 0
-            continue
-        if not open_:
-            out.append((seat, a))
-        held[seat] -= len(cards)
-        open_, left = True, sum(1 for s in range(4) if s != seat and held[s] > 0)
-    return out
-
-
 def _first_lead(view: GuandanView, seat: int) -> int | None:
     """``seat``'s (relative) first free lead of this deal, if it made one."""
-    return next((a for s, a in free_leads(view) if s == seat), None)
+    return next((a for s, a in view.free_leads() if s == seat), None)
 
 
 class _OpenerAgent(HeuristicAgent):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tom_envs.core.game import converted_history
+from tom_envs.games.guandan.combos import PASS
 
 if TYPE_CHECKING:
     from tom_envs.games.guandan.rules import GuandanGame
@@ -80,6 +81,32 @@ class GuandanView:
     def leading(self) -> bool:
         """Whether I act now with nothing to beat."""
         return self.phase == "play" and self.to_act == ME and self.lead is None
+
+    def free_leads(self) -> list[tuple[int, int]]:
+        """This deal's free leads so far, oldest first, as ``(relative seat, action)``.
+
+        A play is a free lead when no play was open to beat: the deal's first play, or the first
+        play after a trick closed (every other player still holding cards passed after the last
+        play: ``rules._pass``'s bookkeeping). Recovered from the public history and the cards each
+        seat holds now (tested against the engine's tricks), so any player may ask it.
+        """
+        plays = [m for m in self.history if m[3] == "play"]
+        held = list(self.cards_left)
+        for seat, a, cards, _ in plays:
+            if a != PASS:
+                held[seat] += len(cards)
+        out: list[tuple[int, int]] = []
+        open_, left = False, 0
+        for seat, a, cards, _ in plays:
+            if a == PASS:
+                left -= 1
+                open_ = left > 0
+                continue
+            if not open_:
+                out.append((seat, a))
+            held[seat] -= len(cards)
+            open_, left = True, sum(1 for s in range(4) if s != seat and held[s] > 0)
+        return out
 
     def partner_last(self) -> PublicMove | None:
         """My teammate's most recent play-phase move this deal (``None`` if none)."""
