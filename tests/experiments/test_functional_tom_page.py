@@ -183,6 +183,13 @@ def test_an_agent_from_the_command_line_joins_the_page_trusted() -> None:
     assert TRUSTED_AGENTS not in kwargs
     assert all(not c.trusted for c in ft.table_cells(**kwargs) if ".llm." in c.key)
     assert TRUSTED_AGENTS not in parse_config(data).tables[0]["kwargs"]  # joined only when defined
+    from tom_envs.evaluation.run import experiment_hash
+
+    def run_dir(spec: str) -> str:  # the default directory's hash of the run with this agent
+        c = parse_config(data, agents={"llm": spec})
+        return experiment_hash(c, c.cells())
+
+    assert run_dir("tit_for_tat") == run_dir("tit_for_tat") != run_dir("win_stay_lose_shift")
     with pytest.raises(ConfigError, match="takes no added agents"):
         parse_config({"name": "t", "tables": [{"table": "paper004", "optional_agents": ["llm"]}]},
                      agents={"llm": "random"})  # fmt: skip

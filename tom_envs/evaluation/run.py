@@ -98,7 +98,12 @@ def experiment_hash(cfg: EvalConfig, cells: list[Cell]) -> str:
             conf = expected_config(job)
             conf.pop("seed")
             parts.append([job.cell_id, conf])
-    return config_hash({"cells": parts})
+    if not cfg.tables:
+        return config_hash({"cells": parts})
+    # the tables' arguments too (their agents' specs, e.g. an LLM row's model and endpoint): a
+    # table run with other agents gets its own default directory instead of a clash
+    tables = [[t["table"], t.get("kwargs", {})] for t in cfg.tables]
+    return config_hash({"cells": parts, "tables": tables})
 
 
 def evaluate(
